@@ -1,0 +1,97 @@
+// The base of every `mwp` command: one --json envelope, documented exit codes, stdin as `-`.
+//
+// Exit codes: 0 ok; 1 the document or command was rejected (the wire code is printed);
+// 2 usage error; 3 environment error (unreadable file, unreachable service).
+// With --json, stdout carries exactly one JSON object: {status: "ok", result} on success,
+// {status: "rejected", error} for a rejection (a protocol error object, schemas/error.schema.json),
+// {status: "error", error: {code: "USAGE" | "ENVIRONMENT", message}} otherwise.
+
+import {Command, Flags} from '@oclif/core'
+import {readFileSync} from 'node:fs'
+import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
+
+export const EXIT = {ok: 0, rejected: 1, usage: 2, environment: 3} as const
+
+export const EXIT_CODES_HELP = `EXIT CODES
+  0  success
+  1  rejected: the document or command failed verification (the wire code is printed)
+  2  usage error (bad flags or arguments)
+  3  environment error (cannot read a file, cannot reach a service)`
+
+/** A failure the command reports itself; thrown from execute(). */
+export class CliFailure extends Error {
+  constructor(
+    readonly kind: 'usage' | 'environment',
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export const usage = (message: string): CliFailure => new CliFailure('usage', message)
+export const environment = (message: string): CliFailure => new CliFailure('environment', message)
+
+/** What execute() returns: a result to print, or a rejection carrying a wire code. */
+export type Outcome =
+  | {status: 'ok'; result: unknown; text?: string}
+  | {status: 'rejected'; code: ErrorCode; text?: string; extra?: Record<string, unknown>}
+
+export abstract class MwpCommand extends Command {
+  static baseFlags = {
+    json: Flags.boolean({description: 'Print exactly one JSON object {status, result|error} on stdout.', default: false}),
+  }
+
+  protected abstract execute(): Promise<Outcome>
+
+  private wantsJson(): boolean {
+    return this.argv.includes('--json')
+  }
+
+  async run(): Promise<void> {
+    let outcome: Outcome
+    try {
+      outcome = await this.execute()
+    } catch (e) {
+      const failure = asFailure(e)
+      process.exitCode = EXIT[failure.kind]
+      if (this.wantsJson()) this.printJson({status: 'error', error: {code: failure.kind.toUpperCase(), message: failure.message}})
+      else process.stderr.write(`mwp: ${failure.message}\n`)
+      return
+    }
+    if (outcome.status === 'ok') {
+      if (this.wantsJson()) this.printJson({status: 'ok', result: outcome.result})
+      else if (outcome.text !== undefined) process.stdout.write(outcome.text.endsWith('\n') ? outcome.text : outcome.text + '\n')
+      return
+    }
+    process.exitCode = EXIT.rejected
+    if (this.wantsJson()) {
+      const error: ProtocolError = {...protocolError(outcome.code)}
+      this.printJson({status: 'rejected', error, ...outcome.extra})
+    } else {
+      process.stdout.write((outcome.text ?? outcome.code) + '\n')
+    }
+  }
+
+  protected printJson(value: unknown): void {
+    process.stdout.write(JSON.stringify(value) + '\n')
+  }
+
+  /** Reads a file argument; `-` reads all of stdin. Returns the exact bytes. */
+  protected readInput(path: string): Buffer {
+    try {
+      return path === '-' ? readFileSync(0) : readFileSync(path)
+    } catch (e) {
+      throw environment(`cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+    }
+  }
+}
+
+/** oclif parse errors are usage errors; CliFailure keeps its kind; anything else is a bug. */
+function asFailure(e: unknown): CliFailure {
+  if (e instanceof CliFailure) return e
+  const err = e as Error & {oclif?: {exit?: number}; code?: string}
+  if (err?.constructor?.name?.match(/Parse|Flag|Arg|Required|Unexpected|Exclusive|Option|Validation/) || err?.oclif?.exit === 2) {
+    return usage(err.message)
+  }
+  throw e
+}

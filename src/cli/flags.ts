@@ -1,0 +1,25 @@
+// Flags shared by several commands, each with its MWP_* environment twin.
+
+import {Flags} from '@oclif/core'
+import {DOCUMENT_KINDS} from '../signing/profiles.js'
+
+export const kindFlag = (required = false) =>
+  Flags.string({
+    char: 'k',
+    description: 'Signed Document kind (profile ID).',
+    options: [...DOCUMENT_KINDS],
+    required,
+  })
+
+export const registryFlag = Flags.string({
+  char: 'r',
+  description: 'Organization registry snapshot file (complete: every binding and validity record).',
+  env: 'MWP_REGISTRY',
+  required: true,
+})
+
+export const keyFlag = Flags.string({
+  description: 'Private key file (made by `mwp key generate`).',
+  env: 'MWP_KEY',
+  required: true,
+})

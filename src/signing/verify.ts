@@ -1,0 +1,191 @@
+// Six-stage verification of a Signed Document (spec §6.4).
+//
+//   1 parse               strict UTF-8 JSON, one value, no duplicate decoded names
+//   2 schema              the kind's normative schema, formats asserted
+//   3 signature-envelope  protected time is uppercase-Z UTC and byte-identical to createdAt;
+//                         signature.value canonical base64url, 64 bytes, S < L, R strict
+//   4 key-resolution      complete Registry evidence validated, key selected under the
+//                         expected signer, protected time inside the key's interval
+//   5 canonicalization    JCS of the document without its top-level `signature`
+//   6 signature           pure Ed25519 over the stage-5 bytes
+//
+// Only the first failing stage is reported. The wire learns only the code; the stage and reason
+// are protected diagnostics for the local operator and the audit log.
+//
+// Speed: the expensive strict R decoding (BigInt, ~1 ms) is not needed on the happy path. Once
+// the public key is proven canonical and prime-order, a successful native verify implies that R
+// is the canonical encoding of [S]B - [k]A, a prime-order point. So stage 3 runs the cheap checks
+// up front, and the full R checks run only when a later stage fails, to decide whether the
+// failure must be reported at stage 3 instead.
+
+import {checkSignatureEncoding, checkSignatureR, verifyEd25519} from '../crypto/ed25519.js'
+import {decodeBase64url} from '../json/base64url.js'
+import {JcsError, canonicalBytes} from '../json/jcs.js'
+import {type JsonObject, JsonParseError, parseJsonBytes} from '../json/parse.js'
+import {compareInstants, isUppercaseUtcZ, parseTimestamp} from '../json/timestamp.js'
+import {schemaCatalog} from '../schema/catalog.js'
+import {createHash} from 'node:crypto'
+import {type DocumentKind, PROFILES, type Principal, detectKind, expectedSigner} from './profiles.js'
+import {RegistryEvidence, RegistryFault, type ResolvedBinding} from './registry.js'
+
+export const STAGES = ['parse', 'schema', 'signature-envelope', 'key-resolution', 'canonicalization', 'signature'] as const
+export type Stage = (typeof STAGES)[number]
+export type VerificationWireCode = 'PROTOCOL_VIOLATION' | 'SCHEMA_VALIDATION_FAILED' | 'AUTH_INVALID_SIGNATURE'
+
+/** §6.4: stages 1 and 5 → PROTOCOL_VIOLATION, 2 → SCHEMA_VALIDATION_FAILED, 3/4/6 → AUTH_INVALID_SIGNATURE. */
+export const WIRE_CODE: Readonly<Record<Stage, VerificationWireCode>> = {
+  parse: 'PROTOCOL_VIOLATION',
+  schema: 'SCHEMA_VALIDATION_FAILED',
+  'signature-envelope': 'AUTH_INVALID_SIGNATURE',
+  'key-resolution': 'AUTH_INVALID_SIGNATURE',
+  canonicalization: 'PROTOCOL_VIOLATION',
+  signature: 'AUTH_INVALID_SIGNATURE',
+}
+
+export interface Diagnostic {
+  stage: Stage
+  /** Stable machine-readable reason, e.g. `key-alias`, `r-small-order`. */
+  reason: string
+  /** Human-readable detail for the local operator. */
+  detail?: string
+}
+
+/**
+ * A failed verification. Only `code` is public and serializable; the diagnostic is held in a
+ * private field and read with `Rejection.diagnostic(r)` by code that may show it to an operator.
+ */
+export class Rejection {
+  readonly ok = false
+  readonly code: VerificationWireCode
+  readonly #diagnostic: Diagnostic
+
+  constructor(diagnostic: Diagnostic) {
+    this.code = WIRE_CODE[diagnostic.stage]
+    this.#diagnostic = diagnostic
+  }
+
+  static diagnostic(r: Rejection): Diagnostic {
+    return r.#diagnostic
+  }
+
+  toJSON(): {code: VerificationWireCode} {
+    return {code: this.code}
+  }
+}
+
+export interface KeyInterval {
+  validFrom: string
+  validUntil?: string
+  revokedAt?: string
+}
+
+export interface Verified {
+  ok: true
+  kind: DocumentKind
+  document: JsonObject
+  organizationId: string
+  keyId: string
+  principal: Principal
+  /** Protected signed time, exactly as received. */
+  protectedTime: string
+  signingBytes: Buffer
+  /** `sha256:` + hex of the stage-5 signing bytes. */
+  signingHash: string
+  /** Effective key-validity interval of the selected key (texts as registered). */
+  keyInterval: KeyInterval
+  binding: ResolvedBinding
+}
+
+export type VerifyResult = Verified | Rejection
+
+const reject = (stage: Stage, reason: string, detail?: string): Rejection => new Rejection({stage, reason, detail})
+
+/**
+ * Verifies a Signed Document from its exact received bytes. `kind` may be omitted to detect it
+ * from the document's members.
+ */
+export function verify(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence): VerifyResult {
+  // Stage 1
+  let doc: JsonObject
+  try {
+    const value = parseJsonBytes(bytes)
+    doc = value as JsonObject
+  } catch (e) {
+    if (e instanceof JsonParseError) return reject('parse', e.reason, e.message)
+    throw e
+  }
+
+  // Stage 2
+  const detected = kind ?? detectKind(doc)
+  if (detected === null) return reject('schema', 'kind-undetected', 'cannot tell which Signed Document kind this is; pass --kind')
+  const profile = PROFILES[detected]
+  const schemaResult = schemaCatalog().validate(profile.schema, doc)
+  if (!schemaResult.valid) {
+    const first = schemaResult.errors[0]
+    return reject('schema', 'schema-invalid', first ? `${first.instancePath || '/'} ${first.message}` : undefined)
+  }
+
+  // Stage 3 (cheap part)
+  const envelope = doc.signature as unknown as {keyId: string; createdAt: string; value: string}
+  const protectedTime = doc[profile.timeField] as string
+  if (!isUppercaseUtcZ(protectedTime) || !isUppercaseUtcZ(envelope.createdAt)) {
+    return reject('signature-envelope', 'protected-time-not-utc-z', `${profile.timeField} and signature.createdAt must be UTC with an uppercase Z`)
+  }
+  if (protectedTime !== envelope.createdAt) {
+    return reject('signature-envelope', 'created-at-mismatch', `signature.createdAt differs from ${profile.timeField}`)
+  }
+  const signer = expectedSigner(profile, doc)
+  const signature = decodeBase64url(envelope.value)
+  if (signature === null) return reject('signature-envelope', 'signature-noncanonical-base64url', 'signature.value is not canonical unpadded base64url')
+  const encodingFault = checkSignatureEncoding(signature)
+  if (encodingFault !== null) return reject('signature-envelope', encodingFault)
+
+  // Any later failure must first rule out a stage-3 fault in R.
+  const later = (stage: Stage, reason: string, detail?: string): Rejection => {
+    const rFault = checkSignatureR(signature.subarray(0, 32))
+    return rFault !== null ? reject('signature-envelope', rFault) : reject(stage, reason, detail)
+  }
+
+  // Stage 4
+  const registry = evidence.resolve()
+  if (registry instanceof RegistryFault) return later('key-resolution', registry.reason, registry.detail)
+  const binding = registry.bindings.get(envelope.keyId)
+  if (binding === undefined) return later('key-resolution', 'unknown-key', `no binding for key ID ${envelope.keyId}`)
+  if (binding.principal.type !== signer.type || (signer.id !== null && binding.principal.id !== signer.id)) {
+    return later('key-resolution', signer.id === null ? 'signer-not-service' : 'principal-mismatch', `key ${envelope.keyId} is bound to another Principal`)
+  }
+  const t = parseTimestamp(protectedTime)!
+  if (compareInstants(t, binding.validFrom.instant) < 0) return later('key-resolution', 'key-not-yet-valid', `key is valid from ${binding.validFrom.text}`)
+  if (binding.validUntil && compareInstants(t, binding.validUntil.instant) >= 0) return later('key-resolution', 'key-expired', `key expired at ${binding.validUntil.text}`)
+  if (binding.revokedAt && compareInstants(t, binding.revokedAt.instant) >= 0) return later('key-resolution', 'key-revoked', `key was revoked at ${binding.revokedAt.text}`)
+
+  // Stage 5
+  let signingBytes: Buffer
+  try {
+    const {signature: _omitted, ...unsigned} = doc
+    signingBytes = canonicalBytes(unsigned)
+  } catch (e) {
+    if (e instanceof JcsError) return later('canonicalization', e.reason, e.message)
+    throw e
+  }
+
+  // Stage 6
+  if (!verifyEd25519(binding.key, signingBytes, signature)) return later('signature', 'equation-mismatch')
+
+  const keyInterval: KeyInterval = {validFrom: binding.validFrom.text}
+  if (binding.validUntil) keyInterval.validUntil = binding.validUntil.text
+  if (binding.revokedAt) keyInterval.revokedAt = binding.revokedAt.text
+  return {
+    ok: true,
+    kind: detected,
+    document: doc,
+    organizationId: registry.organizationId,
+    keyId: binding.keyId,
+    principal: binding.principal,
+    protectedTime,
+    signingBytes,
+    signingHash: 'sha256:' + createHash('sha256').update(signingBytes).digest('hex'),
+    keyInterval,
+    binding,
+  }
+}
