@@ -34,7 +34,16 @@ export const environment = (message: string): CliFailure => new CliFailure('envi
 /** What execute() returns: a result to print, or a rejection carrying a wire code. */
 export type Outcome =
   | {status: 'ok'; result: unknown; text?: string}
-  | {status: 'rejected'; code: ErrorCode; text?: string; extra?: Record<string, unknown>}
+  | {
+      status: 'rejected'
+      code: ErrorCode
+      /** stdout text; defaults to the wire code alone. */
+      text?: string
+      /** A note for the local operator on stderr (never protocol diagnostics sent to a peer). */
+      note?: string
+      /** Extra members of the --json envelope. */
+      extra?: Record<string, unknown>
+    }
 
 export abstract class MwpCommand extends Command {
   static baseFlags = {
@@ -66,9 +75,10 @@ export abstract class MwpCommand extends Command {
     process.exitCode = EXIT.rejected
     if (this.wantsJson()) {
       const error: ProtocolError = {...protocolError(outcome.code)}
-      this.printJson({status: 'rejected', error, ...outcome.extra})
+      this.printJson({status: 'rejected', error, ...(outcome.note ? {note: outcome.note} : {}), ...outcome.extra})
     } else {
       process.stdout.write((outcome.text ?? outcome.code) + '\n')
+      if (outcome.note) process.stderr.write(`mwp: ${outcome.note}\n`)
     }
   }
 

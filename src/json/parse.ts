@@ -122,6 +122,8 @@ class Parser {
     const m = NUMBER.exec(this.text)
     if (m === null) return this.fail('invalid number')
     this.pos += m[0].length
+    // `01`, `1.` and `1e` are malformed numbers, not a number followed by trailing data.
+    if (/[0-9.eE+-]/.test(this.text[this.pos] ?? '')) this.fail('invalid number')
     return Number(m[0])
   }
 

@@ -21,8 +21,12 @@ export interface Instant {
 
 // Anchored at both ends with no `m` flag, so a trailing line feed can never match. Only ASCII
 // digits ([0-9], not \d with a `u`/`v` flag ambiguity). Linear: no nested quantifiers.
-const PROFILE =
-  /^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))$/
+// Groups: 1 year, 2 month, 3 day, 4 hour, 5 minute, 6 second, 7 fraction, 8 offset sign,
+// 9 offset hour, 10 offset minute.
+const PROFILE = new RegExp(
+  '^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\\.([0-9]+))?' +
+    '(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))$',
+)
 
 function isLeapYear(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0

@@ -11,7 +11,7 @@
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { AnySchemaObject, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js'
 import formatsModule from 'ajv-formats'
@@ -81,7 +81,9 @@ export function packageRoot(): string {
       if (name === PACKAGE_NAME) return dir
     }
     const parent = dirname(dir)
-    if (parent === dir) throw new Error(`cannot find the ${PACKAGE_NAME} package root above ${fileURLToPath(import.meta.url)}`)
+    if (parent === dir) {
+      throw new Error(`no package.json named ${PACKAGE_NAME} above ${fileURLToPath(import.meta.url)}`)
+    }
     dir = parent
   }
 }
@@ -131,10 +133,10 @@ class Catalog implements SchemaCatalog {
     // Register everything first so cross-file `$ref`s resolve, then compile each one.
     for (const file of files) {
       const schema = readJson(join(dir, file))
-      // A schema without `$id` is keyed by its file URL, so its relative refs resolve to siblings.
-      const key = typeof schema.$id === 'string' ? schema.$id : pathToFileURL(join(dir, file)).href
-      this.ajv.addSchema(schema, typeof schema.$id === 'string' ? undefined : key)
-      keys.push([file, key])
+      // Cross-file `$ref`s resolve against `$id`, so every catalog schema must declare one.
+      if (typeof schema.$id !== 'string') throw new Error(`schema ${join(dir, file)} has no $id`)
+      this.ajv.addSchema(schema)
+      keys.push([file, schema.$id])
     }
     for (const [file, key] of keys) {
       const validate = this.ajv.getSchema(key)

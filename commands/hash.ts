@@ -1,0 +1,38 @@
+import {Args} from '@oclif/core'
+import {EXIT_CODES_HELP, MwpCommand, type Outcome} from '../src/cli/base.js'
+import {jcsRejection, parseOrReject} from '../src/cli/documents.js'
+import {kindFlag} from '../src/cli/flags.js'
+import {canonicalHash} from '../src/json/jcs.js'
+import type {JsonObject} from '../src/json/parse.js'
+import {type DocumentKind, detectKind} from '../src/signing/profiles.js'
+
+export default class Hash extends MwpCommand {
+  static summary = 'Print the signing hash of a Signed Document, or the JCS hash of any other JSON.'
+  static description = `For a document with a top-level signature whose kind is known (--kind) or detected, prints its signing hash: sha256 of the JCS bytes without the top-level signature (spec §6.4). Otherwise prints sha256 of the JCS of the whole value. The hash is computed, not verified: use mwp verify to check the signature.
+
+${EXIT_CODES_HELP}`
+
+  static examples = ['<%= config.bin %> hash fixtures/documents/command.json']
+  static args = {file: Args.string({description: 'JSON file, or - for stdin.', required: true})}
+  static flags = {kind: kindFlag()}
+
+  protected async execute(): Promise<Outcome> {
+    const {args, flags} = await this.parse(Hash)
+    const parsed = parseOrReject(this.readInput(args.file))
+    if (!('value' in parsed)) return parsed
+    const value = parsed.value
+    const isObject = value !== null && typeof value === 'object' && !Array.isArray(value)
+    const kind = isObject && Object.hasOwn(value, 'signature') ? ((flags.kind as DocumentKind | undefined) ?? detectKind(value)) : null
+    try {
+      if (kind !== null) {
+        const {signature: _omitted, ...unsigned} = value as JsonObject
+        const hash = canonicalHash(unsigned)
+        return {status: 'ok', result: {hash, basis: 'signing', kind}, text: hash}
+      }
+      const hash = canonicalHash(value)
+      return {status: 'ok', result: {hash, basis: 'jcs', kind: null}, text: hash}
+    } catch (e) {
+      return jcsRejection(e)
+    }
+  }
+}
