@@ -56,8 +56,8 @@ ${EXIT_CODES_HELP}`
 }
 
 function render(reports: BundleReport[]): string {
-  const table = new Table({head: ['bundle', 'case', 'expected', 'actual', ''], style: {head: [], border: []}, wordWrap: true, colWidths: [14, 70, 28, 28, 6]})
-  for (const r of reports) for (const c of r.cases) table.push([c.bundle, c.detail ? `${c.id}\n  ${c.detail}` : c.id, c.expected, c.actual, c.pass ? 'ok' : 'FAIL'])
+  const table = new Table({head: ['bundle', 'case', 'expected', 'actual', ''], style: {head: [], border: []}, chars: {mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': ''}})
+  for (const r of reports) for (const c of r.cases) table.push([c.bundle, c.detail ? `${c.id}\n  ${c.detail}` : c.id, c.expected, c.reason ? `${c.actual}\n  (${c.reason})` : c.actual, c.pass ? 'ok' : 'FAIL'])
   const totals = reports.map((r) => {
     const parts = Object.entries(r.breakdown).map(([k, v]) => `${k} ${v}`).join(', ')
     return `${r.bundle}: ${r.passed}/${r.total} passed (${parts})${r.failed ? `, ${r.failed} FAILED` : ''}`

@@ -33,6 +33,7 @@ interface Evaluation {
   document?: string
   registry?: string
   signingKey?: string
+  fault?: {id: string} | null
   expect?: {stage: string; wireCode: string | null; verified?: Verified}
   // canonicalization cases
   input?: string
@@ -124,7 +125,7 @@ function checkComplete(root: BundleRoot, e: Evaluation, got: Exclude<ReturnType<
   return problems
 }
 
-function runSignedDocument(root: BundleRoot, e: Evaluation): {actual: string; problems: string[]} {
+function runSignedDocument(root: BundleRoot, e: Evaluation): {actual: string; problems: string[]; reason?: string} {
   if (!e.profileId || !isDocumentKind(e.profileId)) return {actual: 'error', problems: [`unknown profileId ${e.profileId}`]}
   const result = verify(e.profileId as DocumentKind, root.bytes(e.document!), RegistryEvidence.fromBytes(root.bytes(e.registry!)))
   const x = e.expect!
@@ -138,7 +139,7 @@ function runSignedDocument(root: BundleRoot, e: Evaluation): {actual: string; pr
       if (result.code !== x.wireCode) problems.push(`wire code ${result.code}, want ${x.wireCode}`)
       if (WIRE_CODE[d.stage] !== result.code) problems.push('wire code does not match the stage')
     }
-    return {actual, problems}
+    return {actual, problems, reason: d.reason}
   }
   if (x.stage !== 'complete') return {actual: 'complete', problems: [`verified, want rejection at ${x.stage}`]}
   return {actual: 'complete', problems: checkComplete(root, e, result)}
@@ -153,14 +154,18 @@ export function runCryptography(root: BundleRoot, progress?: Progress): BundleRe
       const expected = expectedLabel(e, c.kind)
       let actual: string
       let problems: string[]
+      let reason: string | undefined
       if (c.kind === 'canonicalization') {
         problems = runCanonicalization(root, e)
         actual = problems.length === 0 ? 'complete' : 'mismatch'
       } else {
-        ;({actual, problems} = runSignedDocument(root, e))
+        ;({actual, problems, reason} = runSignedDocument(root, e))
       }
-      const id = c.evaluations.length > 1 ? `${c.id}[${i}]${e.profileId ? ` ${e.profileId}` : ''}` : c.id
+      const label = e.fault?.id ?? e.profileId
+      const id = c.evaluations.length > 1 ? `${c.id}[${i}]${label ? ` ${label}` : ''}` : c.id
       const r: CaseResult = {bundle: 'cryptography', id, expected, actual, pass: problems.length === 0}
+      if (e.fault) r.fault = e.fault.id
+      if (reason) r.reason = reason
       if (problems.length > 0) r.detail = problems.join('; ')
       results.push(r)
       progress?.(r, results.length, total)

@@ -10,6 +10,10 @@ export interface CaseResult {
   expected: string
   actual: string
   pass: boolean
+  /** The manifest's fault ID for a failure evaluation. */
+  fault?: string
+  /** Our protected diagnostic reason for a rejection (conformance runs are local, not wire). */
+  reason?: string
   /** Why a case failed (for the operator; conformance input is not protocol traffic). */
   detail?: string
 }

@@ -120,7 +120,9 @@ function readJson(path: string): AnySchemaObject {
 class Catalog implements SchemaCatalog {
   readonly dir: string
   private readonly ajv = newAjv()
-  /** name, file name and `$id` -> validator */
+  /** name, file name and `$id` of each directory schema -> its `$id` */
+  private readonly ids = new Map<string, string>()
+  /** name -> compiled validator (directory schemas on first use, external ones on compile) */
   private readonly byName = new Map<string, SchemaValidator>()
   private readonly shortNames: string[] = []
   /** `$id` -> JSON text of every external schema registered, to detect conflicting reuse */
@@ -129,32 +131,33 @@ class Catalog implements SchemaCatalog {
   constructor(dir: string) {
     this.dir = dir
     const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(SUFFIX)).sort() : []
-    const keys: Array<[file: string, key: string]> = []
-    // Register everything first so cross-file `$ref`s resolve, then compile each one.
+    // Register everything so cross-file `$ref`s resolve; compile each schema on first use (Ajv
+    // caches the result), so a command that validates one kind does not pay for all 22.
     for (const file of files) {
       const schema = readJson(join(dir, file))
       // Cross-file `$ref`s resolve against `$id`, so every catalog schema must declare one.
       if (typeof schema.$id !== 'string') throw new Error(`schema ${join(dir, file)} has no $id`)
       this.ajv.addSchema(schema)
-      keys.push([file, schema.$id])
-    }
-    for (const [file, key] of keys) {
-      const validate = this.ajv.getSchema(key)
-      if (validate === undefined) throw new Error(`schema ${file} did not compile`)
       const short = file.slice(0, -SUFFIX.length)
       this.shortNames.push(short)
-      for (const name of [short, file, key]) this.byName.set(name, validate)
+      for (const name of [short, file, schema.$id]) this.ids.set(name, schema.$id)
     }
   }
 
   validator(name: string): SchemaValidator {
-    const validate = this.byName.get(name)
-    if (validate === undefined) throw new Error(`unknown schema ${JSON.stringify(name)} in ${this.dir}`)
+    let validate = this.byName.get(name)
+    if (validate === undefined) {
+      const id = this.ids.get(name)
+      if (id === undefined) throw new Error(`unknown schema ${JSON.stringify(name)} in ${this.dir}`)
+      validate = this.ajv.getSchema(id)
+      if (validate === undefined) throw new Error(`schema ${name} did not compile`)
+      this.byName.set(name, validate)
+    }
     return validate
   }
 
   has(name: string): boolean {
-    return this.byName.has(name)
+    return this.ids.has(name) || this.byName.has(name)
   }
 
   validate(name: string, value: unknown): SchemaResult {

@@ -128,15 +128,25 @@ export function isEmptyRegistry(snapshot: unknown): boolean {
   )
 }
 
-function contentHash(snapshot: unknown): string {
-  // Only carried along by validateSnapshot (it caches nothing here); any stable digest will do.
-  return 'sha256:' + createHash('sha256').update(JSON.stringify(snapshot) ?? 'undefined').digest('hex')
+// validateSnapshot proves every public key (~1 ms each). An edit validates its input, its result,
+// and the CLI then describes the result: memoize by a digest of the serialized snapshot, which
+// determines the verdict.
+const memo = new Map<string, ValidatedRegistry | RegistryFault>()
+function validate(snapshot: unknown): ValidatedRegistry | RegistryFault {
+  const hash = 'sha256:' + createHash('sha256').update(JSON.stringify(snapshot) ?? 'undefined').digest('hex')
+  let result = memo.get(hash)
+  if (!result) {
+    result = validateSnapshot(snapshot, hash)
+    if (memo.size >= 8) memo.delete(memo.keys().next().value!)
+    memo.set(hash, result)
+  }
+  return result
 }
 
 /** The validated view of an editable snapshot (null when it has no bindings yet), or a RegistryEditError. */
 function validateInput(reg: unknown): ValidatedRegistry | null {
   if (isEmptyRegistry(reg)) return null
-  const result = validateSnapshot(reg, contentHash(reg))
+  const result = validate(reg)
   if (result instanceof RegistryFault) {
     throw new RegistryEditError(
       'registry-invalid',
@@ -149,7 +159,7 @@ function validateInput(reg: unknown): ValidatedRegistry | null {
 
 /** Validates an edit's result; a fault becomes a refusal with the fault's reason. */
 function validateResult(reg: RegistrySnapshot, explain: (fault: RegistryFault) => string | undefined): RegistrySnapshot {
-  const result = validateSnapshot(reg, contentHash(reg))
+  const result = validate(reg)
   if (result instanceof RegistryFault) {
     throw new RegistryEditError(result.reason, explain(result) ?? `the edit would make the registry invalid (${result.reason}): ${result.detail ?? ''}`)
   }
@@ -375,7 +385,7 @@ export function checkRegistry(snapshot: unknown, options: {at?: string} = {}): R
       findings: [{severity: 'error', code: 'registry-empty', message: detail}],
     }
   }
-  const result = validateSnapshot(snapshot, contentHash(snapshot))
+  const result = validate(snapshot)
   if (result instanceof RegistryFault) {
     const detail = result.detail ?? result.reason
     return {
@@ -584,4 +594,17 @@ export function editRegistryFile(path: string, edit: (reg: RegistrySnapshot) => 
       // nothing to release
     }
   }
+}
+
+/** How a front end should report a failure of the functions above. */
+export type EditFailure =
+  | {kind: 'usage'; reason: string; message: string}
+  | {kind: 'environment'; reason: string; message: string}
+  | {kind: 'rejected'; reason: string; message: string}
+
+/** Classifies RegistryEditError / RegistryFileError; anything else is not ours (undefined). */
+export function classifyEditFailure(e: unknown): EditFailure | undefined {
+  if (e instanceof RegistryFileError) return {kind: 'environment', reason: e.code, message: e.message}
+  if (e instanceof RegistryEditError) return {kind: e.malformed ? 'usage' : 'rejected', reason: e.reason, message: e.message}
+  return undefined
 }
