@@ -15,7 +15,7 @@ ${EXIT_CODES_HELP}`
 
   protected async execute(): Promise<Outcome> {
     const {args} = await this.parse(Canonicalize)
-    const parsed = parseOrReject(this.readInput(args.file))
+    const parsed = parseOrReject(await this.readInput(args.file))
     if (!('value' in parsed)) return parsed
     let jcs: string
     try {

@@ -18,7 +18,7 @@ ${EXIT_CODES_HELP}`
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(Hash)
-    const parsed = parseOrReject(this.readInput(args.file))
+    const parsed = parseOrReject(await this.readInput(args.file))
     if (!('value' in parsed)) return parsed
     const value = parsed.value
     const isObject = value !== null && typeof value === 'object' && !Array.isArray(value)

@@ -34,7 +34,7 @@ ${EXIT_CODES_HELP}`
       if (e instanceof KeyFileError) throw e.code === 'io-error' ? environment(e.message) : usage(`${flags.key}: ${e.message}`)
       throw e
     }
-    const parsed = parseOrReject(this.readInput(args.file))
+    const parsed = parseOrReject(await this.readInput(args.file))
     if (!('value' in parsed)) return parsed
     const kind = (flags.kind as DocumentKind | undefined) ?? detectKind(parsed.value)
     if (kind === null) throw usage('cannot tell which Signed Document kind this is; pass --kind')

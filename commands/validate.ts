@@ -20,7 +20,7 @@ ${EXIT_CODES_HELP}`
     if (!catalog.names().some((n) => n === name || n === `${name}.schema.json`)) {
       throw usage(`unknown schema ${flags.schema}; one of: ${catalog.names().map((n) => n.replace(/\.schema\.json$/, '')).join(', ')}`)
     }
-    const parsed = parseOrReject(this.readInput(args.file))
+    const parsed = parseOrReject(await this.readInput(args.file))
     if (!('value' in parsed)) return parsed
     const result = catalog.validate(name, parsed.value)
     if (result.valid) return {status: 'ok', result: {schema: name, valid: true}, text: `valid ${name}`}

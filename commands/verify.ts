@@ -65,11 +65,12 @@ ${EXIT_CODES_HELP}`
     const {argv, flags} = await this.parse(Verify)
     const inputs = argv as string[]
     if (inputs.filter((i) => i === '-').length > 1) throw usage('stdin (-) can be given only once')
-    const evidence = RegistryEvidence.fromBytes(this.readInput(flags.registry))
-    const items: Item[] = inputs.flatMap((input) => {
-      const bytes = this.readInput(input)
-      return flags.ndjson ? splitLines(bytes, input) : [{input, bytes}]
-    })
+    const evidence = RegistryEvidence.fromBytes(await this.readInput(flags.registry))
+    const items: Item[] = []
+    for (const input of inputs) {
+      const bytes = await this.readInput(input)
+      items.push(...(flags.ndjson ? splitLines(bytes, input) : [{input, bytes}]))
+    }
     const kind = flags.kind as DocumentKind | undefined
     const results = items.map((item) => ({input: item.input, result: verify(kind, item.bytes, evidence)}))
 

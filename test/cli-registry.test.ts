@@ -54,7 +54,7 @@ beforeAll(() => {
   if (!existsSync(join(PROJECT_ROOT, 'dist', 'commands', 'registry', 'add.js'))) throw new Error('dist/ is not built: run `npx tsc -p tsconfig.json`')
 })
 
-describe('mwp key generate', () => {
+describe('mwp key generate', {timeout: 180_000}, () => {
   it('writes a 0600 key file and prints the public binding', () => {
     const r = mwp(['key', 'generate', '--principal', 'agent:urn:example:agent:alice', '--key-id', 'urn:example:key:alice-1', '--out', p('alice.key.json')])
     expect(r.status, r.stderr).toBe(0)
@@ -109,7 +109,9 @@ describe('mwp key generate', () => {
     expect(r.status).toBe(0)
     const key = parseKeyFile(r.stdout)
     expect(key.principal).toEqual({type: 'service', id: 'urn:example:service:authority'})
-    expect(JSON.parse(r.stderr)).toMatchObject({keyId: key.keyId, publicKey: key.publicKeyB64})
+    // The binding is a pretty-printed JSON block on stderr (which may also carry oclif warnings).
+    const block = r.stderr.slice(r.stderr.indexOf('{\n'), r.stderr.indexOf('\n}') + 2)
+    expect(JSON.parse(block)).toMatchObject({keyId: key.keyId, publicKey: key.publicKeyB64})
     const j = mwp(['key', 'generate', '--principal', 'service:urn:example:service:authority', '--json'])
     const e = envelope(j)
     expect(e.result.keyFile).toBeNull()
@@ -123,7 +125,7 @@ describe('mwp key generate', () => {
   })
 })
 
-describe('mwp registry init / add / expire / revoke / show / check', () => {
+describe('mwp registry init / add / expire / revoke / show / check', {timeout: 180_000}, () => {
   const REG = p('registry.json')
   const bytes = () => readFileSync(REG)
   let aliceKey: string
@@ -307,6 +309,17 @@ describe('mwp registry init / add / expire / revoke / show / check', () => {
 })
 
 describe.skipIf(!HAVE_UPSTREAM)('mwp registry check on the upstream registry fixtures', () => {
+  it('registry add takes an upstream test-only key file with --principal; stdin cannot be edited', () => {
+    const reg = p('upstream.json')
+    expect(mwp(['registry', 'init', '--organization', ORG, '--out', reg]).status).toBe(0)
+    const key = join(UPSTREAM, 'cryptography', 'keys', 'signing-developer-one.json')
+    expect(mwp(['registry', 'add', '--registry', reg, '--key', key, '--valid-from', T0]).status).toBe(2) // names no principal
+    const r = mwp(['registry', 'add', '--registry', reg, '--key', key, '--principal', 'agent:urn:missionweaveprotocol:agent:developer-one', '--valid-from', T0, '--json'])
+    expect(r.status, r.stdout + r.stderr).toBe(0)
+    expect(envelope(r).result.binding).toMatchObject({keyId: 'urn:missionweaveprotocol:key:crypto-vector-developer-one', publicKey: '7D-keB5WWULuPx53Zwf9j2JVLLTq4btqsJE1ubL66Vk'})
+    expect(mwp(['registry', 'add', '--registry', '-', '--key', key, '--principal', 'agent:urn:x:y'], {input: readFileSync(reg)}).status).toBe(2)
+  })
+
   const keys = join(UPSTREAM, 'cryptography', 'keys')
   const cases: Array<[string, number, string?]> = [
     ['registry-valid.json', 0],

@@ -1,13 +1,14 @@
 // `mwp verify`, `sign`, `canonicalize`, `hash`, `validate` as subprocesses: the acceptance lines
 // of the signed-document issue that are about the command line.
 
+import {spawnSync} from 'node:child_process'
 import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {canonicalize} from '../src/json/jcs.js'
 import {json, mwp, mwpAsync, pool} from './cli.js'
-import {HAVE_UPSTREAM, UPSTREAM} from './upstream.js'
+import {HAVE_UPSTREAM, PROJECT_ROOT, UPSTREAM} from './upstream.js'
 
 interface Evaluation {
   profileId?: string
@@ -125,6 +126,16 @@ describe('key generate → registry → sign → verify pipeline', () => {
     expect(out.result.verified).toBe(0)
     // Direct single-file runs for a few of them too.
     for (const v of distinct.slice(0, 3)) expect(mwp(['verify', '--registry', registry, '-'], {input: v}).status).toBe(1)
+  })
+
+  it('works in a real shell pipeline (regression: readFileSync(0) gave EAGAIN on a pipe)', () => {
+    const bin = JSON.stringify(join(PROJECT_ROOT, 'bin/run.js'))
+    const r = spawnSync('sh', ['-c', `node ${bin} sign --kind command --key ${JSON.stringify(key)} - | node ${bin} verify --registry ${JSON.stringify(registry)} -`], {
+      input: JSON.stringify(unsigned),
+      encoding: 'utf8',
+    })
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^verified command/)
   })
 
   it('sign refuses a protected time that is not uppercase-Z UTC', () => {

@@ -5,8 +5,12 @@ import {fileURLToPath} from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
-/** Compiles src/ and commands/ to dist/ (incremental) so subprocess CLI tests run current code. */
+/**
+ * Compiles src/ and commands/ to dist/ (incremental) and rewrites the oclif manifest, so the
+ * subprocess CLI tests run the current code.
+ */
 export default function setup(): void {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], {cwd: root, stdio: 'inherit'})
+  execFileSync(process.execPath, ['dist/scripts/oclif-manifest.js'], {cwd: root, stdio: 'inherit'})
 }

@@ -653,6 +653,35 @@ describe('the reader agrees with JSON.parse', () => {
     expect(seen['both-reject'] ?? 0).toBeGreaterThan(100)
   })
 
+  it('exhaustively on every text of up to 3 characters over a JSON-significant alphabet', () => {
+    const ALPHABET = [...'{}[],:"\\ \n0123-+.eEtrufalsnxv/', '\u0000', '\u00a0', '\ufeff']
+    let texts = ['']
+    let checked = 0
+    const seen: Record<string, number> = {}
+    for (let len = 1; len <= 3; len++) {
+      texts = texts.flatMap((t) => ALPHABET.map((c) => t + c))
+      for (const text of texts) {
+        const cls = compareWithJsonParse(text)
+        seen[cls] = (seen[cls] ?? 0) + 1
+        checked++
+      }
+    }
+    expect(checked).toBeGreaterThan(30_000)
+    expect(seen['both-accept'] ?? 0).toBeGreaterThan(100)
+  })
+
+  it('on every escape sequence: all 256 characters after a backslash and \\u with every hex digit', () => {
+    for (let c = 0; c < 0x100; c++) compareWithJsonParse(`"\\${String.fromCharCode(c)}"`)
+    for (const h of '0123456789abcdefABCDEFgG') {
+      for (const pos of [0, 1, 2, 3]) {
+        const hex = '00e9'.split('')
+        hex[pos] = h
+        compareWithJsonParse(`"\\u${hex.join('')}"`)
+        compareWithJsonParse(`"\\u${hex.slice(0, pos).join('')}"`)
+      }
+    }
+  })
+
   it('rejects duplicate member names that JSON.parse would silently merge, however they are spelled', () => {
     fc.assert(
       fc.property(fc.dictionary(keyArb, valueArb(true, 2), {minKeys: 1, maxKeys: 4}), fc.nat(), valueArb(true, 1), fc.integer(), (obj, n, extra, seed) => {

@@ -30,6 +30,7 @@ ${EXIT_CODES_HELP}`
 
   protected async execute(): Promise<Outcome> {
     const {flags} = await this.parse(RegistryAdd)
+    if (flags.registry === '-') throw usage('--registry must name a file: standard input cannot be edited in place')
     const explicitKeyFlag = this.argv.some((a) => a === '--key' || a.startsWith('--key='))
     let principal: Principal | undefined
     try {

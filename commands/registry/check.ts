@@ -26,7 +26,7 @@ ${EXIT_CODES_HELP}`
     const file = args.file ?? process.env.MWP_REGISTRY
     if (file === undefined || file === '') throw usage('give a registry FILE (or - for stdin), or set MWP_REGISTRY')
     if (flags.at !== undefined && parseTimestamp(flags.at) === null) throw usage(`--at is not a protocol timestamp: ${JSON.stringify(flags.at)}`)
-    const bytes = this.readInput(file)
+    const bytes = await this.readInput(file)
     let report: RegistryCheck
     try {
       report = checkRegistry(parseRegistryBytes(bytes), {at: flags.at})

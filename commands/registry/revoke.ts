@@ -23,6 +23,7 @@ ${EXIT_CODES_HELP}`
 
   protected async execute(): Promise<Outcome> {
     const {flags} = await this.parse(RegistryRevoke)
+    if (flags.registry === '-') throw usage('--registry must name a file: standard input cannot be edited in place')
     const now = formatUtcNow()
     const recordedAt = flags['recorded-at'] ?? now
     const keyId = flags['key-id']

@@ -29,7 +29,7 @@ ${EXIT_CODES_HELP}`
     let rows: BindingRow[]
     let organizationId: string
     try {
-      const snapshot = parseRegistryBytes(this.readInput(flags.registry))
+      const snapshot = parseRegistryBytes(await this.readInput(flags.registry))
       rows = describeBindings(snapshot as RegistrySnapshot, at)
       organizationId = (snapshot as RegistrySnapshot).organizationId
       if (isEmptyRegistry(snapshot)) process.stderr.write('mwp: the registry has no bindings yet\n')

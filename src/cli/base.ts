@@ -86,10 +86,16 @@ export abstract class MwpCommand extends Command {
     process.stdout.write(JSON.stringify(value) + '\n')
   }
 
-  /** Reads a file argument; `-` reads all of stdin. Returns the exact bytes. */
-  protected readInput(path: string): Buffer {
+  /**
+   * Reads a file argument; `-` reads all of stdin. Returns the exact bytes. Stdin is read as a
+   * stream: readFileSync(0) fails with EAGAIN when stdin is a non-blocking pipe.
+   */
+  protected async readInput(path: string): Promise<Buffer> {
     try {
-      return path === '-' ? readFileSync(0) : readFileSync(path)
+      if (path !== '-') return readFileSync(path)
+      const chunks: Buffer[] = []
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+      return Buffer.concat(chunks)
     } catch (e) {
       throw environment(`cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
     }
