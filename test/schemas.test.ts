@@ -398,7 +398,27 @@ function ofLength(s: string, n: number): string {
   return s + 'a'.repeat(n - s.length)
 }
 
-const GENERIC: Json[] = [null, true, 0, -1, 1.5, 2 ** 53, '', 'not a uri', [], {}]
+const GENERIC: Json[] = [
+  null,
+  true,
+  0,
+  -1,
+  1.5,
+  2 ** 53,
+  '',
+  'not a uri',
+  [],
+  {},
+  // well-formed values of the common string shapes, so that a member accepting another shape shows
+  'urn:example:generic',
+  'sha256:' + '0'.repeat(64),
+  '2026-07-15T00:00:00Z',
+  'ext.acme.profile.thing',
+  '1.0.0',
+  'PT1M',
+  'text/plain',
+  'AAAA',
+]
 const UNKNOWN_MEMBER = 'unexpectedMember'
 
 /** Every single-step mutation of `doc`: deletions, replacements, additions, walking every path. */
@@ -430,6 +450,11 @@ function singleMutations(doc: Json, pools: Pools, names: ReadonlySet<string>): M
         node.replace(/Z$/, '-00:00'),
         node.replace(/T/, ' '),
         node.replace(/^[^:]*:/, ''),
+        node.replace(/s:/, ':'),
+        node.slice(1),
+        ...['0', 'A', '_', '-', '.', '%'].map((c) => c + node),
+        ...['.', '-', '_', 'A', '%', '~', '!', '\u0000'].map((c) => node + c),
+        node.replace(/\./, '..'),
         ...lengthsOf(name).map((n) => ofLength(node, n)),
       ]
       for (const v of dedupe(variants)) if (v !== node) set(path, v, `string ${show(v)}`)
@@ -453,7 +478,15 @@ function singleMutations(doc: Json, pools: Pools, names: ReadonlySet<string>): M
         if (Object.hasOwn(node, member)) continue
         // one observed (or guessed) value and one declared enum value, if any
         const values = dedupe([pools.candidates(member, 1)[0]!, ...(pools.enums.get(member) ?? []).slice(0, 1)])
-        for (const v of values) set([...path, member], v, `add ${show(v)}`)
+        for (const v of [...values, null]) set([...path, member], v, `add ${show(v)}`)
+      }
+      // keep only one or two of the members (reaches "at least one of" rules such as budgets)
+      const keys = Object.keys(node)
+      if (keys.length <= 20) {
+        keys.forEach((k, i) => {
+          set(path, { [k]: node[k]! }, `only ${k}`)
+          for (const k2 of keys.slice(i + 1)) set(path, { [k]: node[k]!, [k2]: node[k2]! }, `only ${k}, ${k2}`)
+        })
       }
       for (const [k, v] of Object.entries(node)) walk(v, [...path, k], k)
     }
@@ -645,6 +678,130 @@ function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
   })
   const { workItemId: _w, ownershipEpoch: _o, ...coordinatorLease } = activeLease
   seeds.push({ label: 'derived coordinator lease', schema: 'lease.schema.json', doc: { ...coordinatorLease, leaseType: 'coordinator', state: 'active', renewalCount: 0, coordinatorEpoch: 4 } })
+  // "Rich" variants carrying the optional members (and branches) the vectors leave out.
+  const actor = (type: string, name: string) => ({ type, id: `urn:missionweaveprotocol:${type}:${name}` })
+  const extensions = {
+    'urn:missionweaveprotocol:extension:example': { version: '1.2.0', critical: false, data: { note: 'relayed unchanged' } },
+  }
+  const hash = (c: string) => 'sha256:' + c.repeat(64)
+  const rich = (name: string, schema: string, doc: JsonObject) => seeds.push({ label: `derived rich ${name}`, schema, doc })
+  rich('agent card', 'agent-card.schema.json', { ...find('agent-card.json'), description: 'Implements Python changes.', validUntil: '2027-01-01T00:00:00Z', extensions })
+  rich('revoked execution approval', 'approval.schema.json', {
+    ...find('approval.json'),
+    kind: 'work_execution',
+    decision: 'revoked',
+    workItemId: 'urn:missionweaveprotocol:work-item:implementation',
+    revokesApprovalId: 'urn:missionweaveprotocol:approval:earlier',
+    artifactHashes: [],
+  })
+  rich('artifact', 'artifact.schema.json', { ...find('artifact.json'), extensions })
+  rich('command', 'command.schema.json', {
+    ...find('command.json'),
+    conversationId: 'urn:missionweaveprotocol:conversation:implementation',
+    workItemId: 'urn:missionweaveprotocol:work-item:implementation',
+    cooperationOverrideGrantId: 'urn:missionweaveprotocol:cooperation-override:one',
+    causedByEventId: 'urn:uuid:00000000-0000-4000-8000-0000000000e1',
+    extensions,
+  })
+  rich('context package', 'context-package.schema.json', {
+    ...find('context-package.json'),
+    previousContextPackageId: 'urn:missionweaveprotocol:context-package:developer-one-v0',
+    extensions,
+  })
+  rich('restricted conversation', 'conversation.schema.json', {
+    ...find('conversation.json'),
+    type: 'restricted',
+    access: { mode: 'restricted', members: [actor('agent', 'coordinator'), actor('human', 'mission-owner')] },
+    extensions,
+  })
+  rich('error', 'error.schema.json', {
+    ...find('error.json'),
+    fatal: false,
+    relatedFrameId: 'urn:uuid:00000000-0000-4000-8000-0000000000f1',
+    relatedActionId: 'urn:uuid:00000000-0000-4000-8000-0000000000f2',
+    groupId: 'urn:missionweaveprotocol:group:mission-one',
+    expectedRevision: 4,
+    currentRevision: 5,
+    retryAfterMs: 250,
+    snapshotArtifactHash: hash('d'),
+    details: { reason: 'example' },
+  })
+  rich('event', 'event.schema.json', { ...find('event.json'), workItemId: 'urn:missionweaveprotocol:work-item:implementation', extensions })
+  rich('evidence', 'evidence.schema.json', { ...find('evidence.json'), type: 'failure_report', result: 'failed', modelVersion: 'model-2026-01' })
+  rich('archived group', 'group.schema.json', {
+    ...find('group.json'),
+    state: 'archived',
+    archivedAt: '2026-07-16T00:00:00Z',
+    archiveSnapshotId: 'urn:missionweaveprotocol:snapshot:final',
+    extensions,
+  })
+  const { provisionalExpiresAt: _p, ...membership } = find('membership.json')
+  rich('active delegate membership', 'membership.schema.json', {
+    ...membership,
+    role: 'work_delegate',
+    state: 'active',
+    activatedAt: '2026-07-15T00:10:00Z',
+    extensions,
+    delegationGrants: [
+      {
+        grantId: 'urn:missionweaveprotocol:delegation:one',
+        granteeAgentId: 'urn:missionweaveprotocol:agent:developer-one',
+        missionId: 'urn:missionweaveprotocol:mission:one',
+        groupId: 'urn:missionweaveprotocol:group:mission-one',
+        targetWorkItemId: 'urn:missionweaveprotocol:work-item:implementation',
+        allowedCapabilities: [{ id: 'acme.software.python-implementation', version: '2.1.0' }],
+        budget: {
+          currency: 'USD',
+          financialLimit: 10,
+          modelTokenLimit: 1000,
+          toolCallLimit: 10,
+          computeSecondsLimit: 600,
+          wallClockSecondsLimit: 3600,
+          externalSideEffectLimit: 0,
+        },
+        maxDescendantDepth: 1,
+        granteeMembershipEpoch: 1,
+        coordinatorEpoch: 4,
+        grantedBy: actor('agent', 'coordinator'),
+        grantedAt: '2026-07-15T00:05:00Z',
+        expiresAt: '2026-07-16T00:00:00Z',
+      },
+    ],
+  })
+  rich('ended membership', 'membership.schema.json', { ...membership, state: 'ended', endedAt: '2026-07-15T02:00:00Z' })
+  rich('correction message', 'message.schema.json', {
+    ...find('message.json'),
+    kind: 'correction',
+    targetMessageId: 'urn:missionweaveprotocol:message:zero',
+    reason: 'Fixes the constraint wording.',
+    references: ['urn:missionweaveprotocol:work-item:implementation'],
+    content: [
+      { type: 'text', text: 'Corrected constraint.' },
+      { type: 'data_ref', schema: 'urn:missionweaveprotocol:schema:opaque', data: { limit: 50 } },
+    ],
+    extensions,
+  })
+  rich('follow-up mission', 'mission.schema.json', {
+    ...find('mission.json'),
+    followUpToMissionId: 'urn:missionweaveprotocol:mission:zero',
+    pinnedProfiles: [{ profileUri: 'urn:missionweaveprotocol:extension:example', majorVersion: 1 }],
+    budget: { currency: 'USD', financialLimit: 100 },
+    extensions,
+  })
+  const contract = workItem.contract as JsonObject
+  rich('work contract', 'work-contract.schema.json', {
+    ...contract,
+    allowedResources: [{ resource: 'urn:missionweaveprotocol:resource:repository', operations: ['read'], constraints: { branch: 'feature/*' } }],
+    budget: { computeSecondsLimit: 60, externalSideEffectLimit: 0, currency: 'EUR' },
+    constraints: { language: 'python' },
+    extensions,
+  })
+  rich('offered work item', 'work-item.schema.json', {
+    ...workItem,
+    state: 'offered',
+    offers: [{ ...(workItem.offers as JsonObject[])[0]!, status: 'declined', declineReason: 'capacity' }],
+    extensions,
+  })
   return { seeds, extra }
 }
 

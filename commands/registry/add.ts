@@ -4,7 +4,8 @@ import {registryFlag} from '../../src/cli/flags.js'
 import {KeyFileError, readKeyFile} from '../../src/crypto/keyfile.js'
 import {formatUtcNow} from '../../src/json/timestamp.js'
 import type {Principal} from '../../src/signing/profiles.js'
-import {type BindingRecord, addBinding, classifyEditFailure, editRegistryFile, parsePrincipal} from '../../src/signing/registry-edit.js'
+import {applyRegistryEdit} from '../../src/cli/registry-edit.js'
+import {addBinding, parsePrincipal} from '../../src/signing/registry-edit.js'
 
 export default class RegistryAdd extends MwpCommand {
   static summary = 'Add a signing-key binding to a registry file.'
@@ -30,7 +31,6 @@ ${EXIT_CODES_HELP}`
 
   protected async execute(): Promise<Outcome> {
     const {flags} = await this.parse(RegistryAdd)
-    if (flags.registry === '-') throw usage('--registry must name a file: standard input cannot be edited in place')
     const explicitKeyFlag = this.argv.some((a) => a === '--key' || a.startsWith('--key='))
     let principal: Principal | undefined
     try {
@@ -69,22 +69,9 @@ ${EXIT_CODES_HELP}`
     }
     const validFrom = flags['valid-from'] ?? formatUtcNow()
 
-    let added: BindingRecord
-    try {
-      const {after} = editRegistryFile(flags.registry, (reg) => addBinding(reg, {keyId, principal: principal!, publicKey, validFrom}))
-      added = after.bindings.at(-1)!
-    } catch (e) {
-      const f = classifyEditFailure(e)
-      if (!f) throw e
-      if (f.kind === 'environment') throw environment(f.message)
-      if (f.kind === 'usage') throw usage(f.message)
-      return {
-        status: 'rejected',
-        code: 'INVALID_COMMAND',
-        text: `refused (${f.reason}): ${f.message}\n${flags.registry} is unchanged.`,
-        extra: {refusal: {reason: f.reason, message: f.message}},
-      }
-    }
+    const edited = applyRegistryEdit(flags.registry, (reg) => addBinding(reg, {keyId, principal: principal!, publicKey, validFrom}))
+    if (!('after' in edited)) return edited
+    const added = edited.after.bindings.at(-1)!
     return {status: 'ok', result: {registry: flags.registry, binding: added}, text: JSON.stringify(added, null, 2)}
   }
 }

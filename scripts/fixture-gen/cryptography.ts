@@ -37,19 +37,8 @@ import {
   withR,
 } from './ed25519-faults.js'
 import {type Binding, type IdentityName, type Registry, bindingPrincipal, devRegistry, keyOf, principalOf} from './identities.js'
+import {type Stage, WIRE_CODE} from '../../src/signing/verify.js'
 import {type GeneratedFile, b64url, clone, edited, escapeNonAscii, jsonText, replaceOnce, reverseMembers, seedFor, setUnusedPadBit} from './util.js'
-
-type Stage = 'parse' | 'schema' | 'signature-envelope' | 'key-resolution' | 'canonicalization' | 'signature'
-
-/** Spec §6.4: the wire code is fixed by the failing stage. */
-const WIRE: Record<Stage, string> = {
-  parse: 'PROTOCOL_VIOLATION',
-  schema: 'SCHEMA_VALIDATION_FAILED',
-  'signature-envelope': 'AUTH_INVALID_SIGNATURE',
-  'key-resolution': 'AUTH_INVALID_SIGNATURE',
-  canonicalization: 'PROTOCOL_VIOLATION',
-  signature: 'AUTH_INVALID_SIGNATURE',
-}
 
 const KEYS = 'cryptography/keys'
 const VALID = 'cryptography/vectors/signed-documents/valid'
@@ -350,7 +339,7 @@ class Bundle {
 }
 
 function failure(fault: string, stage: Stage, document: string, registry = REGISTRY_VALID, basis: {caseId: string; profileId: DocumentKind} = {caseId: GOLDEN_CASE, profileId: 'command'}): Evaluation {
-  return {profileId: basis.profileId, document, registry, fault: {id: fault, basis}, expect: {stage, wireCode: WIRE[stage]}}
+  return {profileId: basis.profileId, document, registry, fault: {id: fault, basis}, expect: {stage, wireCode: WIRE_CODE[stage]}}
 }
 
 const single = (id: string, evaluation: Evaluation): Case => ({id, kind: 'single', evaluations: [evaluation]})

@@ -10,26 +10,9 @@ export const ORG = 'urn:mwp:dev:org:example'
 /** validFrom of every current development key. */
 export const VALID_FROM = '2026-07-01T00:00:00Z'
 
-export interface StatusRecord {
-  sequence: number
-  recordedAt: string
-  validUntil?: string
-  revokedAt?: string
-}
-
-export interface Binding {
-  keyId: string
-  principal: Principal
-  algorithm: 'Ed25519'
-  publicKey: string
-  validFrom: string
-  validityHistory: StatusRecord[]
-}
-
-export interface Registry {
-  organizationId: string
-  bindings: Binding[]
-}
+// The registry file format is the one `mwp registry` edits.
+export type {StatusRecord, BindingRecord as Binding, RegistrySnapshot as Registry} from '../../src/signing/registry-edit.js'
+import type {BindingRecord as Binding, RegistrySnapshot as Registry, StatusRecord} from '../../src/signing/registry-edit.js'
 
 export interface Identity {
   /** Key name: key file `fixtures/keys/<name>.key.json`, seed sha256(prefix + name). */

@@ -16,11 +16,9 @@ export const DOCUMENT_KINDS = [
 ] as const
 export type DocumentKind = (typeof DOCUMENT_KINDS)[number]
 
-export type PrincipalType = 'agent' | 'human' | 'service'
-export interface Principal {
-  type: PrincipalType
-  id: string
-}
+// One definition of a Principal for the whole core; key files carry one too.
+import type {Principal, PrincipalType} from '../crypto/keyfile.js'
+export type {Principal, PrincipalType}
 
 export type SignerRule =
   /** The signer is the exact Principal object in `field`. */
