@@ -16,14 +16,14 @@
 //
 // The last section holds the file plumbing the CLI uses: strict read, locked atomic rewrite.
 
-import {createHash, randomBytes} from 'node:crypto'
+import {randomBytes} from 'node:crypto'
 import {closeSync, fchmodSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {decodeBase64url} from '../json/base64url.js'
 import {parseJsonBytes} from '../json/parse.js'
 import {type Instant, compareInstants, formatUtcNow, parseTimestamp} from '../json/timestamp.js'
 import type {Principal, PrincipalType} from './profiles.js'
-import {type ResolvedBinding, type ValidatedRegistry, RegistryFault, isIdentifier, validateSnapshot} from './registry.js'
+import {type ResolvedBinding, type ValidatedRegistry, RegistryEvidence, RegistryFault, isIdentifier} from './registry.js'
 
 export interface StatusRecord {
   sequence: number
@@ -128,19 +128,10 @@ export function isEmptyRegistry(snapshot: unknown): boolean {
   )
 }
 
-// validateSnapshot proves every public key (~1 ms each). An edit validates its input, its result,
-// and the CLI then describes the result: memoize by a digest of the serialized snapshot, which
-// determines the verdict.
-const memo = new Map<string, ValidatedRegistry | RegistryFault>()
+// An edit validates its input and its result, and the CLI then describes the result. Each goes
+// through RegistryEvidence, whose content-hash cache means each key is proven (~1 ms) only once.
 function validate(snapshot: unknown): ValidatedRegistry | RegistryFault {
-  const hash = 'sha256:' + createHash('sha256').update(JSON.stringify(snapshot) ?? 'undefined').digest('hex')
-  let result = memo.get(hash)
-  if (!result) {
-    result = validateSnapshot(snapshot, hash)
-    if (memo.size >= 8) memo.delete(memo.keys().next().value!)
-    memo.set(hash, result)
-  }
-  return result
+  return RegistryEvidence.fromSnapshot(snapshot).resolve()
 }
 
 /** The validated view of an editable snapshot (null when it has no bindings yet), or a RegistryEditError. */
