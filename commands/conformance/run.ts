@@ -7,7 +7,7 @@ import type {BundleName, BundleReport} from '../../src/conformance/report.js'
 import {availableBundles, runBundle} from '../../src/conformance/run.js'
 
 export default class ConformanceRun extends MwpCommand {
-  static summary = 'Run conformance vector bundles (structural, cryptography) against this implementation.'
+  static summary = 'Run conformance vector bundles (structural, cryptography, admission) against this implementation.'
   static description = `Checks each bundle's manifest digest and artifact hashes first, validates fixtures against the manifest's fixture schemas, then runs every case. Progress goes to stderr; stdout gets a per-case table and totals, or one JSON report with --json. Exit 1 when any case mismatches.
 
 ${EXIT_CODES_HELP}`
@@ -35,7 +35,7 @@ ${EXIT_CODES_HELP}`
             if (done === total) process.stderr.write('\n')
           }
       try {
-        reports.push(runBundle(flags.root, bundle, progress))
+        reports.push(await runBundle(flags.root, bundle, progress))
       } catch (e) {
         if (e instanceof BundleError) throw environment(`${bundle} bundle rejected before running: ${e.message}`)
         throw e

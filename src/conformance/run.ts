@@ -3,6 +3,7 @@
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 import {BundleRoot} from './bundle.js'
+import {runAdmission} from './admission.js'
 import {runCryptography} from './cryptography.js'
 import type {BundleName, BundleReport, Progress} from './report.js'
 import {runStructural} from './structural.js'
@@ -13,19 +14,18 @@ const MANIFESTS: Record<BundleName, string> = {
   admission: 'admission/manifest.json',
 }
 
-const RUNNERS: Partial<Record<BundleName, (root: BundleRoot, progress?: Progress) => BundleReport>> = {
+const RUNNERS: Record<BundleName, (root: BundleRoot, progress?: Progress) => BundleReport | Promise<BundleReport>> = {
   structural: runStructural,
   cryptography: runCryptography,
+  admission: runAdmission,
 }
 
-/** The bundles of `selection` that this root has and this build can run. */
+/** The bundles of `selection` that this root has (all three for `all`, when present). */
 export function availableBundles(dir: string, selection: 'all' | BundleName): BundleName[] {
   const wanted: BundleName[] = selection === 'all' ? ['structural', 'cryptography', 'admission'] : [selection]
-  return wanted.filter((b) => RUNNERS[b] !== undefined && (selection !== 'all' || existsSync(join(dir, MANIFESTS[b]))))
+  return wanted.filter((b) => selection !== 'all' || existsSync(join(dir, MANIFESTS[b])))
 }
 
-export function runBundle(dir: string, bundle: BundleName, progress?: Progress): BundleReport {
-  const runner = RUNNERS[bundle]
-  if (!runner) throw new Error(`the ${bundle} bundle runner is not implemented yet`)
-  return runner(new BundleRoot(dir), progress)
+export async function runBundle(dir: string, bundle: BundleName, progress?: Progress): Promise<BundleReport> {
+  return RUNNERS[bundle](new BundleRoot(dir), progress)
 }

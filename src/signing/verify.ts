@@ -30,20 +30,30 @@ import {RegistryEvidence, RegistryFault, type ResolvedBinding} from './registry.
 
 export const STAGES = ['parse', 'schema', 'signature-envelope', 'key-resolution', 'canonicalization', 'signature'] as const
 export type Stage = (typeof STAGES)[number]
+/**
+ * Protected diagnostic stages: the six cryptographic stages, then two separate semantic layers
+ * that run only after all six passed — First Admission and Command freshness.
+ */
+export type DiagnosticStage = Stage | 'admission' | 'freshness'
 export type VerificationWireCode = 'PROTOCOL_VIOLATION' | 'SCHEMA_VALIDATION_FAILED' | 'AUTH_INVALID_SIGNATURE'
 
-/** §6.4: stages 1 and 5 → PROTOCOL_VIOLATION, 2 → SCHEMA_VALIDATION_FAILED, 3/4/6 → AUTH_INVALID_SIGNATURE. */
-export const WIRE_CODE: Readonly<Record<Stage, VerificationWireCode>> = {
+/**
+ * §6.4: stages 1 and 5 → PROTOCOL_VIOLATION, 2 → SCHEMA_VALIDATION_FAILED, 3/4/6, admission and
+ * freshness → AUTH_INVALID_SIGNATURE.
+ */
+export const WIRE_CODE: Readonly<Record<DiagnosticStage, VerificationWireCode>> = {
   parse: 'PROTOCOL_VIOLATION',
   schema: 'SCHEMA_VALIDATION_FAILED',
   'signature-envelope': 'AUTH_INVALID_SIGNATURE',
   'key-resolution': 'AUTH_INVALID_SIGNATURE',
   canonicalization: 'PROTOCOL_VIOLATION',
   signature: 'AUTH_INVALID_SIGNATURE',
+  admission: 'AUTH_INVALID_SIGNATURE',
+  freshness: 'AUTH_INVALID_SIGNATURE',
 }
 
 export interface Diagnostic {
-  stage: Stage
+  stage: DiagnosticStage
   /** Stable machine-readable reason, e.g. `key-alias`, `r-small-order`. */
   reason: string
   /** Human-readable detail for the local operator. */

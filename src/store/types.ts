@@ -1,0 +1,52 @@
+// The store contract shared by the SQLite and PostgreSQL adapters (see ../shared/ARCHITECTURE.md).
+// This issue's part: the Admission Log, the trusted acceptance context, the protected audit log
+// and the Organization configuration the store holds. Group event tables come later.
+
+import type {AcceptanceContext, AdmissionLog, TrustedContextSource} from '../admission/log.js'
+import type {Principal} from '../signing/profiles.js'
+
+/** Command freshness window (§6.4, last paragraphs): how old / how far ahead `issuedAt` may be. */
+export interface FreshnessWindow {
+  maxAgeSeconds: number
+  maxFutureSkewSeconds: number
+}
+
+export const DEFAULT_FRESHNESS: FreshnessWindow = {maxAgeSeconds: 300, maxFutureSkewSeconds: 60}
+
+/** Organization configuration kept in the store (never a private key). */
+export interface StoreConfig {
+  organizationId: string
+  /** The Organization admission service: the only writer of First-Admission Records. */
+  admissionService: {principal: Principal; keyId: string; publicKey: string}
+  freshness: FreshnessWindow
+}
+
+/** One protected diagnostic: never sent on the wire, readable by the local operator. */
+export interface AuditEntry {
+  /** RFC 3339 UTC time the failure was recorded. */
+  at: string
+  /** parse | schema | signature-envelope | key-resolution | canonicalization | signature | admission | freshness */
+  stage: string
+  reason: string
+  documentKind?: string
+  signingHash?: string
+  /** What was presented (file name, action ID, …), for the operator. */
+  subject?: string
+  detail?: string
+}
+
+export interface AuditRow extends AuditEntry {
+  id: number
+}
+
+export interface Store extends AdmissionLog, TrustedContextSource {
+  readonly url: string
+  readonly config: StoreConfig
+  /** Appends one audit entry (durable on return). */
+  audit(entry: AuditEntry): Promise<void>
+  /** Audit entries in insertion order, optionally only those at or after `since` (instant). */
+  listAudit(options?: {since?: string; limit?: number}): Promise<AuditRow[]>
+  close(): Promise<void>
+}
+
+export type {AcceptanceContext}
