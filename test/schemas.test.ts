@@ -296,13 +296,13 @@ class Pools {
         this.add(this.enums, name, v)
         this.add(local, name, v)
       }
-      for (const k of ['minLength', 'maxLength'] as const) {
-        if (typeof node[k] === 'number') {
-          const lengths = this.lengths.get(name) ?? new Set<number>()
-          lengths.add(node[k] as number)
-          this.lengths.set(name, lengths)
-        }
+      const lengths = this.lengths.get(name) ?? new Set<number>()
+      for (const k of ['minLength', 'maxLength'] as const) if (typeof node[k] === 'number') lengths.add(node[k] as number)
+      // bounded repetitions in a pattern, e.g. {0,127}, also limit the length
+      if (typeof node.pattern === 'string') {
+        for (const [, lo, hi] of node.pattern.matchAll(/\{(\d+),(\d+)\}/g)) lengths.add(Number(hi) + 1).add(Number(lo) + 1)
       }
+      if (lengths.size > 0) this.lengths.set(name, lengths)
       if (typeof node.$ref === 'string') {
         const target = set.resolve(node.$ref, file)
         if (target !== undefined) facts(target.node, target.file, name, seen, local)
@@ -453,8 +453,12 @@ function singleMutations(doc: Json, pools: Pools, names: ReadonlySet<string>): M
         node.replace(/s:/, ':'),
         node.slice(1),
         ...['0', 'A', '_', '-', '.', '%'].map((c) => c + node),
-        ...['.', '-', '_', 'A', '%', '~', '!', '\u0000'].map((c) => node + c),
+        ...['.', '-', '_', 'A', '%', '~', '!', '=', '\u0000'].map((c) => node + c),
         node.replace(/\./, '..'),
+        node.replace(/\.[^.]*$/, ''),
+        node.replace(/^[^.]*\./, ''),
+        node.replace(/:(.*)$/s, (m) => m.toUpperCase()),
+        node + '=',
         ...lengthsOf(name).map((n) => ofLength(node, n)),
       ]
       for (const v of dedupe(variants)) if (v !== node) set(path, v, `string ${show(v)}`)
@@ -487,6 +491,14 @@ function singleMutations(doc: Json, pools: Pools, names: ReadonlySet<string>): M
           set(path, { [k]: node[k]! }, `only ${k}`)
           for (const k2 of keys.slice(i + 1)) set(path, { [k]: node[k]!, [k2]: node[k2]! }, `only ${k}, ${k2}`)
         })
+      }
+      // rename a member (reaches propertyNames and additionalProperties on keyed maps)
+      for (const [k, v] of Object.entries(node)) {
+        for (const renamed of [UNKNOWN_MEMBER, `${k}\n`, k.toUpperCase(), `urn:example:${k.replace(/[^A-Za-z0-9]/g, '')}`]) {
+          if (renamed === k || Object.hasOwn(node, renamed)) continue
+          const { [k]: _old, ...rest } = node
+          set(path, { ...rest, [renamed]: v }, `rename ${k} -> ${JSON.stringify(renamed)}`)
+        }
       }
       for (const [k, v] of Object.entries(node)) walk(v, [...path, k], k)
     }

@@ -12,7 +12,7 @@
 // Historical replay: lookup → found → validate; never context, never append.
 
 import {Rejection, type Verified} from '../signing/verify.js'
-import type {AdmissionLog, AppendResult, LookupResult, TrustedContextSource} from './log.js'
+import type {AcceptanceContext, AdmissionLog, AppendResult, LookupResult, TrustedContextSource} from './log.js'
 import {AdmissionFault, type FirstAdmissionRecord, candidateRecord, parseTrustedTime, validateRecord, withinKeyInterval} from './record.js'
 
 export interface Admitted {
@@ -56,7 +56,22 @@ function logFault(result: Exclude<LookupResult, {status: 'found'}> | Exclude<App
  * First admission of a newly presented, six-stage-verified document. `documentBytes` are the
  * exact received bytes (used only to refuse an Event anchoring itself).
  */
-export async function admitFirst(verified: Verified, documentBytes: Uint8Array, log: AdmissionLog, trusted: TrustedContextSource): Promise<AdmissionResult> {
+export interface AdmitOptions {
+  /**
+   * A further check of a NEW admission at the trusted acceptance context, run after the key
+   * interval check and before anything is appended (Command freshness). Not run for a record
+   * that already exists: an unchanged retry returns the original result.
+   */
+  gate?: (context: AcceptanceContext) => Rejection | null
+}
+
+export async function admitFirst(
+  verified: Verified,
+  documentBytes: Uint8Array,
+  log: AdmissionLog,
+  trusted: TrustedContextSource,
+  options: AdmitOptions = {},
+): Promise<AdmissionResult> {
   const found = await log.lookup(verified.organizationId, verified.signingHash)
   if (found.status === 'found') return settle(verified, documentBytes, found.record, found.authenticatedService, 'found')
   if (found.status !== 'authoritative-absence') return reject(logFault(found, 'lookup'))
@@ -69,6 +84,9 @@ export async function admitFirst(verified: Verified, documentBytes: Uint8Array, 
   if (!withinKeyInterval(verified, t)) {
     return reject(new AdmissionFault('trusted-time-outside-key-interval', `trusted acceptance time ${context.trustedAcceptedAt} is outside the key's validity`))
   }
+
+  const gated = options.gate?.(context)
+  if (gated) return gated
 
   const {bytes} = candidateRecord(verified, context)
   const appended = await log.appendOrReturnExisting({

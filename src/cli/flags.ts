@@ -23,3 +23,13 @@ export const keyFlag = Flags.string({
   env: 'MWP_KEY',
   required: true,
 })
+
+export const storeFlag = Flags.string({
+  description: 'Store URL: sqlite:PATH (embedded) or postgres://USER@HOST:PORT/DB.',
+  env: 'MWP_STORE',
+})
+
+export const admissionKeyFlag = Flags.string({
+  description: "The Organization admission service's private key file (the store's only record writer).",
+  env: 'MWP_ADMISSION_KEY',
+})

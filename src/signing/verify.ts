@@ -58,6 +58,9 @@ export interface Diagnostic {
   reason: string
   /** Human-readable detail for the local operator. */
   detail?: string
+  /** Facts known when the failure happened, for the audit log. */
+  kind?: DocumentKind
+  signingHash?: string
 }
 
 /**
@@ -108,7 +111,8 @@ export interface Verified {
 
 export type VerifyResult = Verified | Rejection
 
-const reject = (stage: Stage, reason: string, detail?: string): Rejection => new Rejection({stage, reason, detail})
+const reject = (stage: Stage, reason: string, detail?: string, facts: Pick<Diagnostic, 'kind' | 'signingHash'> = {}): Rejection =>
+  new Rejection({stage, reason, detail, ...facts})
 
 /**
  * Verifies a Signed Document from its exact received bytes. `kind` may be omitted to detect it
@@ -129,31 +133,32 @@ export function verify(kind: DocumentKind | undefined, bytes: Uint8Array, eviden
   const detected = kind ?? detectKind(doc)
   if (detected === null) return reject('schema', 'kind-undetected', 'cannot tell which Signed Document kind this is; pass --kind')
   const profile = PROFILES[detected]
+  const fail = (stage: Stage, reason: string, detail?: string, signingHash?: string): Rejection => reject(stage, reason, detail, {kind: detected, signingHash})
   const schemaResult = schemaCatalog().validate(profile.schema, doc)
   if (!schemaResult.valid) {
     const first = schemaResult.errors[0]
-    return reject('schema', 'schema-invalid', first ? `${first.instancePath || '/'} ${first.message}` : undefined)
+    return fail('schema', 'schema-invalid', first ? `${first.instancePath || '/'} ${first.message}` : undefined)
   }
 
   // Stage 3 (cheap part)
   const envelope = doc.signature as unknown as {keyId: string; createdAt: string; value: string}
   const protectedTime = doc[profile.timeField] as string
   if (!isUppercaseUtcZ(protectedTime) || !isUppercaseUtcZ(envelope.createdAt)) {
-    return reject('signature-envelope', 'protected-time-not-utc-z', `${profile.timeField} and signature.createdAt must be UTC with an uppercase Z`)
+    return fail('signature-envelope', 'protected-time-not-utc-z', `${profile.timeField} and signature.createdAt must be UTC with an uppercase Z`)
   }
   if (protectedTime !== envelope.createdAt) {
-    return reject('signature-envelope', 'created-at-mismatch', `signature.createdAt differs from ${profile.timeField}`)
+    return fail('signature-envelope', 'created-at-mismatch', `signature.createdAt differs from ${profile.timeField}`)
   }
   const signer = expectedSigner(profile, doc)
   const signature = decodeBase64url(envelope.value)
-  if (signature === null) return reject('signature-envelope', 'signature-noncanonical-base64url', 'signature.value is not canonical unpadded base64url')
+  if (signature === null) return fail('signature-envelope', 'signature-noncanonical-base64url', 'signature.value is not canonical unpadded base64url')
   const encodingFault = checkSignatureEncoding(signature)
-  if (encodingFault !== null) return reject('signature-envelope', encodingFault)
+  if (encodingFault !== null) return fail('signature-envelope', encodingFault)
 
   // Any later failure must first rule out a stage-3 fault in R.
-  const later = (stage: Stage, reason: string, detail?: string): Rejection => {
+  const later = (stage: Stage, reason: string, detail?: string, signingHash?: string): Rejection => {
     const rFault = checkSignatureR(signature.subarray(0, 32))
-    return rFault !== null ? reject('signature-envelope', rFault) : reject(stage, reason, detail)
+    return rFault !== null ? fail('signature-envelope', rFault) : fail(stage, reason, detail, signingHash)
   }
 
   // Stage 4
@@ -180,7 +185,8 @@ export function verify(kind: DocumentKind | undefined, bytes: Uint8Array, eviden
   }
 
   // Stage 6
-  if (!verifyEd25519(binding.key, signingBytes, signature)) return later('signature', 'equation-mismatch')
+  const signingHash = 'sha256:' + createHash('sha256').update(signingBytes).digest('hex')
+  if (!verifyEd25519(binding.key, signingBytes, signature)) return later('signature', 'equation-mismatch', undefined, signingHash)
 
   const keyInterval: KeyInterval = {validFrom: binding.validFrom.text}
   if (binding.validUntil) keyInterval.validUntil = binding.validUntil.text
@@ -194,7 +200,7 @@ export function verify(kind: DocumentKind | undefined, bytes: Uint8Array, eviden
     principal: binding.principal,
     protectedTime,
     signingBytes,
-    signingHash: 'sha256:' + createHash('sha256').update(signingBytes).digest('hex'),
+    signingHash,
     keyInterval,
     binding,
   }

@@ -1,0 +1,35 @@
+import {Flags} from '@oclif/core'
+import Table from 'cli-table3'
+import {EXIT_CODES_HELP, MwpCommand, type Outcome, usage} from '../../src/cli/base.js'
+import {storeFlag} from '../../src/cli/flags.js'
+import {openConfiguredStore} from '../../src/cli/store.js'
+import {isProfileTimestamp} from '../../src/json/timestamp.js'
+
+export default class AuditList extends MwpCommand {
+  static summary = 'List protected diagnostics: why documents were rejected (local operator only).'
+  static description = `Every verification, freshness or admission failure recorded by mwp admit, mwp verify --store and the authority: time, stage, reason, document kind, signing hash where known. These never go on the wire, where a rejection carries only its code.
+
+${EXIT_CODES_HELP}`
+
+  static examples = ['<%= config.bin %> audit list --store sqlite:mwp.db --since 2026-11-30T00:00:00Z', '<%= config.bin %> audit list --store sqlite:mwp.db --json']
+
+  static flags = {
+    store: storeFlag,
+    since: Flags.string({description: 'Only entries at or after this protocol timestamp.'}),
+    limit: Flags.integer({description: 'At most this many entries.', min: 1}),
+  }
+
+  protected async execute(): Promise<Outcome> {
+    const {flags} = await this.parse(AuditList)
+    if (flags.since !== undefined && !isProfileTimestamp(flags.since)) throw usage(`--since must be an RFC 3339 timestamp: ${flags.since}`)
+    const store = await openConfiguredStore(flags.store)
+    try {
+      const rows = await store.listAudit({since: flags.since, limit: flags.limit})
+      const table = new Table({head: ['#', 'at', 'stage', 'reason', 'kind', 'signing hash', 'subject'], style: {head: [], border: []}})
+      for (const r of rows) table.push([r.id, r.at, r.stage, r.reason, r.documentKind ?? '', r.signingHash ? r.signingHash.slice(0, 19) + '…' : '', r.subject ?? ''])
+      return {status: 'ok', result: {entries: rows}, text: rows.length === 0 ? 'no audit entries' : table.toString()}
+    } finally {
+      await store.close()
+    }
+  }
+}

@@ -1,0 +1,220 @@
+// The production store: PostgreSQL through porsager `postgres`, shared by several processes.
+//
+// The append is one READ COMMITTED transaction: `INSERT … ON CONFLICT DO NOTHING` (which waits
+// for a concurrent insert of the same key to commit or abort before deciding) and — when nothing
+// was inserted — a read of the row already there, which sees the concurrent winner. Every verdict
+// comes from records.ts, exactly as in the SQLite adapter.
+
+import postgres from 'postgres'
+import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
+import type {SigningKey} from '../crypto/keyfile.js'
+import {
+  AUDIT_COLUMNS,
+  AdmissionAuthority,
+  ROW_COLUMNS,
+  SCHEMA_VERSION,
+  StoreError,
+  admissionRow,
+  auditInsert,
+  auditQuery,
+  auditRow,
+  checkInit,
+  checkOpen,
+  configJson,
+  describeError,
+  redactUrl,
+  storedConfig,
+} from './records.js'
+import type {AcceptanceContext, AuditEntry, AuditRow, Store, StoreConfig} from './types.js'
+
+type Sql = postgres.Sql | postgres.TransactionSql
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS config (
+  name  TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS admission_records (
+  organization_id     TEXT NOT NULL,
+  signing_hash        TEXT NOT NULL,
+  admission_record_id TEXT NOT NULL UNIQUE,
+  document_kind       TEXT NOT NULL,
+  key_id              TEXT NOT NULL,
+  principal_type      TEXT NOT NULL,
+  principal_id        TEXT NOT NULL,
+  record              BYTEA NOT NULL,
+  accepted_by_type    TEXT NOT NULL,
+  accepted_by_id      TEXT NOT NULL,
+  service_signature   TEXT NOT NULL,
+  created_at          TEXT NOT NULL,
+  PRIMARY KEY (organization_id, signing_hash)
+);
+
+CREATE OR REPLACE FUNCTION mwp_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$;
+DROP TRIGGER IF EXISTS admission_records_append_only ON admission_records;
+CREATE TRIGGER admission_records_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON admission_records
+  FOR EACH STATEMENT EXECUTE FUNCTION mwp_append_only();
+
+CREATE TABLE IF NOT EXISTS audit_log (
+  id            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  at            TEXT NOT NULL,
+  at_seconds    BIGINT NOT NULL,
+  at_fraction   TEXT COLLATE "C" NOT NULL,
+  stage         TEXT NOT NULL,
+  reason        TEXT NOT NULL,
+  document_kind TEXT,
+  signing_hash  TEXT,
+  subject       TEXT,
+  detail        TEXT
+);
+CREATE INDEX IF NOT EXISTS audit_log_at ON audit_log (at_seconds, at_fraction);
+`
+
+/** Serialization failure and deadlock: the transaction did nothing and may be retried. */
+const RETRYABLE = new Set(['40001', '40P01'])
+const ATTEMPTS = 3
+
+function connect(url: string): postgres.Sql {
+  return postgres(url, {
+    max: 4,
+    connect_timeout: 10,
+    idle_timeout: 30,
+    onnotice: () => {}, // "relation already exists, skipping" and the like
+    connection: {application_name: 'mwp'},
+  })
+}
+
+async function readConfig(sql: Sql): Promise<{version: string; config: string} | null> {
+  const [t] = await sql`SELECT to_regclass('config') IS NOT NULL AS present`
+  return storedConfig(t?.present ? await sql<{name: string; value: string}[]>`SELECT name, value FROM config` : null)
+}
+
+const environment = (e: unknown, where: string): StoreError =>
+  e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the PostgreSQL store ${where}: ${describeError(e)}`)
+
+export async function initPostgresStore(url: string, config: StoreConfig): Promise<void> {
+  const where = redactUrl(url)
+  const wanted = configJson(config)
+  const sql = connect(url)
+  try {
+    await sql.begin(async (tx) => {
+      // Concurrent inits of one database serialize here (CREATE … IF NOT EXISTS is not race-free).
+      await tx`SELECT pg_advisory_xact_lock(hashtext('mwp store init'))`
+      if (checkInit(await readConfig(tx), wanted, where) === 'create') {
+        await tx.unsafe(SCHEMA).simple()
+        await tx`INSERT INTO config ${tx([
+          {name: 'schema-version', value: SCHEMA_VERSION},
+          {name: 'store-config', value: wanted},
+        ])}`
+      }
+    })
+  } catch (e) {
+    throw environment(e, where)
+  } finally {
+    await sql.end({timeout: 5})
+  }
+}
+
+export async function openPostgresStore(url: string, admissionKey?: SigningKey): Promise<Store> {
+  const where = redactUrl(url)
+  const sql = connect(url)
+  try {
+    const config = checkOpen(await readConfig(sql), where)
+    return new PostgresStore(sql, url, new AdmissionAuthority(config, admissionKey))
+  } catch (e) {
+    await sql.end({timeout: 1})
+    throw environment(e, where)
+  }
+}
+
+async function selectRow(sql: Sql, organizationId: string, signingHash: string) {
+  const [raw] = await sql`SELECT * FROM admission_records WHERE organization_id = ${organizationId} AND signing_hash = ${signingHash}`
+  return raw && admissionRow(raw)
+}
+
+class PostgresStore implements Store {
+  readonly config: StoreConfig
+
+  constructor(
+    private readonly sql: postgres.Sql,
+    readonly url: string,
+    private readonly authority: AdmissionAuthority,
+  ) {
+    this.config = authority.config
+  }
+
+  async lookup(organizationId: string, signingHash: string): Promise<LookupResult> {
+    const refused = this.authority.refuseLookup(organizationId)
+    if (refused) return refused
+    try {
+      const row = await selectRow(this.sql, organizationId, signingHash)
+      return row ? this.authority.authenticate(row) : {status: 'authoritative-absence'}
+    } catch (e) {
+      return {status: 'unavailable', detail: describeError(e)}
+    }
+  }
+
+  async appendOrReturnExisting(candidate: Candidate): Promise<AppendResult> {
+    const prepared = this.authority.prepare(candidate)
+    if ('refused' in prepared) return prepared.refused
+    const {row} = prepared
+    for (let attempt = 1; ; attempt++) {
+      let decided = false // the transaction body finished: any later error is the COMMIT's
+      try {
+        return await this.sql.begin(async (tx) => {
+          const inserted = await tx`INSERT INTO admission_records ${tx(row, ...ROW_COLUMNS)} ON CONFLICT DO NOTHING RETURNING 1`
+          const outcome =
+            inserted.length === 1
+              ? this.authority.committed(row)
+              : this.authority.resolveExisting(await selectRow(tx, row.organization_id, row.signing_hash), candidate)
+          decided = true
+          return outcome
+        })
+      } catch (e) {
+        const code = (e as {code?: string}).code ?? ''
+        if (RETRYABLE.has(code)) {
+          if (attempt < ATTEMPTS) continue
+          return {status: 'indeterminate', detail: `gave up after ${ATTEMPTS} attempts: ${describeError(e)}`}
+        }
+        if (!decided) return {status: 'unavailable', detail: describeError(e)}
+        // The server refused the COMMIT: nothing was written. A lost connection during COMMIT
+        // leaves the outcome unknown.
+        return e instanceof postgres.PostgresError
+          ? {status: 'commit-failed', detail: describeError(e)}
+          : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(e)}`}
+      }
+    }
+  }
+
+  async acceptanceContext(): Promise<AcceptanceContext> {
+    return this.authority.acceptanceContext()
+  }
+
+  async audit(entry: AuditEntry): Promise<void> {
+    const row = auditInsert(entry)
+    try {
+      await this.sql`INSERT INTO audit_log ${this.sql(row, ...AUDIT_COLUMNS)}`
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot write the audit log: ${describeError(e)}`)
+    }
+  }
+
+  async listAudit(options?: {since?: string; limit?: number}): Promise<AuditRow[]> {
+    const {since, limit} = auditQuery(options)
+    const sql = this.sql
+    try {
+      const rows = await sql`SELECT * FROM audit_log
+        ${since ? sql`WHERE at_seconds > ${since.seconds} OR (at_seconds = ${since.seconds} AND at_fraction >= ${since.fraction})` : sql``}
+        ORDER BY id ${limit !== null ? sql`LIMIT ${limit}` : sql``}`
+      return rows.map(auditRow)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot read the audit log: ${describeError(e)}`)
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.sql.end({timeout: 5})
+  }
+}

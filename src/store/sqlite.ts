@@ -1,0 +1,245 @@
+// The embedded store: one SQLite file (better-sqlite3), shareable by several processes.
+//
+// WAL lets readers proceed while one writer commits; `synchronous=FULL` makes every commit
+// durable on return; the busy timeout makes a process wait for another's write transaction
+// instead of failing. The append is `BEGIN IMMEDIATE` (take the write lock first), an
+// `INSERT … ON CONFLICT DO NOTHING`, and — when nothing was inserted — a read of the row already
+// there, all in one transaction. Every verdict comes from records.ts.
+
+import {existsSync} from 'node:fs'
+import Database from 'better-sqlite3'
+import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
+import type {SigningKey} from '../crypto/keyfile.js'
+import {
+  AUDIT_COLUMNS,
+  AdmissionAuthority,
+  ROW_COLUMNS,
+  SCHEMA_VERSION,
+  StoreError,
+  admissionRow,
+  auditInsert,
+  auditQuery,
+  auditRow,
+  checkInit,
+  checkOpen,
+  configJson,
+  describeError,
+  storedConfig,
+} from './records.js'
+import type {AcceptanceContext, AuditEntry, AuditRow, Store, StoreConfig} from './types.js'
+
+type DB = Database.Database
+
+/** How long a statement waits for another process's write lock before failing (ms). */
+const BUSY_TIMEOUT_MS = 15_000
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS config (
+  name  TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS admission_records (
+  organization_id     TEXT NOT NULL,
+  signing_hash        TEXT NOT NULL,
+  admission_record_id TEXT NOT NULL UNIQUE,
+  document_kind       TEXT NOT NULL,
+  key_id              TEXT NOT NULL,
+  principal_type      TEXT NOT NULL,
+  principal_id        TEXT NOT NULL,
+  record              BLOB NOT NULL,
+  accepted_by_type    TEXT NOT NULL,
+  accepted_by_id      TEXT NOT NULL,
+  service_signature   TEXT NOT NULL,
+  created_at          TEXT NOT NULL,
+  PRIMARY KEY (organization_id, signing_hash)
+) STRICT;
+
+CREATE TRIGGER IF NOT EXISTS admission_records_no_update BEFORE UPDATE ON admission_records
+BEGIN SELECT RAISE(ABORT, 'admission_records is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS admission_records_no_delete BEFORE DELETE ON admission_records
+BEGIN SELECT RAISE(ABORT, 'admission_records is append-only'); END;
+
+CREATE TABLE IF NOT EXISTS audit_log (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  at            TEXT NOT NULL,
+  at_seconds    INTEGER NOT NULL,
+  at_fraction   TEXT NOT NULL,
+  stage         TEXT NOT NULL,
+  reason        TEXT NOT NULL,
+  document_kind TEXT,
+  signing_hash  TEXT,
+  subject       TEXT,
+  detail        TEXT
+) STRICT;
+CREATE INDEX IF NOT EXISTS audit_log_at ON audit_log (at_seconds, at_fraction);
+`
+
+function connect(path: string, create: boolean): DB {
+  const db = new Database(path, {fileMustExist: !create, timeout: BUSY_TIMEOUT_MS})
+  try {
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = FULL')
+  } catch (e) {
+    db.close()
+    throw e
+  }
+  return db
+}
+
+function readConfig(db: DB): {version: string; config: string} | null {
+  const present = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'config'").get()
+  return storedConfig(present ? (db.prepare('SELECT name, value FROM config').all() as {name: unknown; value: unknown}[]) : null)
+}
+
+const environment = (e: unknown, where: string): StoreError =>
+  e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the SQLite store ${where}: ${describeError(e)}`)
+
+export async function initSqliteStore(path: string, config: StoreConfig): Promise<void> {
+  const where = `sqlite:${path}`
+  const wanted = configJson(config)
+  let db: DB | undefined
+  try {
+    db = connect(path, true)
+    db.exec('BEGIN IMMEDIATE')
+    try {
+      if (checkInit(readConfig(db), wanted, where) === 'create') {
+        db.exec(SCHEMA)
+        const insert = db.prepare('INSERT INTO config (name, value) VALUES (?, ?)')
+        insert.run('schema-version', SCHEMA_VERSION)
+        insert.run('store-config', wanted)
+      }
+      db.exec('COMMIT')
+    } finally {
+      if (db.inTransaction) db.exec('ROLLBACK')
+    }
+  } catch (e) {
+    throw environment(e, where)
+  } finally {
+    db?.close()
+  }
+}
+
+export async function openSqliteStore(path: string, url: string, admissionKey?: SigningKey): Promise<Store> {
+  const where = `sqlite:${path}`
+  if (!existsSync(path)) throw new StoreError('not-initialized', `no initialized store at ${where}; run mwp store init`)
+  let db: DB | undefined
+  try {
+    db = connect(path, false)
+    const config = checkOpen(readConfig(db), where)
+    return new SqliteStore(db, url, new AdmissionAuthority(config, admissionKey))
+  } catch (e) {
+    db?.close()
+    throw environment(e, where)
+  }
+}
+
+class SqliteStore implements Store {
+  readonly config: StoreConfig
+  private readonly selectRow
+  private readonly insertRow
+  private readonly insertAudit
+
+  constructor(
+    private readonly db: DB,
+    readonly url: string,
+    private readonly authority: AdmissionAuthority,
+  ) {
+    this.config = authority.config
+    this.selectRow = db.prepare('SELECT * FROM admission_records WHERE organization_id = ? AND signing_hash = ?')
+    this.insertRow = db.prepare(
+      `INSERT INTO admission_records (${ROW_COLUMNS.join(', ')}) VALUES (${ROW_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`,
+    )
+    this.insertAudit = db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`)
+  }
+
+  private stored(organizationId: string, signingHash: string) {
+    const raw = this.selectRow.get(organizationId, signingHash) as Record<string, unknown> | undefined
+    return raw && admissionRow(raw)
+  }
+
+  async lookup(organizationId: string, signingHash: string): Promise<LookupResult> {
+    const refused = this.authority.refuseLookup(organizationId)
+    if (refused) return refused
+    try {
+      const row = this.stored(organizationId, signingHash)
+      return row ? this.authority.authenticate(row) : {status: 'authoritative-absence'}
+    } catch (e) {
+      return {status: 'unavailable', detail: describeError(e)}
+    }
+  }
+
+  async appendOrReturnExisting(candidate: Candidate): Promise<AppendResult> {
+    const prepared = this.authority.prepare(candidate)
+    if ('refused' in prepared) return prepared.refused
+    const {row} = prepared
+    let inserted = false
+    let outcome: AppendResult
+    try {
+      this.db.exec('BEGIN IMMEDIATE')
+      inserted = this.insertRow.run(...ROW_COLUMNS.map((c) => row[c])).changes === 1
+      outcome = inserted
+        ? this.authority.committed(row)
+        : this.authority.resolveExisting(this.stored(row.organization_id, row.signing_hash), candidate)
+    } catch (e) {
+      this.rollback()
+      return {status: 'unavailable', detail: describeError(e)}
+    }
+    if (!inserted) {
+      this.rollback() // nothing was written
+      return outcome
+    }
+    try {
+      this.db.exec('COMMIT')
+    } catch (e) {
+      this.rollback()
+      return {status: 'commit-failed', detail: describeError(e)}
+    }
+    return outcome
+  }
+
+  private rollback(): void {
+    try {
+      if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK')
+    } catch {
+      // the transaction is gone either way
+    }
+  }
+
+  async acceptanceContext(): Promise<AcceptanceContext> {
+    return this.authority.acceptanceContext()
+  }
+
+  async audit(entry: AuditEntry): Promise<void> {
+    const row = auditInsert(entry)
+    try {
+      this.insertAudit.run(...AUDIT_COLUMNS.map((c) => row[c]))
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot write the audit log: ${describeError(e)}`)
+    }
+  }
+
+  async listAudit(options?: {since?: string; limit?: number}): Promise<AuditRow[]> {
+    const {since, limit} = auditQuery(options)
+    let sql = 'SELECT * FROM audit_log'
+    const params: (string | number)[] = []
+    if (since) {
+      sql += ' WHERE at_seconds > ? OR (at_seconds = ? AND at_fraction >= ?)'
+      params.push(since.seconds, since.seconds, since.fraction)
+    }
+    sql += ' ORDER BY id'
+    if (limit !== null) {
+      sql += ' LIMIT ?'
+      params.push(limit)
+    }
+    try {
+      return (this.db.prepare(sql).all(...params) as Record<string, unknown>[]).map(auditRow)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot read the audit log: ${describeError(e)}`)
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close()
+  }
+}
