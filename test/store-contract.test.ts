@@ -12,7 +12,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {AcceptanceContext, Candidate} from '../src/admission/log.js'
 import {generateSigningKey, type SigningKey} from '../src/crypto/keyfile.js'
 import {isUppercaseUtcZ} from '../src/json/timestamp.js'
-import {DEFAULT_FRESHNESS, StoreError, initStore, openStore, type Store, type StoreConfig} from '../src/store/index.js'
+import {DEFAULT_FRESHNESS, StoreError, initStore, openStore, parseStoreUrl, type Store, type StoreConfig} from '../src/store/index.js'
 import {shouldRunPostgres, startPostgres, type PostgresInstance} from './postgres-harness.js'
 
 const ORG = 'https://org.example/'
@@ -457,6 +457,8 @@ describe('store URLs', () => {
     expect(error.message).toMatch(/sqlite:PATH or postgres:/)
     expect(error.message).not.toContain('secret')
     expect((await storeError(initStore('sqlite:', config))).code).toBe('unknown-scheme')
+    expect(parseStoreUrl('postgresql://db.example/mwp')).toEqual({kind: 'postgres', url: 'postgresql://db.example/mwp'})
+    expect(parseStoreUrl('sqlite:///var/lib/mwp/store.db')).toEqual({kind: 'sqlite', path: '/var/lib/mwp/store.db'})
   })
 
   it('accepts a relative sqlite path and a file that is not a store is not-initialized', async () => {
@@ -466,6 +468,9 @@ describe('store URLs', () => {
       const store = await openStore(`sqlite://${join(dir, 'relative.db')}`)
       expect(store.config).toEqual(config)
       await store.close()
+      const db = new Database(join(dir, 'relative.db'), {readonly: true})
+      expect(db.pragma('journal_mode', {simple: true})).toBe('wal')
+      db.close()
       writeFileSync(join(dir, 'empty.db'), '')
       expect((await storeError(openStore(`sqlite:${join(dir, 'empty.db')}`))).code).toBe('not-initialized')
     } finally {

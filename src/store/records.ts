@@ -10,6 +10,7 @@
 // row naming another accepting service is `unauthenticated`. Only a store opened with the
 // configured service key may append.
 
+import {randomUUID} from 'node:crypto'
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
 import {provePublicKey, signEd25519, verifyEd25519, type VerifyKey} from '../crypto/ed25519.js'
 import type {SigningKey} from '../crypto/keyfile.js'
@@ -271,7 +272,7 @@ export class AdmissionAuthority {
 
   acceptanceContext(): AcceptanceContext {
     return {
-      admissionRecordId: `urn:uuid:${crypto.randomUUID()}`,
+      admissionRecordId: `urn:uuid:${randomUUID()}`,
       trustedAcceptedAt: formatUtcNow(),
       acceptedBy: {type: this.service.type, id: this.service.id},
     }
