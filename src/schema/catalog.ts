@@ -73,6 +73,14 @@ const PACKAGE_NAME = 'mwp'
  * from `src/schema/` (vitest, tsx) and from `dist/src/schema/` (compiled) alike.
  */
 export function packageRoot(): string {
+  root ??= findPackageRoot()
+  return root
+}
+
+// Found once: catalog lookups sit on the verification hot path.
+let root: string | undefined
+
+function findPackageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url))
   for (;;) {
     const manifest = join(dir, 'package.json')
@@ -217,13 +225,15 @@ class Catalog implements SchemaCatalog {
 }
 
 const catalogs = new Map<string, SchemaCatalog>()
+let defaultCatalog: SchemaCatalog | undefined
 
 /**
  * The catalog for `dir` (default: the project's `schemas/`), loaded and compiled once per
  * resolved directory and then shared.
  */
 export function schemaCatalog(dir?: string): SchemaCatalog {
-  const key = resolve(dir ?? defaultSchemaDir())
+  if (dir === undefined) return (defaultCatalog ??= schemaCatalog(defaultSchemaDir()))
+  const key = resolve(dir)
   let catalog = catalogs.get(key)
   if (catalog === undefined) {
     catalog = new Catalog(key)
