@@ -1,9 +1,10 @@
 // The store contract shared by the SQLite and PostgreSQL adapters (see ../shared/ARCHITECTURE.md).
-// This issue's part: the Admission Log, the trusted acceptance context, the protected audit log
-// and the Organization configuration the store holds. Group event tables come later.
+// The Admission Log, the trusted acceptance context, the protected audit log, the Organization
+// configuration the store holds, and the per-Group event log (group-log.ts).
 
 import type {AcceptanceContext, AdmissionLog, TrustedContextSource} from '../admission/log.js'
 import type {Principal} from '../signing/profiles.js'
+import type {GroupLog} from './group-log.js'
 
 /** Command freshness window (§6.4, last paragraphs): how old / how far ahead `issuedAt` may be. */
 export interface FreshnessWindow {
@@ -39,7 +40,7 @@ export interface AuditRow extends AuditEntry {
   id: number
 }
 
-export interface Store extends AdmissionLog, TrustedContextSource {
+export interface Store extends AdmissionLog, TrustedContextSource, GroupLog {
   readonly url: string
   readonly config: StoreConfig
   /** Appends one audit entry (durable on return). */
