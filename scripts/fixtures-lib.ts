@@ -3,7 +3,7 @@
 //   generateFixtures()    every generated file in memory: same bytes on every run (seeds derived
 //                         from names, fixed timestamps, no randomness, no clock)
 //   makeFixtures(outDir)  writes them under outDir and removes stale files from the generated
-//                         directories (fixtures/, conformance/, cryptography/)
+//                         directories (fixtures/, conformance/, cryptography/, admission/)
 //
 // scripts/make-fixtures.ts is the command-line entry (`npm run fixtures`).
 
@@ -11,6 +11,7 @@ import {chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, 
 import {dirname, join, relative, sep} from 'node:path'
 import {serializeKeyFile} from '../src/crypto/keyfile.js'
 import {DOCUMENT_KINDS} from '../src/signing/profiles.js'
+import {admissionBundle} from './fixture-gen/admission.js'
 import {cryptographyBundle} from './fixture-gen/cryptography.js'
 import {buildDocuments} from './fixture-gen/documents.js'
 import {IDENTITIES, type IdentityName, devRegistry, keyOf} from './fixture-gen/identities.js'
@@ -21,13 +22,14 @@ import {type GeneratedFile, jsonText} from './fixture-gen/util.js'
 export type {GeneratedFile} from './fixture-gen/util.js'
 
 /** Top-level directories owned by the generator: stale files in them are removed. */
-export const GENERATED_ROOTS = ['fixtures', 'conformance', 'cryptography'] as const
+export const GENERATED_ROOTS = ['fixtures', 'conformance', 'cryptography', 'admission'] as const
 
 const text = (path: string, content: string, mode = 0o644): GeneratedFile => ({path, bytes: Buffer.from(content, 'utf8'), mode})
 
 /** Every generated file, sorted by path. */
 export function generateFixtures(): GeneratedFile[] {
   const docs = buildDocuments()
+  const cryptography = cryptographyBundle(docs)
   const files: GeneratedFile[] = [
     ...IDENTITIES.map((i) => text(`fixtures/keys/${i.name}.key.json`, serializeKeyFile(keyOf(i.name as IdentityName)), 0o600)),
     text('fixtures/registry.json', jsonText(devRegistry())),
@@ -35,7 +37,8 @@ export function generateFixtures(): GeneratedFile[] {
     ...DOCUMENT_KINDS.map((kind) => text(`fixtures/documents/${kind}.json`, jsonText(docs.signed[kind].document))),
     text('fixtures/README.md', fixturesReadme()),
     ...structuralBundle(docs),
-    ...cryptographyBundle(docs),
+    ...cryptography,
+    ...admissionBundle(docs, cryptography), // pins cryptography/manifest.json by digest
   ]
   const seen = new Set<string>()
   for (const f of files) {

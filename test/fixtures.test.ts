@@ -6,7 +6,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 import {GENERATED_ROOTS, generateFixtures, listFiles, makeFixtures} from '../scripts/fixtures-lib.js'
-import {BundleRoot} from '../src/conformance/bundle.js'
+import {runAdmission} from '../src/conformance/admission.js'
+import {BundleRoot, manifestDigest} from '../src/conformance/bundle.js'
 import {runCryptography} from '../src/conformance/cryptography.js'
 import {runStructural} from '../src/conformance/structural.js'
 import {parseKeyFile} from '../src/crypto/keyfile.js'
@@ -19,6 +20,26 @@ import {HAVE_UPSTREAM, PROJECT_ROOT, UPSTREAM} from './upstream.js'
 
 const tmp = mkdtempSync(join(tmpdir(), 'mwp-fixtures-'))
 afterAll(() => rmSync(tmp, {recursive: true, force: true}))
+
+/** Every protected reason of the admission stage (src/admission/record.ts AdmissionReason). */
+const ADMISSION_REASONS = [
+  'record-missing',
+  'record-unparseable',
+  'record-schema-invalid',
+  'record-binding-mismatch',
+  'accepted-by-mismatch',
+  'record-conflict',
+  'trusted-time-outside-key-interval',
+  'malformed-trusted-time',
+  'event-self-anchoring',
+  'log-authentication-failed',
+  'log-integrity-failed',
+  'append-integrity-not-established',
+  'log-unavailable',
+  'log-indeterminate',
+  'commit-failed',
+  'context-not-service',
+]
 
 const committed = (path: string) => readFileSync(join(PROJECT_ROOT, path))
 const json = (path: string) => JSON.parse(committed(path).toString('utf8'))
@@ -41,6 +62,17 @@ describe('generator', () => {
     const keyFiles = files.filter((f) => f.path.startsWith('fixtures/keys/'))
     expect(keyFiles.length).toBeGreaterThanOrEqual(8)
     for (const f of keyFiles) expect(statSync(join(tmp, f.path)).mode & 0o777, f.path).toBe(0o600)
+  })
+
+  it('generates the admission bundle, byte-identical on regeneration, pinning the generated cryptography manifest', () => {
+    const admission = files.filter((f) => f.path.startsWith('admission/'))
+    expect(admission.map((f) => f.path)).toEqual(expect.arrayContaining(['admission/manifest.json', 'admission/manifest.schema.json', 'admission/records/valid/command.json', 'admission/registries/registry-later-revocation.json']))
+    const again = new Map(generateFixtures().map((f) => [f.path, f.bytes]))
+    for (const f of admission) expect(again.get(f.path)?.equals(f.bytes), f.path).toBe(true)
+    const generated = (path: string) => JSON.parse(files.find((f) => f.path === path)!.bytes.toString('utf8'))
+    const manifest = generated('admission/manifest.json')
+    expect(manifest.cryptography).toEqual({manifest: 'cryptography/manifest.json', artifactDigest: manifestDigest(generated('cryptography/manifest.json'))})
+    expect(manifest.artifactDigest).toBe(manifestDigest(manifest))
   })
 
   it('a second run into the same directory writes and removes nothing', () => {
@@ -102,12 +134,30 @@ describe('our conformance bundles', () => {
     for (const c of manifest.cases) for (const e of c.evaluations) if (e.fault) expect(caseIds, `${c.id} basis`).toContain(e.fault.basis.caseId)
   })
 
-  it.skipIf(!HAVE_UPSTREAM)('the upstream bundles still pass with the same runners', () => {
+  it('admission: every evaluation passes, every protected reason is exercised, both modes cover all nine kinds', async () => {
+    const report = await runAdmission(root)
+    expect(report.cases.filter((c) => !c.pass)).toEqual([])
+    const reasons = new Set(report.cases.filter((c) => c.expected === 'rejected:admission').map((c) => c.fault))
+    for (const reason of ADMISSION_REASONS) expect(reasons, reason).toContain(reason)
+    const manifest = json('admission/manifest.json') as {cases: {evaluations: {profileId: string; mode: string; expect: {stage: string}; lookup: {status: string}; append: {status: string} | null}[]}[]}
+    const evaluations = manifest.cases.flatMap((c) => c.evaluations)
+    for (const mode of ['first-admission', 'historical-replay']) {
+      const admitted = new Set(evaluations.filter((e) => e.mode === mode && e.expect.stage === 'complete').map((e) => e.profileId))
+      expect([...admitted].sort(), mode).toEqual([...DOCUMENT_KINDS].sort())
+    }
+    // idempotent retry (found), a committed append, and a concurrent winner (existing) all complete
+    const completed = evaluations.filter((e) => e.mode === 'first-admission' && e.expect.stage === 'complete')
+    expect(new Set(completed.map((e) => e.append?.status ?? e.lookup.status))).toEqual(new Set(['found', 'committed', 'existing']))
+  })
+
+  it.skipIf(!HAVE_UPSTREAM)('the upstream bundles still pass with the same runners', async () => {
     const upstream = new BundleRoot(UPSTREAM)
     const structural = runStructural(upstream)
     const cryptography = runCryptography(upstream)
+    const admission = await runAdmission(upstream)
     expect(structural.cases.filter((c) => !c.pass)).toEqual([])
     expect(cryptography.cases.filter((c) => !c.pass)).toEqual([])
-    expect([structural.cases.length, cryptography.cases.length]).toEqual([58, 62])
+    expect(admission.cases.filter((c) => !c.pass)).toEqual([])
+    expect([structural.cases.length, cryptography.cases.length, admission.cases.length]).toEqual([58, 62, 30])
   })
 })

@@ -134,7 +134,7 @@ function recordFor(docs: DocumentSet, kind: DocumentKind, context: AcceptanceCon
     documentKind: kind,
     signingHash: docs.signed[kind].signingHash,
     keyId: key.keyId,
-    principal: {type: key.principal.type, id: key.principal.id},
+    principal: bindingPrincipal(SIGNER[kind]),
     trustedAcceptedAt: context.trustedAcceptedAt,
     acceptedBy: {type: context.acceptedBy.type, id: context.acceptedBy.id},
   }

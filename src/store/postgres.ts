@@ -4,10 +4,32 @@
 // for a concurrent insert of the same key to commit or abort before deciding) and — when nothing
 // was inserted — a read of the row already there, which sees the concurrent winner. Every verdict
 // comes from records.ts, exactly as in the SQLite adapter.
+//
+// The Group log append serializes per Group, never globally: the transaction locks the Group's
+// `groups` row (`SELECT … FOR UPDATE`, after an `INSERT … ON CONFLICT DO NOTHING` for a new
+// Group), so appends to one Group queue behind each other across processes while other Groups
+// proceed. It then reads the state, asks group-records.ts, and writes or rolls back. A unique
+// violation from a concurrent append elsewhere (the same receipt key or Event ID in another
+// Group) retries the transaction, whose reads then see the winner and decide.
 
 import postgres from 'postgres'
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
 import type {SigningKey} from '../crypto/keyfile.js'
+import type {AppendOutcome, GroupHead, LoggedEvent, Receipt, StoredEvent} from './group-log.js'
+import {
+  EVENT_COLUMNS,
+  RECEIPT_COLUMNS,
+  appended,
+  checkAppend,
+  checkRead,
+  decideAppend,
+  eventRow,
+  headAfter,
+  headFrom,
+  loggedEvent,
+  receiptFrom,
+  receiptRow,
+} from './group-records.js'
 import {
   AUDIT_COLUMNS,
   AdmissionAuthority,
@@ -70,11 +92,53 @@ CREATE TABLE IF NOT EXISTS audit_log (
   detail        TEXT
 );
 CREATE INDEX IF NOT EXISTS audit_log_at ON audit_log (at_seconds, at_fraction);
+
+CREATE TABLE IF NOT EXISTS groups (
+  group_id TEXT PRIMARY KEY,
+  head     BIGINT NOT NULL,
+  revision BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS group_events (
+  group_id           TEXT NOT NULL,
+  sequence           BIGINT NOT NULL,
+  event_id           TEXT NOT NULL UNIQUE,
+  kind               TEXT NOT NULL,
+  aggregate_revision BIGINT NOT NULL,
+  bytes              BYTEA NOT NULL,
+  PRIMARY KEY (group_id, sequence)
+);
+DROP TRIGGER IF EXISTS group_events_append_only ON group_events;
+CREATE TRIGGER group_events_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON group_events
+  FOR EACH STATEMENT EXECUTE FUNCTION mwp_append_only();
+
+CREATE TABLE IF NOT EXISTS receipts (
+  actor_id       TEXT NOT NULL,
+  action_id      TEXT NOT NULL,
+  content_hash   TEXT NOT NULL,
+  group_id       TEXT NOT NULL,
+  first_sequence BIGINT NOT NULL,
+  last_sequence  BIGINT NOT NULL,
+  document       TEXT NOT NULL,
+  PRIMARY KEY (actor_id, action_id)
+);
+DROP TRIGGER IF EXISTS receipts_append_only ON receipts;
+CREATE TRIGGER receipts_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON receipts
+  FOR EACH STATEMENT EXECUTE FUNCTION mwp_append_only();
 `
 
 /** Serialization failure and deadlock: the transaction did nothing and may be retried. */
 const RETRYABLE = new Set(['40001', '40P01'])
 const ATTEMPTS = 3
+/** Unique violation: in a Group append, a concurrent writer won a key; re-reading decides. */
+const UNIQUE_VIOLATION = '23505'
+/** Events per INSERT statement (6 parameters each, well under PostgreSQL's 65535). */
+const INSERT_CHUNK = 500
+
+/** Thrown inside a transaction to roll it back with a decided outcome. */
+class Refusal {
+  constructor(readonly outcome: AppendOutcome) {}
+}
 
 function connect(url: string): postgres.Sql {
   return postgres(url, {
@@ -134,6 +198,16 @@ async function selectRow(sql: Sql, organizationId: string, signingHash: string) 
   return raw && admissionRow(raw)
 }
 
+async function selectHead(sql: Sql, groupId: string, lock = false): Promise<GroupHead | null> {
+  const [raw] = await sql`SELECT head, revision FROM groups WHERE group_id = ${groupId} ${lock ? sql`FOR UPDATE` : sql``}`
+  return headFrom(raw)
+}
+
+async function selectReceipt(sql: Sql, actorId: string, actionId: string): Promise<Receipt | null> {
+  const [raw] = await sql`SELECT * FROM receipts WHERE actor_id = ${actorId} AND action_id = ${actionId}`
+  return raw ? receiptFrom(raw) : null
+}
+
 class PostgresStore implements Store {
   readonly config: StoreConfig
 
@@ -183,6 +257,78 @@ class PostgresStore implements Store {
         // leaves the outcome unknown.
         return e instanceof postgres.PostgresError
           ? {status: 'commit-failed', detail: describeError(e)}
+          : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(e)}`}
+      }
+    }
+  }
+
+  async head(groupId: string): Promise<GroupHead | null> {
+    try {
+      return await selectHead(this.sql, groupId)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot read the Group head: ${describeError(e)}`)
+    }
+  }
+
+  async receipt(actorId: string, actionId: string): Promise<Receipt | null> {
+    try {
+      return await selectReceipt(this.sql, actorId, actionId)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot read the receipt: ${describeError(e)}`)
+    }
+  }
+
+  async read(groupId: string, afterSequence: number, limit: number): Promise<{events: LoggedEvent[]; head: number}> {
+    checkRead(groupId, afterSequence, limit)
+    try {
+      // The head first: every event up to it is committed (they commit together), so the page
+      // and the head agree without a snapshot.
+      const head = (await selectHead(this.sql, groupId))?.sequence ?? 0
+      const rows = await this.sql`SELECT sequence, event_id, kind, bytes FROM group_events
+        WHERE group_id = ${groupId} AND sequence > ${afterSequence} AND sequence <= ${head}
+        ORDER BY sequence LIMIT ${limit}`
+      return {events: rows.map(loggedEvent), head}
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot read the Group log: ${describeError(e)}`)
+    }
+  }
+
+  async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): Promise<AppendOutcome> {
+    const refused = checkAppend(groupId, expectedHead, events, receipt)
+    if (refused) return refused
+    for (let attempt = 1; ; attempt++) {
+      let decided = false // the transaction body finished: any later error is the COMMIT's
+      try {
+        return await this.sql.begin(async (tx) => {
+          if (expectedHead === 0) await tx`INSERT INTO groups (group_id, head, revision) VALUES (${groupId}, 0, 0) ON CONFLICT DO NOTHING`
+          const head = await selectHead(tx, groupId, true) // the per-Group lock
+          const prior = await selectReceipt(tx, receipt.actorId, receipt.actionId)
+          const ids = events.map((e) => e.eventId)
+          const [taken] = await tx`SELECT event_id FROM group_events WHERE event_id IN ${tx(ids)} LIMIT 1`
+          const verdict = decideAppend({head, prior, takenEventId: taken ? String(taken.event_id) : null}, expectedHead, events, receipt)
+          if (verdict) throw new Refusal(verdict) // roll back (a new Group's row too)
+          for (let i = 0; i < events.length; i += INSERT_CHUNK) {
+            const rows = events.slice(i, i + INSERT_CHUNK).map((e) => eventRow(groupId, e))
+            await tx`INSERT INTO group_events ${tx(rows, ...EVENT_COLUMNS)}`
+          }
+          const after = headAfter(events)
+          await tx`UPDATE groups SET head = ${after.sequence}, revision = ${after.revision} WHERE group_id = ${groupId}`
+          await tx`INSERT INTO receipts ${tx(receiptRow(receipt), ...RECEIPT_COLUMNS)}`
+          decided = true
+          return appended(events)
+        })
+      } catch (e) {
+        if (e instanceof Refusal) return e.outcome
+        const code = (e as {code?: string}).code ?? ''
+        if (RETRYABLE.has(code) || (code === UNIQUE_VIOLATION && !decided)) {
+          if (attempt < ATTEMPTS) continue
+          return {status: 'unavailable', detail: `gave up after ${ATTEMPTS} attempts: ${describeError(e)}`}
+        }
+        if (!decided) return {status: 'unavailable', detail: describeError(e)}
+        // The server refused the COMMIT: nothing was written. A lost connection during COMMIT
+        // leaves the outcome unknown.
+        return e instanceof postgres.PostgresError
+          ? {status: 'unavailable', detail: `commit refused: ${describeError(e)}`}
           : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(e)}`}
       }
     }

@@ -5,11 +5,30 @@
 // instead of failing. The append is `BEGIN IMMEDIATE` (take the write lock first), an
 // `INSERT … ON CONFLICT DO NOTHING`, and — when nothing was inserted — a read of the row already
 // there, all in one transaction. Every verdict comes from records.ts.
+//
+// The Group log append is the same shape: `BEGIN IMMEDIATE` (SQLite has one writer, so appends
+// to every Group serialize here, which is fine for the embedded store), read the Group's state,
+// ask group-records.ts, then write the events, the head and the receipt, or roll back.
 
 import {existsSync} from 'node:fs'
 import Database from 'better-sqlite3'
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
 import type {SigningKey} from '../crypto/keyfile.js'
+import type {AppendOutcome, GroupHead, LoggedEvent, Receipt, StoredEvent} from './group-log.js'
+import {
+  EVENT_COLUMNS,
+  RECEIPT_COLUMNS,
+  appended,
+  checkAppend,
+  checkRead,
+  decideAppend,
+  eventRow,
+  headAfter,
+  headFrom,
+  loggedEvent,
+  receiptFrom,
+  receiptRow,
+} from './group-records.js'
 import {
   AUDIT_COLUMNS,
   AdmissionAuthority,
@@ -29,6 +48,24 @@ import {
 import type {AcceptanceContext, AuditEntry, AuditRow, Store, StoreConfig} from './types.js'
 
 type DB = Database.Database
+
+const insertSql = (table: string, columns: readonly string[]) =>
+  `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`
+
+/** The Group log statements, prepared on first use. */
+function groupStatements(db: DB) {
+  return {
+    head: db.prepare('SELECT head, revision FROM groups WHERE group_id = ?'),
+    receipt: db.prepare('SELECT * FROM receipts WHERE actor_id = ? AND action_id = ?'),
+    eventIdTaken: db.prepare('SELECT 1 FROM group_events WHERE event_id = ?'),
+    events: db.prepare('SELECT sequence, event_id, kind, bytes FROM group_events WHERE group_id = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?'),
+    insertEvent: db.prepare(insertSql('group_events', EVENT_COLUMNS)),
+    insertReceipt: db.prepare(insertSql('receipts', RECEIPT_COLUMNS)),
+    setHead: db.prepare(
+      'INSERT INTO groups (group_id, head, revision) VALUES (?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET head = excluded.head, revision = excluded.revision',
+    ),
+  }
+}
 
 /** How long a statement waits for another process's write lock before failing (ms). */
 const BUSY_TIMEOUT_MS = 15_000
@@ -73,6 +110,43 @@ CREATE TABLE IF NOT EXISTS audit_log (
   detail        TEXT
 ) STRICT;
 CREATE INDEX IF NOT EXISTS audit_log_at ON audit_log (at_seconds, at_fraction);
+
+CREATE TABLE IF NOT EXISTS groups (
+  group_id TEXT PRIMARY KEY,
+  head     INTEGER NOT NULL,
+  revision INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS group_events (
+  group_id           TEXT NOT NULL,
+  sequence           INTEGER NOT NULL,
+  event_id           TEXT NOT NULL UNIQUE,
+  kind               TEXT NOT NULL,
+  aggregate_revision INTEGER NOT NULL,
+  bytes              BLOB NOT NULL,
+  PRIMARY KEY (group_id, sequence)
+) STRICT;
+
+CREATE TRIGGER IF NOT EXISTS group_events_no_update BEFORE UPDATE ON group_events
+BEGIN SELECT RAISE(ABORT, 'group_events is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS group_events_no_delete BEFORE DELETE ON group_events
+BEGIN SELECT RAISE(ABORT, 'group_events is append-only'); END;
+
+CREATE TABLE IF NOT EXISTS receipts (
+  actor_id       TEXT NOT NULL,
+  action_id      TEXT NOT NULL,
+  content_hash   TEXT NOT NULL,
+  group_id       TEXT NOT NULL,
+  first_sequence INTEGER NOT NULL,
+  last_sequence  INTEGER NOT NULL,
+  document       TEXT NOT NULL,
+  PRIMARY KEY (actor_id, action_id)
+) STRICT;
+
+CREATE TRIGGER IF NOT EXISTS receipts_no_update BEFORE UPDATE ON receipts
+BEGIN SELECT RAISE(ABORT, 'receipts is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS receipts_no_delete BEFORE DELETE ON receipts
+BEGIN SELECT RAISE(ABORT, 'receipts is append-only'); END;
 `
 
 function connect(path: string, create: boolean): DB {
@@ -139,6 +213,7 @@ class SqliteStore implements Store {
   private readonly selectRow
   private readonly insertRow
   private readonly insertAudit
+  private groupSql: ReturnType<typeof groupStatements> | undefined
 
   constructor(
     private readonly db: DB,
@@ -196,6 +271,86 @@ class SqliteStore implements Store {
       return {status: 'commit-failed', detail: describeError(e)}
     }
     return outcome
+  }
+
+  private get group(): ReturnType<typeof groupStatements> {
+    return (this.groupSql ??= groupStatements(this.db))
+  }
+
+  private readHead(groupId: string): GroupHead | null {
+    return headFrom(this.group.head.get(groupId) as Record<string, unknown> | undefined)
+  }
+
+  private readReceipt(actorId: string, actionId: string): Receipt | null {
+    const raw = this.group.receipt.get(actorId, actionId) as Record<string, unknown> | undefined
+    return raw ? receiptFrom(raw) : null
+  }
+
+  async head(groupId: string): Promise<GroupHead | null> {
+    try {
+      return this.readHead(groupId)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot read the Group head: ${describeError(e)}`)
+    }
+  }
+
+  async receipt(actorId: string, actionId: string): Promise<Receipt | null> {
+    try {
+      return this.readReceipt(actorId, actionId)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot read the receipt: ${describeError(e)}`)
+    }
+  }
+
+  async read(groupId: string, afterSequence: number, limit: number): Promise<{events: LoggedEvent[]; head: number}> {
+    checkRead(groupId, afterSequence, limit)
+    try {
+      // One read transaction (a WAL snapshot): the events and the head agree.
+      return this.db.transaction(() => {
+        const head = this.readHead(groupId)?.sequence ?? 0
+        const rows = this.group.events.all(groupId, afterSequence, head, limit) as Record<string, unknown>[]
+        return {events: rows.map(loggedEvent), head}
+      })()
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot read the Group log: ${describeError(e)}`)
+    }
+  }
+
+  async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): Promise<AppendOutcome> {
+    const refused = checkAppend(groupId, expectedHead, events, receipt)
+    if (refused) return refused
+    try {
+      const s = this.group
+      this.db.exec('BEGIN IMMEDIATE')
+      const state = {
+        head: this.readHead(groupId),
+        prior: this.readReceipt(receipt.actorId, receipt.actionId),
+        takenEventId: events.find((e) => s.eventIdTaken.get(e.eventId) !== undefined)?.eventId ?? null,
+      }
+      const verdict = decideAppend(state, expectedHead, events, receipt)
+      if (verdict) {
+        this.rollback() // nothing was written
+        return verdict
+      }
+      for (const e of events) {
+        const row = eventRow(groupId, e)
+        s.insertEvent.run(...EVENT_COLUMNS.map((c) => row[c]))
+      }
+      const head = headAfter(events)
+      s.setHead.run(groupId, head.sequence, head.revision)
+      const r = receiptRow(receipt)
+      s.insertReceipt.run(...RECEIPT_COLUMNS.map((c) => r[c]))
+    } catch (e) {
+      this.rollback()
+      return {status: 'unavailable', detail: describeError(e)}
+    }
+    try {
+      this.db.exec('COMMIT')
+    } catch (e) {
+      this.rollback()
+      return {status: 'indeterminate', detail: `commit failed: ${describeError(e)}`}
+    }
+    return appended(events)
   }
 
   private rollback(): void {
