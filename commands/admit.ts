@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {acceptNew} from '../src/admission/accept.js'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, usage} from '../src/cli/base.js'
+import {EXIT_CODES_HELP, MwpCommand, type Outcome} from '../src/cli/base.js'
 import {admissionKeyFlag, kindFlag, registryFlag, storeFlag} from '../src/cli/flags.js'
 import {rejectionOutcome} from '../src/cli/rejections.js'
 import {openConfiguredStore} from '../src/cli/store.js'
@@ -14,7 +14,10 @@ export default class Admit extends MwpCommand {
 
 ${EXIT_CODES_HELP}`
 
-  static examples = ['<%= config.bin %> admit --registry fixtures/registry.json --store sqlite:mwp.db --admission-key fixtures/keys/admission.key.json signed.json']
+  static examples = [
+    '<%= config.bin %> admit --registry fixtures/registry.json --store sqlite:mwp.db signed.json',
+    '<%= config.bin %> admit --registry fixtures/registry.json --store sqlite:mwp.db --admission-key fixtures/keys/admission.key.json signed.json',
+  ]
 
   static args = {file: Args.string({description: 'Signed Document, or - for stdin.', required: true})}
   static flags = {
@@ -27,10 +30,9 @@ ${EXIT_CODES_HELP}`
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(Admit)
-    if (!flags['admission-key']) throw usage('give --admission-key FILE (or set MWP_ADMISSION_KEY): only the admission service appends records')
     const evidence = RegistryEvidence.fromBytes(await this.readInput(flags.registry))
     const bytes = await this.readInput(args.file)
-    const store = await openConfiguredStore(flags.store, flags['admission-key'])
+    const store = await openConfiguredStore(flags.store, flags['admission-key'], {writer: true})
     try {
       const result = await acceptNew({bytes, kind: flags.kind as DocumentKind | undefined, subject: args.file === '-' ? 'stdin' : args.file}, evidence, store)
       if (result instanceof Rejection) return rejectionOutcome(result, flags.explain)

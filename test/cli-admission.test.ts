@@ -115,6 +115,14 @@ describe.each(stores)('first admission on %s', (_name, open) => {
     )
   }, 60_000)
 
+  it('uses the admission key file the store configuration names when --admission-key is omitted', () => {
+    const org = organization(store)
+    const file = org.command()
+    const r = mwp(['admit', '--registry', org.registry, '--store', store, '--json', file])
+    expect(r.status, r.stderr).toBe(0)
+    expect(json(r).result.outcome).toBe('committed')
+  })
+
   it('refuses a stale Command at the freshness stage and says only AUTH_INVALID_SIGNATURE', () => {
     const org = organization(store)
     const stale = org.command('2026-01-02T00:00:00Z')

@@ -1,4 +1,5 @@
 import {Flags} from '@oclif/core'
+import {resolve} from 'node:path'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {admissionKeyFlag, storeFlag} from '../../src/cli/flags.js'
 import {readKey} from '../../src/cli/store.js'
@@ -8,7 +9,7 @@ import {DEFAULT_FRESHNESS, type StoreConfig} from '../../src/store/types.js'
 
 export default class StoreInit extends MwpCommand {
   static summary = "Initialize a store (SQLite file or PostgreSQL database) with the Organization's admission configuration."
-  static description = `Records the Organization ID, the admission service identity (from its key file: a service Principal, key ID and public key — the private key is never stored) and the Command freshness window. Running it again with the same configuration is a no-op; a different configuration is refused.
+  static description = `Records the Organization ID, the admission service identity (from its key file: a service Principal, key ID and public key, plus the key file's absolute path so mwp admit can find it — the private key itself is never stored) and the Command freshness window. Running it again with the same configuration is a no-op; a different configuration is refused.
 
 ${EXIT_CODES_HELP}`
 
@@ -34,7 +35,7 @@ ${EXIT_CODES_HELP}`
     if (key.principal?.type !== 'service') throw usage('the admission key must belong to a service Principal')
     const config: StoreConfig = {
       organizationId: flags.organization,
-      admissionService: {principal: key.principal, keyId: key.keyId, publicKey: key.publicKeyB64},
+      admissionService: {principal: key.principal, keyId: key.keyId, publicKey: key.publicKeyB64, keyFile: resolve(flags['admission-key'])},
       freshness: {maxAgeSeconds: flags['max-age'], maxFutureSkewSeconds: flags['max-future-skew']},
     }
     try {

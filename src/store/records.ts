@@ -97,9 +97,10 @@ export function normalizeConfig(value: unknown): StoreConfig {
   if (f === null || typeof f !== 'object' || !wholeSeconds(f.maxAgeSeconds) || !wholeSeconds(f.maxFutureSkewSeconds)) {
     bad('freshness must be {"maxAgeSeconds", "maxFutureSkewSeconds"}, whole seconds >= 0')
   }
+  if (s.keyFile !== undefined && !nonEmpty(s.keyFile)) bad('admissionService.keyFile must be a non-empty path when present')
   return {
     organizationId: c.organizationId!,
-    admissionService: {principal: {type: 'service', id: p.id}, keyId: s.keyId, publicKey: s.publicKey},
+    admissionService: {principal: {type: 'service', id: p.id}, keyId: s.keyId, publicKey: s.publicKey, ...(s.keyFile ? {keyFile: s.keyFile} : {})},
     freshness: {maxAgeSeconds: f!.maxAgeSeconds, maxFutureSkewSeconds: f!.maxFutureSkewSeconds},
   }
 }

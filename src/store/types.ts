@@ -17,8 +17,12 @@ export const DEFAULT_FRESHNESS: FreshnessWindow = {maxAgeSeconds: 300, maxFuture
 /** Organization configuration kept in the store (never a private key). */
 export interface StoreConfig {
   organizationId: string
-  /** The Organization admission service: the only writer of First-Admission Records. */
-  admissionService: {principal: Principal; keyId: string; publicKey: string}
+  /**
+   * The Organization admission service: the only writer of First-Admission Records. `keyFile`
+   * optionally names where its private key file lives on the admitting host (the key itself is
+   * never stored), so `mwp admit` needs no --admission-key.
+   */
+  admissionService: {principal: Principal; keyId: string; publicKey: string; keyFile?: string}
   freshness: FreshnessWindow
 }
 
