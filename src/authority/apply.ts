@@ -1,0 +1,108 @@
+// apply(state, event) → state: the ONLY way Group state changes (ARCHITECTURE principle 2). The
+// live path applies the Events it has just signed; replay folds the stored Events through the
+// same function, so the two cannot drift. apply() trusts nothing about ordering: a sequence or
+// revision that does not follow the state is a corrupt log and throws.
+
+import type {CoordinatorState, GroupState, MemberRole, MemberState, MissionView} from './state.js'
+import type {Principal} from '../signing/profiles.js'
+
+/** The Event fields apply() reads (a parsed, verified Event document). */
+export interface AppliedEvent {
+  kind: string
+  groupId: string
+  sequence: number
+  aggregateRevision: number
+  payload: Record<string, unknown>
+}
+
+export class ApplyError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ApplyError'
+  }
+}
+
+/**
+ * Ordinary Messages are logically concurrent conversation (§15.2), not structured state: they
+ * take a sequence but leave the aggregate revision alone, so chatter never makes a structured
+ * Command's `expectedRevision` stale.
+ */
+const REVISION_NEUTRAL: ReadonlySet<string> = new Set(['message.posted'])
+
+/** The aggregate revision a `kind` Event carries when appended to a Group at `revision`. */
+export function revisionAfter(kind: string, revision: number): number {
+  return REVISION_NEUTRAL.has(kind) ? revision : revision + 1
+}
+
+interface MembershipPayload {
+  membershipId: string
+  member: Principal
+  role: MemberRole
+  membershipEpoch: number
+  state: string
+  visibilityStartSequence: number
+}
+
+const memberOf = (m: MembershipPayload): MemberState => ({
+  membershipId: m.membershipId,
+  principal: {type: m.member.type, id: m.member.id},
+  role: m.role,
+  membershipEpoch: m.membershipEpoch,
+  active: m.state === 'active',
+  visibilityStartSequence: m.visibilityStartSequence,
+})
+
+export function apply(state: GroupState | null, event: AppliedEvent): GroupState {
+  const sequence = (state?.sequence ?? 0) + 1
+  if (event.sequence !== sequence) throw new ApplyError(`event sequence ${event.sequence} does not follow ${sequence - 1}`)
+  const revision = revisionAfter(event.kind, state?.revision ?? 0)
+  if (event.aggregateRevision !== revision) throw new ApplyError(`event ${event.sequence} carries revision ${event.aggregateRevision}, expected ${revision}`)
+  if (state !== null && event.groupId !== state.groupId) throw new ApplyError(`event for Group ${event.groupId} applied to ${state.groupId}`)
+  const p = event.payload
+
+  if (event.kind === 'mission.created') {
+    if (state !== null) throw new ApplyError('mission.created on an existing Group')
+    const m = p.mission as Omit<MissionView, 'coordinator'>
+    const owner = memberOf(p.membership as MembershipPayload)
+    const mission: MissionView = {
+      missionId: m.missionId,
+      state: m.state,
+      missionOwner: {type: m.missionOwner.type, id: m.missionOwner.id},
+      objective: m.objective,
+      definitionOfDone: m.definitionOfDone,
+      deadline: m.deadline,
+      budget: m.budget,
+      approvalPolicy: m.approvalPolicy,
+      createdAt: m.createdAt,
+      coordinator: null,
+    }
+    return {
+      groupId: event.groupId,
+      missionId: m.missionId,
+      revision,
+      sequence,
+      conversationId: p.conversationId as string,
+      mission,
+      members: {[owner.principal.id]: owner},
+    }
+  }
+
+  if (state === null) throw new ApplyError(`${event.kind} before mission.created`)
+  const next = {...state, revision, sequence}
+  switch (event.kind) {
+    case 'mission.coordinator.assigned': {
+      const c = p.coordinator as CoordinatorState
+      const member = memberOf(p.membership as MembershipPayload)
+      return {
+        ...next,
+        mission: {...state.mission, coordinator: {agentId: c.agentId, coordinatorEpoch: c.coordinatorEpoch, leaseId: c.leaseId}},
+        members: {...state.members, [member.principal.id]: member},
+      }
+    }
+    case 'message.posted':
+      // Messages live in the log; the decider keeps no per-Message state yet.
+      return next
+    default:
+      throw new ApplyError(`unknown Event kind ${event.kind}`)
+  }
+}

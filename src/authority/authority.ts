@@ -1,0 +1,127 @@
+// One Group Authority instance: its store, Registry evidence, service key and policy, plus a
+// per-Group state cache and a per-Group promise queue (ARCHITECTURE principle 3: one Group's
+// Commands are serialized in-process; different Groups never wait on each other).
+//
+// State is never trusted from the cache alone: `current()` asks the store for the Group head
+// (one indexed read) and folds only the Events it has not seen yet, each re-verified with the
+// six-stage verifier. Another process sharing a PostgreSQL store therefore cannot make this
+// cache decide on stale state; the append's head check catches the remaining race.
+
+import {randomUUID} from 'node:crypto'
+import type {SigningKey} from '../crypto/keyfile.js'
+import type {Principal} from '../signing/profiles.js'
+import type {RegistryEvidence} from '../signing/registry.js'
+import {Rejection, verify} from '../signing/verify.js'
+import type {Store} from '../store/types.js'
+import {type AppliedEvent, apply} from './apply.js'
+import type {GroupState} from './state.js'
+
+export interface AuthorityPolicy {
+  /** Human principal IDs allowed to create root Missions (§7.1, issue 4 role policy). */
+  rootMissionOwners: string[]
+}
+
+export interface AuthorityOptions {
+  store: Store
+  registry: RegistryEvidence
+  /** The Group Authority service key: every accepted Event is signed with it. */
+  authorityKey: SigningKey
+  policy: AuthorityPolicy
+  /** Trusted clock, RFC 3339 UTC Z (injectable for tests). */
+  clock?: () => string
+  /** Identifier generator (injectable for deterministic tests). */
+  newId?: () => string
+}
+
+/** The stored log does not verify or does not fold: never decide on it. */
+export class AuthorityIntegrityError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'AuthorityIntegrityError'
+  }
+}
+
+const PAGE = 500
+
+export class Authority {
+  readonly store: Store
+  readonly registry: RegistryEvidence
+  readonly key: SigningKey
+  readonly principal: Principal
+  readonly policy: AuthorityPolicy
+  readonly clock: () => string
+  readonly newId: () => string
+  readonly #cache = new Map<string, GroupState>()
+  readonly #queues = new Map<string, Promise<unknown>>()
+
+  constructor(options: AuthorityOptions) {
+    if (!options.authorityKey.principal || options.authorityKey.principal.type !== 'service') {
+      throw new Error('the Group Authority key must belong to a service Principal')
+    }
+    this.store = options.store
+    this.registry = options.registry
+    this.key = options.authorityKey
+    this.principal = options.authorityKey.principal
+    this.policy = {rootMissionOwners: [...options.policy.rootMissionOwners]}
+    this.clock = options.clock ?? (() => new Date().toISOString())
+    this.newId = options.newId ?? (() => `urn:uuid:${randomUUID()}`)
+  }
+
+  /** Runs `task` after every earlier task of the same Group settled. */
+  serialize<T>(groupId: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(groupId) ?? Promise.resolve()
+    const run = previous.then(task, task)
+    const tail = run.catch(() => undefined)
+    this.#queues.set(groupId, tail)
+    void tail.then(() => {
+      if (this.#queues.get(groupId) === tail) this.#queues.delete(groupId)
+    })
+    return run
+  }
+
+  /** The Group's state at the store's current head, or null for a Group with no Events. */
+  async current(groupId: string): Promise<GroupState | null> {
+    const head = await this.store.head(groupId)
+    if (head === null) {
+      this.#cache.delete(groupId)
+      return null
+    }
+    let state = this.#cache.get(groupId) ?? null
+    if (state !== null && state.sequence > head.sequence) state = null // store replaced under us: refold
+    while ((state?.sequence ?? 0) < head.sequence) {
+      const page = await this.store.read(groupId, state?.sequence ?? 0, PAGE)
+      if (page.events.length === 0) throw new AuthorityIntegrityError(`Group ${groupId} head ${head.sequence} but no Event after ${state?.sequence ?? 0}`)
+      for (const logged of page.events) state = this.#fold(groupId, state, logged.sequence, logged.bytes)
+    }
+    this.#cache.set(groupId, state!)
+    return state
+  }
+
+  /** Records the state the live path produced by applying the Events it just appended. */
+  remember(state: GroupState): void {
+    this.#cache.set(state.groupId, state)
+  }
+
+  #fold(groupId: string, state: GroupState | null, sequence: number, bytes: Uint8Array): GroupState {
+    const verified = verify('event', bytes, this.registry)
+    if (verified instanceof Rejection) {
+      const d = Rejection.diagnostic(verified)
+      throw new AuthorityIntegrityError(`stored Event ${sequence} of ${groupId} fails verification at ${d.stage}: ${d.reason}`)
+    }
+    const doc = verified.document as unknown as AppliedEvent & {acceptedBy: Principal}
+    // H9: a Group Event must be accepted by an authorized Group Authority (here: this one).
+    if (doc.acceptedBy.type !== this.principal.type || doc.acceptedBy.id !== this.principal.id) {
+      throw new AuthorityIntegrityError(`stored Event ${sequence} of ${groupId} was accepted by ${doc.acceptedBy.id}`)
+    }
+    if (doc.groupId !== groupId || doc.sequence !== sequence) throw new AuthorityIntegrityError(`stored Event ${sequence} of ${groupId} declares ${doc.groupId}#${doc.sequence}`)
+    try {
+      return apply(state, doc)
+    } catch (e) {
+      throw new AuthorityIntegrityError(`stored Event ${sequence} of ${groupId} does not apply: ${(e as Error).message}`)
+    }
+  }
+}
+
+export function openAuthority(options: AuthorityOptions): Authority {
+  return new Authority(options)
+}

@@ -1,0 +1,201 @@
+// Authority ingress: a Command arrives as bytes and leaves as a receipt or one protocol error
+// (spec §15.1, §19; ACCEPTANCE H1-H7, L1). The order is fixed:
+//   1 acceptNew: six-stage verification, Command freshness, first admission (audited)
+//   2 epoch rules by actor type
+//   3 idempotency by (actor ID, Action ID) against the stored receipt
+//   4 payload schema
+//   5 role / policy authorization
+//   6 decide on the Group's current state; number, sign and append the Events atomically
+// Steps 3-6 run inside the Group's in-process queue; the store's head check serializes across
+// processes, and a moved head reloads state and decides again.
+
+import {acceptNew} from '../admission/accept.js'
+import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
+import type {JsonObject} from '../json/parse.js'
+import {sign} from '../signing/sign.js'
+import {Rejection} from '../signing/verify.js'
+import type {Receipt, StoredEvent} from '../store/group-log.js'
+import {StoreError} from '../store/records.js'
+import {apply, revisionAfter} from './apply.js'
+import {type Authority, AuthorityIntegrityError} from './authority.js'
+import {type DecidedCommand, type EventDraft, decide} from './decide.js'
+import {checkPayload} from './payloads.js'
+import type {GroupState} from './state.js'
+
+/** What the actor gets back for an accepted Command (stored verbatim as the receipt document). */
+export interface CommandReceipt {
+  actionId: string
+  actor: {type: string; id: string}
+  groupId: string
+  eventIds: string[]
+  firstSequence: number
+  lastSequence: number
+  aggregateRevision: number
+}
+
+export type SubmitResult = {receipt: CommandReceipt} | {error: ProtocolError}
+
+/** Head moves are contention from another process; a few retries settle them. */
+const MAX_ATTEMPTS = 5
+
+interface Command extends DecidedCommand {
+  groupId: string
+  correlationId: string
+  sessionEpoch?: number
+}
+
+export async function submit(authority: Authority, commandBytes: Uint8Array): Promise<SubmitResult> {
+  try {
+    return await submitUnguarded(authority, commandBytes)
+  } catch (e) {
+    // A store outage, a stored Event that no longer verifies or folds, or a bug: nothing was
+    // accepted that the actor could not find again by its receipt. The wire gets INTERNAL_ERROR
+    // (retryable); the operator gets the reason in the protected audit log.
+    const reason = e instanceof AuthorityIntegrityError ? 'log-integrity' : e instanceof StoreError ? `store-${e.code}` : 'internal'
+    await authority.store
+      .audit({at: new Date().toISOString(), stage: 'authority', reason, documentKind: 'command', subject: 'authority ingress', detail: (e as Error)?.message})
+      .catch(() => undefined)
+    return {error: protocolError('INTERNAL_ERROR', authority.clock())}
+  }
+}
+
+async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): Promise<SubmitResult> {
+  const accepted = await acceptNew({bytes: commandBytes, kind: 'command', subject: 'authority ingress'}, authority.registry, authority.store)
+  if (accepted instanceof Rejection) return {error: protocolError(accepted.code, authority.clock())}
+  const command = accepted.verified.document as unknown as Command
+  const fail = (code: ErrorCode): SubmitResult => ({error: {...protocolError(code, authority.clock()), relatedActionId: command.actionId}})
+
+  const epochs = checkEpochs(command)
+  if (epochs) return fail(epochs)
+  if (typeof command.groupId !== 'string') return fail('INVALID_COMMAND') // org-scoped kinds: not this slice
+
+  return authority.serialize(command.groupId, async () => {
+    // Idempotency (§15.1, H5/H6): the signing hash is the canonical hash of the signed content.
+    const contentHash = accepted.verified.signingHash
+    const answered = async (): Promise<SubmitResult | null> => {
+      const prior = await authority.store.receipt(command.actor.id, command.actionId)
+      if (prior === null) return null
+      return prior.contentHash === contentHash ? {receipt: JSON.parse(prior.document) as CommandReceipt} : fail('ACTION_ID_COLLISION')
+    }
+    const earlier = await answered()
+    if (earlier) return earlier
+
+    const payload = checkPayload(command.kind, command.payload)
+    if (payload === 'unknown-kind') return fail('INVALID_COMMAND')
+    if (payload === 'invalid') return fail('SCHEMA_VALIDATION_FAILED')
+
+    const forbidden = authorize(authority, command)
+    if (forbidden) return fail(forbidden)
+
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const state = await authority.current(command.groupId)
+      const acceptedAt = authority.clock()
+      const decision = decide(state, command, {acceptedAt, newId: authority.newId})
+      // Another process may have accepted this very Command since the receipt check; its Events
+      // then make the decider refuse it (e.g. the Group now exists). The receipt wins (H5).
+      if ('error' in decision) return (await answered()) ?? fail(decision.error)
+
+      const {stored, next, receipt} = seal(authority, state, command, contentHash, acceptedAt, decision.events)
+      const outcome = await authority.store.append(command.groupId, state?.sequence ?? 0, stored, receipt)
+      switch (outcome.status) {
+        case 'appended':
+          authority.remember(next)
+          return {receipt: JSON.parse(receipt.document) as CommandReceipt}
+        case 'duplicate':
+          return {receipt: JSON.parse(outcome.receipt.document) as CommandReceipt}
+        case 'action-id-collision':
+          return fail('ACTION_ID_COLLISION')
+        case 'head-moved':
+          continue // another process appended: decide again on the new state
+        default:
+          // sequence-mismatch / duplicate-event-id / invalid are our bugs; unavailable and
+          // indeterminate leave the outcome unknown — the actor retries the same bytes and the
+          // receipt lookup answers.
+          return fail('INTERNAL_ERROR')
+      }
+    }
+    return fail('INTERNAL_ERROR')
+  })
+}
+
+/**
+ * Epoch rules by actor type (ACCEPTANCE H1-H3). command.schema.json already requires groupId,
+ * sessionEpoch and membershipEpoch of Agent Commands, membershipEpoch (and no sessionEpoch) of
+ * human Commands in an existing Group, no epochs on mission.create, and no membership or
+ * coordinator epoch from services; this re-checks the shape so the decider never depends on the
+ * schema file alone. Sessions do not exist yet, so any sessionEpoch is accepted for now; once
+ * session_open lands, a lower epoch than the Agent's current one is AUTH_STALE_SESSION.
+ */
+function checkEpochs(c: Command): ErrorCode | null {
+  const creates = c.kind === 'mission.create' || c.kind === 'mission.create_follow_up'
+  if (creates) {
+    if (c.actor.type !== 'human') return 'AUTH_FORBIDDEN'
+    return c.sessionEpoch !== undefined || c.membershipEpoch !== undefined ? 'INVALID_COMMAND' : null
+  }
+  switch (c.actor.type) {
+    case 'agent':
+      return c.sessionEpoch === undefined || c.membershipEpoch === undefined ? 'INVALID_COMMAND' : null
+    case 'human':
+      return c.sessionEpoch !== undefined || c.membershipEpoch === undefined ? 'INVALID_COMMAND' : null
+    case 'service':
+      return c.sessionEpoch !== undefined || c.membershipEpoch !== undefined ? 'INVALID_COMMAND' : null
+  }
+}
+
+/** Role and Organization policy (AUTH_FORBIDDEN); Membership checks are the decider's. */
+function authorize(authority: Authority, c: Command): ErrorCode | null {
+  if (c.kind === 'mission.create') {
+    return c.actor.type === 'human' && authority.policy.rootMissionOwners.includes(c.actor.id) ? null : 'AUTH_FORBIDDEN'
+  }
+  // No service policy grants message.post: services are not Group members.
+  if (c.kind === 'message.post' && c.actor.type === 'service') return 'AUTH_FORBIDDEN'
+  return null
+}
+
+/** Numbers, signs and applies the drafts: exact signed bytes, the next state and the receipt. */
+function seal(authority: Authority, state: GroupState | null, command: Command, contentHash: string, acceptedAt: string, drafts: EventDraft[]) {
+  let next = state
+  const stored: StoredEvent[] = []
+  for (const draft of drafts) {
+    const sequence = (next?.sequence ?? 0) + 1
+    const aggregateRevision = revisionAfter(draft.kind, next?.revision ?? 0)
+    const unsigned: JsonObject = {
+      protocolVersion: '0.1',
+      eventId: draft.eventId,
+      kind: draft.kind,
+      groupId: command.groupId,
+      sequence,
+      aggregateRevision,
+      actor: {type: command.actor.type, id: command.actor.id},
+      cause: {type: 'command', id: command.actionId},
+      correlationId: command.correlationId,
+      ...(draft.conversationId !== undefined ? {conversationId: draft.conversationId} : {}),
+      occurredAt: acceptedAt,
+      payload: draft.payload as JsonObject,
+      acceptedBy: {type: authority.principal.type, id: authority.principal.id},
+      commandHash: contentHash,
+    }
+    const {document} = sign('event', unsigned, authority.key)
+    stored.push({eventId: draft.eventId, kind: draft.kind, sequence, aggregateRevision, bytes: Buffer.from(JSON.stringify(document), 'utf8')})
+    next = apply(next, document as unknown as Parameters<typeof apply>[1])
+  }
+  const receiptDoc: CommandReceipt = {
+    actionId: command.actionId,
+    actor: {type: command.actor.type, id: command.actor.id},
+    groupId: command.groupId,
+    eventIds: stored.map((e) => e.eventId),
+    firstSequence: stored[0]!.sequence,
+    lastSequence: stored[stored.length - 1]!.sequence,
+    aggregateRevision: next!.revision,
+  }
+  const receipt: Receipt = {
+    actorId: command.actor.id,
+    actionId: command.actionId,
+    contentHash,
+    groupId: command.groupId,
+    firstSequence: receiptDoc.firstSequence,
+    lastSequence: receiptDoc.lastSequence,
+    document: JSON.stringify(receiptDoc),
+  }
+  return {stored, next: next!, receipt}
+}

@@ -1,0 +1,26 @@
+// Payload schemas for Command kinds (issue 4: the spec leaves payloads as objects; ours live in
+// schemas/payloads/). Compiled once through the default catalog's compileExternalFile, so they
+// can $ref ../common.schema.json by $id.
+
+import {join} from 'node:path'
+import {defaultSchemaDir, schemaCatalog, type SchemaValidator} from '../schema/catalog.js'
+
+const KINDS = ['mission.create', 'message.post'] as const
+const validators = new Map<string, SchemaValidator>()
+
+function validatorFor(kind: string): SchemaValidator | null {
+  if (!(KINDS as readonly string[]).includes(kind)) return null
+  let v = validators.get(kind)
+  if (v === undefined) {
+    v = schemaCatalog().compileExternalFile(join(defaultSchemaDir(), 'payloads', `${kind}.schema.json`))
+    validators.set(kind, v)
+  }
+  return v
+}
+
+/** 'valid', 'invalid', or 'unknown-kind' when mwp defines no payload schema for the kind yet. */
+export function checkPayload(kind: string, payload: unknown): 'valid' | 'invalid' | 'unknown-kind' {
+  const v = validatorFor(kind)
+  if (v === null) return 'unknown-kind'
+  return v(payload) ? 'valid' : 'invalid'
+}
