@@ -3,84 +3,39 @@
 // → policy → decide → sign → atomic append) on a real SQLite store and, when available, a real
 // PostgreSQL. Replay folds the stored, re-verified Events and must reproduce the live state.
 
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {apply} from '../src/authority/apply.js'
 import {type Authority, openAuthority} from '../src/authority/authority.js'
 import {decide} from '../src/authority/decide.js'
-import {type SubmitResult, submit} from '../src/authority/ingress.js'
+import {submit} from '../src/authority/ingress.js'
 import type {GroupState} from '../src/authority/state.js'
-import {readKeyFile, type SigningKey} from '../src/crypto/keyfile.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
-import {sign} from '../src/signing/sign.js'
-import {RegistryEvidence} from '../src/signing/registry.js'
 import {verify} from '../src/signing/verify.js'
 import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
 import {shouldRunPostgres, startPostgres, type PostgresInstance} from './postgres-harness.js'
-import {PROJECT_ROOT} from './upstream.js'
+import {
+  admissionKey,
+  authorityKey,
+  codeOf,
+  command,
+  coordinator,
+  createCommand,
+  developer,
+  missionPayload,
+  newGroup as newGroupTagged,
+  otherHuman,
+  owner,
+  post,
+  receiptOf,
+  registry,
+  uuid,
+} from './authority-helpers.js'
 
-const key = (name: string): SigningKey => readKeyFile(join(PROJECT_ROOT, 'fixtures/keys', `${name}.key.json`))
-const admissionKey = key('admission')
-const authorityKey = key('group-authority')
-const owner = key('mission-owner')
-const otherHuman = key('security-owner')
-const coordinator = key('coordinator')
-const developer = key('developer')
-const registry = RegistryEvidence.fromBytes(readFileSync(join(PROJECT_ROOT, 'fixtures/registry.json')))
-
-let counter = 0
-const uuid = (prefix: number) => `urn:uuid:${String(prefix).padStart(8, '0')}-0000-4000-8000-${String(++counter).padStart(12, '0')}`
-
-/** A freshly signed Command (issuedAt now, inside the freshness window). */
-function command(signer: SigningKey, fields: Record<string, unknown>): Buffer {
-  const unsigned = {
-    protocolVersion: '0.1',
-    actionId: uuid(1),
-    actor: signer.principal,
-    correlationId: uuid(2),
-    issuedAt: new Date().toISOString(),
-    payload: {},
-    ...fields,
-  }
-  return Buffer.from(JSON.stringify(sign('command', unsigned, signer).document), 'utf8')
-}
-
-const missionPayload = (groupId: string, extra: Record<string, unknown> = {}) => ({
-  missionId: groupId.replace(':group:', ':mission:'),
-  groupId,
-  objective: 'Ship the release notes for 0.1',
-  definitionOfDone: [{criterionId: 'notes', description: 'Release notes published', evidenceRequired: ['human_review']}],
-  deadline: '2027-01-31T00:00:00Z',
-  budget: {currency: 'EUR', financialLimit: 100, modelTokenLimit: 1_000_000},
-  approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
-  coordinatorAgentId: coordinator.principal!.id,
-  ...extra,
-})
-
-const createCommand = (groupId: string) =>
-  command(owner, {kind: 'mission.create', groupId, payload: missionPayload(groupId)})
-
-const post = (signer: SigningKey, groupId: string, fields: Record<string, unknown> = {}) =>
-  command(signer, {
-    kind: 'message.post',
-    groupId,
-    ...(signer.principal!.type === 'agent' ? {sessionEpoch: 1} : {}),
-    membershipEpoch: 1,
-    payload: {text: 'Plan: draft, review, publish.'},
-    ...fields,
-  })
-
-let groups = 0
-const newGroup = () => `urn:mwp:test:group:slice-${++groups}-${Date.now()}`
-
-const codeOf = (r: SubmitResult) => ('error' in r ? r.error.code : 'ok')
-const receiptOf = (r: SubmitResult) => {
-  if ('error' in r) throw new Error(`rejected: ${r.error.code}`)
-  return r.receipt
-}
+const newGroup = () => newGroupTagged('slice')
 
 interface Backend {
   name: string

@@ -3,7 +3,7 @@
 // same function, so the two cannot drift. apply() trusts nothing about ordering: a sequence or
 // revision that does not follow the state is a corrupt log and throws.
 
-import type {CoordinatorState, GroupState, MemberRole, MemberState, MissionView} from './state.js'
+import type {CoordinatorState, GroupState, MemberRole, MemberState, MissionState, MissionView} from './state.js'
 import type {Principal} from '../signing/profiles.js'
 
 /** The Event fields apply() reads (a parsed, verified Event document). */
@@ -40,6 +40,7 @@ interface MembershipPayload {
   role: MemberRole
   membershipEpoch: number
   state: string
+  scopes: string[]
   visibilityStartSequence: number
 }
 
@@ -49,8 +50,17 @@ const memberOf = (m: MembershipPayload): MemberState => ({
   role: m.role,
   membershipEpoch: m.membershipEpoch,
   active: m.state === 'active',
+  scopes: [...m.scopes],
   visibilityStartSequence: m.visibilityStartSequence,
 })
+
+const TERMINAL_BY_EVENT: Readonly<Record<string, MissionState>> = {
+  'mission.approved': 'approved',
+  'mission.cancelled': 'cancelled',
+  'mission.terminated': 'failed',
+}
+
+const withMember = (members: Record<string, MemberState>, m: MemberState) => ({...members, [m.principal.id]: m})
 
 export function apply(state: GroupState | null, event: AppliedEvent): GroupState {
   const sequence = (state?.sequence ?? 0) + 1
@@ -62,7 +72,7 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
 
   if (event.kind === 'mission.created') {
     if (state !== null) throw new ApplyError('mission.created on an existing Group')
-    const m = p.mission as Omit<MissionView, 'coordinator'>
+    const m = p.mission as Omit<MissionView, 'coordinator' | 'submission'>
     const owner = memberOf(p.membership as MembershipPayload)
     const mission: MissionView = {
       missionId: m.missionId,
@@ -75,6 +85,7 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
       approvalPolicy: m.approvalPolicy,
       createdAt: m.createdAt,
       coordinator: null,
+      submission: null,
     }
     return {
       groupId: event.groupId,
@@ -90,15 +101,32 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
   if (state === null) throw new ApplyError(`${event.kind} before mission.created`)
   const next = {...state, revision, sequence}
   switch (event.kind) {
-    case 'mission.coordinator.assigned': {
+    case 'mission.coordinator.assigned':
+    case 'mission.coordinator.renewed': {
+      // Assignment carries the (new or bumped) Coordinator Membership; renewal only the lease.
       const c = p.coordinator as CoordinatorState
-      const member = memberOf(p.membership as MembershipPayload)
+      const coordinator: CoordinatorState = {agentId: c.agentId, coordinatorEpoch: c.coordinatorEpoch, leaseId: c.leaseId, leaseExpiresAt: c.leaseExpiresAt ?? null}
+      const members = p.membership === undefined ? state.members : withMember(state.members, memberOf(p.membership as MembershipPayload))
+      return {...next, mission: {...state.mission, coordinator}, members}
+    }
+    case 'mission.submitted_for_approval':
       return {
         ...next,
-        mission: {...state.mission, coordinator: {agentId: c.agentId, coordinatorEpoch: c.coordinatorEpoch, leaseId: c.leaseId}},
-        members: {...state.members, [member.principal.id]: member},
+        mission: {
+          ...state.mission,
+          state: 'awaiting_approval',
+          submission: {missionRevision: p.missionRevision as number, artifactHashes: [...(p.artifactHashes as string[])]},
+        },
       }
-    }
+    case 'mission.changes_requested':
+      return {...next, mission: {...state.mission, state: 'active', submission: null}}
+    case 'mission.approved':
+    case 'mission.cancelled':
+    case 'mission.terminated':
+      return {...next, mission: {...state.mission, state: TERMINAL_BY_EVENT[event.kind]!}}
+    case 'membership.changed':
+    case 'membership.ended':
+      return {...next, members: withMember(state.members, memberOf(p.membership as MembershipPayload))}
     case 'message.posted':
       // Messages live in the log; the decider keeps no per-Message state yet.
       return next

@@ -19,6 +19,8 @@ import type {GroupState} from './state.js'
 export interface AuthorityPolicy {
   /** Human principal IDs allowed to create root Missions (§7.1, issue 4 role policy). */
   rootMissionOwners: string[]
+  /** Service principal IDs Organization policy allows to issue mission.terminate (§7.1, §15.1). */
+  terminators?: string[]
 }
 
 export interface AuthorityOptions {
@@ -62,7 +64,7 @@ export class Authority {
     this.registry = options.registry
     this.key = options.authorityKey
     this.principal = options.authorityKey.principal
-    this.policy = {rootMissionOwners: [...options.policy.rootMissionOwners]}
+    this.policy = {rootMissionOwners: [...options.policy.rootMissionOwners], terminators: [...(options.policy.terminators ?? [])]}
     this.clock = options.clock ?? (() => new Date().toISOString())
     this.newId = options.newId ?? (() => `urn:uuid:${randomUUID()}`)
   }

@@ -4,7 +4,9 @@
 //   2 epoch rules by actor type
 //   3 idempotency by (actor ID, Action ID) against the stored receipt
 //   4 payload schema
-//   5 role / policy authorization
+//   5 role / policy authorization (services: only mission.terminate, by the `terminators` policy)
+//   5a mission.approve: six-stage verification of the embedded Approval (§7.3); the decider gets
+//      the verified signer and document, never raw bytes
 //   6 decide on the Group's current state; number, sign and append the Events atomically
 // Steps 3-6 run inside the Group's in-process queue; the store's head check serializes across
 // processes, and a moved head reloads state and decides again.
@@ -13,7 +15,7 @@ import {acceptNew} from '../admission/accept.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
 import type {JsonObject} from '../json/parse.js'
 import {sign} from '../signing/sign.js'
-import {Rejection} from '../signing/verify.js'
+import {Rejection, verify} from '../signing/verify.js'
 import type {Receipt, StoredEvent} from '../store/group-log.js'
 import {StoreError} from '../store/records.js'
 import {apply, revisionAfter} from './apply.js'
@@ -87,6 +89,14 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
     const forbidden = authorize(authority, command)
     if (forbidden) return fail(forbidden)
 
+    // §7.3: the Approval is a signed document of its own; the pure decider gets only verified facts.
+    if (command.kind === 'mission.approve') {
+      const bytes = Buffer.from(JSON.stringify(command.payload.approval), 'utf8')
+      const approval = verify('approval', bytes, authority.registry)
+      if (approval instanceof Rejection) return fail('INVALID_COMMAND')
+      command.approval = {signer: approval.principal, document: approval.document as Record<string, unknown>}
+    }
+
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const state = await authority.current(command.groupId)
       const acceptedAt = authority.clock()
@@ -147,8 +157,11 @@ function authorize(authority: Authority, c: Command): ErrorCode | null {
   if (c.kind === 'mission.create') {
     return c.actor.type === 'human' && authority.policy.rootMissionOwners.includes(c.actor.id) ? null : 'AUTH_FORBIDDEN'
   }
-  // No service policy grants message.post: services are not Group members.
-  if (c.kind === 'message.post' && c.actor.type === 'service') return 'AUTH_FORBIDDEN'
+  // Services are not Group members: only Organization policy (`terminators`) lets one act in a
+  // Group, and only to terminate the Mission (§7.1 "Coordinator or Organization policy").
+  if (c.actor.type === 'service') {
+    return c.kind === 'mission.terminate' && (authority.policy.terminators ?? []).includes(c.actor.id) ? null : 'AUTH_FORBIDDEN'
+  }
   return null
 }
 

@@ -5,7 +5,19 @@
 import {join} from 'node:path'
 import {defaultSchemaDir, schemaCatalog, type SchemaValidator} from '../schema/catalog.js'
 
-const KINDS = ['mission.create', 'message.post'] as const
+const KINDS = [
+  'mission.create',
+  'message.post',
+  'mission.submit_for_approval',
+  'mission.request_changes',
+  'mission.approve',
+  'mission.cancel',
+  'mission.terminate',
+  'mission.assign_coordinator',
+  'mission.renew_coordinator',
+  'membership.change',
+  'membership.end',
+] as const
 const validators = new Map<string, SchemaValidator>()
 
 function validatorFor(kind: string): SchemaValidator | null {

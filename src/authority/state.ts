@@ -13,6 +13,8 @@ export interface MemberState {
   role: MemberRole
   membershipEpoch: number
   active: boolean
+  /** §8: the capability scopes the Membership grants (changed by membership.change). */
+  scopes: string[]
   /** §8: MissionOwner and Coordinator see the whole Group (sequence 1 on). */
   visibilityStartSequence: number
 }
@@ -21,6 +23,14 @@ export interface CoordinatorState {
   agentId: string
   coordinatorEpoch: number
   leaseId: string
+  /** §7.2: lease expiry, set by mission.renew_coordinator (null until the first renewal). */
+  leaseExpiresAt: string | null
+}
+
+/** §7.3: what the Coordinator submitted — the Approval must name exactly this. */
+export interface SubmissionState {
+  missionRevision: number
+  artifactHashes: string[]
 }
 
 export interface MissionView {
@@ -34,7 +44,12 @@ export interface MissionView {
   approvalPolicy: Record<string, unknown>
   createdAt: string
   coordinator: CoordinatorState | null
+  /** Set by mission.submitted_for_approval, cleared by mission.changes_requested. */
+  submission: SubmissionState | null
 }
+
+/** §7.1: approved, cancelled and failed are terminal; nothing reopens them. */
+export const TERMINAL: ReadonlySet<MissionState> = new Set(['approved', 'cancelled', 'failed'])
 
 export interface GroupState {
   groupId: string

@@ -1,0 +1,111 @@
+// Shared types and checks of the pure decider (decide.ts dispatches to one module per aggregate).
+// Nothing here touches time, IDs or I/O except through the DecideContext.
+
+import type {ErrorCode} from '../errors.js'
+import type {Principal} from '../signing/profiles.js'
+import type {GroupState, MemberRole, MemberState} from './state.js'
+
+/** An Approval document ingress has already verified with the six-stage verifier (§7.3). */
+export interface VerifiedApproval {
+  /** The Principal whose key produced the signature. */
+  signer: Principal
+  document: Record<string, unknown>
+}
+
+/** The Command fields the decider reads (a verified Command document). */
+export interface DecidedCommand {
+  actionId: string
+  actor: Principal
+  kind: string
+  groupId?: string
+  membershipEpoch?: number
+  coordinatorEpoch?: number
+  expectedRevision?: number
+  payload: Record<string, unknown>
+  /** mission.approve only: the verified payload.approval, attached by ingress. */
+  approval?: VerifiedApproval
+}
+
+export interface DecideContext {
+  /** Trusted acceptance time, RFC 3339 UTC with uppercase Z. */
+  acceptedAt: string
+  /** Fresh identifier (URI) for Events, Memberships, Conversations, Messages, leases. */
+  newId(): string
+}
+
+/** An Event before the authority numbers and signs it. */
+export interface EventDraft {
+  eventId: string
+  kind: string
+  conversationId?: string
+  payload: Record<string, unknown>
+}
+
+export type Decision = {events: EventDraft[]} | {error: ErrorCode; reason: string}
+export type Rejected = {error: ErrorCode; reason: string}
+
+export const reject = (error: ErrorCode, reason: string): Rejected => ({error, reason})
+
+/** §15.3: a given expectedRevision must equal the current aggregate revision (0 for no Group). */
+export function revisionConflict(state: GroupState | null, command: DecidedCommand): Rejected | null {
+  if (command.expectedRevision === undefined) return null
+  const current = state?.revision ?? 0
+  return command.expectedRevision === current ? null : reject('REVISION_CONFLICT', `expected revision ${command.expectedRevision}, current ${current}`)
+}
+
+/**
+ * §8: the actor needs an active Membership and must present its current Membership Epoch. An
+ * older epoch is fenced (MEMBERSHIP_STALE); an epoch never issued names no Membership.
+ */
+export function activeMember(state: GroupState, command: DecidedCommand): MemberState | Rejected {
+  const member = state.members[command.actor.id]
+  if (member === undefined || !member.active || member.principal.type !== command.actor.type) {
+    return reject('MEMBERSHIP_REQUIRED', 'the actor has no active Membership in this Group')
+  }
+  const epoch = command.membershipEpoch ?? 0
+  if (epoch < member.membershipEpoch) return reject('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${member.membershipEpoch}`)
+  if (epoch > member.membershipEpoch) return reject('MEMBERSHIP_REQUIRED', `membershipEpoch ${epoch} was never issued`)
+  return member
+}
+
+export const isRejected = (x: unknown): x is Rejected => typeof x === 'object' && x !== null && 'error' in x
+
+/**
+ * §7.2/§15.1: Coordinator authority comes from the current lease. An older Coordinator Epoch is
+ * fenced (AUTH_STALE_COORDINATOR) whoever presents it — a replaced Coordinator keeps its old
+ * epoch; the current epoch from anyone but the lease holder, or an epoch never issued, is
+ * AUTH_FORBIDDEN.
+ */
+export function coordinatorCheck(state: GroupState, command: DecidedCommand): Rejected | null {
+  const lease = state.mission.coordinator
+  if (lease === null) return reject('AUTH_FORBIDDEN', 'the Mission has no Coordinator')
+  const epoch = command.coordinatorEpoch
+  if (command.actor.type !== 'agent' || epoch === undefined) return reject('AUTH_FORBIDDEN', 'not the current Coordinator')
+  if (epoch < lease.coordinatorEpoch) return reject('AUTH_STALE_COORDINATOR', `coordinatorEpoch ${epoch}, current ${lease.coordinatorEpoch}`)
+  if (epoch > lease.coordinatorEpoch || command.actor.id !== lease.agentId) return reject('AUTH_FORBIDDEN', 'not the current Coordinator')
+  return null
+}
+
+export const isOwner = (state: GroupState, actor: Principal) =>
+  actor.type === state.mission.missionOwner.type && actor.id === state.mission.missionOwner.id
+
+/** A Membership document (membership.schema.json) as carried in Membership-changing Events. */
+export function membershipDoc(
+  state: {missionId: string; groupId: string},
+  fields: {membershipId: string; member: Principal; role: MemberRole; membershipEpoch: number; scopes: string[]; visibilityStartSequence: number; active: boolean},
+  at: string,
+) {
+  return {
+    membershipId: fields.membershipId,
+    missionId: state.missionId,
+    groupId: state.groupId,
+    member: {type: fields.member.type, id: fields.member.id},
+    role: fields.role,
+    state: fields.active ? 'active' : 'ended',
+    membershipEpoch: fields.membershipEpoch,
+    scopes: fields.scopes,
+    visibilityStartSequence: fields.visibilityStartSequence,
+    grantedAt: at,
+    ...(fields.active ? {activatedAt: at} : {endedAt: at}),
+  }
+}

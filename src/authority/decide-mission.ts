@@ -1,0 +1,182 @@
+// Mission aggregate decisions (spec §7.1 lifecycle table, §7.2 Coordinator lease, §7.3 Approval).
+// Check order for an existing Group: Membership (§8) → role / lease (§7.2, §15.1) →
+// expectedRevision (§15.3) → lifecycle state (§7.1). Authorization comes before state so a
+// stranger learns nothing about the Mission's state.
+
+import type {Principal} from '../signing/profiles.js'
+import {
+  type DecideContext,
+  type DecidedCommand,
+  type Decision,
+  type EventDraft,
+  activeMember,
+  coordinatorCheck,
+  isOwner,
+  isRejected,
+  membershipDoc,
+  reject,
+  revisionConflict,
+} from './decide-common.js'
+import {type GroupState, type MissionState, TERMINAL} from './state.js'
+
+export function missionCreate(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+  if (state !== null) return reject('INVALID_STATE_TRANSITION', 'the Group already exists')
+  const conflict = revisionConflict(state, command)
+  if (conflict) return conflict
+  const p = command.payload
+  if (p.groupId !== command.groupId) return reject('INVALID_COMMAND', 'payload.groupId differs from the Command groupId')
+  if (command.actor.type !== 'human') return reject('AUTH_FORBIDDEN', 'a root MissionOwner is human (§7.1)')
+
+  const groupId = p.groupId as string // equal to command.groupId, checked above
+  const missionId = p.missionId as string
+  const at = ctx.acceptedAt
+  const owner: Principal = {type: command.actor.type, id: command.actor.id}
+  const coordinator: Principal = {type: 'agent', id: p.coordinatorAgentId as string}
+  // Event IDs first, in Event order, so a deterministic generator gives readable test IDs.
+  const createdId = ctx.newId()
+  const assignedId = ctx.newId()
+  // §8: MissionOwner and Coordinator Memberships have complete Group visibility.
+  const membership = (member: Principal, role: 'mission_owner' | 'coordinator') =>
+    membershipDoc({missionId, groupId}, {membershipId: ctx.newId(), member, role, membershipEpoch: 1, scopes: ['group.full'], visibilityStartSequence: 1, active: true}, at)
+  const conversationId = ctx.newId()
+  const created: EventDraft = {
+    eventId: createdId,
+    kind: 'mission.created',
+    conversationId,
+    payload: {
+      mission: {
+        missionId,
+        groupId,
+        state: 'active',
+        missionOwner: owner,
+        objective: p.objective,
+        definitionOfDone: p.definitionOfDone,
+        deadline: p.deadline,
+        budget: p.budget,
+        approvalPolicy: p.approvalPolicy,
+        createdAt: at,
+      },
+      conversationId,
+      membership: membership(owner, 'mission_owner'),
+    },
+  }
+  const assigned: EventDraft = {
+    eventId: assignedId,
+    kind: 'mission.coordinator.assigned',
+    payload: {
+      // §7.2: epoch 1 and a stable lease ID; the expiry arrives with mission.renew_coordinator.
+      coordinator: {agentId: coordinator.id, coordinatorEpoch: 1, leaseId: ctx.newId(), leaseExpiresAt: null},
+      membership: membership(coordinator, 'coordinator'),
+    },
+  }
+  return {events: [created, assigned]}
+}
+
+type Who = 'owner' | 'coordinator'
+
+/** Per lifecycle Command: who may issue it and from which states (§7.1 table). */
+const RULES: Readonly<Record<string, {who: Who; from: (s: MissionState) => boolean}>> = {
+  'mission.submit_for_approval': {who: 'coordinator', from: (s) => s === 'active'},
+  'mission.request_changes': {who: 'owner', from: (s) => s === 'awaiting_approval'},
+  'mission.approve': {who: 'owner', from: (s) => s === 'awaiting_approval'},
+  'mission.cancel': {who: 'owner', from: (s) => !TERMINAL.has(s)},
+  // Service terminators are authorized by Organization policy in ingress (§15.1); they carry no epochs.
+  'mission.terminate': {who: 'coordinator', from: (s) => !TERMINAL.has(s)},
+  'mission.assign_coordinator': {who: 'owner', from: (s) => !TERMINAL.has(s)},
+  'mission.renew_coordinator': {who: 'coordinator', from: (s) => !TERMINAL.has(s)},
+}
+
+export const MISSION_KINDS: ReadonlySet<string> = new Set(Object.keys(RULES))
+
+export function missionLifecycle(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  const rule = RULES[command.kind]!
+  if (command.kind === 'mission.terminate' && command.actor.type === 'service') {
+    // Already authorized by the `terminators` policy in ingress; services hold no Membership.
+  } else {
+    const member = activeMember(state, command)
+    if (isRejected(member)) return member
+    if (rule.who === 'owner' && !isOwner(state, command.actor)) return reject('AUTH_FORBIDDEN', `${command.kind} is the MissionOwner's (§7.1)`)
+    if (rule.who === 'coordinator') {
+      // mission.terminate from a human is never allowed (§15.1); from an Agent it needs the lease.
+      const fenced = coordinatorCheck(state, command)
+      if (fenced) return fenced
+    }
+  }
+  const conflict = revisionConflict(state, command)
+  if (conflict) return conflict
+  if (!rule.from(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `${command.kind} from ${state.mission.state}`)
+
+  const p = command.payload
+  const eventId = ctx.newId()
+  const one = (kind: string, payload: Record<string, unknown>): Decision => ({events: [{eventId, kind, payload}]})
+  switch (command.kind) {
+    case 'mission.submit_for_approval':
+      // §7.3: record the exact Mission revision and Artifact set the Approval must name.
+      return one('mission.submitted_for_approval', {missionId: state.missionId, missionRevision: state.revision, artifactHashes: [...(p.artifactHashes as string[])].sort()})
+    case 'mission.request_changes':
+      return one('mission.changes_requested', {missionId: state.missionId, reason: p.reason})
+    case 'mission.approve':
+      return approve(state, command, one)
+    case 'mission.cancel':
+      return one('mission.cancelled', {missionId: state.missionId, reason: p.reason})
+    case 'mission.terminate':
+      return one('mission.terminated', {missionId: state.missionId, reason: p.reason})
+    case 'mission.assign_coordinator':
+      return assignCoordinator(state, command, ctx, eventId)
+    default: {
+      // mission.renew_coordinator: the epoch check above is the compare-and-set (§7.2).
+      const lease = state.mission.coordinator!
+      return one('mission.coordinator.renewed', {coordinator: {...lease, leaseExpiresAt: p.leaseExpiresAt}})
+    }
+  }
+}
+
+/** §7.3: the Approval must name exactly what was submitted, signed by the MissionOwner. */
+function approve(state: GroupState, command: DecidedCommand, one: (kind: string, payload: Record<string, unknown>) => Decision): Decision {
+  const a = command.approval
+  if (a === undefined) return reject('INVALID_COMMAND', 'mission.approve needs a verified Approval')
+  const d = a.document
+  const owner = state.mission.missionOwner
+  const submitted = state.mission.submission!
+  const approver = d.approver as Principal
+  const hashes = d.artifactHashes as string[]
+  const sameSet = hashes.length === submitted.artifactHashes.length && hashes.every((h) => submitted.artifactHashes.includes(h))
+  const mismatch =
+    a.signer.id !== owner.id ||
+    approver.id !== owner.id ||
+    approver.type !== owner.type ||
+    d.kind !== 'mission_final' ||
+    d.decision !== 'approved' ||
+    d.missionId !== state.missionId ||
+    d.groupId !== state.groupId ||
+    d.missionRevision !== submitted.missionRevision ||
+    !sameSet
+  if (mismatch) return reject('INVALID_COMMAND', 'the Approval does not match the submitted Mission revision and Artifact set')
+  return one('mission.approved', {missionId: state.missionId, approval: d})
+}
+
+/** §7.2: a new lease for a new Agent at Coordinator Epoch + 1; the old epoch is fenced from now on. */
+function assignCoordinator(state: GroupState, command: DecidedCommand, ctx: DecideContext, eventId: string): Decision {
+  const agentId = command.payload.agentId as string
+  const lease = state.mission.coordinator
+  if (lease !== null && lease.agentId === agentId) return reject('INVALID_COMMAND', 'that Agent already holds the Coordinator lease')
+  const existing = state.members[agentId]
+  if (existing !== undefined && existing.principal.type !== 'agent') return reject('INVALID_COMMAND', 'a Coordinator is an Agent')
+  const coordinator = {agentId, coordinatorEpoch: (lease?.coordinatorEpoch ?? 0) + 1, leaseId: ctx.newId(), leaseExpiresAt: null}
+  // The new Coordinator's Membership: a new one, or the existing one with its epoch raised (§8).
+  const membership = membershipDoc(
+    state,
+    {
+      membershipId: existing?.membershipId ?? ctx.newId(),
+      member: {type: 'agent', id: agentId},
+      role: 'coordinator',
+      membershipEpoch: existing === undefined ? 1 : existing.membershipEpoch + 1,
+      scopes: ['group.full'],
+      visibilityStartSequence: 1,
+      active: true,
+    },
+    ctx.acceptedAt,
+  )
+  return {events: [{eventId, kind: 'mission.coordinator.assigned', payload: {coordinator, membership}}]}
+}

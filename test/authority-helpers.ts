@@ -1,0 +1,128 @@
+// Shared fixtures for the Group Authority tests: keys, Registry, freshly signed Commands and
+// Approvals, and a throwaway SQLite-backed authority.
+
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {type Authority, type AuthorityPolicy, openAuthority} from '../src/authority/authority.js'
+import type {SubmitResult} from '../src/authority/ingress.js'
+import {readKeyFile, type SigningKey} from '../src/crypto/keyfile.js'
+import {sign} from '../src/signing/sign.js'
+import {RegistryEvidence} from '../src/signing/registry.js'
+import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
+import {PROJECT_ROOT} from './upstream.js'
+
+export const key = (name: string): SigningKey => readKeyFile(join(PROJECT_ROOT, 'fixtures/keys', `${name}.key.json`))
+export const admissionKey = key('admission')
+export const authorityKey = key('group-authority')
+export const owner = key('mission-owner')
+export const otherHuman = key('security-owner')
+export const coordinator = key('coordinator')
+export const developer = key('developer')
+export const reviewer = key('reviewer')
+export const orgService = key('service')
+export const registry = RegistryEvidence.fromBytes(readFileSync(join(PROJECT_ROOT, 'fixtures/registry.json')))
+
+let counter = 0
+export const uuid = (prefix: number) => `urn:uuid:${String(prefix).padStart(8, '0')}-0000-4000-8000-${String(++counter).padStart(12, '0')}`
+
+/** A freshly signed Command (issuedAt now, inside the freshness window). */
+export function command(signer: SigningKey, fields: Record<string, unknown>): Buffer {
+  const unsigned = {
+    protocolVersion: '0.1',
+    actionId: uuid(1),
+    actor: signer.principal,
+    correlationId: uuid(2),
+    issuedAt: new Date().toISOString(),
+    payload: {},
+    ...fields,
+  }
+  return Buffer.from(JSON.stringify(sign('command', unsigned, signer).document), 'utf8')
+}
+
+export const missionIdOf = (groupId: string) => groupId.replace(':group:', ':mission:')
+
+export const missionPayload = (groupId: string, extra: Record<string, unknown> = {}) => ({
+  missionId: missionIdOf(groupId),
+  groupId,
+  objective: 'Ship the release notes for 0.1',
+  definitionOfDone: [{criterionId: 'notes', description: 'Release notes published', evidenceRequired: ['human_review']}],
+  deadline: '2027-01-31T00:00:00Z',
+  budget: {currency: 'EUR', financialLimit: 100, modelTokenLimit: 1_000_000},
+  approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
+  coordinatorAgentId: coordinator.principal!.id,
+  ...extra,
+})
+
+export const createCommand = (groupId: string) => command(owner, {kind: 'mission.create', groupId, payload: missionPayload(groupId)})
+
+/**
+ * A Group-scoped Command with the epochs its actor type needs: Agents get sessionEpoch 1, humans
+ * and Agents membershipEpoch (default 1), services none. Override any field through `fields`.
+ */
+export function groupCommand(signer: SigningKey, kind: string, groupId: string, payload: Record<string, unknown>, fields: Record<string, unknown> = {}): Buffer {
+  const type = signer.principal!.type
+  return command(signer, {
+    kind,
+    groupId,
+    ...(type === 'agent' ? {sessionEpoch: 1} : {}),
+    ...(type !== 'service' ? {membershipEpoch: 1} : {}),
+    payload,
+    ...fields,
+  })
+}
+
+export const post = (signer: SigningKey, groupId: string, fields: Record<string, unknown> = {}) =>
+  groupCommand(signer, 'message.post', groupId, {text: 'Plan: draft, review, publish.'}, fields)
+
+/** An Approval document signed by `signer` (default: the MissionOwner), as carried in mission.approve. */
+export function approval(groupId: string, missionRevision: number, artifactHashes: string[], extra: Record<string, unknown> = {}, signer: SigningKey = owner) {
+  const unsigned = {
+    approvalId: uuid(5),
+    kind: 'mission_final',
+    decision: 'approved',
+    missionId: missionIdOf(groupId),
+    groupId,
+    missionRevision,
+    artifactHashes,
+    acceptancePolicyVersion: '1.0.0',
+    approver: signer.principal,
+    comments: 'Acceptance criteria and evidence reviewed.',
+    conditions: [],
+    occurredAt: new Date().toISOString(),
+    ...extra,
+  }
+  return sign('approval', unsigned, signer).document
+}
+
+let groups = 0
+export const newGroup = (tag = 'g') => `urn:mwp:test:group:${tag}-${++groups}-${Date.now()}`
+
+export const codeOf = (r: SubmitResult) => ('error' in r ? r.error.code : 'ok')
+export const receiptOf = (r: SubmitResult) => {
+  if ('error' in r) throw new Error(`rejected: ${r.error.code}`)
+  return r.receipt
+}
+
+/** A fresh SQLite store in a temp directory; `cleanup` closes it and removes the directory. */
+export async function sqliteStore(): Promise<{store: Store; cleanup(): Promise<void>}> {
+  const dir = mkdtempSync(join(tmpdir(), 'mwp-authority-'))
+  const url = `sqlite:${join(dir, 'authority.db')}`
+  await initStore(url, {
+    organizationId: 'urn:mwp:dev:org:example',
+    admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
+    freshness: DEFAULT_FRESHNESS,
+  })
+  const store = await openStore(url, {admissionKey})
+  return {
+    store,
+    async cleanup() {
+      await store.close()
+      rmSync(dir, {recursive: true, force: true})
+    },
+  }
+}
+
+export function authorityOn(store: Store, policy: Partial<AuthorityPolicy> = {}): Authority {
+  return openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id], ...policy}})
+}
