@@ -3,7 +3,7 @@
 // same function, so the two cannot drift. apply() trusts nothing about ordering: a sequence or
 // revision that does not follow the state is a corrupt log and throws.
 
-import type {CoordinatorState, GroupState, MemberRole, MemberState, MissionState, MissionView} from './state.js'
+import type {CoordinatorState, ExecutionLeaseView, GroupState, MemberRole, MemberState, MissionState, MissionView, WorkItemView, WorkOfferView, WorkOwnerView} from './state.js'
 import type {Principal} from '../signing/profiles.js'
 
 /** The Event fields apply() reads (a parsed, verified Event document). */
@@ -95,6 +95,8 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
       conversationId: p.conversationId as string,
       mission,
       members: {[owner.principal.id]: owner},
+      proposals: {},
+      workItems: {},
     }
   }
 
@@ -127,10 +129,80 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
     case 'membership.changed':
     case 'membership.ended':
       return {...next, members: withMember(state.members, memberOf(p.membership as MembershipPayload))}
+    case 'work.proposed': {
+      const pr = p.proposal as {proposalId: string; proposedBy: {type: 'human' | 'agent' | 'service'; id: string}; contract: Record<string, unknown>; proposedAt: string}
+      return {...next, proposals: {...state.proposals, [pr.proposalId]: {proposalId: pr.proposalId, proposedBy: {type: pr.proposedBy.type, id: pr.proposedBy.id}, contract: pr.contract, proposedAt: pr.proposedAt}}}
+    }
+    case 'work.authorized': {
+      const w = p.workItem as Omit<WorkItemView, 'offer' | 'owner' | 'ownershipEpoch' | 'lease' | 'submission'>
+      const item: WorkItemView = {
+        workItemId: w.workItemId,
+        conversationId: w.conversationId,
+        revision: w.revision,
+        state: w.state,
+        exclusive: w.exclusive,
+        contract: w.contract,
+        createdBy: {type: w.createdBy.type, id: w.createdBy.id},
+        authorizedBy: {type: w.authorizedBy.type, id: w.authorizedBy.id},
+        createdAt: w.createdAt,
+        offer: null,
+        owner: null,
+        ownershipEpoch: 0,
+        lease: null,
+        submission: null,
+      }
+      const proposals = {...state.proposals}
+      if (typeof p.proposalId === 'string') delete proposals[p.proposalId]
+      return {...next, proposals, workItems: {...state.workItems, [item.workItemId]: item}}
+    }
+    case 'work.offer.created':
+    case 'work.offer.accepted':
+    case 'work.started':
+    case 'work.submitted':
+    case 'work.result.accepted':
+    case 'work.cancelled':
+      return {...next, workItems: {...state.workItems, [p.workItemId as string]: applyWork(state, event)}}
     case 'message.posted':
       // Messages live in the log; the decider keeps no per-Message state yet.
       return next
     default:
       throw new ApplyError(`unknown Event kind ${event.kind}`)
+  }
+}
+
+/** One WorkItem transition (§10.2); the decider has already checked the row. */
+function applyWork(state: GroupState, event: AppliedEvent): WorkItemView {
+  const p = event.payload
+  const item = state.workItems[p.workItemId as string]
+  if (item === undefined) throw new ApplyError(`${event.kind} for unknown WorkItem ${String(p.workItemId)}`)
+  const revision = p.revision as number
+  if (revision !== item.revision + 1) throw new ApplyError(`${event.kind} carries WorkItem revision ${revision}, expected ${item.revision + 1}`)
+  const base = {...item, revision}
+  switch (event.kind) {
+    case 'work.offer.created': {
+      const o = p.offer as WorkOfferView
+      return {...base, state: 'offered', offer: {offerId: o.offerId, candidates: [...o.candidates], expiresAt: o.expiresAt}}
+    }
+    case 'work.offer.accepted': {
+      // §10.3: the winner holds a new Ownership Epoch; every losing offer is withdrawn.
+      const o = p.owner as WorkOwnerView
+      return {...base, state: 'queued', offer: null, owner: {agentId: o.agentId, ownershipEpoch: o.ownershipEpoch, sessionEpoch: o.sessionEpoch}, ownershipEpoch: o.ownershipEpoch}
+    }
+    case 'work.started': {
+      const l = p.lease as ExecutionLeaseView
+      return {
+        ...base,
+        state: 'active',
+        lease: {leaseId: l.leaseId, holderAgentId: l.holderAgentId, sessionEpoch: l.sessionEpoch, ownershipEpoch: l.ownershipEpoch, issuedAt: l.issuedAt, state: 'active'},
+      }
+    }
+    case 'work.submitted':
+      // §11.3: submission releases the Execution Lease.
+      return {...base, state: 'submitted', lease: item.lease && {...item.lease, state: 'released'}, submission: {artifactHashes: [...(p.artifactHashes as string[])]}}
+    case 'work.result.accepted':
+      return {...base, state: 'verified'}
+    default:
+      // work.cancelled: cancellation revokes an active lease (§11.3).
+      return {...base, state: 'cancelled', lease: item.lease && item.lease.state === 'active' ? {...item.lease, state: 'revoked'} : item.lease}
   }
 }

@@ -19,6 +19,8 @@ export interface DecidedCommand {
   kind: string
   groupId?: string
   membershipEpoch?: number
+  /** Agent Commands: the Session Epoch (bound into Ownership grants and Execution Leases, §11.3). */
+  sessionEpoch?: number
   coordinatorEpoch?: number
   expectedRevision?: number
   payload: Record<string, unknown>

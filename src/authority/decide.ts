@@ -9,6 +9,7 @@ import {membershipDecide, MEMBERSHIP_KINDS} from './decide-membership.js'
 import {messagePost} from './decide-message.js'
 import {missionCreate, missionLifecycle, MISSION_KINDS} from './decide-mission.js'
 import type {GroupState} from './state.js'
+import {workDecide, WORK_KINDS} from './decide-work.js'
 
 export type {DecideContext, DecidedCommand, Decision, EventDraft, VerifiedApproval} from './decide-common.js'
 
@@ -17,5 +18,6 @@ export function decide(state: GroupState | null, command: DecidedCommand, ctx: D
   if (command.kind === 'message.post') return messagePost(state, command, ctx)
   if (MISSION_KINDS.has(command.kind)) return missionLifecycle(state, command, ctx)
   if (MEMBERSHIP_KINDS.has(command.kind)) return membershipDecide(state, command, ctx)
+  if (WORK_KINDS.has(command.kind)) return workDecide(state, command, ctx)
   return reject('INVALID_COMMAND', `this authority does not implement ${command.kind} yet`)
 }

@@ -17,6 +17,14 @@ const KINDS = [
   'mission.renew_coordinator',
   'membership.change',
   'membership.end',
+  'work.propose',
+  'work.authorize',
+  'work.offer',
+  'work.accept_offer',
+  'work.start',
+  'work.submit',
+  'work.accept_result',
+  'work.cancel',
 ] as const
 const validators = new Map<string, SchemaValidator>()
 

@@ -63,4 +63,64 @@ export interface GroupState {
   mission: MissionView
   /** Keyed by principal ID. */
   members: Record<string, MemberState>
+  /** §10.2: open Work Proposals (work.propose), keyed by proposal ID; removed when authorized. */
+  proposals: Record<string, WorkProposalView>
+  /** §10.2: WorkItems keyed by WorkItem ID. */
+  workItems: Record<string, WorkItemView>
+}
+
+/** §10.2: the core WorkItem states (work-item.schema.json). */
+export type WorkState = 'open' | 'offered' | 'queued' | 'active' | 'blocked' | 'submitted' | 'verified' | 'failed' | 'cancelled'
+
+/** §10.2: verified and cancelled are terminal for the WorkItem revision. */
+export const WORK_TERMINAL: ReadonlySet<WorkState> = new Set(['verified', 'cancelled'])
+
+export interface WorkProposalView {
+  proposalId: string
+  proposedBy: Principal
+  contract: Record<string, unknown>
+  proposedAt: string
+}
+
+/** §10.3: a durable offer to candidate Agents; it reserves nothing before acceptance. */
+export interface WorkOfferView {
+  offerId: string
+  candidates: string[]
+  expiresAt: string
+}
+
+/** §11.3: the ownership grant won by the first valid acceptance. */
+export interface WorkOwnerView {
+  agentId: string
+  ownershipEpoch: number
+  sessionEpoch: number
+}
+
+/** §11.3: the Execution Lease issued by work.start (lease.schema.json subset). */
+export interface ExecutionLeaseView {
+  leaseId: string
+  holderAgentId: string
+  sessionEpoch: number
+  ownershipEpoch: number
+  issuedAt: string
+  state: 'active' | 'released' | 'revoked'
+}
+
+export interface WorkItemView {
+  workItemId: string
+  conversationId: string
+  /** The WorkItem's own revision, advanced by every WorkItem transition. */
+  revision: number
+  state: WorkState
+  exclusive: boolean
+  contract: Record<string, unknown>
+  createdBy: Principal
+  authorizedBy: Principal
+  createdAt: string
+  offer: WorkOfferView | null
+  owner: WorkOwnerView | null
+  /** The highest Ownership Epoch ever issued for this WorkItem (0 before the first acceptance). */
+  ownershipEpoch: number
+  lease: ExecutionLeaseView | null
+  submission: {artifactHashes: string[]} | null
 }

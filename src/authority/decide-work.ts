@@ -1,0 +1,219 @@
+// WorkItem aggregate decisions (spec §10.1 Work Contract, §10.2 state machine table, §10.3 offers
+// and ownership, §11.3 Execution Leases). Check order, as for the Mission: Membership (§8) → role /
+// lease / ownership (§7.2, §11.3) → expectedRevision (§15.3) → Mission and WorkItem state (§10.2).
+// Only rows of the §10.2 table are implemented; anything else is INVALID_STATE_TRANSITION.
+
+import {
+  type DecideContext,
+  type DecidedCommand,
+  type Decision,
+  type Rejected,
+  activeMember,
+  coordinatorCheck,
+  isOwner,
+  isRejected,
+  reject,
+  revisionConflict,
+} from './decide-common.js'
+import {schemaCatalog} from '../schema/catalog.js'
+import {type GroupState, type WorkItemView, type WorkState, TERMINAL} from './state.js'
+
+/** §10.1: the fields every Work Contract must carry (work-contract.schema.json `required`). */
+export const CONTRACT_FIELDS = [
+  'contractVersion',
+  'goal',
+  'requiredDeliverables',
+  'acceptanceCriteria',
+  'inputArtifacts',
+  'dependencyWorkItemIds',
+  'allowedResources',
+  'requiredCapabilities',
+  'deadline',
+  'requestedUrgency',
+  'businessImpact',
+  'retryPolicy',
+  'budget',
+  'sideEffectRisk',
+  'executionApproval',
+] as const
+
+/** §10.1: a missing required field, or a mandatory list left empty, is an incomplete contract. */
+function contractIncomplete(contract: Record<string, unknown>): Rejected | null {
+  for (const f of CONTRACT_FIELDS) {
+    if (contract[f] === undefined || contract[f] === null) return reject('WORK_CONTRACT_INCOMPLETE', `the Work Contract lacks ${f}`)
+  }
+  for (const f of ['requiredDeliverables', 'acceptanceCriteria', 'requiredCapabilities'] as const) {
+    if (!Array.isArray(contract[f]) || (contract[f] as unknown[]).length === 0) return reject('WORK_CONTRACT_INCOMPLETE', `the Work Contract has no ${f}`)
+  }
+  // Complete but malformed: the contract must still be a valid work-contract.schema.json document.
+  return schemaCatalog().validate('work-contract', contract).valid ? null : reject('SCHEMA_VALIDATION_FAILED', 'the Work Contract does not match work-contract.schema.json')
+}
+
+/** §10.2 rows: the states each transition leaves from. */
+const FROM: Readonly<Record<string, ReadonlySet<WorkState>>> = {
+  'work.offer': new Set(['open', 'offered', 'queued', 'active', 'blocked', 'failed']),
+  'work.accept_offer': new Set(['offered']),
+  'work.start': new Set(['queued']),
+  'work.submit': new Set(['active']),
+  'work.accept_result': new Set(['submitted']),
+  'work.cancel': new Set(['open', 'offered', 'queued', 'active', 'blocked', 'submitted']),
+}
+
+export const WORK_KINDS: ReadonlySet<string> = new Set(['work.propose', 'work.authorize', ...Object.keys(FROM)])
+
+export function workDecide(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  const member = activeMember(state, command)
+  if (isRejected(member)) return member
+  const p = command.payload
+  const k = command.kind
+
+  // Who may issue the Command (§10.2 notes, §10.3, §11.3).
+  if (k === 'work.authorize' || k === 'work.offer' || k === 'work.accept_result') {
+    const fenced = coordinatorCheck(state, command)
+    if (fenced) return fenced
+  } else if (k === 'work.cancel') {
+    if (!isOwner(state, command.actor)) {
+      const fenced = coordinatorCheck(state, command)
+      if (fenced) return fenced
+    }
+  } else if (k === 'work.accept_offer' || k === 'work.start' || k === 'work.submit') {
+    if (command.actor.type !== 'agent') return reject('AUTH_FORBIDDEN', `${k} is a Worker Agent's`)
+  }
+  const conflict = revisionConflict(state, command)
+  if (conflict) return conflict
+  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `${k} in a ${state.mission.state} Mission`)
+
+  const at = ctx.acceptedAt
+  const actor = {type: command.actor.type, id: command.actor.id}
+  if (k === 'work.propose') {
+    const proposalId = p.proposalId as string
+    if (state.proposals[proposalId] !== undefined || state.workItems[proposalId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'that proposal ID is already used')
+    const contract = p.contract as Record<string, unknown>
+    const incomplete = contractIncomplete(contract)
+    if (incomplete) return incomplete
+    return {events: [{eventId: ctx.newId(), kind: 'work.proposed', payload: {proposal: {proposalId, proposedBy: actor, contract, proposedAt: at}}}]}
+  }
+  if (k === 'work.authorize') return authorize(state, command, ctx)
+
+  const workItemId = p.workItemId as string
+  const item = state.workItems[workItemId]
+  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
+  const from = FROM[k]!
+  const eventId = ctx.newId()
+  const one = (kind: string, payload: Record<string, unknown>): Decision => ({events: [{eventId, kind, conversationId: item.conversationId, payload: {workItemId, revision: item.revision + 1, ...payload}}]})
+
+  switch (k) {
+    case 'work.offer': {
+      // §10.2: only with no live owner; ownership expiry is not modelled yet, so any owner is live.
+      if (!from.has(item.state) || item.owner !== null) return reject('INVALID_STATE_TRANSITION', `work.offer from ${item.state}${item.owner ? ' with a live owner' : ''}`)
+      const candidates = p.candidates as string[]
+      for (const c of candidates) {
+        const m = state.members[c]
+        if (m === undefined || !m.active || m.principal.type !== 'agent') return reject('INVALID_COMMAND', 'every candidate must be an Agent member of the Group')
+      }
+      const expiresAt = p.expiresAt as string
+      if (Date.parse(expiresAt) <= Date.parse(at)) return reject('INVALID_COMMAND', 'the offer would already be expired')
+      return one('work.offer.created', {offer: {offerId: ctx.newId(), candidates: [...candidates], expiresAt, offeredAt: at}})
+    }
+    case 'work.accept_offer': {
+      // §10.3: the first valid acceptance won; every later one loses, whatever the state now.
+      if (item.owner !== null && item.state !== 'verified' && item.state !== 'cancelled') return reject('WORK_ALREADY_OWNED', 'another candidate won ownership')
+      if (!from.has(item.state)) return reject('INVALID_STATE_TRANSITION', `work.accept_offer from ${item.state}`)
+      const offer = item.offer!
+      if (!offer.candidates.includes(command.actor.id)) return reject('AUTH_FORBIDDEN', 'not a candidate of the offer')
+      // A replaced offer is no longer valid; an expired one invalidates acceptance and appends nothing.
+      if (p.offerId !== offer.offerId) return reject('WORK_OFFER_EXPIRED', 'that offer was replaced')
+      if (Date.parse(at) >= Date.parse(offer.expiresAt)) return reject('WORK_OFFER_EXPIRED', `offer expired at ${offer.expiresAt}`)
+      const owner = {agentId: command.actor.id, ownershipEpoch: item.ownershipEpoch + 1, sessionEpoch: command.sessionEpoch ?? 1, grantedAt: at}
+      return one('work.offer.accepted', {offerId: offer.offerId, owner})
+    }
+    default:
+      break
+  }
+
+  // Owner Commands (§11.3): ownership epoch, then lease, then state.
+  if (k === 'work.start' || k === 'work.submit') {
+    const owned = ownerCheck(item, command)
+    if (owned) return owned
+    if (k === 'work.submit') {
+      const lease = item.lease
+      if (lease === null || lease.leaseId !== p.leaseId || lease.state !== 'active') return reject('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
+    }
+  }
+  if (!from.has(item.state)) return reject('INVALID_STATE_TRANSITION', `${k} from ${item.state}`)
+  switch (k) {
+    case 'work.start': {
+      const owner = item.owner!
+      const lease = {
+        leaseId: ctx.newId(),
+        leaseType: 'execution',
+        missionId: state.missionId,
+        groupId: state.groupId,
+        workItemId,
+        holderAgentId: owner.agentId,
+        sessionEpoch: command.sessionEpoch ?? owner.sessionEpoch,
+        ownershipEpoch: owner.ownershipEpoch,
+        issuedAt: at,
+        startsAt: at,
+        state: 'active',
+        renewalCount: 0,
+      }
+      return one('work.started', {lease})
+    }
+    case 'work.submit':
+      return one('work.submitted', {leaseId: item.lease!.leaseId, artifactHashes: [...(p.artifactHashes as string[])].sort()})
+    case 'work.accept_result':
+      return one('work.result.accepted', {artifactHashes: item.submission?.artifactHashes ?? []})
+    default:
+      // work.cancel: cancellation revokes the Execution Lease (§11.3).
+      return one('work.cancelled', {reason: p.reason, ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {})})
+  }
+}
+
+/** §11.3: the owner with its current Ownership Epoch; an older epoch is fenced. */
+function ownerCheck(item: WorkItemView, command: DecidedCommand): Rejected | null {
+  const epoch = command.payload.ownershipEpoch as number
+  if (epoch < item.ownershipEpoch) return reject('WORK_STALE_OWNERSHIP', `ownershipEpoch ${epoch}, current ${item.ownershipEpoch}`)
+  const owner = item.owner
+  if (owner === null || owner.agentId !== command.actor.id || epoch !== owner.ownershipEpoch) return reject('AUTH_FORBIDDEN', 'not the WorkItem owner')
+  return null
+}
+
+/** §10.2 "none or open Work Proposal" → open: the Coordinator creates the WorkItem. */
+function authorize(state: GroupState, command: DecidedCommand, ctx: DecideContext): Decision {
+  const p = command.payload
+  const workItemId = p.workItemId as string
+  if (state.workItems[workItemId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'the WorkItem already exists')
+  const proposalId = p.proposalId as string | undefined
+  let contract: Record<string, unknown>
+  let createdBy = {type: command.actor.type, id: command.actor.id}
+  if (proposalId !== undefined) {
+    const proposal = state.proposals[proposalId]
+    if (proposal === undefined) return reject('INVALID_STATE_TRANSITION', 'no open Work Proposal with that ID')
+    if (p.contract !== undefined) return reject('INVALID_COMMAND', 'an authorized proposal keeps its contract')
+    contract = proposal.contract
+    createdBy = {type: proposal.proposedBy.type, id: proposal.proposedBy.id}
+  } else {
+    if (p.contract === undefined) return reject('WORK_CONTRACT_INCOMPLETE', 'a WorkItem needs a Work Contract')
+    contract = p.contract as Record<string, unknown>
+  }
+  const incomplete = contractIncomplete(contract)
+  if (incomplete) return incomplete
+  const eventId = ctx.newId()
+  const conversationId = ctx.newId()
+  const workItem = {
+    workItemId,
+    missionId: state.missionId,
+    groupId: state.groupId,
+    conversationId,
+    revision: 1,
+    state: 'open',
+    exclusive: (p.exclusive as boolean | undefined) ?? true,
+    contract,
+    createdBy,
+    authorizedBy: {type: command.actor.type, id: command.actor.id},
+    createdAt: ctx.acceptedAt,
+  }
+  return {events: [{eventId, kind: 'work.authorized', conversationId, payload: {workItem, ...(proposalId !== undefined ? {proposalId} : {})}}]}
+}

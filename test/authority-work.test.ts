@@ -1,0 +1,380 @@
+// WorkItem core (spec §10.1 Work Contract, §10.2 state machine table, §10.3 offers and ownership,
+// §11.3 Execution Leases) through the full ingress on SQLite: a positive and a negative case per
+// implemented transition row, the first-acceptance-wins race, offer expiry (no Event), fencing of
+// stale Ownership Epochs and Lease IDs, REVISION_CONFLICT, and replay to the live state.
+
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {type Authority, openAuthority} from '../src/authority/authority.js'
+import {submit} from '../src/authority/ingress.js'
+import {canonicalHash} from '../src/json/jcs.js'
+import type {SigningKey} from '../src/crypto/keyfile.js'
+import {schemaCatalog} from '../src/schema/catalog.js'
+import {verify} from '../src/signing/verify.js'
+import type {Store} from '../src/store/index.js'
+import {
+  authorityKey,
+  authorityOn,
+  codeOf,
+  coordinator,
+  createCommand,
+  developer,
+  groupCommand,
+  newGroup,
+  otherHuman,
+  owner,
+  receiptOf,
+  registry,
+  reviewer,
+  sqliteStore,
+  uuid,
+} from './authority-helpers.js'
+
+const H1 = `sha256:${'c'.repeat(64)}`
+
+let store: Store
+let cleanup: () => Promise<void>
+let authority: Authority
+/** The authority's trusted clock; tests move it forward to expire offers. */
+let skewMs = 0
+const touched: string[] = []
+
+beforeAll(async () => {
+  ;({store, cleanup} = await sqliteStore())
+  authority = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}, clock: () => new Date(Date.now() + skewMs).toISOString()})
+}, 60_000)
+afterAll(async () => cleanup?.())
+
+const run = (bytes: Buffer) => submit(authority, bytes)
+const code = async (bytes: Buffer) => codeOf(await run(bytes))
+const head = async (g: string) => (await store.head(g))?.sequence
+const state = async (g: string) => (await authority.current(g))!
+const item = async (g: string, w: string) => (await state(g)).workItems[w]!
+
+const contract = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  contractVersion: 1,
+  goal: 'Draft the release notes for 0.1',
+  requiredDeliverables: [{deliverableId: 'notes', description: 'Release notes', mediaType: 'text/markdown', schema: 'urn:mwp:dev:schema:notes'}],
+  acceptanceCriteria: [{criterionId: 'notes', description: 'Every change is listed', evidenceRequired: ['human_review']}],
+  inputArtifacts: [],
+  dependencyWorkItemIds: [],
+  allowedResources: [],
+  requiredCapabilities: [{id: 'writing.release-notes', version: '1.0.0'}],
+  deadline: '2027-01-15T00:00:00Z',
+  requestedUrgency: 'normal',
+  businessImpact: 'Release blocker',
+  retryPolicy: {maxAttempts: 2, backoff: 'fixed', maxDelay: 'PT10M', retryableFailures: []},
+  budget: {currency: 'EUR', financialLimit: 10},
+  sideEffectRisk: 'none',
+  executionApproval: 'not_required',
+  ...extra,
+})
+
+const coord = (kind: string, g: string, payload: Record<string, unknown>, epoch = 1, signer: SigningKey = coordinator, fields: Record<string, unknown> = {}) =>
+  groupCommand(signer, kind, g, payload, {coordinatorEpoch: epoch, ...fields})
+const propose = (g: string, proposalId: string, c: Record<string, unknown> = contract(), signer: SigningKey = owner) => groupCommand(signer, 'work.propose', g, {proposalId, contract: c})
+const authorize = (g: string, workItemId: string, from: {proposalId?: string; contract?: Record<string, unknown>} = {contract: contract()}, epoch = 1, signer: SigningKey = coordinator) =>
+  coord('work.authorize', g, {workItemId, ...from}, epoch, signer)
+const inAMinute = () => new Date(Date.now() + skewMs + 60_000).toISOString()
+const offer = (g: string, workItemId: string, candidates: SigningKey[] = [developer], expiresAt = inAMinute(), epoch = 1, signer: SigningKey = coordinator) =>
+  coord('work.offer', g, {workItemId, candidates: candidates.map((c) => c.principal!.id), expiresAt}, epoch, signer)
+const acceptOffer = (g: string, workItemId: string, offerId: string, signer: SigningKey = developer, fields: Record<string, unknown> = {}) =>
+  groupCommand(signer, 'work.accept_offer', g, {workItemId, offerId}, fields)
+const start = (g: string, workItemId: string, ownershipEpoch = 1, signer: SigningKey = developer) => groupCommand(signer, 'work.start', g, {workItemId, ownershipEpoch})
+const submitWork = (g: string, workItemId: string, leaseId: string, ownershipEpoch = 1, signer: SigningKey = developer) =>
+  groupCommand(signer, 'work.submit', g, {workItemId, ownershipEpoch, leaseId, artifactHashes: [H1]})
+const acceptResult = (g: string, workItemId: string, epoch = 1, signer: SigningKey = coordinator) => coord('work.accept_result', g, {workItemId}, epoch, signer)
+const cancel = (g: string, workItemId: string, signer: SigningKey = coordinator) =>
+  signer.principal!.type === 'agent' ? coord('work.cancel', g, {workItemId, reason: 'Out of scope.'}, 1, signer) : groupCommand(signer, 'work.cancel', g, {workItemId, reason: 'Out of scope.'})
+
+/** A Group with developer and reviewer as Worker members (Membership Epoch 1). */
+async function group(): Promise<string> {
+  const g = newGroup('work')
+  touched.push(g)
+  receiptOf(await run(createCommand(g)))
+  for (const w of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: w.principal, role: 'worker'})))
+  return g
+}
+
+/** A Group with one WorkItem in `target` state (developer owns it from queued on). */
+async function at(target: 'open' | 'offered' | 'queued' | 'active' | 'submitted' | 'verified'): Promise<{g: string; w: string}> {
+  const g = await group()
+  const w = uuid(7)
+  receiptOf(await run(authorize(g, w)))
+  if (target === 'open') return {g, w}
+  receiptOf(await run(offer(g, w, [developer, reviewer])))
+  if (target === 'offered') return {g, w}
+  receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId)))
+  if (target === 'queued') return {g, w}
+  receiptOf(await run(start(g, w)))
+  if (target === 'active') return {g, w}
+  receiptOf(await run(submitWork(g, w, (await item(g, w)).lease!.leaseId)))
+  if (target === 'submitted') return {g, w}
+  receiptOf(await run(acceptResult(g, w)))
+  return {g, w}
+}
+
+describe('work.propose (none → open Work Proposal)', () => {
+  it('any Group member proposes; the proposal is recorded and no WorkItem exists', async () => {
+    const g = await group()
+    const p = uuid(6)
+    const before = (await state(g)).revision
+    const r = receiptOf(await run(propose(g, p, contract(), developer)))
+    expect(r.aggregateRevision).toBe(before + 1)
+    const s = await state(g)
+    expect(s.proposals[p]!.proposedBy).toEqual(developer.principal)
+    expect(s.workItems).toEqual({})
+  })
+
+  it('a contract missing a required field is WORK_CONTRACT_INCOMPLETE; a non-member is MEMBERSHIP_REQUIRED', async () => {
+    const g = await group()
+    const h = await head(g)
+    const {acceptanceCriteria: _dropped, ...partial} = contract()
+    expect(await code(propose(g, uuid(6), partial))).toBe('WORK_CONTRACT_INCOMPLETE')
+    expect(await code(propose(g, uuid(6), contract({requiredCapabilities: []})))).toBe('WORK_CONTRACT_INCOMPLETE')
+    expect(await code(propose(g, uuid(6), contract({requestedUrgency: 'yesterday'})))).toBe('SCHEMA_VALIDATION_FAILED')
+    expect(await code(propose(g, uuid(6), contract(), otherHuman))).toBe('MEMBERSHIP_REQUIRED')
+    expect(await code(groupCommand(owner, 'work.propose', g, {proposalId: uuid(6)}))).toBe('SCHEMA_VALIDATION_FAILED')
+    expect(await head(g)).toBe(h)
+  })
+})
+
+describe('work.authorize (none or open Work Proposal → open)', () => {
+  it('the Coordinator authorizes a proposal or a direct contract; the WorkItem is open', async () => {
+    const g = await group()
+    const p = uuid(6)
+    receiptOf(await run(propose(g, p, contract(), developer)))
+    const w = uuid(7)
+    receiptOf(await run(authorize(g, w, {proposalId: p})))
+    const s = await state(g)
+    expect(s.proposals[p]).toBeUndefined()
+    expect(s.workItems[w]).toMatchObject({state: 'open', revision: 1, createdBy: developer.principal, authorizedBy: coordinator.principal, owner: null})
+    const w2 = uuid(7)
+    receiptOf(await run(authorize(g, w2)))
+    expect((await item(g, w2)).state).toBe('open')
+    // The Event carries a schema-valid WorkItem.
+    const events = (await store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.authorized')
+    for (const e of events) {
+      const v = verify('event', e.bytes, registry)
+      if (!v.ok) throw new Error('stored Event does not verify')
+      expect(JSON.stringify(schemaCatalog().validate('work-item', (v.document.payload as {workItem: unknown}).workItem))).toBe(JSON.stringify({valid: true}))
+    }
+  })
+
+  it('a non-Coordinator, a stale Coordinator epoch, an existing WorkItem or a consumed proposal are refused', async () => {
+    const {g, w} = await at('open')
+    const h = await head(g)
+    expect(await code(groupCommand(owner, 'work.authorize', g, {workItemId: uuid(7), contract: contract()}))).toBe('AUTH_FORBIDDEN')
+    expect(await code(authorize(g, uuid(7), {contract: contract()}, 1, developer))).toBe('AUTH_FORBIDDEN')
+    expect(await code(authorize(g, w))).toBe('INVALID_STATE_TRANSITION')
+    expect(await code(authorize(g, uuid(7), {proposalId: uuid(6)}))).toBe('INVALID_STATE_TRANSITION')
+    const {goal: _goal, ...noGoal} = contract()
+    expect(await code(authorize(g, uuid(7), {contract: noGoal}))).toBe('WORK_CONTRACT_INCOMPLETE')
+    expect(await code(authorize(g, uuid(7), {}))).toBe('WORK_CONTRACT_INCOMPLETE')
+    expect(await head(g)).toBe(h)
+  })
+})
+
+describe('work.offer (open/offered/queued/active/blocked/failed with no live owner → offered)', () => {
+  it('the Coordinator offers to candidates with an expiry, and may replace the offer', async () => {
+    const {g, w} = await at('open')
+    receiptOf(await run(offer(g, w, [developer])))
+    const first = await item(g, w)
+    expect(first).toMatchObject({state: 'offered', revision: 2, owner: null, offer: {candidates: [developer.principal!.id]}})
+    receiptOf(await run(offer(g, w, [developer, reviewer])))
+    const second = await item(g, w)
+    expect(second.offer!.offerId).not.toBe(first.offer!.offerId)
+    // The replaced offer is no longer valid.
+    expect(await code(acceptOffer(g, w, first.offer!.offerId))).toBe('WORK_OFFER_EXPIRED')
+  })
+
+  it('with a live owner, from a terminal state, by a non-Coordinator or to a non-member it is refused', async () => {
+    const {g, w} = await at('queued')
+    const h = await head(g)
+    expect(await code(offer(g, w))).toBe('INVALID_STATE_TRANSITION')
+    expect(await code(offer(g, w, [developer], inAMinute(), 1, developer))).toBe('AUTH_FORBIDDEN')
+    const v = await at('verified')
+    expect(await code(offer(v.g, v.w))).toBe('INVALID_STATE_TRANSITION')
+    const o = await at('open')
+    expect(await code(coord('work.offer', o.g, {workItemId: o.w, candidates: ['urn:mwp:dev:agent:stranger'], expiresAt: inAMinute()}))).toBe('INVALID_COMMAND')
+    expect(await code(offer(o.g, o.w, [developer], new Date(Date.now() - 1000).toISOString()))).toBe('INVALID_COMMAND')
+    expect(await head(g)).toBe(h)
+  })
+})
+
+describe('work.accept_offer (offered → queued) and offer expiry (offered → offered, no Event)', () => {
+  it('a candidate accepts: queued with Ownership Epoch 1, the offer withdrawn', async () => {
+    const {g, w} = await at('offered')
+    const before = (await state(g)).revision
+    receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId, reviewer)))
+    const s = await state(g)
+    expect(s.revision).toBe(before + 1)
+    expect(s.workItems[w]).toMatchObject({state: 'queued', offer: null, ownershipEpoch: 1, owner: {agentId: reviewer.principal!.id, ownershipEpoch: 1, sessionEpoch: 1}})
+  })
+
+  it('two candidates race: exactly one wins, the other gets WORK_ALREADY_OWNED', async () => {
+    const {g, w} = await at('offered')
+    const offerId = (await item(g, w)).offer!.offerId
+    const [a, b] = await Promise.all([run(acceptOffer(g, w, offerId, developer)), run(acceptOffer(g, w, offerId, reviewer))])
+    expect([codeOf(a), codeOf(b)].sort()).toEqual(['WORK_ALREADY_OWNED', 'ok'])
+    const winner = codeOf(a) === 'ok' ? developer : reviewer
+    expect((await item(g, w)).owner!.agentId).toBe(winner.principal!.id)
+    expect((await store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.offer.accepted')).toHaveLength(1)
+  })
+
+  it('after the offer expiry (by the authority clock) acceptance is WORK_OFFER_EXPIRED and appends nothing', async () => {
+    const {g, w} = await at('offered')
+    const before = await item(g, w)
+    const h = await head(g)
+    skewMs = 120_000
+    try {
+      expect(await code(acceptOffer(g, w, before.offer!.offerId))).toBe('WORK_OFFER_EXPIRED')
+    } finally {
+      skewMs = 0
+    }
+    expect(await head(g)).toBe(h)
+    expect(await item(g, w)).toEqual(before)
+  })
+
+  it('a non-candidate, a non-Agent, or acceptance from open are refused', async () => {
+    const g = await group()
+    const w = uuid(7)
+    receiptOf(await run(authorize(g, w)))
+    expect(await code(acceptOffer(g, w, uuid(8)))).toBe('INVALID_STATE_TRANSITION')
+    receiptOf(await run(offer(g, w, [developer])))
+    const offerId = (await item(g, w)).offer!.offerId
+    expect(await code(acceptOffer(g, w, offerId, reviewer))).toBe('AUTH_FORBIDDEN')
+    expect(await code(acceptOffer(g, w, offerId, owner))).toBe('AUTH_FORBIDDEN')
+    expect(await code(acceptOffer(g, w, offerId, developer, {expectedRevision: 1}))).toBe('REVISION_CONFLICT')
+    expect((await item(g, w)).state).toBe('offered')
+  })
+})
+
+describe('work.start (queued → active)', () => {
+  it('the owner with its Ownership Epoch starts; an Execution Lease with a stable ID is issued', async () => {
+    const {g, w} = await at('queued')
+    receiptOf(await run(start(g, w)))
+    const it1 = await item(g, w)
+    expect(it1.state).toBe('active')
+    expect(it1.lease).toMatchObject({holderAgentId: developer.principal!.id, ownershipEpoch: 1, sessionEpoch: 1, state: 'active'})
+    const e = (await store.read(g, 0, 100)).events.find((x) => x.kind === 'work.started')!
+    const v = verify('event', e.bytes, registry)
+    if (!v.ok) throw new Error('stored Event does not verify')
+    const lease = (v.document.payload as {lease: Record<string, unknown>}).lease
+    expect(lease.leaseId).toBe(it1.lease!.leaseId)
+    expect(schemaCatalog().validate('lease', {...lease, expiresAt: '2027-01-15T00:00:00Z'})).toEqual({valid: true})
+  })
+
+  it('a non-owner, a stale Ownership Epoch, or a start from active are refused', async () => {
+    const {g, w} = await at('queued')
+    const h = await head(g)
+    expect(await code(start(g, w, 1, reviewer))).toBe('AUTH_FORBIDDEN')
+    expect(await code(start(g, w, 2))).toBe('AUTH_FORBIDDEN')
+    expect(await head(g)).toBe(h)
+    receiptOf(await run(start(g, w)))
+    expect(await code(start(g, w))).toBe('INVALID_STATE_TRANSITION')
+  })
+})
+
+describe('work.submit (active → submitted)', () => {
+  it('the owner submits with its Ownership Epoch and current Lease ID; the lease is released', async () => {
+    const {g, w} = await at('active')
+    const leaseId = (await item(g, w)).lease!.leaseId
+    receiptOf(await run(submitWork(g, w, leaseId)))
+    expect(await item(g, w)).toMatchObject({state: 'submitted', submission: {artifactHashes: [H1]}, lease: {leaseId, state: 'released'}})
+  })
+
+  it('an old Lease ID is WORK_LEASE_EXPIRED, a submit from queued or a second submit INVALID_STATE_TRANSITION / WORK_LEASE_EXPIRED', async () => {
+    const {g, w} = await at('active')
+    const h = await head(g)
+    expect(await code(submitWork(g, w, uuid(9)))).toBe('WORK_LEASE_EXPIRED')
+    expect(await code(submitWork(g, w, (await item(g, w)).lease!.leaseId, 1, reviewer))).toBe('AUTH_FORBIDDEN')
+    expect(await head(g)).toBe(h)
+    const leaseId = (await item(g, w)).lease!.leaseId
+    receiptOf(await run(submitWork(g, w, leaseId)))
+    // The released lease no longer authorizes anything.
+    expect(await code(submitWork(g, w, leaseId))).toBe('WORK_LEASE_EXPIRED')
+    const q = await at('queued')
+    expect(await code(submitWork(q.g, q.w, uuid(9)))).toBe('WORK_LEASE_EXPIRED')
+  })
+
+  it('a stale Ownership Epoch is WORK_STALE_OWNERSHIP (fenced in the pure decider)', async () => {
+    const {g, w} = await at('active')
+    const s = await state(g)
+    // Simulate a later ownership: the same WorkItem at Ownership Epoch 2 held by reviewer.
+    const fenced = {...s, workItems: {...s.workItems, [w]: {...s.workItems[w]!, ownershipEpoch: 2, owner: {agentId: reviewer.principal!.id, ownershipEpoch: 2, sessionEpoch: 1}}}}
+    const {decide} = await import('../src/authority/decide.js')
+    const decision = decide(
+      fenced,
+      {actionId: uuid(1), actor: developer.principal!, kind: 'work.submit', groupId: g, membershipEpoch: 1, sessionEpoch: 1, payload: {workItemId: w, ownershipEpoch: 1, leaseId: s.workItems[w]!.lease!.leaseId, artifactHashes: [H1]}},
+      {acceptedAt: new Date().toISOString(), newId: () => uuid(3)},
+    )
+    expect('error' in decision && decision.error).toBe('WORK_STALE_OWNERSHIP')
+  })
+})
+
+describe('work.accept_result (submitted → verified)', () => {
+  it('the Coordinator accepts the result; verified is terminal', async () => {
+    const {g, w} = await at('submitted')
+    receiptOf(await run(acceptResult(g, w)))
+    expect((await item(g, w)).state).toBe('verified')
+    expect(await code(cancel(g, w))).toBe('INVALID_STATE_TRANSITION')
+    expect(await code(acceptResult(g, w))).toBe('INVALID_STATE_TRANSITION')
+  })
+
+  it('from active, by the owner, or with a stale Coordinator epoch it is refused', async () => {
+    const {g, w} = await at('active')
+    expect(await code(acceptResult(g, w))).toBe('INVALID_STATE_TRANSITION')
+    const s = await at('submitted')
+    expect(await code(acceptResult(s.g, s.w, 1, developer))).toBe('AUTH_FORBIDDEN')
+    expect((await item(s.g, s.w)).state).toBe('submitted')
+    // A replaced Coordinator is fenced by its old epoch (§7.2).
+    receiptOf(await run(groupCommand(owner, 'mission.assign_coordinator', s.g, {agentId: reviewer.principal!.id})))
+    expect(await code(acceptResult(s.g, s.w))).toBe('AUTH_STALE_COORDINATOR')
+    receiptOf(await run(coord('work.accept_result', s.g, {workItemId: s.w}, 2, reviewer, {membershipEpoch: 2})))
+    expect((await item(s.g, s.w)).state).toBe('verified')
+  })
+})
+
+describe('work.cancel (open/offered/queued/active/blocked/submitted → cancelled)', () => {
+  it('the Coordinator or the MissionOwner cancels; an active Execution Lease is revoked', async () => {
+    const a = await at('active')
+    receiptOf(await run(cancel(a.g, a.w, owner)))
+    expect(await item(a.g, a.w)).toMatchObject({state: 'cancelled', lease: {state: 'revoked'}})
+    const o = await at('offered')
+    receiptOf(await run(cancel(o.g, o.w)))
+    expect((await item(o.g, o.w)).state).toBe('cancelled')
+  })
+
+  it('a Worker cannot cancel; cancelled is terminal', async () => {
+    const {g, w} = await at('queued')
+    expect(await code(cancel(g, w, developer))).toBe('AUTH_FORBIDDEN')
+    receiptOf(await run(cancel(g, w)))
+    expect(await code(cancel(g, w))).toBe('INVALID_STATE_TRANSITION')
+    expect(await code(offer(g, w))).toBe('INVALID_STATE_TRANSITION')
+    expect(await code(start(g, w))).toBe('INVALID_STATE_TRANSITION')
+  })
+})
+
+describe('revision and replay', () => {
+  it('every work kind is fenced by expectedRevision', async () => {
+    const {g, w} = await at('open')
+    const stale = {expectedRevision: 1}
+    expect(await code(groupCommand(owner, 'work.propose', g, {proposalId: uuid(6), contract: contract()}, stale))).toBe('REVISION_CONFLICT')
+    expect(await code(coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 1, coordinator, stale))).toBe('REVISION_CONFLICT')
+    expect(await code(coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: inAMinute()}, 1, coordinator, stale))).toBe('REVISION_CONFLICT')
+    expect(await code(coord('work.cancel', g, {workItemId: w, reason: 'x'}, 1, coordinator, stale))).toBe('REVISION_CONFLICT')
+    const current = (await state(g)).revision
+    receiptOf(await run(coord('work.cancel', g, {workItemId: w, reason: 'x'}, 1, coordinator, {expectedRevision: current})))
+  })
+
+  it('a full sequence replays to the live state', async () => {
+    const {g, w} = await at('verified')
+    receiptOf(await run(propose(g, uuid(6), contract(), reviewer)))
+    const live = await state(g)
+    expect(live.workItems[w]!.revision).toBe(6)
+    const fresh = authorityOn(store, {rootMissionOwners: []})
+    for (const group of touched) {
+      expect(canonicalHash((await fresh.current(group))!)).toBe(canonicalHash((await authority.current(group))!))
+    }
+  })
+})
