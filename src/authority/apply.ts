@@ -3,7 +3,7 @@
 // same function, so the two cannot drift. apply() trusts nothing about ordering: a sequence or
 // revision that does not follow the state is a corrupt log and throws.
 
-import type {CoordinatorState, ExecutionLeaseView, GroupState, MemberRole, MemberState, MissionState, MissionView, WorkItemView, WorkOfferView, WorkOwnerView} from './state.js'
+import type {CoordinatorState, ExecutionApprovalView, ExecutionLeaseView, GroupState, MemberRole, MemberState, MissionState, MissionView, WorkItemView, WorkOfferView, WorkOwnerView} from './state.js'
 import type {Principal} from '../signing/profiles.js'
 
 /** The Event fields apply() reads (a parsed, verified Event document). */
@@ -134,7 +134,7 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
       return {...next, proposals: {...state.proposals, [pr.proposalId]: {proposalId: pr.proposalId, proposedBy: {type: pr.proposedBy.type, id: pr.proposedBy.id}, contract: pr.contract, proposedAt: pr.proposedAt}}}
     }
     case 'work.authorized': {
-      const w = p.workItem as Omit<WorkItemView, 'offer' | 'owner' | 'ownershipEpoch' | 'lease' | 'submission'>
+      const w = p.workItem as Omit<WorkItemView, 'offer' | 'owner' | 'ownershipEpoch' | 'lease' | 'submission' | 'checkpoint' | 'blocker' | 'executionApproval' | 'failure'>
       const item: WorkItemView = {
         workItemId: w.workItemId,
         conversationId: w.conversationId,
@@ -150,6 +150,10 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
         ownershipEpoch: 0,
         lease: null,
         submission: null,
+        checkpoint: null,
+        blocker: null,
+        executionApproval: null,
+        failure: null,
       }
       const proposals = {...state.proposals}
       if (typeof p.proposalId === 'string') delete proposals[p.proposalId]
@@ -161,6 +165,11 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
     case 'work.submitted':
     case 'work.result.accepted':
     case 'work.cancelled':
+    case 'work.checkpointed':
+    case 'work.blocked':
+    case 'work.unblocked':
+    case 'work.failed':
+    case 'approval.execution.granted':
       return {...next, workItems: {...state.workItems, [p.workItemId as string]: applyWork(state, event)}}
     case 'message.posted':
       // Messages live in the log; the decider keeps no per-Message state yet.
@@ -201,6 +210,32 @@ function applyWork(state: GroupState, event: AppliedEvent): WorkItemView {
       return {...base, state: 'submitted', lease: item.lease && {...item.lease, state: 'released'}, submission: {artifactHashes: [...(p.artifactHashes as string[])]}}
     case 'work.result.accepted':
       return {...base, state: 'verified'}
+    case 'work.checkpointed':
+    case 'work.blocked': {
+      // §11.3: checkpoint and block release the Execution Lease; ownership is retained.
+      const c = p.checkpoint as {progress: string; artifactHashes: string[]}
+      const released = item.lease && {...item.lease, state: 'released' as const}
+      const checkpoint = {progress: c.progress, leaseId: p.leaseId as string, artifactHashes: [...c.artifactHashes]}
+      if (event.kind === 'work.checkpointed') return {...base, state: 'queued', lease: released, checkpoint}
+      return {...base, state: 'blocked', lease: released, checkpoint, blocker: {requiredResolution: p.requiredResolution as string}}
+    }
+    case 'work.unblocked':
+      return {...base, state: p.to as 'queued' | 'open', blocker: null}
+    case 'work.failed':
+      // §10.2: control returns to the Coordinator — ownership ends and an active lease is revoked.
+      return {
+        ...base,
+        state: 'failed',
+        owner: null,
+        offer: null,
+        executionApproval: null,
+        lease: item.lease && item.lease.state === 'active' ? {...item.lease, state: 'revoked'} : item.lease,
+        failure: {reason: p.reason as string, evidenceHashes: [...(p.evidenceHashes as string[])]},
+      }
+    case 'approval.execution.granted': {
+      const a = p.approval as ExecutionApprovalView
+      return {...base, executionApproval: {approvedBy: {type: a.approvedBy.type, id: a.approvedBy.id}, ownershipEpoch: a.ownershipEpoch, approvedAt: a.approvedAt}}
+    }
     default:
       // work.cancelled: cancellation revokes an active lease (§11.3).
       return {...base, state: 'cancelled', lease: item.lease && item.lease.state === 'active' ? {...item.lease, state: 'revoked'} : item.lease}

@@ -57,7 +57,18 @@ const FROM: Readonly<Record<string, ReadonlySet<WorkState>>> = {
   'work.submit': new Set(['active']),
   'work.accept_result': new Set(['submitted']),
   'work.cancel': new Set(['open', 'offered', 'queued', 'active', 'blocked', 'submitted']),
+  'work.checkpoint': new Set(['active']),
+  'work.block': new Set(['active']),
+  'work.unblock': new Set(['blocked']),
+  'work.fail': new Set(['open', 'offered', 'queued', 'active', 'blocked', 'submitted']),
+  'approval.grant_execution': new Set(['queued']),
 }
+
+/** §12: a Work Contract whose executionApproval is not `not_required` is gated before work.start. */
+const gated = (item: WorkItemView) => item.contract.executionApproval !== undefined && item.contract.executionApproval !== 'not_required'
+
+/** Owner Commands that present the current Execution Lease ID (§11.3). */
+const LEASED: ReadonlySet<string> = new Set(['work.submit', 'work.checkpoint', 'work.block'])
 
 export const WORK_KINDS: ReadonlySet<string> = new Set(['work.propose', 'work.authorize', ...Object.keys(FROM)])
 
@@ -77,8 +88,18 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       const fenced = coordinatorCheck(state, command)
       if (fenced) return fenced
     }
-  } else if (k === 'work.accept_offer' || k === 'work.start' || k === 'work.submit') {
+  } else if (k === 'work.accept_offer' || k === 'work.start' || k === 'work.submit' || k === 'work.checkpoint' || k === 'work.block') {
     if (command.actor.type !== 'agent') return reject('AUTH_FORBIDDEN', `${k} is a Worker Agent's`)
+  } else if (k === 'work.unblock' || k === 'work.fail') {
+    // The owner presents its Ownership Epoch (checked against the WorkItem below); anyone else
+    // must be the current Coordinator.
+    if (p.ownershipEpoch === undefined) {
+      const fenced = coordinatorCheck(state, command)
+      if (fenced) return fenced
+    } else if (command.actor.type !== 'agent') return reject('AUTH_FORBIDDEN', `only the owning Agent presents an ownershipEpoch`)
+  } else if (k === 'approval.grant_execution') {
+    // §12: the MissionOwner grants execution approval (Organization policy actors: not yet).
+    if (!isOwner(state, command.actor)) return reject('AUTH_FORBIDDEN', 'execution approval is the MissionOwner\'s')
   }
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict
@@ -107,6 +128,8 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
     case 'work.offer': {
       // §10.2: only with no live owner; ownership expiry is not modelled yet, so any owner is live.
       if (!from.has(item.state) || item.owner !== null) return reject('INVALID_STATE_TRANSITION', `work.offer from ${item.state}${item.owner ? ' with a live owner' : ''}`)
+      const unmet = unmetDependency(state, item)
+      if (unmet !== null) return reject('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
       const candidates = p.candidates as string[]
       for (const c of candidates) {
         const m = state.members[c]
@@ -133,10 +156,11 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
   }
 
   // Owner Commands (§11.3): ownership epoch, then lease, then state.
-  if (k === 'work.start' || k === 'work.submit') {
+  const ownerIssued = k === 'work.start' || LEASED.has(k) || ((k === 'work.unblock' || k === 'work.fail') && p.ownershipEpoch !== undefined)
+  if (ownerIssued) {
     const owned = ownerCheck(item, command)
     if (owned) return owned
-    if (k === 'work.submit') {
+    if (LEASED.has(k)) {
       const lease = item.lease
       if (lease === null || lease.leaseId !== p.leaseId || lease.state !== 'active') return reject('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
     }
@@ -145,6 +169,11 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
   switch (k) {
     case 'work.start': {
       const owner = item.owner!
+      // §12 (ACCEPTANCE G4): a gated WorkItem starts only under a signed execution approval
+      // granted for the current Ownership Epoch.
+      const unmet = unmetDependency(state, item)
+      if (unmet !== null) return reject('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
+      if (gated(item) && item.executionApproval?.ownershipEpoch !== owner.ownershipEpoch) return reject('APPROVAL_REQUIRED', 'the WorkItem requires an execution approval')
       const lease = {
         leaseId: ctx.newId(),
         leaseType: 'execution',
@@ -165,6 +194,24 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       return one('work.submitted', {leaseId: item.lease!.leaseId, artifactHashes: [...(p.artifactHashes as string[])].sort()})
     case 'work.accept_result':
       return one('work.result.accepted', {artifactHashes: item.submission?.artifactHashes ?? []})
+    case 'work.checkpoint':
+    case 'work.block': {
+      const checkpoint = {progress: (p.progress as string | undefined) ?? (p.requiredResolution as string), artifactHashes: [...((p.artifactHashes as string[] | undefined) ?? [])].sort()}
+      if (k === 'work.checkpoint') return one('work.checkpointed', {leaseId: item.lease!.leaseId, checkpoint})
+      return one('work.blocked', {leaseId: item.lease!.leaseId, checkpoint, requiredResolution: p.requiredResolution})
+    }
+    case 'work.unblock':
+      // §10.2: back to its queue while the owner holds ownership, otherwise open for re-offer.
+      return one('work.unblocked', {to: item.owner !== null ? 'queued' : 'open', ...(p.resolution !== undefined ? {resolution: p.resolution} : {})})
+    case 'work.fail':
+      return one('work.failed', {reason: p.reason, evidenceHashes: [...(p.evidenceHashes as string[])].sort(), ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {})})
+    case 'approval.grant_execution': {
+      const owner = item.owner!
+      if (!gated(item)) return reject('INVALID_STATE_TRANSITION', 'the WorkItem needs no execution approval')
+      if (p.ownershipEpoch !== owner.ownershipEpoch) return reject('WORK_STALE_OWNERSHIP', `ownershipEpoch ${String(p.ownershipEpoch)}, current ${owner.ownershipEpoch}`)
+      if (item.executionApproval?.ownershipEpoch === owner.ownershipEpoch) return reject('INVALID_STATE_TRANSITION', 'execution is already approved')
+      return one('approval.execution.granted', {approval: {approvedBy: actor, ownershipEpoch: owner.ownershipEpoch, approvedAt: at}})
+    }
     default:
       // work.cancel: cancellation revokes the Execution Lease (§11.3).
       return one('work.cancelled', {reason: p.reason, ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {})})
@@ -177,6 +224,35 @@ function ownerCheck(item: WorkItemView, command: DecidedCommand): Rejected | nul
   if (epoch < item.ownershipEpoch) return reject('WORK_STALE_OWNERSHIP', `ownershipEpoch ${epoch}, current ${item.ownershipEpoch}`)
   const owner = item.owner
   if (owner === null || owner.agentId !== command.actor.id || epoch !== owner.ownershipEpoch) return reject('AUTH_FORBIDDEN', 'not the WorkItem owner')
+  return null
+}
+
+/**
+ * §10.4 (ACCEPTANCE E10): the WorkItems form a DAG. A new WorkItem may depend only on WorkItems
+ * already in the Group, whose own dependencies were fixed when they were authorized, so the only
+ * way to close a cycle here is through the new WorkItem itself; the walk still follows the graph
+ * so a revised contract (dependency insertion, not implemented yet) would reuse it unchanged.
+ */
+function dependencyCycle(state: GroupState, workItemId: string, deps: readonly string[]): Rejected | null {
+  const seen = new Set<string>()
+  const stack = [...deps]
+  while (stack.length > 0) {
+    const d = stack.pop()!
+    if (d === workItemId) return reject('INVALID_COMMAND', `dependency cycle through ${workItemId}`)
+    if (seen.has(d)) continue
+    seen.add(d)
+    const dep = state.workItems[d]
+    if (dep === undefined) return reject('INVALID_COMMAND', `dependency ${d} is not a WorkItem of this Group`)
+    stack.push(...((dep.contract.dependencyWorkItemIds as string[] | undefined) ?? []))
+  }
+  return null
+}
+
+/** §10.4: a WorkItem is eligible only once every declared dependency is verified. */
+function unmetDependency(state: GroupState, item: WorkItemView): string | null {
+  for (const d of (item.contract.dependencyWorkItemIds as string[] | undefined) ?? []) {
+    if (state.workItems[d]?.state !== 'verified') return d
+  }
   return null
 }
 
@@ -200,6 +276,8 @@ function authorize(state: GroupState, command: DecidedCommand, ctx: DecideContex
   }
   const incomplete = contractIncomplete(contract)
   if (incomplete) return incomplete
+  const cycle = dependencyCycle(state, workItemId, contract.dependencyWorkItemIds as string[])
+  if (cycle) return cycle
   const eventId = ctx.newId()
   const conversationId = ctx.newId()
   const workItem = {

@@ -25,6 +25,11 @@ const KINDS = [
   'work.submit',
   'work.accept_result',
   'work.cancel',
+  'work.checkpoint',
+  'work.block',
+  'work.unblock',
+  'work.fail',
+  'approval.grant_execution',
 ] as const
 const validators = new Map<string, SchemaValidator>()
 

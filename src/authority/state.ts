@@ -123,4 +123,19 @@ export interface WorkItemView {
   ownershipEpoch: number
   lease: ExecutionLeaseView | null
   submission: {artifactHashes: string[]} | null
+  /** §11.3: the last durable checkpoint (work.checkpoint or work.block). */
+  checkpoint: {progress: string; leaseId: string; artifactHashes: string[]} | null
+  /** §11.4: the required resolution of a blocked WorkItem (cleared by work.unblock). */
+  blocker: {requiredResolution: string} | null
+  /** §12: the signed execution approval satisfying the start gate, bound to an Ownership Epoch. */
+  executionApproval: ExecutionApprovalView | null
+  /** §10.2: the Failure Evidence of the last work.fail. */
+  failure: {reason: string; evidenceHashes: string[]} | null
+}
+
+/** §12: who granted the execution approval, for which Ownership Epoch. */
+export interface ExecutionApprovalView {
+  approvedBy: Principal
+  ownershipEpoch: number
+  approvedAt: string
 }
