@@ -126,3 +126,27 @@ export async function sqliteStore(): Promise<{store: Store; cleanup(): Promise<v
 export function authorityOn(store: Store, policy: Partial<AuthorityPolicy> = {}): Authority {
   return openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id], ...policy}})
 }
+
+/** A complete Work Contract (§10.1) for tests; `extra` overrides fields. */
+export const contract = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  contractVersion: 1,
+  goal: 'Draft the release notes for 0.1',
+  requiredDeliverables: [{deliverableId: 'notes', description: 'Release notes', mediaType: 'text/markdown', schema: 'urn:mwp:dev:schema:notes'}],
+  acceptanceCriteria: [{criterionId: 'notes', description: 'Every change is listed', evidenceRequired: ['human_review']}],
+  inputArtifacts: [],
+  dependencyWorkItemIds: [],
+  allowedResources: [],
+  requiredCapabilities: [{id: 'writing.release-notes', version: '1.0.0'}],
+  deadline: '2027-01-15T00:00:00Z',
+  requestedUrgency: 'normal',
+  businessImpact: 'Release blocker',
+  retryPolicy: {maxAttempts: 2, backoff: 'fixed', maxDelay: 'PT10M', retryableFailures: []},
+  budget: {currency: 'EUR', financialLimit: 10},
+  sideEffectRisk: 'none',
+  executionApproval: 'not_required',
+  ...extra,
+})
+
+/** A Coordinator command carrying the Coordinator Epoch. */
+export const coord = (kind: string, g: string, payload: Record<string, unknown>, epoch = 1, signer: SigningKey = coordinator, fields: Record<string, unknown> = {}) =>
+  groupCommand(signer, kind, g, payload, {coordinatorEpoch: epoch, ...fields})

@@ -23,6 +23,8 @@ import {
   reviewer,
   sqliteStore,
   uuid,
+  contract,
+  coord,
 } from './authority-helpers.js'
 
 const H1 = `sha256:${'c'.repeat(64)}`
@@ -45,27 +47,7 @@ const head = async (g: string) => (await store.head(g))?.sequence
 const state = async (g: string) => (await authority.current(g))!
 const item = async (g: string, w: string) => (await state(g)).workItems[w]!
 
-const contract = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
-  contractVersion: 1,
-  goal: 'Draft the release notes for 0.1',
-  requiredDeliverables: [{deliverableId: 'notes', description: 'Release notes', mediaType: 'text/markdown', schema: 'urn:mwp:dev:schema:notes'}],
-  acceptanceCriteria: [{criterionId: 'notes', description: 'Every change is listed', evidenceRequired: ['human_review']}],
-  inputArtifacts: [],
-  dependencyWorkItemIds: [],
-  allowedResources: [],
-  requiredCapabilities: [{id: 'writing.release-notes', version: '1.0.0'}],
-  deadline: '2027-01-15T00:00:00Z',
-  requestedUrgency: 'normal',
-  businessImpact: 'Release blocker',
-  retryPolicy: {maxAttempts: 2, backoff: 'fixed', maxDelay: 'PT10M', retryableFailures: []},
-  budget: {currency: 'EUR', financialLimit: 10},
-  sideEffectRisk: 'none',
-  executionApproval: 'not_required',
-  ...extra,
-})
 
-const coord = (kind: string, g: string, payload: Record<string, unknown>, epoch = 1, signer: SigningKey = coordinator, fields: Record<string, unknown> = {}) =>
-  groupCommand(signer, kind, g, payload, {coordinatorEpoch: epoch, ...fields})
 const inAMinute = () => new Date(Date.now() + 60_000).toISOString()
 const offer = (g: string, w: string) => coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id, reviewer.principal!.id], expiresAt: inAMinute()})
 const acceptOffer = (g: string, w: string, offerId: string, signer: SigningKey = developer) => groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId})

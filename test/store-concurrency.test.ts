@@ -4,17 +4,14 @@
 // trusted time) for the same (organizationId, signingHash), waits at a file barrier, and appends
 // at the same moment. Exactly one commits; the other seven get the winner's stored bytes.
 
-import {spawn} from 'node:child_process'
 import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import Database from 'better-sqlite3'
-import postgres from 'postgres'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {generateSigningKey, serializeKeyFile} from '../src/crypto/keyfile.js'
 import {DEFAULT_FRESHNESS, initStore, openStore, type StoreConfig} from '../src/store/index.js'
-import {shouldRunPostgres, startPostgres, type PostgresInstance} from './postgres-harness.js'
+import {type Backend, startBarrierWorker, storeBackends} from './store-backends.js'
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), 'fixtures-append-worker.mjs')
 const PROCESSES = 8
@@ -36,30 +33,7 @@ interface WorkerOutput {
   record: string | null
 }
 
-interface Worker {
-  readyFile: string
-  done: Promise<{code: number | null; stdout: string; stderr: string}>
-}
 
-function startWorker(url: string, dir: string, index: number, fields: object): Worker {
-  const readyFile = join(dir, `ready-${index}`)
-  const child = spawn(process.execPath, [WORKER, url, readyFile, join(dir, 'go')], {
-    env: {...process.env, MWP_WORKER_KEY: serializeKeyFile(serviceKey), MWP_WORKER_FIELDS: JSON.stringify(fields)},
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d: Buffer) => (stdout += d))
-  child.stderr.on('data', (d: Buffer) => (stderr += d))
-  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000)
-  const done = new Promise<{code: number | null; stdout: string; stderr: string}>((resolve) => {
-    child.on('close', (code) => {
-      clearTimeout(killer)
-      resolve({code, stdout, stderr})
-    })
-  })
-  return {readyFile, done}
-}
 
 async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -69,60 +43,17 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
   }
 }
 
-interface Backend {
-  name: string
-  enabled: boolean
-  start(): Promise<void>
-  stop(): Promise<void>
-  fresh(): Promise<string>
-  countRows(url: string): Promise<number>
-}
+const backends = storeBackends('store concurrency')
 
-const sqliteDir = mkdtempSync(join(tmpdir(), 'mwp-store-concurrency-'))
-let pg: PostgresInstance | undefined
-const backends: Backend[] = [
-  {
-    name: 'sqlite',
-    enabled: true,
-    async start() {},
-    async stop() {
-      rmSync(sqliteDir, {recursive: true, force: true})
-    },
-    async fresh() {
-      return `sqlite:${join(sqliteDir, 'shared.db')}`
-    },
-    async countRows(url) {
-      const db = new Database(url.slice('sqlite:'.length), {readonly: true})
-      try {
-        return (db.prepare('SELECT count(*) AS n FROM admission_records').get() as {n: number}).n
-      } finally {
-        db.close()
-      }
-    },
-  },
-  {
-    name: 'postgres',
-    enabled: shouldRunPostgres('store concurrency'),
-    async start() {
-      pg = await startPostgres()
-    },
-    async stop() {
-      await pg?.stop()
-    },
-    async fresh() {
-      return pg!.url
-    },
-    async countRows(url) {
-      const sql = postgres(url, {max: 1})
-      try {
-        const [row] = await sql`SELECT count(*)::int AS n FROM admission_records`
-        return row!.n as number
-      } finally {
-        await sql.end({timeout: 5})
-      }
-    },
-  },
-]
+/** Rows in the Admission Log, read behind the store's back. */
+async function countRows(backend: Backend, url: string): Promise<number> {
+  const raw = backend.raw(url)
+  try {
+    return await raw.count('admission_records')
+  } finally {
+    await raw.close()
+  }
+}
 
 describe.each(backends.filter((b) => b.enabled))('concurrent first admission across processes: $name', (backend) => {
   let url = ''
@@ -145,7 +76,7 @@ describe.each(backends.filter((b) => b.enabled))('concurrent first admission acr
       }
       const dir = mkdtempSync(join(tmpdir(), 'mwp-race-'))
       try {
-        const workers = Array.from({length: PROCESSES}, (_, i) => startWorker(url, dir, i, fields))
+        const workers = Array.from({length: PROCESSES}, (_, i) => startBarrierWorker(WORKER, url, dir, i, {MWP_WORKER_KEY: serializeKeyFile(serviceKey), MWP_WORKER_FIELDS: JSON.stringify(fields)}))
         let exitedEarly = false
         for (const w of workers) void w.done.then(() => (exitedEarly ||= !existsSync(join(dir, 'go'))))
         await until(() => exitedEarly || workers.every((w) => existsSync(w.readyFile)), 45_000, 'all workers to be ready')
@@ -163,7 +94,7 @@ describe.each(backends.filter((b) => b.enabled))('concurrent first admission acr
         const stored = JSON.parse(Buffer.from(winner.record!, 'base64').toString()) as {admissionRecordId: string}
         expect(stored.admissionRecordId).toBe(winner.candidateId)
 
-        expect(await backend.countRows(url)).toBe(round)
+        expect(await countRows(backend, url)).toBe(round)
         const store = await openStore(url)
         try {
           const found = await store.lookup(ORG, signingHash)

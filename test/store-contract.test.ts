@@ -7,13 +7,12 @@ import {createConnection, createServer, type Socket} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join, relative} from 'node:path'
 import Database from 'better-sqlite3'
-import postgres from 'postgres'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {AcceptanceContext, Candidate} from '../src/admission/log.js'
 import {generateSigningKey, type SigningKey} from '../src/crypto/keyfile.js'
 import {isUppercaseUtcZ} from '../src/json/timestamp.js'
 import {DEFAULT_FRESHNESS, StoreError, initStore, openStore, parseStoreUrl, type Store, type StoreConfig} from '../src/store/index.js'
-import {shouldRunPostgres, startPostgres, type PostgresInstance} from './postgres-harness.js'
+import {type Backend, storeBackends} from './store-backends.js'
 
 const ORG = 'https://org.example/'
 const SERVICE = {type: 'service' as const, id: 'https://org.example/services/admission'}
@@ -62,94 +61,28 @@ async function storeError(promise: Promise<unknown>): Promise<StoreError> {
   return error as StoreError
 }
 
-/** Direct database access, to tamper with rows behind the store's back. */
-interface Raw {
-  exec(sql: string): Promise<void>
-  count(table: string): Promise<number>
+/** What this suite needs beyond the shared backends: SQL spellings and an address nobody serves. */
+interface ContractBackend extends Backend {
+  /** A byte-string literal in this database's SQL. */
   bytes(b: Uint8Array): string
   /** Lifts the append-only trigger so a test can edit rows. */
   allowEdits: string
-  close(): Promise<void>
-}
-
-interface Backend {
-  name: string
-  enabled: boolean
-  start(): Promise<void>
-  stop(): Promise<void>
-  /** URL of a new, uninitialized store. */
-  fresh(): Promise<string>
-  raw(url: string): Raw
   /** A URL of this kind where nothing answers. */
   deadUrl(): Promise<string>
 }
 
-const sqliteDir = mkdtempSync(join(tmpdir(), 'mwp-store-contract-'))
-let sqliteCount = 0
-const sqliteBackend: Backend = {
-  name: 'sqlite',
-  enabled: true,
-  async start() {},
-  async stop() {
-    rmSync(sqliteDir, {recursive: true, force: true})
-  },
-  async fresh() {
-    return `sqlite:${join(sqliteDir, `store-${++sqliteCount}.db`)}`
-  },
-  raw(url) {
-    const db = new Database(url.slice('sqlite:'.length))
-    return {
-      async exec(sql) {
-        db.exec(sql)
-      },
-      async count(table) {
-        return (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as {n: number}).n
-      },
-      bytes: (b) => `X'${Buffer.from(b).toString('hex')}'`,
-      allowEdits: 'DROP TRIGGER admission_records_no_update;',
-      async close() {
-        db.close()
-      },
-    }
-  },
-  async deadUrl() {
-    return `sqlite:${join(sqliteDir, 'missing', 'nothing.db')}`
-  },
+const [sqliteBase, postgresBase] = storeBackends('store contract')
+const sqliteBackend: ContractBackend = {
+  ...sqliteBase,
+  bytes: (b) => `X'${Buffer.from(b).toString('hex')}'`,
+  allowEdits: 'DROP TRIGGER admission_records_no_update;',
+  deadUrl: async () => `sqlite:${join(tmpdir(), `mwp-missing-${process.pid}`, 'nothing.db')}`,
 }
-
-let pg: PostgresInstance | undefined
-const postgresBackend: Backend = {
-  name: 'postgres',
-  enabled: shouldRunPostgres('store contract'),
-  async start() {
-    pg = await startPostgres()
-  },
-  async stop() {
-    await pg?.stop()
-  },
-  async fresh() {
-    return pg!.newDatabase()
-  },
-  raw(url) {
-    const sql = postgres(url, {max: 1, onnotice: () => {}})
-    return {
-      async exec(text) {
-        await sql.unsafe(text).simple()
-      },
-      async count(table) {
-        const [row] = await sql.unsafe(`SELECT count(*)::int AS n FROM ${table}`)
-        return row!.n as number
-      },
-      bytes: (b) => `'\\x${Buffer.from(b).toString('hex')}'::bytea`,
-      allowEdits: 'ALTER TABLE admission_records DISABLE TRIGGER admission_records_append_only;',
-      async close() {
-        await sql.end({timeout: 5})
-      },
-    }
-  },
-  async deadUrl() {
-    return `postgres://postgres@127.0.0.1:${await unusedPort()}/nothing`
-  },
+const postgresBackend: ContractBackend = {
+  ...postgresBase,
+  bytes: (b) => `'\\x${Buffer.from(b).toString('hex')}'::bytea`,
+  allowEdits: 'ALTER TABLE admission_records DISABLE TRIGGER admission_records_append_only;',
+  deadUrl: async () => `postgres://postgres@127.0.0.1:${await unusedPort()}/nothing`,
 }
 
 async function unusedPort(): Promise<number> {
@@ -295,7 +228,7 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
       expect(existing.status).toBe('existing')
       expect(Buffer.from((existing as {record: Uint8Array}).record).equals(Buffer.from(first.bytes))).toBe(true)
 
-      const raw = backend.raw(store.url)
+      const raw = {...backend.raw(store.url), bytes: backend.bytes, allowEdits: backend.allowEdits}
       expect(await raw.count('admission_records')).toBe(1)
       await raw.close()
     })
@@ -330,7 +263,7 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
       const {store} = await fresh()
       const first = candidate(await store.acceptanceContext())
       expect((await store.appendOrReturnExisting(first)).status).toBe('committed')
-      const raw = backend.raw(store.url)
+      const raw = {...backend.raw(store.url), bytes: backend.bytes, allowEdits: backend.allowEdits}
       try {
         // Append-only: a plain UPDATE is refused by the database itself.
         await expect(raw.exec(`UPDATE admission_records SET created_at = 'x'`)).rejects.toThrow(/append-only/)
@@ -355,7 +288,7 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
     it('a row accepted by another service is unauthenticated for lookup and append', async () => {
       const {store} = await fresh()
       expect((await store.appendOrReturnExisting(candidate(await store.acceptanceContext()))).status).toBe('committed')
-      const raw = backend.raw(store.url)
+      const raw = {...backend.raw(store.url), bytes: backend.bytes, allowEdits: backend.allowEdits}
       try {
         await raw.exec(raw.allowEdits)
         await raw.exec(`UPDATE admission_records SET accepted_by_id = 'https://org.example/services/rogue'`)

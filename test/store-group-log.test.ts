@@ -3,19 +3,17 @@
 // idempotency receipt, typed outcomes, paged reads, durability, and races between OS processes.
 // Events are signed-looking JSON carrying their declared sequence; signing is not the store's job.
 
-import {spawn} from 'node:child_process'
 import {createHash, randomBytes, randomUUID} from 'node:crypto'
 import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import Database from 'better-sqlite3'
 import postgres from 'postgres'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {generateSigningKey} from '../src/crypto/keyfile.js'
 import type {AppendOutcome, Receipt, StoredEvent} from '../src/store/group-log.js'
 import {DEFAULT_FRESHNESS, StoreError, initStore, openStore, type Store, type StoreConfig} from '../src/store/index.js'
-import {shouldRunPostgres, startPostgres, type PostgresInstance} from './postgres-harness.js'
+import {startBarrierWorker, storeBackends} from './store-backends.js'
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), 'fixtures-group-append-worker.mjs')
 
@@ -92,110 +90,20 @@ async function readAll(store: Store, groupId: string, pageSize: number) {
   }
 }
 
-interface Raw {
-  count(table: string): Promise<number>
-  exec(sql: string): Promise<void>
-  close(): Promise<void>
-}
-
-interface Backend {
-  name: string
-  enabled: boolean
-  start(): Promise<void>
-  stop(): Promise<void>
-  fresh(): Promise<string>
-  raw(url: string): Raw
-}
-
-const sqliteDir = mkdtempSync(join(tmpdir(), 'mwp-group-log-'))
-let sqliteCount = 0
-let pg: PostgresInstance | undefined
-const backends: Backend[] = [
-  {
-    name: 'sqlite',
-    enabled: true,
-    async start() {},
-    async stop() {
-      rmSync(sqliteDir, {recursive: true, force: true})
-    },
-    async fresh() {
-      return `sqlite:${join(sqliteDir, `store-${++sqliteCount}.db`)}`
-    },
-    raw(url) {
-      const db = new Database(url.slice('sqlite:'.length))
-      return {
-        async count(table) {
-          return (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as {n: number}).n
-        },
-        async exec(sql) {
-          db.exec(sql)
-        },
-        async close() {
-          db.close()
-        },
-      }
-    },
-  },
-  {
-    name: 'postgres',
-    enabled: shouldRunPostgres('store group log'),
-    async start() {
-      pg = await startPostgres()
-    },
-    async stop() {
-      await pg?.stop()
-    },
-    async fresh() {
-      return pg!.newDatabase()
-    },
-    raw(url) {
-      const sql = postgres(url, {max: 1, onnotice: () => {}})
-      return {
-        async count(table) {
-          const [row] = await sql.unsafe(`SELECT count(*)::int AS n FROM ${table}`)
-          return row!.n as number
-        },
-        async exec(text) {
-          await sql.unsafe(text).simple()
-        },
-        async close() {
-          await sql.end({timeout: 5})
-        },
-      }
-    },
-  },
-]
-
-function startWorker(url: string, dir: string, index: number, request: object) {
-  const readyFile = join(dir, `ready-${index}`)
-  const child = spawn(process.execPath, [WORKER, url, readyFile, join(dir, 'go')], {
-    env: {...process.env, MWP_GROUP_APPEND: JSON.stringify(request)},
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d: Buffer) => (stdout += d))
-  child.stderr.on('data', (d: Buffer) => (stderr += d))
-  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000)
-  const done = new Promise<{code: number | null; stdout: string; stderr: string}>((resolve) => {
-    child.on('close', (code) => {
-      clearTimeout(killer)
-      resolve({code, stdout, stderr})
-    })
-  })
-  return {readyFile, done}
-}
+const backends = storeBackends('store group log')
 
 /** Runs one append per request, each in its own OS process, released together at a file barrier. */
 async function race(url: string, requests: {groupId: string; expectedHead: number; command: Command}[]): Promise<AppendOutcome[]> {
   const dir = mkdtempSync(join(tmpdir(), 'mwp-group-race-'))
   try {
     const workers = requests.map((r, i) =>
-      startWorker(url, dir, i, {
-        groupId: r.groupId,
-        expectedHead: r.expectedHead,
-        events: r.command.events.map((e) => ({...e, bytes: Buffer.from(e.bytes).toString('base64')})),
-        receipt: r.command.receipt,
+      startBarrierWorker(WORKER, url, dir, i, {
+        MWP_GROUP_APPEND: JSON.stringify({
+          groupId: r.groupId,
+          expectedHead: r.expectedHead,
+          events: r.command.events.map((e) => ({...e, bytes: Buffer.from(e.bytes).toString('base64')})),
+          receipt: r.command.receipt,
+        }),
       }),
     )
     let exited = false
