@@ -17,30 +17,10 @@ import {DOCUMENT_KINDS, PROFILES, expectedSigner} from '../src/signing/profiles.
 import {RegistryEvidence} from '../src/signing/registry.js'
 import {Rejection, verify} from '../src/signing/verify.js'
 import {HAVE_UPSTREAM, PROJECT_ROOT, UPSTREAM} from './upstream.js'
+import {ADMISSION_REASONS} from '../src/admission/record.js'
 
 const tmp = mkdtempSync(join(tmpdir(), 'mwp-fixtures-'))
 afterAll(() => rmSync(tmp, {recursive: true, force: true}))
-
-/** Every protected reason of the admission stage (src/admission/record.ts AdmissionReason). */
-const ADMISSION_REASONS = [
-  'record-missing',
-  'record-unparseable',
-  'record-schema-invalid',
-  'record-binding-mismatch',
-  'accepted-by-mismatch',
-  'record-conflict',
-  'trusted-time-outside-key-interval',
-  'malformed-trusted-time',
-  'event-self-anchoring',
-  'log-authentication-failed',
-  'log-integrity-failed',
-  'append-integrity-not-established',
-  'log-unavailable',
-  'log-indeterminate',
-  'commit-failed',
-  'context-not-service',
-]
-
 const committed = (path: string) => readFileSync(join(PROJECT_ROOT, path))
 const json = (path: string) => JSON.parse(committed(path).toString('utf8'))
 

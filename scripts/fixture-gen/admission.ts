@@ -21,6 +21,7 @@ import {REGISTRY_FIXTURE_SCHEMA_PATH} from './bundle-schemas.js'
 import {type DocumentSet, SIGNER} from './documents.js'
 import {ORG, VALID_FROM, type Registry, bindingPrincipal, devRegistry, keyOf} from './identities.js'
 import {type GeneratedFile, b64url, jsonText, replaceOnce, reverseMembers} from './util.js'
+import {ADMISSION_REASONS, type AdmissionReason} from '../../src/admission/record.js'
 
 const CRYPTO_MANIFEST = 'cryptography/manifest.json'
 const CRYPTO_VALID = 'cryptography/vectors/signed-documents/valid'
@@ -36,27 +37,7 @@ const PINNED_SCHEMAS = ['schemas/common.schema.json', RECORD_SCHEMA_PATH]
 
 const PROFILE_ID = 'missionweaveprotocol.first-admission-historical-trust.v0.1'
 const WIRE_CODE = 'AUTH_INVALID_SIGNATURE'
-
-/** Every protected reason of the `admission` stage (src/admission/record.ts AdmissionReason). */
-const REASONS = [
-  'record-missing',
-  'record-unparseable',
-  'record-schema-invalid',
-  'record-binding-mismatch',
-  'accepted-by-mismatch',
-  'record-conflict',
-  'trusted-time-outside-key-interval',
-  'malformed-trusted-time',
-  'event-self-anchoring',
-  'log-authentication-failed',
-  'log-integrity-failed',
-  'append-integrity-not-established',
-  'log-unavailable',
-  'log-indeterminate',
-  'commit-failed',
-  'context-not-service',
-] as const
-type Reason = (typeof REASONS)[number]
+type Reason = AdmissionReason
 
 const LOOKUP_STATUSES = ['found', 'authoritative-absence', 'unauthenticated', 'integrity-failed', 'unavailable', 'indeterminate'] as const
 const APPEND_STATUSES = ['committed', 'existing', 'conflict', 'unauthenticated', 'integrity-failed', 'unavailable', 'indeterminate', 'commit-failed'] as const
@@ -511,7 +492,7 @@ export function admissionManifestSchema(): object {
         type: 'object',
         additionalProperties: false,
         required: ['stage', 'wireCode', 'reason'],
-        properties: {stage: {const: 'admission'}, wireCode: {const: WIRE_CODE}, reason: {enum: [...REASONS]}},
+        properties: {stage: {const: 'admission'}, wireCode: {const: WIRE_CODE}, reason: {enum: [...ADMISSION_REASONS]}},
       },
       evaluation: {
         type: 'object',

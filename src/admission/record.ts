@@ -23,23 +23,25 @@ export interface FirstAdmissionRecord {
 }
 
 /** Stable protected reasons of the `admission` stage (ACCEPTANCE D16, N5). */
-export type AdmissionReason =
-  | 'record-missing'
-  | 'record-unparseable'
-  | 'record-schema-invalid'
-  | 'record-binding-mismatch'
-  | 'accepted-by-mismatch'
-  | 'record-conflict'
-  | 'trusted-time-outside-key-interval'
-  | 'malformed-trusted-time'
-  | 'event-self-anchoring'
-  | 'log-authentication-failed'
-  | 'log-integrity-failed'
-  | 'append-integrity-not-established'
-  | 'log-unavailable'
-  | 'log-indeterminate'
-  | 'commit-failed'
-  | 'context-not-service'
+export const ADMISSION_REASONS = [
+  'record-missing',
+  'record-unparseable',
+  'record-schema-invalid',
+  'record-binding-mismatch',
+  'accepted-by-mismatch',
+  'record-conflict',
+  'trusted-time-outside-key-interval',
+  'malformed-trusted-time',
+  'event-self-anchoring',
+  'log-authentication-failed',
+  'log-integrity-failed',
+  'append-integrity-not-established',
+  'log-unavailable',
+  'log-indeterminate',
+  'commit-failed',
+  'context-not-service',
+] as const
+export type AdmissionReason = (typeof ADMISSION_REASONS)[number]
 
 export class AdmissionFault {
   constructor(
