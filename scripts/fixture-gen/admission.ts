@@ -21,7 +21,8 @@ import {REGISTRY_FIXTURE_SCHEMA_PATH} from './bundle-schemas.js'
 import {type DocumentSet, SIGNER} from './documents.js'
 import {ORG, VALID_FROM, type Registry, bindingPrincipal, devRegistry, keyOf} from './identities.js'
 import {type GeneratedFile, b64url, jsonText, replaceOnce, reverseMembers} from './util.js'
-import {ADMISSION_REASONS, type AdmissionReason} from '../../src/admission/record.js'
+import type {AcceptanceContext} from '../../src/admission/log.js'
+import {ADMISSION_REASONS, type AdmissionReason, type FirstAdmissionRecord} from '../../src/admission/record.js'
 
 const CRYPTO_MANIFEST = 'cryptography/manifest.json'
 const CRYPTO_VALID = 'cryptography/vectors/signed-documents/valid'
@@ -79,23 +80,9 @@ const laterRevocation = (): Registry =>
 // ---------------------------------------------------------------------------------------------
 // Records
 
-interface AcceptanceContext {
-  admissionRecordId: string
-  trustedAcceptedAt: string
-  acceptedBy: Principal
-}
-
-type RecordFields = {
-  protocolVersion: '0.1'
-  admissionRecordId: string
-  organizationId: string
-  documentKind: string
-  signingHash: string
-  keyId: string
-  principal: Principal
-  trustedAcceptedAt: string
-  acceptedBy: Principal
-}
+// The types only: records themselves are built field by field here, independently of
+// candidateRecord(), so the committed-bytes check really tests the implementation.
+type RecordFields = FirstAdmissionRecord
 
 const recordId = (name: string): string => `urn:mwp:dev:admission-record:${name}`
 
