@@ -10,6 +10,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
  * subprocess CLI tests run the current code.
  */
 export default function setup(): void {
+  // Library-only test runs while developing (no CLI subprocess): MWP_SKIP_BUILD=1 skips the build.
+  if (process.env.MWP_SKIP_BUILD === '1') return
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], {cwd: root, stdio: 'inherit'})
   execFileSync(process.execPath, ['dist/scripts/oclif-manifest.js'], {cwd: root, stdio: 'inherit'})

@@ -2,39 +2,25 @@
 // schemas/payloads/). Compiled once through the default catalog's compileExternalFile, so they
 // can $ref ../common.schema.json by $id.
 
+import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {defaultSchemaDir, schemaCatalog, type SchemaValidator} from '../schema/catalog.js'
 
-const KINDS = [
-  'mission.create',
-  'message.post',
-  'mission.submit_for_approval',
-  'mission.request_changes',
-  'mission.approve',
-  'mission.cancel',
-  'mission.terminate',
-  'mission.assign_coordinator',
-  'mission.renew_coordinator',
-  'membership.change',
-  'membership.end',
-  'work.propose',
-  'work.authorize',
-  'work.offer',
-  'work.accept_offer',
-  'work.start',
-  'work.submit',
-  'work.accept_result',
-  'work.cancel',
-  'work.checkpoint',
-  'work.block',
-  'work.unblock',
-  'work.fail',
-  'approval.grant_execution',
-] as const
 const validators = new Map<string, SchemaValidator>()
 
+/** The kinds with a payload schema: one file per kind, so adding a kind is adding its file. */
+let kinds: ReadonlySet<string> | undefined
+export function payloadKinds(): ReadonlySet<string> {
+  kinds ??= new Set(
+    readdirSync(join(defaultSchemaDir(), 'payloads'))
+      .filter((f) => f.endsWith('.schema.json'))
+      .map((f) => f.slice(0, -'.schema.json'.length)),
+  )
+  return kinds
+}
+
 function validatorFor(kind: string): SchemaValidator | null {
-  if (!(KINDS as readonly string[]).includes(kind)) return null
+  if (!payloadKinds().has(kind)) return null
   let v = validators.get(kind)
   if (v === undefined) {
     v = schemaCatalog().compileExternalFile(join(defaultSchemaDir(), 'payloads', `${kind}.schema.json`))
