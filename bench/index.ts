@@ -17,39 +17,15 @@ import {packageRoot} from '../src/schema/catalog.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import {RegistryEvidence} from '../src/signing/registry.js'
 import {verify} from '../src/signing/verify.js'
+import {runIngressBench} from './ingress.js'
+import {type Figure, benchSeconds, fmt, measure} from './measure.js'
 
 const root = packageRoot()
 const upstream = process.env.MWP_UPSTREAM_PROTOCOL ?? join(root, '..', 'shared', 'protocol')
 const useUpstream = existsSync(join(upstream, 'PIN.json'))
 const docPath = useUpstream ? join(upstream, 'cryptography/vectors/signed-documents/valid/command.json') : join(root, 'fixtures/documents/command.json')
 const regPath = useUpstream ? join(upstream, 'cryptography/keys/registry-valid.json') : join(root, 'fixtures/registry.json')
-const seconds = Number(process.env.MWP_BENCH_SECONDS ?? 2)
-
-interface Figure {
-  name: string
-  opsPerSec: number
-  p50us: number
-  p99us: number
-}
-
-/** Runs fn repeatedly for about `seconds`, in batches, and records per-call latency. */
-function measure(name: string, fn: () => unknown): Figure {
-  for (let i = 0; i < 200; i++) fn() // warm up (JIT, caches)
-  const samples: number[] = []
-  const deadline = process.hrtime.bigint() + BigInt(Math.round(seconds * 1e9))
-  let calls = 0
-  const start = process.hrtime.bigint()
-  while (process.hrtime.bigint() < deadline) {
-    const t0 = process.hrtime.bigint()
-    fn()
-    samples.push(Number(process.hrtime.bigint() - t0))
-    calls++
-  }
-  const elapsed = Number(process.hrtime.bigint() - start) / 1e9
-  samples.sort((a, b) => a - b)
-  const pct = (p: number) => samples[Math.min(samples.length - 1, Math.floor(p * samples.length))] / 1000
-  return {name, opsPerSec: calls / elapsed, p50us: pct(0.5), p99us: pct(0.99)}
-}
+const seconds = benchSeconds()
 
 const bytes = readFileSync(docPath)
 const registryBytes = readFileSync(regPath)
@@ -77,7 +53,6 @@ const pairs: [Figure, Figure, string][] = [
   [measure('schema validation (command)', () => validateCommand(doc)), measure('JSON.stringify', () => JSON.stringify(plain)), 'schema'],
 ]
 
-const fmt = (n: number) => n.toLocaleString('en-US', {maximumFractionDigits: 0})
 console.log(`mwp bench: ${useUpstream ? 'upstream golden command + registry-valid (7 keys)' : 'project fixtures'}, ${bytes.length} bytes, ~${seconds}s per figure, one core`)
 console.log(`node ${process.version}\n`)
 const rows = pairs.map(([ours, base, id]) => ({id, ours, base, ratio: ours.opsPerSec / base.opsPerSec}))
@@ -88,3 +63,6 @@ for (const {ours, base, ratio} of rows) {
 const v = rows[0]
 console.log(`\ntarget: ≥ 3,000 verifications/s and ≥ 50% of the bare primitive → ${fmt(v.ours.opsPerSec)}/s at ${(v.ratio * 100).toFixed(0)}%: ${v.ours.opsPerSec >= 3000 && v.ratio >= 0.5 ? 'met' : 'NOT met'}`)
 console.log(JSON.stringify({bench: 'signed-document-core', results: rows.map((r) => ({id: r.id, ours: r.ours, baseline: r.base, ratio: r.ratio}))}))
+
+// The Group Authority ingress on both stores (bench/ingress.ts); MWP_BENCH_INGRESS=0 skips it.
+if (process.env.MWP_BENCH_INGRESS !== '0') await runIngressBench()

@@ -48,6 +48,14 @@ const run = (bytes: Buffer) => submit(authority, bytes)
 const code = async (bytes: Buffer) => codeOf(await run(bytes))
 const head = async (g: string) => (await store.head(g))?.sequence
 const state = async (g: string) => (await authority.current(g))!
+/** The kinds and verified payloads of the Events after `after` (proves what a Command emitted). */
+async function eventsAfter(g: string, after: number) {
+  return (await store.read(g, after, 100)).events.map((e) => {
+    const v = verify('event', e.bytes, registry)
+    if (!v.ok) throw new Error(`stored Event ${e.sequence} does not verify`)
+    return {kind: e.kind, payload: v.document.payload as Record<string, unknown>}
+  })
+}
 
 async function created(): Promise<string> {
   const g = newGroup('life')
@@ -82,13 +90,14 @@ async function submitted(): Promise<string> {
 }
 
 describe('mission.submit_for_approval (active → awaiting_approval, current Coordinator)', () => {
-  it('records the submitted Mission revision and Artifact set and advances the revision', async () => {
+  it('[+cmd:mission.submit_for_approval] [+evt:mission.submitted_for_approval] [+row:t7.1:active->awaiting_approval:mission.submit_for_approval] records the submitted Mission revision and Artifact set and advances the revision', async () => {
     const g = await created()
     const r = receiptOf(await run(submitFor(g, 1, coordinator, [H2, H1])))
     expect(r.aggregateRevision).toBe(3)
+    expect(await eventsAfter(g, 2)).toEqual([{kind: 'mission.submitted_for_approval', payload: {missionId: (await state(g)).missionId, missionRevision: 2, artifactHashes: [H1, H2]}}])
     expect((await state(g)).mission).toMatchObject({state: 'awaiting_approval', submission: {missionRevision: 2, artifactHashes: [H1, H2]}})
   })
-  it('a stale coordinatorEpoch is AUTH_STALE_COORDINATOR, a non-Coordinator AUTH_FORBIDDEN, a second submission INVALID_STATE_TRANSITION', async () => {
+  it('[-cmd:mission.submit_for_approval] [-evt:mission.submitted_for_approval] [-row:t7.1:active->awaiting_approval:mission.submit_for_approval] a stale coordinatorEpoch is AUTH_STALE_COORDINATOR, a non-Coordinator AUTH_FORBIDDEN, a second submission INVALID_STATE_TRANSITION', async () => {
     const g = await created()
     receiptOf(await run(assign(g, reviewer.principal!.id)))
     expect(await code(submitFor(g, 1))).toBe('AUTH_STALE_COORDINATOR')
@@ -108,27 +117,29 @@ describe('mission.submit_for_approval (active → awaiting_approval, current Coo
 })
 
 describe('mission.request_changes (awaiting_approval → active, MissionOwner)', () => {
-  it('returns the Mission to active and clears the submission', async () => {
+  it('[+cmd:mission.request_changes] [+evt:mission.changes_requested] [+row:t7.1:awaiting_approval->active:mission.request_changes] returns the Mission to active and clears the submission', async () => {
     const g = await submitted()
     receiptOf(await run(requestChanges(g)))
+    expect(await eventsAfter(g, 3)).toEqual([{kind: 'mission.changes_requested', payload: {missionId: (await state(g)).missionId, reason: 'Add the migration notes.'}}])
     expect((await state(g)).mission).toMatchObject({state: 'active', submission: null})
   })
-  it('the Coordinator is AUTH_FORBIDDEN; from active it is INVALID_STATE_TRANSITION', async () => {
+  it('[-cmd:mission.request_changes] [-evt:mission.changes_requested] [-row:t7.1:awaiting_approval->active:mission.request_changes] the Coordinator is AUTH_FORBIDDEN; from active it is INVALID_STATE_TRANSITION', async () => {
     const g = await submitted()
     expect(await code(requestChanges(g, coordinator))).toBe('AUTH_FORBIDDEN')
     const a = await created()
     expect(await code(requestChanges(a))).toBe('INVALID_STATE_TRANSITION')
+    expect([await head(g), await head(a)]).toEqual([3, 2])
   })
 })
 
 describe('mission.approve (awaiting_approval → approved, MissionOwner with a signed Approval)', () => {
-  it('approves with an Approval naming the submitted revision and Artifact set (any order)', async () => {
+  it('[+cmd:mission.approve] [+evt:mission.approved] [+row:t7.1:awaiting_approval->approved:mission.approve] approves with an Approval naming the submitted revision and Artifact set (any order)', async () => {
     const g = await submitted()
-    receiptOf(await run(approve(g, approval(g, 2, [H2, H1]))))
+    const doc = approval(g, 2, [H2, H1])
+    receiptOf(await run(approve(g, doc)))
     const s = await state(g)
     expect(s.mission.state).toBe('approved')
-    const [event] = (await store.read(g, s.sequence - 1, 1)).events
-    expect(event!.kind).toBe('mission.approved')
+    expect(await eventsAfter(g, 3)).toEqual([{kind: 'mission.approved', payload: {missionId: s.missionId, approval: doc}}])
   })
   it.each([
     ['another revision', (g: string) => approval(g, 3, [H1, H2])],
@@ -140,46 +151,50 @@ describe('mission.approve (awaiting_approval → approved, MissionOwner with a s
     ['signed by another human', (g: string) => approval(g, 2, [H1, H2], {}, otherHuman)],
     ['a broken signature', (g: string) => ({...approval(g, 2, [H1, H2]), comments: 'edited after signing'})],
     ['not an Approval at all', () => ({hello: 'world'})],
-  ])('an Approval with %s is INVALID_COMMAND and nothing is appended', async (_name, make) => {
+  ])('[-cmd:mission.approve] [-evt:mission.approved] an Approval with %s is INVALID_COMMAND and nothing is appended', async (_name, make) => {
     const g = await submitted()
     const h = await head(g)
     expect(await code(approve(g, make(g)))).toBe('INVALID_COMMAND')
     expect(await head(g)).toBe(h)
     expect((await state(g)).mission.state).toBe('awaiting_approval')
   })
-  it('the Coordinator is AUTH_FORBIDDEN; from active it is INVALID_STATE_TRANSITION', async () => {
+  it('[-row:t7.1:awaiting_approval->approved:mission.approve] the Coordinator is AUTH_FORBIDDEN; from active it is INVALID_STATE_TRANSITION', async () => {
     const g = await submitted()
     expect(await code(approve(g, approval(g, 2, [H1, H2]), coordinator))).toBe('AUTH_FORBIDDEN')
     const a = await created()
     expect(await code(approve(a, approval(a, 2, [H1, H2])))).toBe('INVALID_STATE_TRANSITION')
+    expect([(await state(g)).mission.state, (await state(a)).mission.state]).toEqual(['awaiting_approval', 'active'])
   })
 })
 
 describe('mission.cancel (non-terminal → cancelled, MissionOwner)', () => {
-  it('cancels an active and an awaiting_approval Mission', async () => {
+  it('[+cmd:mission.cancel] [+evt:mission.cancelled] [+row:t7.1:non_terminal->cancelled:mission.cancel] cancels an active and an awaiting_approval Mission', async () => {
     const a = await created()
     receiptOf(await run(cancel(a)))
     expect((await state(a)).mission.state).toBe('cancelled')
+    expect(await eventsAfter(a, 2)).toEqual([{kind: 'mission.cancelled', payload: {missionId: (await state(a)).missionId, reason: 'No longer needed.'}}])
     const w = await submitted()
     receiptOf(await run(cancel(w)))
     expect((await state(w)).mission.state).toBe('cancelled')
   })
-  it('the Coordinator is AUTH_FORBIDDEN (§7.1: it recommends, it does not cancel)', async () => {
+  it('[-cmd:mission.cancel] [-evt:mission.cancelled] the Coordinator is AUTH_FORBIDDEN (§7.1: it recommends, it does not cancel)', async () => {
     const g = await created()
     expect(await code(cancel(g, coordinator))).toBe('AUTH_FORBIDDEN')
+    expect(await head(g)).toBe(2)
   })
 })
 
 describe('mission.terminate (non-terminal → failed, Coordinator or Organization policy)', () => {
-  it('the current Coordinator with its epoch, and a policy terminator service, terminate', async () => {
+  it('[+cmd:mission.terminate] [+evt:mission.terminated] [+row:t7.1:non_terminal->failed:mission.terminate] the current Coordinator with its epoch, and a policy terminator service, terminate', async () => {
     const a = await created()
     receiptOf(await run(terminate(a)))
     expect((await state(a)).mission.state).toBe('failed')
+    expect(await eventsAfter(a, 2)).toEqual([{kind: 'mission.terminated', payload: {missionId: (await state(a)).missionId, reason: 'Budget exhausted.'}}])
     const b = await submitted()
     receiptOf(await run(terminate(b, 0, orgService)))
     expect((await state(b)).mission.state).toBe('failed')
   })
-  it('a service outside the policy is AUTH_FORBIDDEN, a stale Coordinator AUTH_STALE_COORDINATOR, the MissionOwner is refused', async () => {
+  it('[-cmd:mission.terminate] [-evt:mission.terminated] a service outside the policy is AUTH_FORBIDDEN, a stale Coordinator AUTH_STALE_COORDINATOR, the MissionOwner is refused', async () => {
     const g = await created()
     const strict = authorityOn(store)
     expect(codeOf(await submit(strict, terminate(g, 0, orgService)))).toBe('AUTH_FORBIDDEN')
@@ -199,7 +214,7 @@ describe('terminal states refuse every lifecycle Command and message.post', () =
     cancelled: async (g) => void receiptOf(await run(cancel(g))),
     failed: async (g) => void receiptOf(await run(terminate(g))),
   }
-  it.each(Object.keys(toTerminal))('%s', async (terminal) => {
+  it.each(Object.keys(toTerminal))('[-row:t7.1:non_terminal->cancelled:mission.cancel] [-row:t7.1:non_terminal->failed:mission.terminate] [-cmd:mission.renew_coordinator] [-evt:mission.coordinator.renewed] [-cmd:message.post] [-evt:message.posted] %s', async (terminal) => {
     const g = await submitted()
     await toTerminal[terminal]!(g)
     const h = await head(g)
@@ -220,10 +235,12 @@ describe('terminal states refuse every lifecycle Command and message.post', () =
 })
 
 describe('Coordinator lease (§7.2)', () => {
-  it('mission.assign_coordinator: a new Agent at epoch + 1; the old Coordinator is fenced, the new one acts', async () => {
+  it('[+cmd:mission.assign_coordinator] [+evt:mission.coordinator.assigned] mission.assign_coordinator: a new Agent at epoch + 1; the old Coordinator is fenced, the new one acts', async () => {
     const g = await created()
     const r = receiptOf(await run(assign(g, developer.principal!.id)))
     expect(r.aggregateRevision).toBe(3)
+    const [assigned] = await eventsAfter(g, 2)
+    expect(assigned).toMatchObject({kind: 'mission.coordinator.assigned', payload: {coordinator: {agentId: developer.principal!.id, coordinatorEpoch: 2}, membership: {member: developer.principal, role: 'coordinator'}}})
     const s = await state(g)
     expect(s.mission.coordinator).toMatchObject({agentId: developer.principal!.id, coordinatorEpoch: 2})
     expect(s.members[developer.principal!.id]).toMatchObject({role: 'coordinator', membershipEpoch: 1, active: true})
@@ -231,13 +248,15 @@ describe('Coordinator lease (§7.2)', () => {
     expect(await code(submitFor(g, 1))).toBe('AUTH_STALE_COORDINATOR')
     receiptOf(await run(renew(g, 2, developer)))
   })
-  it('mission.assign_coordinator by the Coordinator is AUTH_FORBIDDEN', async () => {
+  it('[-cmd:mission.assign_coordinator] [-evt:mission.coordinator.assigned] mission.assign_coordinator by the Coordinator is AUTH_FORBIDDEN', async () => {
     const g = await created()
     expect(await code(assign(g, developer.principal!.id, coordinator))).toBe('AUTH_FORBIDDEN')
+    expect(await head(g)).toBe(2)
   })
-  it('mission.renew_coordinator sets the lease expiry; another Agent with the current epoch is AUTH_FORBIDDEN', async () => {
+  it('[+cmd:mission.renew_coordinator] [+evt:mission.coordinator.renewed] [-cmd:mission.renew_coordinator] mission.renew_coordinator sets the lease expiry; another Agent with the current epoch is AUTH_FORBIDDEN', async () => {
     const g = await created()
     receiptOf(await run(renew(g)))
+    expect(await eventsAfter(g, 2)).toMatchObject([{kind: 'mission.coordinator.renewed', payload: {coordinator: {agentId: coordinator.principal!.id, coordinatorEpoch: 1, leaseExpiresAt: '2027-01-01T00:00:00Z'}}}])
     expect((await state(g)).mission.coordinator).toMatchObject({coordinatorEpoch: 1, leaseExpiresAt: '2027-01-01T00:00:00Z'})
     receiptOf(await run(change(g, developer, 'worker')))
     expect(await code(renew(g, 1, developer))).toBe('AUTH_FORBIDDEN')
@@ -245,9 +264,10 @@ describe('Coordinator lease (§7.2)', () => {
 })
 
 describe('Membership epochs (§8)', () => {
-  it('membership.change raises the epoch: the old epoch is MEMBERSHIP_STALE through ingress, the new one posts', async () => {
+  it('[+cmd:membership.change] [+evt:membership.changed] membership.change raises the epoch: the old epoch is MEMBERSHIP_STALE through ingress, the new one posts', async () => {
     const g = await created()
     receiptOf(await run(change(g, developer, 'worker')))
+    expect(await eventsAfter(g, 2)).toMatchObject([{kind: 'membership.changed', payload: {membership: {member: developer.principal, role: 'worker', membershipEpoch: 1, state: 'active'}}}])
     expect((await state(g)).members[developer.principal!.id]).toMatchObject({role: 'worker', membershipEpoch: 1, active: true, visibilityStartSequence: 3})
     receiptOf(await run(post(developer, g)))
     // The Coordinator (with its Coordinator Epoch) changes the role.
@@ -256,25 +276,28 @@ describe('Membership epochs (§8)', () => {
     expect(await code(post(developer, g))).toBe('MEMBERSHIP_STALE')
     receiptOf(await run(post(developer, g, {membershipEpoch: 2})))
   })
-  it('membership.change by a worker is AUTH_FORBIDDEN; on the MissionOwner it is INVALID_COMMAND', async () => {
+  it('[-cmd:membership.change] [-evt:membership.changed] membership.change by a worker is AUTH_FORBIDDEN; on the MissionOwner it is INVALID_COMMAND', async () => {
     const g = await created()
     receiptOf(await run(change(g, developer, 'worker')))
     expect(await code(change(g, reviewer, 'worker', developer))).toBe('AUTH_FORBIDDEN')
     expect(await code(change(g, owner, 'observer'))).toBe('INVALID_COMMAND')
+    expect(await head(g)).toBe(3)
   })
-  it('membership.end: the member is removed and later Commands are MEMBERSHIP_REQUIRED', async () => {
+  it('[+cmd:membership.end] [+evt:membership.ended] membership.end: the member is removed and later Commands are MEMBERSHIP_REQUIRED', async () => {
     const g = await created()
     receiptOf(await run(change(g, developer, 'worker')))
     receiptOf(await run(end(g, developer)))
+    expect(await eventsAfter(g, 3)).toMatchObject([{kind: 'membership.ended', payload: {membership: {member: developer.principal, state: 'ended'}, reason: 'Work done.'}}])
     expect((await state(g)).members[developer.principal!.id]).toMatchObject({active: false})
     expect(await code(post(developer, g))).toBe('MEMBERSHIP_REQUIRED')
   })
-  it('membership.end of a non-member is INVALID_STATE_TRANSITION; by a worker AUTH_FORBIDDEN', async () => {
+  it('[-cmd:membership.end] [-evt:membership.ended] membership.end of a non-member is INVALID_STATE_TRANSITION; by a worker AUTH_FORBIDDEN', async () => {
     const g = await created()
     expect(await code(end(g, reviewer))).toBe('INVALID_STATE_TRANSITION')
     receiptOf(await run(change(g, developer, 'worker')))
     receiptOf(await run(change(g, reviewer, 'worker')))
     expect(await code(end(g, reviewer, developer))).toBe('AUTH_FORBIDDEN')
+    expect((await eventsAfter(g, 0)).map((e) => e.kind)).not.toContain('membership.ended')
   })
 })
 

@@ -119,7 +119,7 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     return groupId
   }
 
-  it('mission.create by a root MissionOwner appends two signed Events at sequences 1 and 2', async () => {
+  it('[+cmd:mission.create] [+evt:mission.created] [+evt:mission.coordinator.assigned] [+row:t7.1:none->active:mission.create] mission.create by a root MissionOwner appends two signed Events at sequences 1 and 2', async () => {
     const groupId = newGroup()
     const receipt = receiptOf(await submit(authority, createCommand(groupId)))
     expect(receipt).toMatchObject({actor: owner.principal, groupId, firstSequence: 1, lastSequence: 2, aggregateRevision: 2})
@@ -144,7 +144,7 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     expect(state.members[coordinator.principal!.id]).toMatchObject({role: 'coordinator', membershipEpoch: 1, active: true})
   })
 
-  it('message.post by the coordinator appends message.posted with authority: false, leaving the revision', async () => {
+  it('[+cmd:message.post] [+evt:message.posted] message.post by the coordinator appends message.posted with authority: false, leaving the revision', async () => {
     const groupId = await created()
     const receipt = receiptOf(await submit(authority, post(coordinator, groupId, {expectedRevision: 2})))
     expect(receipt).toMatchObject({firstSequence: 3, lastSequence: 3, aggregateRevision: 2})
@@ -188,14 +188,14 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     expect((await store.head(groupId))?.sequence).toBe(3)
   })
 
-  it('mission.create by a human who is not a root MissionOwner is AUTH_FORBIDDEN', async () => {
+  it('[-cmd:mission.create] [-evt:mission.created] [-row:t7.1:none->active:mission.create] mission.create by a human who is not a root MissionOwner is AUTH_FORBIDDEN', async () => {
     const groupId = newGroup()
     const r = await submit(authority, command(otherHuman, {kind: 'mission.create', groupId, payload: missionPayload(groupId)}))
     expect(codeOf(r)).toBe('AUTH_FORBIDDEN')
     expect(await store.head(groupId)).toBeNull()
   })
 
-  it('mission.create on an existing Group is INVALID_STATE_TRANSITION; a payload naming another Group is INVALID_COMMAND', async () => {
+  it('[-cmd:mission.create] [-row:t7.1:none->active:mission.create] mission.create on an existing Group is INVALID_STATE_TRANSITION; a payload naming another Group is INVALID_COMMAND', async () => {
     const groupId = await created()
     expect(codeOf(await submit(authority, createCommand(groupId)))).toBe('INVALID_STATE_TRANSITION')
     const other = newGroup()
@@ -212,9 +212,9 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     expect(codeOf(await submit(authority, post(coordinator, existing, {payload: {text: ''}})))).toBe('SCHEMA_VALIDATION_FAILED')
   })
 
-  it('membership fences: a non-member is MEMBERSHIP_REQUIRED, an unissued epoch too', async () => {
+  it('[-cmd:message.post] [-evt:message.posted] membership fences: a never-member gets GROUP_NOT_FOUND (no existence oracle, §17.2), an unissued epoch MEMBERSHIP_REQUIRED', async () => {
     const groupId = await created()
-    expect(codeOf(await submit(authority, post(developer, groupId)))).toBe('MEMBERSHIP_REQUIRED')
+    expect(codeOf(await submit(authority, post(developer, groupId)))).toBe('GROUP_NOT_FOUND')
     expect(codeOf(await submit(authority, post(coordinator, groupId, {membershipEpoch: 2})))).toBe('MEMBERSHIP_REQUIRED')
     expect((await store.head(groupId))?.sequence).toBe(2)
   })

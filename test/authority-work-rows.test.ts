@@ -7,6 +7,7 @@ import {type Authority, openAuthority} from '../src/authority/authority.js'
 import {submit} from '../src/authority/ingress.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import type {SigningKey} from '../src/crypto/keyfile.js'
+import {verify} from '../src/signing/verify.js'
 import type {Store} from '../src/store/index.js'
 import {
   authorityKey,
@@ -59,6 +60,14 @@ const block = (g: string, w: string, leaseId: string, ownershipEpoch = 1, signer
 const fail = (g: string, w: string, payload: Record<string, unknown> = {}) => coord('work.fail', g, {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2], ...payload})
 const grant = (g: string, w: string, ownershipEpoch = 1, signer: SigningKey = owner) => groupCommand(signer, 'approval.grant_execution', g, {workItemId: w, ownershipEpoch})
 const leaseOf = async (g: string, w: string) => (await item(g, w)).lease!.leaseId
+/** The kind and verified payload of the Group's newest Event (proves what a Command emitted). */
+async function lastEvent(g: string) {
+  const [e] = (await store.read(g, (await head(g))! - 1, 1)).events
+  const v = verify('event', e!.bytes, registry)
+  if (!v.ok) throw new Error(`stored Event ${e!.sequence} does not verify`)
+  return {kind: e!.kind, payload: v.document.payload as Record<string, unknown>}
+}
+const kindsIn = async (g: string) => (await store.read(g, 0, 1000)).events.map((e) => e.kind)
 
 /** A Group with developer and reviewer as Worker members and one WorkItem in `target` state. */
 async function at(target: 'open' | 'queued' | 'active' | 'blocked' | 'submitted', c: Record<string, unknown> = contract()): Promise<{g: string; w: string}> {
@@ -85,11 +94,12 @@ async function at(target: 'open' | 'queued' | 'active' | 'blocked' | 'submitted'
 }
 
 describe('work.checkpoint (active → queued)', () => {
-  it('the owner checkpoints under its Ownership Epoch and Lease ID; the lease is released, ownership kept (F6)', async () => {
+  it('[+cmd:work.checkpoint] [+evt:work.checkpointed] [+row:t10.2:active->queued:work.checkpoint] the owner checkpoints under its Ownership Epoch and Lease ID; the lease is released, ownership kept (F6)', async () => {
     const {g, w} = await at('active')
     const leaseId = await leaseOf(g, w)
     const before = await state(g)
     const r = receiptOf(await run(checkpoint(g, w, leaseId)))
+    expect(await lastEvent(g)).toMatchObject({kind: 'work.checkpointed', payload: {workItemId: w, leaseId, checkpoint: {progress: 'Sections 1-3 drafted.', artifactHashes: [H1]}}})
     expect(r.aggregateRevision).toBe(before.revision + 1)
     const after = await item(g, w)
     expect(after).toMatchObject({state: 'queued', revision: before.workItems[w]!.revision + 1, owner: {agentId: developer.principal!.id, ownershipEpoch: 1}})
@@ -101,7 +111,7 @@ describe('work.checkpoint (active → queued)', () => {
     expect(await leaseOf(g, w)).not.toBe(leaseId)
   })
 
-  it('a stale lease, a stale epoch, a non-owner, a non-active WorkItem and a bad payload are refused', async () => {
+  it('[-cmd:work.checkpoint] [-evt:work.checkpointed] [-row:t10.2:active->queued:work.checkpoint] a stale lease, a stale epoch, a non-owner, a non-active WorkItem and a bad payload are refused', async () => {
     const {g, w} = await at('active')
     const leaseId = await leaseOf(g, w)
     const h = await head(g)
@@ -113,19 +123,22 @@ describe('work.checkpoint (active → queued)', () => {
     expect(await head(g)).toBe(h)
     const q = await at('queued')
     expect(await code(checkpoint(q.g, q.w, uuid(9)))).toBe('WORK_LEASE_EXPIRED')
+    expect([...(await kindsIn(g)), ...(await kindsIn(q.g))]).not.toContain('work.checkpointed')
   })
 })
 
 describe('work.block (active → blocked) and work.unblock (blocked → queued)', () => {
-  it('the owner blocks with a required resolution, releasing the lease (F8); the Coordinator or owner unblocks', async () => {
+  it('[+cmd:work.block] [+evt:work.blocked] [+row:t10.2:active->blocked:work.block] [+cmd:work.unblock] [+evt:work.unblocked] [+row:t10.2:blocked->queued_or_open:work.unblock] the owner blocks with a required resolution, releasing the lease (F8); the Coordinator or owner unblocks', async () => {
     const {g, w} = await at('active')
     const leaseId = await leaseOf(g, w)
     const rev = (await state(g)).revision
     expect(receiptOf(await run(block(g, w, leaseId))).aggregateRevision).toBe(rev + 1)
+    expect(await lastEvent(g)).toMatchObject({kind: 'work.blocked', payload: {workItemId: w, leaseId, requiredResolution: 'Need the changelog export.'}})
     const blocked = await item(g, w)
     expect(blocked).toMatchObject({state: 'blocked', blocker: {requiredResolution: 'Need the changelog export.'}, owner: {agentId: developer.principal!.id}})
     expect(blocked.lease).toMatchObject({leaseId, state: 'released'})
     expect(receiptOf(await run(coord('work.unblock', g, {workItemId: w, resolution: 'Export attached.'}))).aggregateRevision).toBe(rev + 2)
+    expect(await lastEvent(g)).toMatchObject({kind: 'work.unblocked', payload: {workItemId: w, to: 'queued', resolution: 'Export attached.'}})
     expect(await item(g, w)).toMatchObject({state: 'queued', blocker: null, revision: blocked.revision + 1})
     // Blocked again, then unblocked by the owner itself.
     receiptOf(await run(start(g, w)))
@@ -134,7 +147,7 @@ describe('work.block (active → blocked) and work.unblock (blocked → queued)'
     expect((await item(g, w)).state).toBe('queued')
   })
 
-  it('a block without resolution, on a non-active WorkItem or a stale lease is refused; unblock needs blocked and authority', async () => {
+  it('[-cmd:work.block] [-evt:work.blocked] [-row:t10.2:active->blocked:work.block] [-cmd:work.unblock] [-evt:work.unblocked] [-row:t10.2:blocked->queued_or_open:work.unblock] a block without resolution, on a non-active WorkItem or a stale lease is refused; unblock needs blocked and authority', async () => {
     const {g, w} = await at('active')
     const leaseId = await leaseOf(g, w)
     const h = await head(g)
@@ -151,20 +164,23 @@ describe('work.block (active → blocked) and work.unblock (blocked → queued)'
     expect(await code(groupCommand(owner, 'work.unblock', b.g, {workItemId: b.w}))).toBe('AUTH_FORBIDDEN')
     expect(await code(coord('work.unblock', b.g, {workItemId: b.w}, 1, coordinator, {expectedRevision: 1}))).toBe('REVISION_CONFLICT')
     expect(await head(b.g)).toBe(hb)
+    expect(await kindsIn(g)).not.toContain('work.blocked')
+    expect(await kindsIn(b.g)).not.toContain('work.unblocked')
   })
 })
 
 describe('work.fail (open … submitted → failed; only work.offer leaves failed, E4)', () => {
-  it('the Coordinator fails with Failure Evidence; ownership ends, the lease is revoked; a new work.offer re-enters', async () => {
+  it('[+cmd:work.fail] [+evt:work.failed] [+row:t10.2:unfinished->failed:work.fail] the Coordinator fails with Failure Evidence; ownership ends, the lease is revoked; a new work.offer re-enters', async () => {
     const {g, w} = await at('active')
     const leaseId = await leaseOf(g, w)
     const rev = (await state(g)).revision
     expect(receiptOf(await run(fail(g, w))).aggregateRevision).toBe(rev + 1)
+    expect(await lastEvent(g)).toMatchObject({kind: 'work.failed', payload: {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2], revokedLeaseId: leaseId}})
     const failed = await item(g, w)
     expect(failed).toMatchObject({state: 'failed', owner: null, failure: {reason: 'Source repository unavailable.', evidenceHashes: [H2]}})
     expect(failed.lease).toMatchObject({leaseId, state: 'revoked'})
-    // E4: nothing but a new work.offer leaves failed.
-    expect(await code(start(g, w))).toBe('AUTH_FORBIDDEN')
+    // E4: nothing but a new work.offer leaves failed; the ended ownership epoch is fenced (§11.3).
+    expect(await code(start(g, w))).toBe('WORK_STALE_OWNERSHIP')
     expect(await code(coord('work.unblock', g, {workItemId: w}))).toBe('INVALID_STATE_TRANSITION')
     expect(await code(fail(g, w))).toBe('INVALID_STATE_TRANSITION')
     expect(await code(coord('work.accept_result', g, {workItemId: w}))).toBe('INVALID_STATE_TRANSITION')
@@ -184,7 +200,7 @@ describe('work.fail (open … submitted → failed; only work.offer leaves faile
     }
   })
 
-  it('without Failure Evidence, from a terminal state, or by a non-owner non-Coordinator it is refused', async () => {
+  it('[-cmd:work.fail] [-evt:work.failed] [-row:t10.2:unfinished->failed:work.fail] without Failure Evidence, from a terminal state, or by a non-owner non-Coordinator it is refused', async () => {
     const {g, w} = await at('queued')
     const h = await head(g)
     expect(await code(fail(g, w, {evidenceHashes: []}))).toBe('SCHEMA_VALIDATION_FAILED')
@@ -195,17 +211,19 @@ describe('work.fail (open … submitted → failed; only work.offer leaves faile
     expect(await head(g)).toBe(h)
     receiptOf(await run(coord('work.cancel', g, {workItemId: w, reason: 'Out of scope.'})))
     expect(await code(fail(g, w))).toBe('INVALID_STATE_TRANSITION')
+    expect(await kindsIn(g)).not.toContain('work.failed')
   })
 })
 
 describe('approval.grant_execution (queued → queued) and the work.start gate (G4)', () => {
-  it('a policy-gated WorkItem starts only after the MissionOwner grants execution approval', async () => {
+  it('[+cmd:approval.grant_execution] [+evt:approval.execution.granted] [+row:t10.2:queued->queued:approval.grant_execution] a policy-gated WorkItem starts only after the MissionOwner grants execution approval', async () => {
     const {g, w} = await at('queued', contract({executionApproval: 'human_required', sideEffectRisk: 'external'}))
     const h = await head(g)
     expect(await code(start(g, w))).toBe('APPROVAL_REQUIRED')
     expect(await head(g)).toBe(h)
     const rev = (await state(g)).revision
     expect(receiptOf(await run(grant(g, w))).aggregateRevision).toBe(rev + 1)
+    expect(await lastEvent(g)).toMatchObject({kind: 'approval.execution.granted', payload: {workItemId: w, approval: {approvedBy: owner.principal, ownershipEpoch: 1}}})
     expect(await item(g, w)).toMatchObject({state: 'queued', executionApproval: {approvedBy: owner.principal, ownershipEpoch: 1}})
     receiptOf(await run(start(g, w)))
     expect((await item(g, w)).state).toBe('active')
@@ -214,7 +232,7 @@ describe('approval.grant_execution (queued → queued) and the work.start gate (
     receiptOf(await run(start(g, w)))
   })
 
-  it('a non-MissionOwner, an ungated WorkItem, a stale epoch, a non-queued WorkItem or a repeat grant are refused', async () => {
+  it('[-cmd:approval.grant_execution] [-evt:approval.execution.granted] [-row:t10.2:queued->queued:approval.grant_execution] a non-MissionOwner, an ungated WorkItem, a stale epoch, a non-queued WorkItem or a repeat grant are refused', async () => {
     const {g, w} = await at('queued', contract({executionApproval: 'policy_required'}))
     const h = await head(g)
     expect(await code(grant(g, w, 1, developer))).toBe('AUTH_FORBIDDEN')
@@ -228,6 +246,8 @@ describe('approval.grant_execution (queued → queued) and the work.start gate (
     expect(await code(grant(u.g, u.w))).toBe('INVALID_STATE_TRANSITION')
     const o = await at('open', contract({executionApproval: 'policy_required'}))
     expect(await code(grant(o.g, o.w))).toBe('INVALID_STATE_TRANSITION')
+    expect((await kindsIn(g)).filter((k) => k === 'approval.execution.granted')).toHaveLength(1)
+    expect([...(await kindsIn(u.g)), ...(await kindsIn(o.g))]).not.toContain('approval.execution.granted')
   })
 })
 

@@ -51,6 +51,13 @@ const code = async (bytes: Buffer) => codeOf(await run(bytes))
 const head = async (g: string) => (await store.head(g))?.sequence
 const state = async (g: string) => (await authority.current(g))!
 const item = async (g: string, w: string) => (await state(g)).workItems[w]!
+/** The kind and verified payload of the Group's newest Event (proves what a Command emitted). */
+async function lastEvent(g: string) {
+  const [e] = (await store.read(g, (await head(g))! - 1, 1)).events
+  const v = verify('event', e!.bytes, registry)
+  if (!v.ok) throw new Error(`stored Event ${e!.sequence} does not verify`)
+  return {kind: e!.kind, payload: v.document.payload as Record<string, unknown>}
+}
 
 
 const propose = (g: string, proposalId: string, c: Record<string, unknown> = contract(), signer: SigningKey = owner) => groupCommand(signer, 'work.propose', g, {proposalId, contract: c})
@@ -96,37 +103,39 @@ async function at(target: 'open' | 'offered' | 'queued' | 'active' | 'submitted'
 }
 
 describe('work.propose (none → open Work Proposal)', () => {
-  it('any Group member proposes; the proposal is recorded and no WorkItem exists', async () => {
+  it('[+cmd:work.propose] [+evt:work.proposed] [+row:t10.2:none->proposal:work.propose] any Group member proposes; the proposal is recorded and no WorkItem exists', async () => {
     const g = await group()
     const p = uuid(6)
     const before = (await state(g)).revision
     const r = receiptOf(await run(propose(g, p, contract(), developer)))
     expect(r.aggregateRevision).toBe(before + 1)
+    expect(await lastEvent(g)).toMatchObject({kind: 'work.proposed', payload: {proposal: {proposalId: p, proposedBy: developer.principal, contract: contract()}}})
     const s = await state(g)
     expect(s.proposals[p]!.proposedBy).toEqual(developer.principal)
     expect(s.workItems).toEqual({})
   })
 
-  it('a contract missing a required field is WORK_CONTRACT_INCOMPLETE; a non-member is MEMBERSHIP_REQUIRED', async () => {
+  it('[-cmd:work.propose] [-evt:work.proposed] [-row:t10.2:none->proposal:work.propose] a contract missing a required field is WORK_CONTRACT_INCOMPLETE; a never-member is GROUP_NOT_FOUND (§17.2)', async () => {
     const g = await group()
     const h = await head(g)
     const {acceptanceCriteria: _dropped, ...partial} = contract()
     expect(await code(propose(g, uuid(6), partial))).toBe('WORK_CONTRACT_INCOMPLETE')
     expect(await code(propose(g, uuid(6), contract({requiredCapabilities: []})))).toBe('WORK_CONTRACT_INCOMPLETE')
     expect(await code(propose(g, uuid(6), contract({requestedUrgency: 'yesterday'})))).toBe('SCHEMA_VALIDATION_FAILED')
-    expect(await code(propose(g, uuid(6), contract(), otherHuman))).toBe('MEMBERSHIP_REQUIRED')
+    expect(await code(propose(g, uuid(6), contract(), otherHuman))).toBe('GROUP_NOT_FOUND')
     expect(await code(groupCommand(owner, 'work.propose', g, {proposalId: uuid(6)}))).toBe('SCHEMA_VALIDATION_FAILED')
     expect(await head(g)).toBe(h)
   })
 })
 
 describe('work.authorize (none or open Work Proposal → open)', () => {
-  it('the Coordinator authorizes a proposal or a direct contract; the WorkItem is open', async () => {
+  it('[+cmd:work.authorize] [+evt:work.authorized] [+row:t10.2:none_or_proposal->open:work.authorize] the Coordinator authorizes a proposal or a direct contract; the WorkItem is open', async () => {
     const g = await group()
     const p = uuid(6)
     receiptOf(await run(propose(g, p, contract(), developer)))
     const w = uuid(7)
     receiptOf(await run(authorize(g, w, {proposalId: p})))
+    expect(await lastEvent(g)).toMatchObject({kind: 'work.authorized', payload: {proposalId: p, workItem: {workItemId: w, state: 'open'}}})
     const s = await state(g)
     expect(s.proposals[p]).toBeUndefined()
     expect(s.workItems[w]).toMatchObject({state: 'open', revision: 1, createdBy: developer.principal, authorizedBy: coordinator.principal, owner: null})
@@ -142,7 +151,7 @@ describe('work.authorize (none or open Work Proposal → open)', () => {
     }
   })
 
-  it('a non-Coordinator, a stale Coordinator epoch, an existing WorkItem or a consumed proposal are refused', async () => {
+  it('[-cmd:work.authorize] [-evt:work.authorized] [-row:t10.2:none_or_proposal->open:work.authorize] a non-Coordinator, a stale Coordinator epoch, an existing WorkItem or a consumed proposal are refused', async () => {
     const {g, w} = await at('open')
     const h = await head(g)
     expect(await code(groupCommand(owner, 'work.authorize', g, {workItemId: uuid(7), contract: contract()}))).toBe('AUTH_FORBIDDEN')
@@ -157,10 +166,11 @@ describe('work.authorize (none or open Work Proposal → open)', () => {
 })
 
 describe('work.offer (open/offered/queued/active/blocked/failed with no live owner → offered)', () => {
-  it('the Coordinator offers to candidates with an expiry, and may replace the offer', async () => {
+  it('[+cmd:work.offer] [+evt:work.offer.created] [+row:t10.2:no_live_owner->offered:work.offer] the Coordinator offers to candidates with an expiry, and may replace the offer', async () => {
     const {g, w} = await at('open')
     receiptOf(await run(offer(g, w, [developer])))
     const first = await item(g, w)
+    expect(await lastEvent(g)).toMatchObject({kind: 'work.offer.created', payload: {workItemId: w, revision: 2, offer: {offerId: first.offer!.offerId, candidates: [developer.principal!.id]}}})
     expect(first).toMatchObject({state: 'offered', revision: 2, owner: null, offer: {candidates: [developer.principal!.id]}})
     receiptOf(await run(offer(g, w, [developer, reviewer])))
     const second = await item(g, w)
@@ -169,7 +179,7 @@ describe('work.offer (open/offered/queued/active/blocked/failed with no live own
     expect(await code(acceptOffer(g, w, first.offer!.offerId))).toBe('WORK_OFFER_EXPIRED')
   })
 
-  it('with a live owner, from a terminal state, by a non-Coordinator or to a non-member it is refused', async () => {
+  it('[-cmd:work.offer] [-evt:work.offer.created] [-row:t10.2:no_live_owner->offered:work.offer] with a live owner, from a terminal state, by a non-Coordinator or to a non-member it is refused', async () => {
     const {g, w} = await at('queued')
     const h = await head(g)
     expect(await code(offer(g, w))).toBe('INVALID_STATE_TRANSITION')
@@ -184,16 +194,18 @@ describe('work.offer (open/offered/queued/active/blocked/failed with no live own
 })
 
 describe('work.accept_offer (offered → queued) and offer expiry (offered → offered, no Event)', () => {
-  it('a candidate accepts: queued with Ownership Epoch 1, the offer withdrawn', async () => {
+  it('[+cmd:work.accept_offer] [+evt:work.offer.accepted] [+row:t10.2:offered->queued:work.accept_offer] a candidate accepts: queued with Ownership Epoch 1, the offer withdrawn', async () => {
     const {g, w} = await at('offered')
     const before = (await state(g)).revision
-    receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId, reviewer)))
+    const offerId = (await item(g, w)).offer!.offerId
+    receiptOf(await run(acceptOffer(g, w, offerId, reviewer)))
+    expect(await lastEvent(g)).toMatchObject({kind: 'work.offer.accepted', payload: {workItemId: w, offerId, owner: {agentId: reviewer.principal!.id, ownershipEpoch: 1}}})
     const s = await state(g)
     expect(s.revision).toBe(before + 1)
     expect(s.workItems[w]).toMatchObject({state: 'queued', offer: null, ownershipEpoch: 1, owner: {agentId: reviewer.principal!.id, ownershipEpoch: 1, sessionEpoch: 1}})
   })
 
-  it('two candidates race: exactly one wins, the other gets WORK_ALREADY_OWNED', async () => {
+  it('[-cmd:work.accept_offer] [-evt:work.offer.accepted] two candidates race: exactly one wins, the other gets WORK_ALREADY_OWNED', async () => {
     const {g, w} = await at('offered')
     const offerId = (await item(g, w)).offer!.offerId
     const [a, b] = await Promise.all([run(acceptOffer(g, w, offerId, developer)), run(acceptOffer(g, w, offerId, reviewer))])
@@ -203,7 +215,7 @@ describe('work.accept_offer (offered → queued) and offer expiry (offered → o
     expect((await store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.offer.accepted')).toHaveLength(1)
   })
 
-  it('after the offer expiry (by the authority clock) acceptance is WORK_OFFER_EXPIRED and appends nothing', async () => {
+  it('[+row:t10.2:offered->offered:offer_expiry] after the offer expiry (by the authority clock) acceptance is WORK_OFFER_EXPIRED and appends nothing', async () => {
     const {g, w} = await at('offered')
     const before = await item(g, w)
     const h = await head(g)
@@ -217,7 +229,7 @@ describe('work.accept_offer (offered → queued) and offer expiry (offered → o
     expect(await item(g, w)).toEqual(before)
   })
 
-  it('a non-candidate, a non-Agent, or acceptance from open are refused', async () => {
+  it('[-row:t10.2:offered->queued:work.accept_offer] a non-candidate, a non-Agent, or acceptance from open are refused', async () => {
     const g = await group()
     const w = uuid(7)
     receiptOf(await run(authorize(g, w)))
@@ -232,7 +244,7 @@ describe('work.accept_offer (offered → queued) and offer expiry (offered → o
 })
 
 describe('work.start (queued → active)', () => {
-  it('the owner with its Ownership Epoch starts; an Execution Lease with a stable ID is issued', async () => {
+  it('[+cmd:work.start] [+evt:work.started] [+row:t10.2:queued->active:work.start] the owner with its Ownership Epoch starts; an Execution Lease with a stable ID is issued', async () => {
     const {g, w} = await at('queued')
     receiptOf(await run(start(g, w)))
     const it1 = await item(g, w)
@@ -246,7 +258,7 @@ describe('work.start (queued → active)', () => {
     expect(schemaCatalog().validate('lease', {...lease, expiresAt: '2027-01-15T00:00:00Z'})).toEqual({valid: true})
   })
 
-  it('a non-owner, a stale Ownership Epoch, or a start from active are refused', async () => {
+  it('[-cmd:work.start] [-evt:work.started] [-row:t10.2:queued->active:work.start] a non-owner, a stale Ownership Epoch, or a start from active are refused', async () => {
     const {g, w} = await at('queued')
     const h = await head(g)
     expect(await code(start(g, w, 1, reviewer))).toBe('AUTH_FORBIDDEN')
@@ -254,18 +266,20 @@ describe('work.start (queued → active)', () => {
     expect(await head(g)).toBe(h)
     receiptOf(await run(start(g, w)))
     expect(await code(start(g, w))).toBe('INVALID_STATE_TRANSITION')
+    expect((await store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.started')).toHaveLength(1)
   })
 })
 
 describe('work.submit (active → submitted)', () => {
-  it('the owner submits with its Ownership Epoch and current Lease ID; the lease is released', async () => {
+  it('[+cmd:work.submit] [+evt:work.submitted] [+row:t10.2:active->submitted:work.submit] the owner submits with its Ownership Epoch and current Lease ID; the lease is released', async () => {
     const {g, w} = await at('active')
     const leaseId = (await item(g, w)).lease!.leaseId
     receiptOf(await run(submitWork(g, w, leaseId)))
+    expect(await lastEvent(g)).toMatchObject({kind: 'work.submitted', payload: {workItemId: w, leaseId, artifactHashes: [H1]}})
     expect(await item(g, w)).toMatchObject({state: 'submitted', submission: {artifactHashes: [H1]}, lease: {leaseId, state: 'released'}})
   })
 
-  it('an old Lease ID is WORK_LEASE_EXPIRED, a submit from queued or a second submit INVALID_STATE_TRANSITION / WORK_LEASE_EXPIRED', async () => {
+  it('[-cmd:work.submit] [-evt:work.submitted] [-row:t10.2:active->submitted:work.submit] an old Lease ID is WORK_LEASE_EXPIRED, a submit from queued or a second submit INVALID_STATE_TRANSITION / WORK_LEASE_EXPIRED', async () => {
     const {g, w} = await at('active')
     const h = await head(g)
     expect(await code(submitWork(g, w, uuid(9)))).toBe('WORK_LEASE_EXPIRED')
@@ -277,6 +291,7 @@ describe('work.submit (active → submitted)', () => {
     expect(await code(submitWork(g, w, leaseId))).toBe('WORK_LEASE_EXPIRED')
     const q = await at('queued')
     expect(await code(submitWork(q.g, q.w, uuid(9)))).toBe('WORK_LEASE_EXPIRED')
+    expect((await store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.submitted')).toHaveLength(1)
   })
 
   it('a stale Ownership Epoch is WORK_STALE_OWNERSHIP (fenced in the pure decider)', async () => {
@@ -295,17 +310,20 @@ describe('work.submit (active → submitted)', () => {
 })
 
 describe('work.accept_result (submitted → verified)', () => {
-  it('the Coordinator accepts the result; verified is terminal', async () => {
+  it('[+cmd:work.accept_result] [+evt:work.result.accepted] [+row:t10.2:submitted->verified:work.accept_result] the Coordinator accepts the result; verified is terminal', async () => {
     const {g, w} = await at('submitted')
     receiptOf(await run(acceptResult(g, w)))
+    expect(await lastEvent(g)).toMatchObject({kind: 'work.result.accepted', payload: {workItemId: w, artifactHashes: [H1]}})
     expect((await item(g, w)).state).toBe('verified')
     expect(await code(cancel(g, w))).toBe('INVALID_STATE_TRANSITION')
     expect(await code(acceptResult(g, w))).toBe('INVALID_STATE_TRANSITION')
   })
 
-  it('from active, by the owner, or with a stale Coordinator epoch it is refused', async () => {
+  it('[-cmd:work.accept_result] [-evt:work.result.accepted] [-row:t10.2:submitted->verified:work.accept_result] from active, by the owner, or with a stale Coordinator epoch it is refused', async () => {
     const {g, w} = await at('active')
+    const h = await head(g)
     expect(await code(acceptResult(g, w))).toBe('INVALID_STATE_TRANSITION')
+    expect(await head(g)).toBe(h)
     const s = await at('submitted')
     expect(await code(acceptResult(s.g, s.w, 1, developer))).toBe('AUTH_FORBIDDEN')
     expect((await item(s.g, s.w)).state).toBe('submitted')
@@ -318,18 +336,21 @@ describe('work.accept_result (submitted → verified)', () => {
 })
 
 describe('work.cancel (open/offered/queued/active/blocked/submitted → cancelled)', () => {
-  it('the Coordinator or the MissionOwner cancels; an active Execution Lease is revoked', async () => {
+  it('[+cmd:work.cancel] [+evt:work.cancelled] [+row:t10.2:unfinished->cancelled:work.cancel] the Coordinator or the MissionOwner cancels; an active Execution Lease is revoked', async () => {
     const a = await at('active')
+    const leaseId = (await item(a.g, a.w)).lease!.leaseId
     receiptOf(await run(cancel(a.g, a.w, owner)))
+    expect(await lastEvent(a.g)).toMatchObject({kind: 'work.cancelled', payload: {workItemId: a.w, reason: 'Out of scope.', revokedLeaseId: leaseId}})
     expect(await item(a.g, a.w)).toMatchObject({state: 'cancelled', lease: {state: 'revoked'}})
     const o = await at('offered')
     receiptOf(await run(cancel(o.g, o.w)))
     expect((await item(o.g, o.w)).state).toBe('cancelled')
   })
 
-  it('a Worker cannot cancel; cancelled is terminal', async () => {
+  it('[-cmd:work.cancel] [-evt:work.cancelled] [-row:t10.2:unfinished->cancelled:work.cancel] a Worker cannot cancel; cancelled is terminal', async () => {
     const {g, w} = await at('queued')
     expect(await code(cancel(g, w, developer))).toBe('AUTH_FORBIDDEN')
+    expect((await item(g, w)).state).toBe('queued')
     receiptOf(await run(cancel(g, w)))
     expect(await code(cancel(g, w))).toBe('INVALID_STATE_TRANSITION')
     expect(await code(offer(g, w))).toBe('INVALID_STATE_TRANSITION')

@@ -5,6 +5,11 @@
 
 import type {CoordinatorState, ExecutionApprovalView, ExecutionLeaseView, GroupState, MemberRole, MemberState, MissionState, MissionView, WorkItemView, WorkOfferView, WorkOwnerView} from './state.js'
 import type {Principal} from '../signing/profiles.js'
+import {COOPERATION_EVENT_KINDS, COOPERATION_REVISION_NEUTRAL, applyCooperation, recordMessage, trackRates} from './apply-cooperation.js'
+import {LEASE_EVENT_KINDS, applyLeaseEvent, endUnfinishedWork, withLeaseFacts} from './apply-lease.js'
+import {ARCHIVE_EVENT_KINDS, applyArchiveEvent} from './apply-archive.js'
+import {MISSION_TREE_EVENT_KINDS, applyMissionTree, missionLinks} from './apply-mission-tree.js'
+import {LATE_RESULT_RECORDED} from './work-leases.js'
 
 /** The Event fields apply() reads (a parsed, verified Event document). */
 export interface AppliedEvent {
@@ -13,6 +18,9 @@ export interface AppliedEvent {
   sequence: number
   aggregateRevision: number
   payload: Record<string, unknown>
+  /** Read by the §20 rate buckets (apply-cooperation.ts); always present in a signed Event. */
+  actor?: {type: string; id: string}
+  occurredAt?: string
 }
 
 export class ApplyError extends Error {
@@ -27,7 +35,7 @@ export class ApplyError extends Error {
  * take a sequence but leave the aggregate revision alone, so chatter never makes a structured
  * Command's `expectedRevision` stale.
  */
-const REVISION_NEUTRAL: ReadonlySet<string> = new Set(['message.posted'])
+const REVISION_NEUTRAL: ReadonlySet<string> = new Set(['message.posted', ...COOPERATION_REVISION_NEUTRAL, LATE_RESULT_RECORDED])
 
 /** The aggregate revision a `kind` Event carries when appended to a Group at `revision`. */
 export function revisionAfter(kind: string, revision: number): number {
@@ -70,8 +78,8 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
   if (state !== null && event.groupId !== state.groupId) throw new ApplyError(`event for Group ${event.groupId} applied to ${state.groupId}`)
   const p = event.payload
 
-  if (event.kind === 'mission.created') {
-    if (state !== null) throw new ApplyError('mission.created on an existing Group')
+  if (event.kind === 'mission.created' || event.kind === 'mission.follow_up.created') {
+    if (state !== null) throw new ApplyError(`${event.kind} on an existing Group`)
     const m = p.mission as Omit<MissionView, 'coordinator' | 'submission'>
     const owner = memberOf(p.membership as MembershipPayload)
     const mission: MissionView = {
@@ -84,6 +92,7 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
       budget: m.budget,
       approvalPolicy: m.approvalPolicy,
       createdAt: m.createdAt,
+      ...missionLinks(m), // §14 parent / §7.1 follow-up links (apply-mission-tree.ts)
       coordinator: null,
       submission: null,
     }
@@ -101,7 +110,7 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
   }
 
   if (state === null) throw new ApplyError(`${event.kind} before mission.created`)
-  const next = {...state, revision, sequence}
+  const next = trackRates({...state, revision, sequence}, event)
   switch (event.kind) {
     case 'mission.coordinator.assigned':
     case 'mission.coordinator.renewed': {
@@ -125,7 +134,8 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
     case 'mission.approved':
     case 'mission.cancelled':
     case 'mission.terminated':
-      return {...next, mission: {...state.mission, state: TERMINAL_BY_EVENT[event.kind]!}}
+      // §10.2: a cancelled or failed Mission also ends its unfinished WorkItems (apply-lease.ts).
+      return endUnfinishedWork({...next, mission: {...state.mission, state: TERMINAL_BY_EVENT[event.kind]!}}, event.kind, p.reason)
     case 'membership.changed':
     case 'membership.ended':
       return {...next, members: withMember(state.members, memberOf(p.membership as MembershipPayload))}
@@ -170,11 +180,15 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
     case 'work.unblocked':
     case 'work.failed':
     case 'approval.execution.granted':
-      return {...next, workItems: {...state.workItems, [p.workItemId as string]: applyWork(state, event)}}
+      return {...next, workItems: {...state.workItems, [p.workItemId as string]: withLeaseFacts(state.workItems[p.workItemId as string]!, applyWork(state, event), event)}}
     case 'message.posted':
-      // Messages live in the log; the decider keeps no per-Message state yet.
-      return next
+      // Messages live in the log; the state keeps only the index later corrections need (§9.1).
+      return recordMessage(next, p)
     default:
+      if (COOPERATION_EVENT_KINDS.has(event.kind)) return applyCooperation(next, event.kind, p)
+      if (MISSION_TREE_EVENT_KINDS.has(event.kind)) return applyMissionTree(next, event.kind, p)
+      if (LEASE_EVENT_KINDS.has(event.kind)) return applyLeaseEvent(next, event)
+      if (ARCHIVE_EVENT_KINDS.has(event.kind)) return applyArchiveEvent(next, event)
       throw new ApplyError(`unknown Event kind ${event.kind}`)
   }
 }

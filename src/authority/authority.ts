@@ -15,12 +15,33 @@ import {Rejection, verify} from '../signing/verify.js'
 import type {Store} from '../store/types.js'
 import {type AppliedEvent, apply} from './apply.js'
 import type {GroupState} from './state.js'
+import {type CooperationLimits, checkLimits} from './rate-limits.js'
 
 export interface AuthorityPolicy {
   /** Human principal IDs allowed to create root Missions (§7.1, issue 4 role policy). */
   rootMissionOwners: string[]
   /** Service principal IDs Organization policy allows to issue mission.terminate (§7.1, §15.1). */
   terminators?: string[]
+  /** Service principal IDs Organization policy allows to archive a finished Group (§7.4, decide-archive.ts). */
+  archivers?: string[]
+  /**
+   * §14/§20: the Organization's default maximum Mission depth (root = 0). A child Mission deeper
+   * than this needs an explicit depth Approval from the parent MissionOwner (decide-child.ts).
+   * Unset: no depth threshold.
+   */
+  maxMissionDepth?: number
+  /**
+   * §6.3: an Agent Command must carry the Session Epoch the Organization log last issued to that
+   * Agent (src/wire/sessions.ts). The wire server always sets it; without it (library use with no
+   * gateway) an Agent that never opened a session is not fenced, but a lower epoch still is.
+   */
+  requireAgentSessions?: boolean
+  /** §20: service principal IDs Organization policy authorizes to issue Cooperation Override Grants. */
+  overrideIssuers?: string[]
+  /** §9.1: service principal IDs Organization policy authorizes to redact Messages. */
+  redactors?: string[]
+  /** §20: per-actor rate and count limits (rate-limits.ts); unset: nothing is limited. */
+  limits?: CooperationLimits
 }
 
 export interface AuthorityOptions {
@@ -65,6 +86,15 @@ export class Authority {
     this.key = options.authorityKey
     this.principal = options.authorityKey.principal
     this.policy = {rootMissionOwners: [...options.policy.rootMissionOwners], terminators: [...(options.policy.terminators ?? [])]}
+    if (options.policy.maxMissionDepth !== undefined) this.policy.maxMissionDepth = options.policy.maxMissionDepth
+    if (options.policy.archivers !== undefined) this.policy.archivers = [...options.policy.archivers]
+    if (options.policy.requireAgentSessions) this.policy.requireAgentSessions = true
+    if (options.policy.overrideIssuers !== undefined) this.policy.overrideIssuers = [...options.policy.overrideIssuers]
+    if (options.policy.redactors !== undefined) this.policy.redactors = [...options.policy.redactors]
+    if (options.policy.limits !== undefined) {
+      checkLimits(options.policy.limits)
+      this.policy.limits = structuredClone(options.policy.limits)
+    }
     this.clock = options.clock ?? (() => new Date().toISOString())
     this.newId = options.newId ?? (() => `urn:uuid:${randomUUID()}`)
   }
@@ -78,6 +108,26 @@ export class Authority {
     void tail.then(() => {
       if (this.#queues.get(groupId) === tail) this.#queues.delete(groupId)
     })
+    return run
+  }
+
+  /**
+   * Runs `task` after every earlier task of each of `groupIds` settled, and holds all of them
+   * until it settles (multi-Group Commands, see store/multi-append.ts). Queues are claimed in
+   * sorted group_id order in one synchronous step, so two multi-Group tasks cannot deadlock.
+   */
+  serializeAll<T>(groupIds: readonly string[], task: () => Promise<T>): Promise<T> {
+    const ids = [...new Set(groupIds)].sort()
+    if (ids.length === 1) return this.serialize(ids[0]!, task)
+    const previous = Promise.all(ids.map((g) => (this.#queues.get(g) ?? Promise.resolve()).catch(() => undefined)))
+    const run = previous.then(task)
+    const tail = run.catch(() => undefined)
+    for (const g of ids) {
+      this.#queues.set(g, tail)
+      void tail.then(() => {
+        if (this.#queues.get(g) === tail) this.#queues.delete(g)
+      })
+    }
     return run
   }
 

@@ -26,6 +26,18 @@ export interface DecidedCommand {
   payload: Record<string, unknown>
   /** mission.approve only: the verified payload.approval, attached by ingress. */
   approval?: VerifiedApproval
+  /** artifact.publish only: the verified payload.artifact manifest (§13.1), attached by ingress. */
+  artifact?: VerifiedApproval
+  /** ext.missionweaveprotocol.core.group_archive only: the verified payload.snapshot (snapshot.ts). */
+  snapshot?: VerifiedSnapshot
+}
+
+/** A signed group-snapshot document ingress has verified, with the Event IDs it was checked against. */
+export interface VerifiedSnapshot {
+  signer: Principal
+  document: Record<string, unknown>
+  /** The signing hash of the snapshot (its content hash). */
+  signingHash: string
 }
 
 export interface DecideContext {
@@ -33,6 +45,13 @@ export interface DecideContext {
   acceptedAt: string
   /** Fresh identifier (URI) for Events, Memberships, Conversations, Messages, leases. */
   newId(): string
+  /**
+   * §12/§14: the states of the other Groups a multi-Group Command involves (the Mission ancestry,
+   * a child Group being created: null), loaded and serialized by ingress (cross-group.ts).
+   */
+  groups?: Readonly<Record<string, GroupState | null>>
+  /** §14/§20: the Organization's default maximum Mission depth (AuthorityPolicy.maxMissionDepth). */
+  maxMissionDepth?: number
 }
 
 /** An Event before the authority numbers and signs it. */
@@ -41,9 +60,16 @@ export interface EventDraft {
   kind: string
   conversationId?: string
   payload: Record<string, unknown>
+  /** Another Group this Event belongs to (multi-Group Commands, §12/§14); absent: the Command's. */
+  groupId?: string
 }
 
-export type Decision = {events: EventDraft[]} | {error: ErrorCode; reason: string}
+/**
+ * A rejection may carry `record`: Events the authority appends although the Command is refused
+ * (§4 invariant 5: a stale owner's late result kept as non-authoritative Evidence). The actor
+ * still gets `error`, and a retry of the same bytes gets the same error.
+ */
+export type Decision = {events: EventDraft[]} | {error: ErrorCode; reason: string; record?: EventDraft[]}
 export type Rejected = {error: ErrorCode; reason: string}
 
 export const reject = (error: ErrorCode, reason: string): Rejected => ({error, reason})
@@ -58,10 +84,14 @@ export function revisionConflict(state: GroupState | null, command: DecidedComma
 /**
  * §8: the actor needs an active Membership and must present its current Membership Epoch. An
  * older epoch is fenced (MEMBERSHIP_STALE); an epoch never issued names no Membership.
+ * §17.2/§19 (no existence oracle): an actor that never held a Membership here gets exactly what a
+ * Group that does not exist gives, GROUP_NOT_FOUND ("absent or intentionally undisclosed"); only
+ * a former or current member, who already knows the Group, learns MEMBERSHIP_REQUIRED.
  */
 export function activeMember(state: GroupState, command: DecidedCommand): MemberState | Rejected {
   const member = state.members[command.actor.id]
-  if (member === undefined || !member.active || member.principal.type !== command.actor.type) {
+  if (member === undefined || member.principal.type !== command.actor.type) return reject('GROUP_NOT_FOUND', 'no such Group')
+  if (!member.active) {
     return reject('MEMBERSHIP_REQUIRED', 'the actor has no active Membership in this Group')
   }
   const epoch = command.membershipEpoch ?? 0

@@ -146,7 +146,8 @@ function approve(state: GroupState, command: DecidedCommand, one: (kind: string,
     a.signer.id !== owner.id ||
     approver.id !== owner.id ||
     approver.type !== owner.type ||
-    d.kind !== 'mission_final' ||
+    // §14: a child Mission's owner (the Parent Coordinator, an Agent) signs a `child_mission` Approval.
+    d.kind !== (state.mission.parent !== undefined ? 'child_mission' : 'mission_final') ||
     d.decision !== 'approved' ||
     d.missionId !== state.missionId ||
     d.groupId !== state.groupId ||

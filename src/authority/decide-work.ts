@@ -17,6 +17,7 @@ import {
 } from './decide-common.js'
 import {schemaCatalog} from '../schema/catalog.js'
 import {type GroupState, type WorkItemView, type WorkState, TERMINAL} from './state.js'
+import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS, executionLeaseExpired, lapsedOwnership, lateResultDraft, plusSeconds, reached} from './work-leases.js'
 
 /** §10.1: the fields every Work Contract must carry (work-contract.schema.json `required`). */
 export const CONTRACT_FIELDS = [
@@ -126,8 +127,10 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
 
   switch (k) {
     case 'work.offer': {
-      // §10.2: only with no live owner; ownership expiry is not modelled yet, so any owner is live.
-      if (!from.has(item.state) || item.owner !== null) return reject('INVALID_STATE_TRANSITION', `work.offer from ${item.state}${item.owner ? ' with a live owner' : ''}`)
+      // §10.2: only with no live owner; "an expired owner is fenced first" (§11.5: a missed start
+      // deadline or an unrenewed lease) — the offer Event records the fenced ownership.
+      const lapsed = lapsedOwnership(item, at)
+      if (!from.has(item.state) || (item.owner !== null && lapsed === null)) return reject('INVALID_STATE_TRANSITION', `work.offer from ${item.state}${item.owner ? ' with a live owner' : ''}`)
       const unmet = unmetDependency(state, item)
       if (unmet !== null) return reject('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
       const candidates = p.candidates as string[]
@@ -137,7 +140,7 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       }
       const expiresAt = p.expiresAt as string
       if (Date.parse(expiresAt) <= Date.parse(at)) return reject('INVALID_COMMAND', 'the offer would already be expired')
-      return one('work.offer.created', {offer: {offerId: ctx.newId(), candidates: [...candidates], expiresAt, offeredAt: at}})
+      return one('work.offer.created', {offer: {offerId: ctx.newId(), candidates: [...candidates], expiresAt, offeredAt: at}, ...(lapsed !== null ? {fencedOwnership: lapsed} : {})})
     }
     case 'work.accept_offer': {
       // §10.3: the first valid acceptance won; every later one loses, whatever the state now.
@@ -148,7 +151,8 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       // A replaced offer is no longer valid; an expired one invalidates acceptance and appends nothing.
       if (p.offerId !== offer.offerId) return reject('WORK_OFFER_EXPIRED', 'that offer was replaced')
       if (Date.parse(at) >= Date.parse(offer.expiresAt)) return reject('WORK_OFFER_EXPIRED', `offer expired at ${offer.expiresAt}`)
-      const owner = {agentId: command.actor.id, ownershipEpoch: item.ownershipEpoch + 1, sessionEpoch: command.sessionEpoch ?? 1, grantedAt: at}
+      // §11.3: the grant carries its start-by deadline (the bounded ownership lease).
+      const owner = {agentId: command.actor.id, ownershipEpoch: item.ownershipEpoch + 1, sessionEpoch: command.sessionEpoch ?? 1, grantedAt: at, startBy: plusSeconds(at, OWNERSHIP_LEASE_SECONDS)}
       return one('work.offer.accepted', {offerId: offer.offerId, owner})
     }
     default:
@@ -159,11 +163,18 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
   const ownerIssued = k === 'work.start' || LEASED.has(k) || ((k === 'work.unblock' || k === 'work.fail') && p.ownershipEpoch !== undefined)
   if (ownerIssued) {
     const owned = ownerCheck(item, command)
-    if (owned) return owned
+    if (owned) {
+      // §11.5: a late result of an ended ownership is kept as non-authoritative Evidence.
+      const late = k === 'work.submit' && owned.error === 'WORK_STALE_OWNERSHIP' ? lateResultDraft(item, command.actor.id, p as {ownershipEpoch: number; leaseId: string; artifactHashes: string[]}, eventId, at) : null
+      return late !== null ? {...owned, record: [late]} : owned
+    }
     if (LEASED.has(k)) {
       const lease = item.lease
       if (lease === null || lease.leaseId !== p.leaseId || lease.state !== 'active') return reject('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
+      if (executionLeaseExpired(lease, at)) return reject('WORK_LEASE_EXPIRED', `the Execution Lease expired at ${lease.expiresAt}`)
     }
+    // §11.5: a missed start-by deadline ends the right to start.
+    if (k === 'work.start' && item.state === 'queued' && reached(at, item.owner!.leaseExpiresAt)) return reject('WORK_LEASE_EXPIRED', `the start-by deadline ${item.owner!.leaseExpiresAt} has passed`)
   }
   if (!from.has(item.state)) return reject('INVALID_STATE_TRANSITION', `${k} from ${item.state}`)
   switch (k) {
@@ -185,10 +196,12 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
         ownershipEpoch: owner.ownershipEpoch,
         issuedAt: at,
         startsAt: at,
+        expiresAt: plusSeconds(at, EXECUTION_LEASE_SECONDS),
         state: 'active',
         renewalCount: 0,
       }
-      return one('work.started', {lease})
+      // §11.5: a reassigned WorkItem resumes from the latest checkpoint of any earlier ownership.
+      return one('work.started', {lease, ...(item.checkpoint !== null ? {resumeFrom: item.checkpoint} : {})})
     }
     case 'work.submit':
       return one('work.submitted', {leaseId: item.lease!.leaseId, artifactHashes: [...(p.artifactHashes as string[])].sort()})
@@ -197,12 +210,18 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
     case 'work.checkpoint':
     case 'work.block': {
       const checkpoint = {progress: (p.progress as string | undefined) ?? (p.requiredResolution as string), artifactHashes: [...((p.artifactHashes as string[] | undefined) ?? [])].sort()}
-      if (k === 'work.checkpoint') return one('work.checkpointed', {leaseId: item.lease!.leaseId, checkpoint})
-      return one('work.blocked', {leaseId: item.lease!.leaseId, checkpoint, requiredResolution: p.requiredResolution})
+      // §11.3/§11.4: ownership stays under a bounded ownership (queued) or blocked lease.
+      if (k === 'work.checkpoint') return one('work.checkpointed', {leaseId: item.lease!.leaseId, checkpoint, ownershipLeaseExpiresAt: plusSeconds(at, OWNERSHIP_LEASE_SECONDS)})
+      return one('work.blocked', {leaseId: item.lease!.leaseId, checkpoint, requiredResolution: p.requiredResolution, blockedLeaseExpiresAt: plusSeconds(at, BLOCKED_LEASE_SECONDS)})
     }
-    case 'work.unblock':
-      // §10.2: back to its queue while the owner holds ownership, otherwise open for re-offer.
-      return one('work.unblocked', {to: item.owner !== null ? 'queued' : 'open', ...(p.resolution !== undefined ? {resolution: p.resolution} : {})})
+    case 'work.unblock': {
+      // §10.2: back to its queue (under a fresh ownership lease) while the owner holds live
+      // ownership; after ownership expiry it is fenced and the item is open for re-offer.
+      const lapsed = lapsedOwnership(item, at)
+      const resolution = p.resolution !== undefined ? {resolution: p.resolution} : {}
+      if (item.owner !== null && lapsed === null) return one('work.unblocked', {to: 'queued', ownershipLeaseExpiresAt: plusSeconds(at, OWNERSHIP_LEASE_SECONDS), ...resolution})
+      return one('work.unblocked', {to: 'open', ...(lapsed !== null ? {fencedOwnership: lapsed} : {}), ...resolution})
+    }
     case 'work.fail':
       return one('work.failed', {reason: p.reason, evidenceHashes: [...(p.evidenceHashes as string[])].sort(), ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {})})
     case 'approval.grant_execution': {
@@ -218,11 +237,17 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
   }
 }
 
-/** §11.3: the owner with its current Ownership Epoch; an older epoch is fenced. */
-function ownerCheck(item: WorkItemView, command: DecidedCommand): Rejected | null {
+/**
+ * §11.3: the owner with its current Ownership Epoch; an older epoch is fenced, and so is the
+ * latest epoch once that ownership has ended (fenced on expiry or failed) with no successor yet.
+ */
+export function ownerCheck(item: WorkItemView, command: DecidedCommand): Rejected | null {
   const epoch = command.payload.ownershipEpoch as number
   if (epoch < item.ownershipEpoch) return reject('WORK_STALE_OWNERSHIP', `ownershipEpoch ${epoch}, current ${item.ownershipEpoch}`)
   const owner = item.owner
+  if (owner === null && (item.endedOwnerships ?? []).some((e) => e.agentId === command.actor.id && e.ownershipEpoch === epoch)) {
+    return reject('WORK_STALE_OWNERSHIP', `ownership epoch ${epoch} has ended`)
+  }
   if (owner === null || owner.agentId !== command.actor.id || epoch !== owner.ownershipEpoch) return reject('AUTH_FORBIDDEN', 'not the WorkItem owner')
   return null
 }
@@ -233,7 +258,7 @@ function ownerCheck(item: WorkItemView, command: DecidedCommand): Rejected | nul
  * way to close a cycle here is through the new WorkItem itself; the walk still follows the graph
  * so a revised contract (dependency insertion, not implemented yet) would reuse it unchanged.
  */
-function dependencyCycle(state: GroupState, workItemId: string, deps: readonly string[]): Rejected | null {
+export function dependencyCycle(state: GroupState, workItemId: string, deps: readonly string[]): Rejected | null {
   const seen = new Set<string>()
   const stack = [...deps]
   while (stack.length > 0) {
@@ -249,7 +274,7 @@ function dependencyCycle(state: GroupState, workItemId: string, deps: readonly s
 }
 
 /** §10.4: a WorkItem is eligible only once every declared dependency is verified. */
-function unmetDependency(state: GroupState, item: WorkItemView): string | null {
+export function unmetDependency(state: GroupState, item: WorkItemView): string | null {
   for (const d of (item.contract.dependencyWorkItemIds as string[] | undefined) ?? []) {
     if (state.workItems[d]?.state !== 'verified') return d
   }

@@ -18,10 +18,17 @@ import {sign} from '../signing/sign.js'
 import {Rejection, verify} from '../signing/verify.js'
 import type {Receipt, StoredEvent} from '../store/group-log.js'
 import {StoreError} from '../store/records.js'
+import {checkAgentSession} from '../wire/sessions.js'
 import {apply, revisionAfter} from './apply.js'
 import {type Authority, AuthorityIntegrityError} from './authority.js'
 import {type DecidedCommand, type EventDraft, decide} from './decide.js'
 import {checkPayload} from './payloads.js'
+import {appendAcross, crossesGroups, involvedGroups, otherStates} from './cross-group.js'
+import {GROUP_ARCHIVE} from './decide-archive.js'
+import {verifyArchiveSnapshot} from './snapshot.js'
+import {unknownCriticalExtension} from './extensions.js'
+import {cooperationGate} from './rate-limits.js'
+import {policyRecordOf, servicePolicyAct} from './policy-records.js'
 import type {GroupState} from './state.js'
 
 /** What the actor gets back for an accepted Command (stored verbatim as the receipt document). */
@@ -33,6 +40,8 @@ export interface CommandReceipt {
   firstSequence: number
   lastSequence: number
   aggregateRevision: number
+  /** Set when the Command was refused but its decision recorded history (a late result, §11.5): retries get this error. */
+  rejectedWith?: ErrorCode
 }
 
 export type SubmitResult = {receipt: CommandReceipt} | {error: ProtocolError}
@@ -44,6 +53,10 @@ interface Command extends DecidedCommand {
   groupId: string
   correlationId: string
   sessionEpoch?: number
+  /** §20: the one-shot Cooperation Override Grant this Command consumes (rate-limits.ts). */
+  cooperationOverrideGrantId?: string
+  /** §17.4/§18: Extension Profile data, relayed verbatim into the resulting Events (extensions.ts). */
+  extensions?: JsonObject
 }
 
 export async function submit(authority: Authority, commandBytes: Uint8Array): Promise<SubmitResult> {
@@ -69,15 +82,25 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
 
   const epochs = checkEpochs(command)
   if (epochs) return fail(epochs)
-  if (typeof command.groupId !== 'string') return fail('INVALID_COMMAND') // org-scoped kinds: not this slice
+  const session = await checkAgentSession(authority, command) // §6.3 Session Epoch fencing
+  if (session) return fail(session)
+  // Organization-scoped kinds have their own receipt shape: src/wire/org-commands.ts
+  // submitOrganizationCommand() (the wire server routes them there).
+  if (typeof command.groupId !== 'string') return fail('INVALID_COMMAND')
 
-  return authority.serialize(command.groupId, async () => {
+  // §12/§14: a Command spanning Groups (Mission ancestry, a child Group) holds all of them.
+  const groupIds = await involvedGroups(authority, command)
+  return authority.serializeAll(groupIds, async () => {
     // Idempotency (§15.1, H5/H6): the signing hash is the canonical hash of the signed content.
     const contentHash = accepted.verified.signingHash
     const answered = async (): Promise<SubmitResult | null> => {
       const prior = await authority.store.receipt(command.actor.id, command.actionId)
       if (prior === null) return null
-      return prior.contentHash === contentHash ? {receipt: JSON.parse(prior.document) as CommandReceipt} : fail('ACTION_ID_COLLISION')
+      return prior.contentHash === contentHash ? answerOf(prior.document) : fail('ACTION_ID_COLLISION')
+    }
+    const answerOf = (document: string): SubmitResult => {
+      const r = JSON.parse(document) as CommandReceipt
+      return r.rejectedWith !== undefined ? fail(r.rejectedWith) : {receipt: r}
     }
     const earlier = await answered()
     if (earlier) return earlier
@@ -85,6 +108,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
     const payload = checkPayload(command.kind, command.payload)
     if (payload === 'unknown-kind') return fail('INVALID_COMMAND')
     if (payload === 'invalid') return fail('SCHEMA_VALIDATION_FAILED')
+    if (unknownCriticalExtension(command.extensions) !== null) return fail('UNKNOWN_CRITICAL_EXTENSION')
 
     const forbidden = authorize(authority, command)
     if (forbidden) return fail(forbidden)
@@ -96,23 +120,47 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
       if (approval instanceof Rejection) return fail('INVALID_COMMAND')
       command.approval = {signer: approval.principal, document: approval.document as Record<string, unknown>}
     }
+    // §13.1: the Artifact manifest is signed by its producing Agent; verified the same way.
+    if (command.kind === 'artifact.publish') {
+      const manifest = verify('artifact', Buffer.from(JSON.stringify(command.payload.artifact), 'utf8'), authority.registry)
+      if (manifest instanceof Rejection) return fail('INVALID_COMMAND')
+      command.artifact = {signer: manifest.principal, document: manifest.document as Record<string, unknown>}
+    }
+    // §7.4: the archival snapshot likewise (signature, signer, Event IDs: snapshot.ts).
+    if (command.kind === GROUP_ARCHIVE) {
+      const invalid = await verifyArchiveSnapshot(authority, command)
+      if (invalid) return fail(invalid)
+    }
 
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const state = await authority.current(command.groupId)
+      const groups = await otherStates(authority, groupIds, command.groupId)
       const acceptedAt = authority.clock()
-      const decision = decide(state, command, {acceptedAt, newId: authority.newId})
+      const decision = decide(state, command, {acceptedAt, newId: authority.newId, groups, maxMissionDepth: authority.policy.maxMissionDepth})
       // Another process may have accepted this very Command since the receipt check; its Events
       // then make the decider refuse it (e.g. the Group now exists). The receipt wins (H5).
-      if ('error' in decision) return (await answered()) ?? fail(decision.error)
+      if ('error' in decision && decision.record === undefined) return (await answered()) ?? fail(decision.error)
+      // §4 invariant 5: a refusal that still records non-authoritative history (a late result) is
+      // appended with a receipt carrying the error, so the actor and its retries get the error.
+      const refused = 'error' in decision ? decision.error : undefined
+      const drafts = 'error' in decision ? {events: decision.record!} : decision
+      // §20: rate limits and the cited Cooperation Override Grant, on the accepted decision only.
+      const gated = state === null || refused !== undefined ? drafts : cooperationGate(state, command, drafts.events, authority.policy.limits, {acceptedAt, newId: authority.newId})
+      if ('error' in gated) return fail(gated.error)
+      if (refused === undefined && crossesGroups(command.groupId, gated.events)) {
+        const across = await appendAcross(authority, command, state, groups, contentHash, acceptedAt, gated.events, seal)
+        if (across === 'retry') continue
+        return typeof across === 'string' ? fail(across) : {receipt: across.document as unknown as CommandReceipt}
+      }
 
-      const {stored, next, receipt} = seal(authority, state, command, contentHash, acceptedAt, decision.events)
+      const {stored, next, receipt} = seal(authority, state, command, contentHash, acceptedAt, gated.events, refused)
       const outcome = await authority.store.append(command.groupId, state?.sequence ?? 0, stored, receipt)
       switch (outcome.status) {
         case 'appended':
           authority.remember(next)
-          return {receipt: JSON.parse(receipt.document) as CommandReceipt}
+          return answerOf(receipt.document)
         case 'duplicate':
-          return {receipt: JSON.parse(outcome.receipt.document) as CommandReceipt}
+          return answerOf(outcome.receipt.document)
         case 'action-id-collision':
           return fail('ACTION_ID_COLLISION')
         case 'head-moved':
@@ -160,13 +208,16 @@ function authorize(authority: Authority, c: Command): ErrorCode | null {
   // Services are not Group members: only Organization policy (`terminators`) lets one act in a
   // Group, and only to terminate the Mission (§7.1 "Coordinator or Organization policy").
   if (c.actor.type === 'service') {
+    // §20 / §9.1: override grants and redactions by Organization policy actors (servicePolicyActs).
+    if (servicePolicyAct(authority.policy, c.kind, c.actor.id)) return null
+    if (c.kind === GROUP_ARCHIVE) return (authority.policy.archivers ?? []).includes(c.actor.id) ? null : 'AUTH_FORBIDDEN' // §7.4
     return c.kind === 'mission.terminate' && (authority.policy.terminators ?? []).includes(c.actor.id) ? null : 'AUTH_FORBIDDEN'
   }
   return null
 }
 
 /** Numbers, signs and applies the drafts: exact signed bytes, the next state and the receipt. */
-function seal(authority: Authority, state: GroupState | null, command: Command, contentHash: string, acceptedAt: string, drafts: EventDraft[]) {
+function seal(authority: Authority, state: GroupState | null, command: Command, contentHash: string, acceptedAt: string, drafts: EventDraft[], rejectedWith?: ErrorCode) {
   let next = state
   const stored: StoredEvent[] = []
   for (const draft of drafts) {
@@ -185,11 +236,12 @@ function seal(authority: Authority, state: GroupState | null, command: Command, 
       ...(draft.conversationId !== undefined ? {conversationId: draft.conversationId} : {}),
       occurredAt: acceptedAt,
       payload: draft.payload as JsonObject,
+      ...(command.extensions !== undefined ? {extensions: command.extensions} : {}), // §17.4 relay unchanged
       acceptedBy: {type: authority.principal.type, id: authority.principal.id},
       commandHash: contentHash,
     }
     const {document} = sign('event', unsigned, authority.key)
-    stored.push({eventId: draft.eventId, kind: draft.kind, sequence, aggregateRevision, bytes: Buffer.from(JSON.stringify(document), 'utf8')})
+    stored.push({eventId: draft.eventId, kind: draft.kind, sequence, aggregateRevision, bytes: Buffer.from(JSON.stringify(document), 'utf8'), ...policyRecordOf(draft)})
     next = apply(next, document as unknown as Parameters<typeof apply>[1])
   }
   const receiptDoc: CommandReceipt = {
@@ -200,6 +252,7 @@ function seal(authority: Authority, state: GroupState | null, command: Command, 
     firstSequence: stored[0]!.sequence,
     lastSequence: stored[stored.length - 1]!.sequence,
     aggregateRevision: next!.revision,
+    ...(rejectedWith !== undefined ? {rejectedWith} : {}),
   }
   const receipt: Receipt = {
     actorId: command.actor.id,

@@ -3,6 +3,8 @@
 // canonical hash (replay must reproduce the live state exactly).
 
 import type {Principal} from '../signing/profiles.js'
+import type {ActorRates, ArtifactIndexEntry, DelegationGrantView, MessageIndexEntry, OverrideGrantView} from './cooperation-state.js'
+import type {BudgetLedger, ChildMissionLink, FollowUpLink, MissionParentLink} from './mission-tree.js'
 
 export type MissionState = 'active' | 'awaiting_approval' | 'approved' | 'failed' | 'cancelled'
 export type MemberRole = 'mission_owner' | 'coordinator' | 'worker' | 'reviewer' | 'observer' | 'work_delegate'
@@ -46,6 +48,10 @@ export interface MissionView {
   coordinator: CoordinatorState | null
   /** Set by mission.submitted_for_approval, cleared by mission.changes_requested. */
   submission: SubmissionState | null
+  /** §14: a child Mission's parent WorkItem and depth (mission-tree.ts); absent for a root Mission. */
+  parent?: MissionParentLink
+  /** §7.1: the approved Mission a follow-up continues. */
+  followUpTo?: FollowUpLink
 }
 
 /** §7.1: approved, cancelled and failed are terminal; nothing reopens them. */
@@ -67,6 +73,33 @@ export interface GroupState {
   proposals: Record<string, WorkProposalView>
   /** §10.2: WorkItems keyed by WorkItem ID. */
   workItems: Record<string, WorkItemView>
+  /** §9: committed Messages by Message ID (author, Conversation, status) — cooperation-state.ts. */
+  messages?: Record<string, MessageIndexEntry>
+  /** §13.1: published Artifacts by artifactId. */
+  artifacts?: Record<string, ArtifactIndexEntry>
+  /** §9.1: Delegation Grants by Grant ID. */
+  delegations?: Record<string, DelegationGrantView>
+  /** §20: Cooperation Override Grants by Grant ID (consumption recorded in place). */
+  overrideGrants?: Record<string, OverrideGrantView>
+  /** §20: per-actor rate buckets, keyed by principal ID. */
+  rates?: Record<string, ActorRates>
+  /** §7.4: the signed archival snapshot and the tombstone (decide-archive.ts); absent until archived. */
+  archive?: GroupArchiveView
+  /** §12: the aggregate six-dimension budget ledger (mission-tree.ts); absent until the first usage. */
+  budgetLedger?: BudgetLedger
+}
+
+/** §7.4: reference to the signed final snapshot; once set, the Group accepts nothing new. */
+export interface GroupArchiveView {
+  snapshotId: string
+  /** Signing hash of the signed group-snapshot document. */
+  snapshotHash: string
+  throughSequence: number
+  stateHash: string
+  /** Sequence of the group.snapshot.created Event that carries the signed snapshot. */
+  snapshotEventSequence: number
+  /** Set by group.archived, appended in the same atomic append as group.snapshot.created. */
+  archivedAt: string | null
 }
 
 /** §10.2: the core WorkItem states (work-item.schema.json). */
@@ -94,6 +127,12 @@ export interface WorkOwnerView {
   agentId: string
   ownershipEpoch: number
   sessionEpoch: number
+  /**
+   * §11.3/§11.5: expiry of the bounded ownership lease while queued (the start-by deadline) or of
+   * the blocked lease while blocked; an owner past it is no longer live and a re-offer fences it.
+   * While active, the Execution Lease's expiry governs instead. Absent: unbounded.
+   */
+  leaseExpiresAt?: string
 }
 
 /** §11.3: the Execution Lease issued by work.start (lease.schema.json subset). */
@@ -103,7 +142,11 @@ export interface ExecutionLeaseView {
   sessionEpoch: number
   ownershipEpoch: number
   issuedAt: string
-  state: 'active' | 'released' | 'revoked'
+  state: 'active' | 'released' | 'revoked' | 'expired'
+  /** §11.3: the lease boundary, moved by ext.missionweaveprotocol.core.lease_renew (decide-lease.ts). */
+  expiresAt?: string
+  renewalCount?: number
+  lastRenewedAt?: string
 }
 
 export interface WorkItemView {
@@ -131,6 +174,28 @@ export interface WorkItemView {
   executionApproval: ExecutionApprovalView | null
   /** §10.2: the Failure Evidence of the last work.fail. */
   failure: {reason: string; evidenceHashes: string[]} | null
+  /** §14: the child Mission this WorkItem was promoted to (mission-tree.ts). */
+  childMission?: ChildMissionLink
+  /** §11.5: ownerships that ended without completing the item (fenced on expiry, failed). */
+  endedOwnerships?: EndedOwnershipView[]
+  /** §4 invariant 5: late results of ended ownerships, kept as non-authoritative Evidence. */
+  lateResults?: LateResultView[]
+}
+
+export interface EndedOwnershipView {
+  agentId: string
+  ownershipEpoch: number
+  /** The Execution Lease it last held, if any. */
+  leaseId: string | null
+  reason: string
+}
+
+export interface LateResultView {
+  agentId: string
+  ownershipEpoch: number
+  leaseId: string
+  artifactHashes: string[]
+  recordedAt: string
 }
 
 /** §12: who granted the execution approval, for which Ownership Epoch. */

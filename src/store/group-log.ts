@@ -6,6 +6,10 @@
 // The store never writes or rewrites signed bytes: the caller assigns each Event's sequence inside
 // the Event it signs, and the store checks that sequence against the one it would assign.
 
+import type {GroupAppend} from './multi-append.js'
+
+import type {PolicyRecord} from './policy-log.js'
+
 /** One Event to append: the exact signed bytes plus the fields the store indexes and checks. */
 export interface StoredEvent {
   eventId: string
@@ -16,6 +20,8 @@ export interface StoredEvent {
   aggregateRevision: number
   /** Exact signed Event bytes, stored and returned byte for byte. */
   bytes: Uint8Array
+  /** §20: set when the Event is a Policy Log fact; the append writes its policy_log row atomically. */
+  policyRecord?: PolicyRecord
 }
 
 /** An Event read back from the log. */
@@ -51,7 +57,7 @@ export type AppendOutcome =
   /** Written and durable. */
   | {status: 'appended'; firstSequence: number; lastSequence: number}
   /** `expectedHead` is not the Group's head (0 for an unknown Group). Nothing written. */
-  | {status: 'head-moved'; head: number}
+  | {status: 'head-moved'; head: number; groupId?: string}
   /** The same (actorId, actionId) and contentHash were already accepted: the original receipt. */
   | {status: 'duplicate'; receipt: Receipt}
   /** The (actorId, actionId) was already accepted with different content. Nothing written. */
@@ -75,6 +81,12 @@ export interface GroupLog {
    * the head and revision, in one atomic write. `expectedHead` is 0 for a new Group.
    */
   append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): Promise<AppendOutcome>
+  /**
+   * One Command's Events in several Groups (§12/§14 ancestry updates, see multi-append.ts), with
+   * the one receipt (its groupId names the Command's Group), atomically, or nothing. A moved head
+   * in any Group is `head-moved` with that Group's ID and leaves every Group unchanged.
+   */
+  appendGroups(appends: GroupAppend[], receipt: Receipt): Promise<AppendOutcome>
   /**
    * Up to `limit` Events with sequence > `afterSequence`, in sequence order, and the head they were
    * read at: more exist exactly when the last sequence returned (or `afterSequence`) < `head`.

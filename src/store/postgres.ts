@@ -48,6 +48,10 @@ import {
   storedConfig,
 } from './records.js'
 import type {AcceptanceContext, AuditEntry, AuditRow, Store, StoreConfig} from './types.js'
+import {POLICY_LOG_COLUMNS, POSTGRES_POLICY_LOG_SCHEMA, type PolicyLogEntry, policyEntryFrom, policyRows} from './policy-log.js'
+import {type GroupAppend, postgresAppendGroups} from './multi-append.js'
+import {type OrgLog, postgresOrgLog} from './org-log.js'
+import {type CursorTable, postgresCursors} from './cursors.js'
 
 type Sql = postgres.Sql | postgres.TransactionSql
 
@@ -168,6 +172,7 @@ export async function initPostgresStore(url: string, config: StoreConfig): Promi
       await tx`SELECT pg_advisory_xact_lock(hashtext('mwp store init'))`
       if (checkInit(await readConfig(tx), wanted, where) === 'create') {
         await tx.unsafe(SCHEMA).simple()
+        await tx.unsafe(POSTGRES_POLICY_LOG_SCHEMA).simple()
         await tx`INSERT INTO config ${tx([
           {name: 'schema-version', value: SCHEMA_VERSION},
           {name: 'store-config', value: wanted},
@@ -293,6 +298,11 @@ class PostgresStore implements Store {
     }
   }
 
+  /** Multi-Group atomic append (multi-append.ts): Group rows locked in sorted group_id order. */
+  async appendGroups(appends: GroupAppend[], receipt: Receipt): Promise<AppendOutcome> {
+    return postgresAppendGroups(this.sql, appends, receipt)
+  }
+
   async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): Promise<AppendOutcome> {
     const refused = checkAppend(groupId, expectedHead, events, receipt)
     if (refused) return refused
@@ -311,6 +321,9 @@ class PostgresStore implements Store {
             const rows = events.slice(i, i + INSERT_CHUNK).map((e) => eventRow(groupId, e))
             await tx`INSERT INTO group_events ${tx(rows, ...EVENT_COLUMNS)}`
           }
+          // §20 Policy Log rows ride in the same transaction (policy-log.ts).
+          const policy = policyRows(groupId, events)
+          if (policy.length > 0) await tx`INSERT INTO policy_log ${tx(policy, ...POLICY_LOG_COLUMNS)}`
           const after = headAfter(events)
           await tx`UPDATE groups SET head = ${after.sequence}, revision = ${after.revision} WHERE group_id = ${groupId}`
           await tx`INSERT INTO receipts ${tx(receiptRow(receipt), ...RECEIPT_COLUMNS)}`
@@ -331,6 +344,14 @@ class PostgresStore implements Store {
           ? {status: 'unavailable', detail: `commit refused: ${describeError(e)}`}
           : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(e)}`}
       }
+    }
+  }
+
+  async policyLog(groupId: string): Promise<PolicyLogEntry[]> {
+    try {
+      return (await this.sql`SELECT * FROM policy_log WHERE group_id = ${groupId} ORDER BY sequence`).map(policyEntryFrom)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot read the Policy Log: ${describeError(e)}`)
     }
   }
 
@@ -358,6 +379,15 @@ class PostgresStore implements Store {
     } catch (e) {
       throw new StoreError('unavailable', `cannot read the audit log: ${describeError(e)}`)
     }
+  }
+
+  private orgLog: OrgLog | undefined
+  private cursorTable: CursorTable | undefined
+  organizationLog(): OrgLog {
+    return (this.orgLog ??= postgresOrgLog(this.sql))
+  }
+  cursors(): CursorTable {
+    return (this.cursorTable ??= postgresCursors(this.sql))
   }
 
   async close(): Promise<void> {

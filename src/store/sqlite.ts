@@ -46,6 +46,10 @@ import {
   storedConfig,
 } from './records.js'
 import type {AcceptanceContext, AuditEntry, AuditRow, Store, StoreConfig} from './types.js'
+import {POLICY_LOG_COLUMNS, type PolicyLogEntry, SQLITE_POLICY_LOG_SCHEMA, policyEntryFrom, policyRows} from './policy-log.js'
+import {type GroupAppend, sqliteAppendGroups} from './multi-append.js'
+import {type OrgLog, sqliteOrgLog} from './org-log.js'
+import {type CursorTable, sqliteCursors} from './cursors.js'
 
 type DB = Database.Database
 
@@ -179,6 +183,7 @@ export async function initSqliteStore(path: string, config: StoreConfig): Promis
     try {
       if (checkInit(readConfig(db), wanted, where) === 'create') {
         db.exec(SCHEMA)
+        db.exec(SQLITE_POLICY_LOG_SCHEMA)
         const insert = db.prepare('INSERT INTO config (name, value) VALUES (?, ?)')
         insert.run('schema-version', SCHEMA_VERSION)
         insert.run('store-config', wanted)
@@ -316,6 +321,11 @@ class SqliteStore implements Store {
     }
   }
 
+  /** Multi-Group atomic append (multi-append.ts): one BEGIN IMMEDIATE transaction. */
+  async appendGroups(appends: GroupAppend[], receipt: Receipt): Promise<AppendOutcome> {
+    return sqliteAppendGroups(this.db, appends, receipt)
+  }
+
   async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): Promise<AppendOutcome> {
     const refused = checkAppend(groupId, expectedHead, events, receipt)
     if (refused) return refused
@@ -336,6 +346,8 @@ class SqliteStore implements Store {
         const row = eventRow(groupId, e)
         s.insertEvent.run(...EVENT_COLUMNS.map((c) => row[c]))
       }
+      // §20 Policy Log rows ride in the same transaction (policy-log.ts); prepared only when used.
+      for (const row of policyRows(groupId, events)) this.db.prepare(insertSql('policy_log', POLICY_LOG_COLUMNS)).run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
       const head = headAfter(events)
       s.setHead.run(groupId, head.sequence, head.revision)
       const r = receiptRow(receipt)
@@ -351,6 +363,14 @@ class SqliteStore implements Store {
       return {status: 'indeterminate', detail: `commit failed: ${describeError(e)}`}
     }
     return appended(events)
+  }
+
+  async policyLog(groupId: string): Promise<PolicyLogEntry[]> {
+    try {
+      return (this.db.prepare('SELECT * FROM policy_log WHERE group_id = ? ORDER BY sequence').all(groupId) as Record<string, unknown>[]).map(policyEntryFrom)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot read the Policy Log: ${describeError(e)}`)
+    }
   }
 
   private rollback(): void {
@@ -392,6 +412,15 @@ class SqliteStore implements Store {
     } catch (e) {
       throw new StoreError('unavailable', `cannot read the audit log: ${describeError(e)}`)
     }
+  }
+
+  private orgLog: OrgLog | undefined
+  private cursorTable: CursorTable | undefined
+  organizationLog(): OrgLog {
+    return (this.orgLog ??= sqliteOrgLog(this.db))
+  }
+  cursors(): CursorTable {
+    return (this.cursorTable ??= sqliteCursors(this.db))
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,9 @@
 import type {AcceptanceContext, AdmissionLog, TrustedContextSource} from '../admission/log.js'
 import type {Principal} from '../signing/profiles.js'
 import type {GroupLog} from './group-log.js'
+import type {PolicyLogReader} from './policy-log.js'
+import type {CursorTable} from './cursors.js'
+import type {OrgLog} from './org-log.js'
 
 /** Command freshness window (§6.4, last paragraphs): how old / how far ahead `issuedAt` may be. */
 export interface FreshnessWindow {
@@ -44,13 +47,17 @@ export interface AuditRow extends AuditEntry {
   id: number
 }
 
-export interface Store extends AdmissionLog, TrustedContextSource, GroupLog {
+export interface Store extends AdmissionLog, TrustedContextSource, GroupLog, PolicyLogReader {
   readonly url: string
   readonly config: StoreConfig
   /** Appends one audit entry (durable on return). */
   audit(entry: AuditEntry): Promise<void>
   /** Audit entries in insertion order, optionally only those at or after `since` (instant). */
   listAudit(options?: {since?: string; limit?: number}): Promise<AuditRow[]>
+  /** The Organization-scoped log: Session Epochs and Agent Card registrations (org-log.ts). */
+  organizationLog(): OrgLog
+  /** Durable per-principal per-Group delivery Cursors (cursors.ts). */
+  cursors(): CursorTable
   close(): Promise<void>
 }
 

@@ -1,0 +1,68 @@
+import {Args, Flags} from '@oclif/core'
+import type {Outcome} from '../../src/cli/base.js'
+import {environment} from '../../src/cli/base.js'
+import {operatorFlags} from '../../src/operator/cli-context.js'
+import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {renderEventLine} from '../../src/operator/render.js'
+import type {EventDoc} from '../../src/operator/transport.js'
+
+export default class GroupTail extends OperatorCommand {
+  static summary = "Print a Group's Events in order; --follow keeps printing new ones."
+  static description = `Each Event is the verified signed document. Output is NDJSON (one Event per line) when stdout is not a terminal or with --json; on a terminal it is one readable line per Event. --kind filters by Event kind (repeatable; a prefix ending in . matches a family, e.g. work.). --follow runs until interrupted (Ctrl-C).
+
+${OPERATOR_EXIT_CODES}`
+
+  static examples = ['<%= config.bin %> group tail G', '<%= config.bin %> group tail G --after 10 --kind work. --follow', '<%= config.bin %> group tail G | jq .kind']
+  static args = {group: Args.string({description: 'Group ID.', required: true})}
+  static flags = {
+    ...operatorFlags,
+    after: Flags.integer({description: 'Start after this Group sequence.', default: 0, min: 0}),
+    follow: Flags.boolean({char: 'f', description: 'Keep printing new Events until interrupted.', default: false}),
+    kind: Flags.string({description: 'Only these Event kinds (repeatable; "work." matches a family).', multiple: true}),
+  }
+
+  /** Set once Events are streamed: NDJSON is then the whole output, so no envelope follows. */
+  #streamed = false
+
+  protected printJson(value: unknown): void {
+    if (this.#streamed && (value as {status?: string}).status === 'ok') return
+    super.printJson(value)
+  }
+
+  protected async execute(): Promise<Outcome> {
+    const {args, flags} = await this.parse(GroupTail)
+    const ndjson = flags.json || !process.stdout.isTTY
+    const wanted = (e: EventDoc) => !flags.kind || flags.kind.some((k) => (k.endsWith('.') ? e.kind.startsWith(k) : e.kind === k))
+    let printed = 0
+    let last = flags.after
+    const print = (e: EventDoc) => {
+      last = e.sequence
+      if (!wanted(e)) return
+      printed++
+      process.stdout.write((ndjson ? JSON.stringify(e) : renderEventLine(e)) + '\n')
+    }
+    return this.withContext(flags, async (ctx) => {
+      if (!flags.follow) {
+        for (const e of await ctx.events(args.group, flags.after)) print(e)
+        this.#streamed = true
+        return {status: 'ok', result: null}
+      }
+      const transport = await ctx.transport()
+      let sub
+      try {
+        sub = await transport.follow(args.group, flags.after, print)
+      } catch (e) {
+        throw environment(`cannot follow ${args.group} on ${transport.target}: ${(e as Error).message}`)
+      }
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve()
+        process.once('SIGINT', stop)
+        process.once('SIGTERM', stop)
+      })
+      await sub.close()
+      process.stderr.write(`mwp: ${printed} Event(s), last sequence ${last}\n`)
+      this.#streamed = true
+      return {status: 'ok', result: null}
+    })
+  }
+}

@@ -1,0 +1,47 @@
+import {Args, Flags} from '@oclif/core'
+import {type Outcome, usage} from '../../src/cli/base.js'
+import {buildFinalApproval} from '../../src/operator/command-builder.js'
+import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
+import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {confirmApproval} from '../../src/operator/prompt.js'
+import {renderSubmission} from '../../src/operator/render.js'
+import {foldGroup, inspectMission} from '../../src/operator/views.js'
+
+export default class MissionApprove extends OperatorCommand {
+  static summary = 'Review the submitted revision, its Artifact set and Evidence, and approve it with your own signature.'
+  static description = `Shows what the Coordinator submitted (revision, Artifact hashes, the WorkItems that produced them, the acceptance criteria and the Evidence they require) and asks for confirmation. The final Approval (§7.3) is signed locally with your key and names exactly the submitted revision and Artifact set; mission.approve carries it, guarded by the revision you reviewed.
+
+The prompt appears only on a terminal without --json; scripts pass --yes (without it, a non-interactive run is a usage error, exit 2).
+
+${OPERATOR_EXIT_CODES}`
+
+  static examples = ['<%= config.bin %> mission approve G', '<%= config.bin %> mission approve G --yes --comments "Reviewed the release notes." --json']
+  static args = {group: Args.string({description: 'Group ID.', required: true})}
+  static flags = {
+    ...operatorFlags,
+    yes: Flags.boolean({description: 'Approve without asking (for scripts).', default: false}),
+    comments: Flags.string({description: 'Comments recorded in the signed Approval.'}),
+    condition: Flags.string({description: 'A condition recorded in the Approval (repeatable).', multiple: true}),
+  }
+
+  protected async execute(): Promise<Outcome> {
+    const {args, flags} = await this.parse(MissionApprove)
+    const interactive = Boolean(process.stdin.isTTY) && !flags.json
+    if (!flags.yes && !interactive) throw usage('approving needs a confirmation: run on a terminal without --json, or pass --yes')
+    return this.withContext(flags, async (ctx) => {
+      const events = await ctx.events(args.group)
+      const view = inspectMission(events)
+      const state = foldGroup(events)
+      if (view === null || state === null) throw usage(`Group ${args.group} has no Events here (unknown, or not visible to you)`)
+      if (view.submission === null) throw usage(`Mission ${view.missionId} has nothing awaiting approval (state ${view.state})`)
+      const review = renderSubmission(view.submission)
+      if (!flags.json) process.stdout.write(`Mission ${view.missionId}: ${view.objective}\n${review}\n`)
+      if (!flags.yes && !(await confirmApproval(view.missionId, view.submission.missionRevision))) {
+        return {status: 'ok', result: {approved: false, submission: view.submission}, text: 'not approved'}
+      }
+      const approval = buildFinalApproval(ctx.key(), state, {...(flags.comments ? {comments: flags.comments} : {}), ...(flags.condition ? {conditions: flags.condition} : {})})
+      const built = ctx.build({kind: 'mission.approve', groupId: args.group, payload: {approval}, state, expectedRevision: state.revision})
+      return submissionOutcome(await ctx.send(built.bytes), {groupId: args.group, approved: true, approvalId: approval.approvalId, submission: view.submission}, (r) => `approved revision ${view.submission!.missionRevision} (Approval ${String(approval.approvalId)}, Event sequence ${String(r.lastSequence)})`)
+    })
+  }
+}

@@ -1,0 +1,20 @@
+import {Args, Flags} from '@oclif/core'
+import type {Outcome} from '../../src/cli/base.js'
+import {operatorFlags, sendToGroup} from '../../src/operator/cli-context.js'
+import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+
+export default class MissionDirect extends OperatorCommand {
+  static summary = "Give the Mission's Agents a direction: a Message in the Group's planning Conversation."
+  static description = `Signs message.post with your key and sends it. A Message is conversation, not a structured transition, so it carries no revision guard.
+
+${OPERATOR_EXIT_CODES}`
+
+  static examples = ['<%= config.bin %> mission direct G --text "Prioritize the security review."']
+  static args = {group: Args.string({description: 'Group ID.', required: true})}
+  static flags = {...operatorFlags, text: Flags.string({description: 'The direction to give.', required: true})}
+
+  protected async execute(): Promise<Outcome> {
+    const {args, flags} = await this.parse(MissionDirect)
+    return this.withContext(flags, (ctx) => sendToGroup(ctx, args.group, 'message.post', {text: flags.text}, {guardRevision: false}))
+  }
+}

@@ -1,0 +1,26 @@
+import {Args} from '@oclif/core'
+import {type Outcome, usage} from '../../src/cli/base.js'
+import {operatorFlags} from '../../src/operator/cli-context.js'
+import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {renderInspection} from '../../src/operator/render.js'
+import {inspectMission} from '../../src/operator/views.js'
+
+export default class MissionInspect extends OperatorCommand {
+  static summary = "Show a Mission: state, Coordinator, members, derived work progress and any submission awaiting approval."
+  static description = `Folded from the Group's verified Events. Progress is derived from the WorkItem graph (counts, blockers, overdue items, critical path), never a percentage.
+
+${OPERATOR_EXIT_CODES}`
+
+  static examples = ['<%= config.bin %> mission inspect urn:mwp:dev:org:local:group:…', '<%= config.bin %> mission inspect G --json']
+  static args = {group: Args.string({description: 'Group ID.', required: true})}
+  static flags = {...operatorFlags}
+
+  protected async execute(): Promise<Outcome> {
+    const {args, flags} = await this.parse(MissionInspect)
+    return this.withContext(flags, async (ctx) => {
+      const view = inspectMission(await ctx.events(args.group))
+      if (view === null) throw usage(`Group ${args.group} has no Events here (unknown, or not visible to you)`)
+      return {status: 'ok', result: view, text: renderInspection(view)}
+    })
+  }
+}

@@ -1,0 +1,20 @@
+import {Args, Flags} from '@oclif/core'
+import type {Outcome} from '../../src/cli/base.js'
+import {operatorFlags, sendToGroup} from '../../src/operator/cli-context.js'
+import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+
+export default class MissionRequestChanges extends OperatorCommand {
+  static summary = 'Send a Mission awaiting approval back to active, with the changes you want.'
+  static description = `Signs mission.request_changes with your key (the MissionOwner's) and sends it, guarded by the revision you last saw (a concurrent change is REVISION_CONFLICT, exit 1).
+
+${OPERATOR_EXIT_CODES}`
+
+  static examples = ['<%= config.bin %> mission request-changes G --reason "…"']
+  static args = {group: Args.string({description: 'Group ID.', required: true})}
+  static flags = {...operatorFlags, reason: Flags.string({description: 'What must change.', required: true})}
+
+  protected async execute(): Promise<Outcome> {
+    const {args, flags} = await this.parse(MissionRequestChanges)
+    return this.withContext(flags, (ctx) => sendToGroup(ctx, args.group, 'mission.request_changes', {reason: flags.reason}))
+  }
+}

@@ -1,0 +1,26 @@
+import {Args} from '@oclif/core'
+import {type Outcome, usage} from '../../src/cli/base.js'
+import {operatorFlags} from '../../src/operator/cli-context.js'
+import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {renderTree} from '../../src/operator/render.js'
+import {missionTree} from '../../src/operator/views.js'
+
+export default class MissionTree extends OperatorCommand {
+  static summary = 'Show the Mission tree: the Mission and every child Mission reachable from it.'
+  static description = `Follows mission.child.created links Group by Group; a child Group that cannot be read is shown as unavailable.
+
+${OPERATOR_EXIT_CODES}`
+
+  static examples = ['<%= config.bin %> mission tree G']
+  static args = {group: Args.string({description: 'Root Group ID.', required: true})}
+  static flags = {...operatorFlags}
+
+  protected async execute(): Promise<Outcome> {
+    const {args, flags} = await this.parse(MissionTree)
+    return this.withContext(flags, async (ctx) => {
+      const tree = await missionTree(args.group, (g) => ctx.events(g))
+      if (tree.missionId === null) throw usage(`Group ${args.group} has no Events here (unknown, or not visible to you)`)
+      return {status: 'ok', result: tree, text: renderTree(tree)}
+    })
+  }
+}

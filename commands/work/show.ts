@@ -1,0 +1,27 @@
+import {Args} from '@oclif/core'
+import {type Outcome, usage} from '../../src/cli/base.js'
+import {operatorFlags} from '../../src/operator/cli-context.js'
+import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {renderWorkItem} from '../../src/operator/render.js'
+import {workGraph} from '../../src/operator/views.js'
+
+export default class WorkShow extends OperatorCommand {
+  static summary = 'Show one WorkItem: contract goal, state, owner, dependencies, blockers, deadline, approval.'
+  static description = `With --json the result also carries the WorkItem as the authority folds it (contract, lease, submission, checkpoint).
+
+${OPERATOR_EXIT_CODES}`
+
+  static examples = ['<%= config.bin %> work show G W']
+  static args = {group: Args.string({description: 'Group ID.', required: true}), workItem: Args.string({description: 'WorkItem ID.', required: true})}
+  static flags = {...operatorFlags}
+
+  protected async execute(): Promise<Outcome> {
+    const {args, flags} = await this.parse(WorkShow)
+    return this.withContext(flags, async (ctx) => {
+      const state = await ctx.state(args.group)
+      const node = workGraph(state).items.find((n) => n.workItemId === args.workItem)
+      if (!node) throw usage(`no WorkItem ${args.workItem} in ${args.group}`)
+      return {status: 'ok', result: {...node, workItem: state.workItems[args.workItem]}, text: renderWorkItem(node)}
+    })
+  }
+}

@@ -1,0 +1,89 @@
+// §12 authoritative resource-usage recording: the Organization-owned
+// `ext.missionweaveprotocol.core.resource_usage_record` Command charges a nonzero six-dimension
+// delta against one WorkItem, presenting the owner's Ownership Epoch and current Execution Lease
+// ID. The charge lands on the WorkItem, its Mission, and every parent WorkItem and Mission up the
+// tree, as one `…resource_usage_recorded` Event per Group appended in ONE multi-Group append
+// (store/multi-append.ts). An overflow in any one dimension at any level rejects the whole
+// transition with BUDGET_EXCEEDED: nothing is appended anywhere.
+//
+// Check order as elsewhere: Membership → role / ownership / lease → expectedRevision → state →
+// budget.
+
+import {compareTimestampText} from '../json/timestamp.js'
+import {ancestorsOf} from './ancestry.js'
+import {type Budget, type UsageDelta, charge, currencyMismatch, isZeroDelta, missionUsage, overflow, remaining, workItemUsage} from './budget.js'
+import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, activeMember, isRejected, reject, revisionConflict} from './decide-common.js'
+import {RESOURCE_USAGE_RECORDED} from './mission-tree.js'
+import {type GroupState, TERMINAL} from './state.js'
+
+
+/** One level of the charge: a WorkItem and the Mission of its Group. */
+interface Charged {
+  state: GroupState
+  workItemId: string
+}
+
+export function recordUsage(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  const member = activeMember(state, command)
+  if (isRejected(member)) return member
+  if (command.actor.type !== 'agent') return reject('AUTH_FORBIDDEN', 'usage is recorded by the owning Worker Agent')
+  const p = command.payload
+  const workItemId = p.workItemId as string
+  const item = state.workItems[workItemId]
+  const ownershipEpoch = p.ownershipEpoch as number
+  // Ownership before the revision check, as for every owner Command (§11.3).
+  if (item !== undefined) {
+    if (ownershipEpoch < item.ownershipEpoch) return reject('WORK_STALE_OWNERSHIP', `ownershipEpoch ${ownershipEpoch}, current ${item.ownershipEpoch}`)
+    if (item.owner === null || item.owner.agentId !== command.actor.id || item.owner.ownershipEpoch !== ownershipEpoch) return reject('AUTH_FORBIDDEN', 'not the WorkItem owner')
+    const lease = item.lease
+    const expired = lease?.expiresAt !== undefined && compareTimestampText(ctx.acceptedAt, lease.expiresAt) >= 0
+    if (lease === null || lease.leaseId !== p.leaseId || lease.state !== 'active' || expired) return reject('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
+  }
+  const conflict = revisionConflict(state, command)
+  if (conflict) return conflict
+  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `usage in a ${state.mission.state} Mission`)
+  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
+
+  const delta = p.delta as UsageDelta
+  if (isZeroDelta(delta)) return reject('INVALID_COMMAND', 'a usage record needs a nonzero delta')
+
+  const ancestors = ancestorsOf(state, ctx)
+  if (isRejected(ancestors)) return ancestors
+  const levels: Charged[] = [{state, workItemId}, ...ancestors]
+
+  // Check every level first: one overflowing dimension anywhere rejects everything (§12).
+  const events: EventDraft[] = []
+  for (const [i, level] of levels.entries()) {
+    const s = level.state
+    const w = s.workItems[level.workItemId]
+    if (w === undefined) return reject('INTERNAL_ERROR', `parent WorkItem ${level.workItemId} missing in ${s.groupId}`)
+    const wBudget = w.contract.budget as Budget
+    const mBudget = s.mission.budget as Budget
+    if (currencyMismatch(wBudget, delta) || currencyMismatch(mBudget, delta)) return reject('INVALID_COMMAND', `the delta's currency is not the budget currency of ${i === 0 ? 'the WorkItem' : s.missionId}`)
+    const after = charge(s.budgetLedger, level.workItemId, delta)
+    const wUsed = workItemUsage(after, level.workItemId)
+    const mUsed = missionUsage(after)
+    const wOver = overflow(wBudget, wUsed)
+    if (wOver !== null) return reject('BUDGET_EXCEEDED', `WorkItem ${level.workItemId} ${wOver} budget exhausted`)
+    const mOver = overflow(mBudget, mUsed)
+    if (mOver !== null) return reject('BUDGET_EXCEEDED', `Mission ${s.missionId} ${mOver} budget exhausted`)
+    events.push({
+      eventId: ctx.newId(),
+      kind: RESOURCE_USAGE_RECORDED,
+      ...(i === 0 ? {conversationId: w.conversationId} : {groupId: s.groupId}),
+      payload: {
+        missionId: s.missionId,
+        workItemId: level.workItemId,
+        delta,
+        cumulative: {workItem: wUsed, mission: mUsed},
+        remaining: {workItem: remaining(wBudget, wUsed), mission: remaining(mBudget, mUsed)},
+        // The charged execution (level 0) or the descendant it came from (ancestors).
+        ...(i === 0
+          ? {agentId: command.actor.id, ownershipEpoch, leaseId: p.leaseId, sessionEpoch: command.sessionEpoch ?? null}
+          : {source: {missionId: state.missionId, groupId: state.groupId, workItemId}}),
+      },
+    })
+  }
+  return {events}
+}

@@ -1,0 +1,280 @@
+// Child and follow-up Missions (spec §7.1 table rows "none → active", §10.2 rows for
+// mission.create_child and linked child approval / failure, §14, §20 recursion controls).
+//
+// mission.create_child (parent Group, current Parent Coordinator with its Coordinator Epoch):
+//   parent Group:  mission.child.created — the parent WorkItem becomes `blocked`, its ownership
+//                  fenced and an active Execution Lease revoked while the child runs
+//   child Group:   mission.created (with `parent`) + mission.coordinator.assigned — the Parent
+//                  Coordinator is the child MissionOwner (§14 default)
+//   one multi-Group append (store/multi-append.ts). Budget, deadline, capabilities and resources
+//   must be subsets of the parent WorkItem's (and budget of what it and its Mission have left);
+//   the ancestry stays acyclic; beyond the Organization's default maximum depth the Command needs
+//   an explicit escalation: a cited Cooperation Override Grant (§20, rate-limits.ts consumes it).
+// mission.create_follow_up (new Group, the approved Mission's human MissionOwner, no epochs):
+//   mission.follow_up.created + mission.coordinator.assigned, linked to the earlier Mission.
+// Child outcome (childOutcome, after mission.approve / terminate / cancel in a child Group): the
+//   parent WorkItem gets CHILD_CONCLUDED in the same multi-Group append — `verified` with the
+//   child's Approval and Artifacts as Evidence, or structured failure Evidence and `blocked` /
+//   `failed` per the declared policy; an indispensable child's failure also fails the parent
+//   Mission (mission.terminated), and that failure climbs the tree the same way.
+
+import {canonicalHash} from '../json/jcs.js'
+import {compareTimestampText} from '../json/timestamp.js'
+import type {Principal} from '../signing/profiles.js'
+import {ancestorsOf} from './ancestry.js'
+import {type Budget, allocationProblem, missionUsage, remaining, workItemUsage} from './budget.js'
+import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, activeMember, coordinatorCheck, isRejected, membershipDoc, reject, revisionConflict} from './decide-common.js'
+import {missionCreate} from './decide-mission.js'
+import {CHILD_CONCLUDED, type ChildFailurePolicy} from './mission-tree.js'
+import {type GroupState, TERMINAL, type WorkState} from './state.js'
+
+export const CHILD_KINDS: ReadonlySet<string> = new Set(['mission.create_child', 'mission.create_follow_up'])
+
+
+/** §10.2: the WorkItem states mission.create_child leaves from. */
+const PROMOTABLE: ReadonlySet<WorkState> = new Set(['open', 'offered', 'queued', 'active', 'blocked'])
+
+const DEFAULT_FAILURE_POLICY: ChildFailurePolicy = {onFailure: 'block', indispensable: false}
+
+export function childDecide(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+  return command.kind === 'mission.create_child' ? createChild(state, command, ctx) : createFollowUp(state, command, ctx)
+}
+
+type Capability = {id: string; version: string}
+type ResourceGrant = {resource: string; operations: string[]}
+
+function createChild(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  const member = activeMember(state, command)
+  if (isRejected(member)) return member
+  // §7.2: only the current Coordinator epoch may create child Missions.
+  const fenced = coordinatorCheck(state, command)
+  if (fenced) return fenced
+  const conflict = revisionConflict(state, command)
+  if (conflict) return conflict
+  if (state.mission.state !== 'active') return reject('INVALID_STATE_TRANSITION', `mission.create_child in a ${state.mission.state} Mission`)
+
+  const p = command.payload
+  const workItemId = p.workItemId as string
+  const item = state.workItems[workItemId]
+  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
+  if (!PROMOTABLE.has(item.state)) return reject('INVALID_STATE_TRANSITION', `mission.create_child from ${item.state}`)
+  if (item.childMission?.state === 'running') return reject('INVALID_STATE_TRANSITION', 'a child Mission already runs this WorkItem')
+
+  // §20: the ancestry stays acyclic — the child may not reuse any Mission or Group on its chain.
+  const ancestors = ancestorsOf(state, ctx)
+  if (isRejected(ancestors)) return ancestors
+  const childMissionId = p.missionId as string
+  const childGroupId = p.groupId as string
+  for (const s of [state, ...ancestors.map((a) => a.state)]) {
+    if (s.missionId === childMissionId || s.groupId === childGroupId) return reject('INVALID_COMMAND', `cyclic Mission ancestry: ${s.missionId} is already an ancestor`)
+  }
+  if (ctx.groups?.[childGroupId] !== null) return reject('INVALID_STATE_TRANSITION', 'the child Group already exists')
+
+  const subset = childSubset(state, item.workItemId, p)
+  if (subset) return subset
+
+  // §14/§20: beyond the Organization's default maximum depth, only an explicit escalation — a
+  // cited Cooperation Override Grant, checked and consumed by the cooperation gate — lets it pass.
+  const depth = (state.mission.parent?.depth ?? 0) + 1
+  const grantId = (command as {cooperationOverrideGrantId?: string}).cooperationOverrideGrantId
+  if (ctx.maxMissionDepth !== undefined && depth > ctx.maxMissionDepth && grantId === undefined) {
+    return reject('RATE_LIMITED', `Mission depth ${depth} exceeds the Organization default ${ctx.maxMissionDepth}`)
+  }
+
+  const lease = state.mission.coordinator!
+  const childOwner: Principal = {type: 'agent', id: lease.agentId}
+  const coordinatorAgentId = p.coordinatorAgentId as string
+  // Memberships are keyed by principal: one Agent cannot hold both child roles.
+  if (coordinatorAgentId === childOwner.id) return reject('INVALID_COMMAND', 'the child Coordinator must differ from the child MissionOwner (the Parent Coordinator)')
+
+  const at = ctx.acceptedAt
+  const failurePolicy = (p.childFailurePolicy as ChildFailurePolicy | undefined) ?? DEFAULT_FAILURE_POLICY
+  const parent = {missionId: state.missionId, groupId: state.groupId, workItemId, depth}
+  const childCreatedId = ctx.newId()
+  const createdId = ctx.newId()
+  const assignedId = ctx.newId()
+  const membership = (who: Principal, role: 'mission_owner' | 'coordinator') =>
+    membershipDoc({missionId: childMissionId, groupId: childGroupId}, {membershipId: ctx.newId(), member: who, role, membershipEpoch: 1, scopes: ['group.full'], visibilityStartSequence: 1, active: true}, at)
+  const conversationId = ctx.newId()
+  const mission = {
+    missionId: childMissionId,
+    groupId: childGroupId,
+    state: 'active',
+    missionOwner: childOwner,
+    objective: p.objective,
+    definitionOfDone: p.definitionOfDone,
+    deadline: p.deadline,
+    budget: p.budget,
+    approvalPolicy: p.approvalPolicy,
+    createdAt: at,
+    parent,
+  }
+  const events: EventDraft[] = [
+    {
+      eventId: childCreatedId,
+      kind: 'mission.child.created',
+      conversationId: item.conversationId,
+      payload: {
+        workItemId,
+        revision: item.revision + 1,
+        child: {
+          missionId: childMissionId,
+          groupId: childGroupId,
+          depth,
+          missionOwner: childOwner,
+          coordinatorAgentId,
+          budget: p.budget,
+          deadline: p.deadline,
+          requiredCapabilities: (p.requiredCapabilities as Capability[] | undefined) ?? item.contract.requiredCapabilities,
+          allowedResources: (p.allowedResources as ResourceGrant[] | undefined) ?? item.contract.allowedResources,
+          failurePolicy,
+        },
+        // §10.2: ownership is fenced while the linked child Mission runs.
+        ...(item.owner !== null ? {fencedOwnershipEpoch: item.owner.ownershipEpoch} : {}),
+        ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {}),
+      },
+    },
+    {eventId: createdId, kind: 'mission.created', groupId: childGroupId, conversationId, payload: {mission, conversationId, membership: membership(childOwner, 'mission_owner')}},
+    {
+      eventId: assignedId,
+      kind: 'mission.coordinator.assigned',
+      groupId: childGroupId,
+      payload: {
+        coordinator: {agentId: coordinatorAgentId, coordinatorEpoch: 1, leaseId: ctx.newId(), leaseExpiresAt: null},
+        membership: membership({type: 'agent', id: coordinatorAgentId}, 'coordinator'),
+      },
+    },
+  ]
+  return {events}
+}
+
+/**
+ * §14: budget, deadline, capabilities, data access and permissions of the child are subsets of
+ * the parent WorkItem's (the budget of what the WorkItem and its Mission have not yet consumed);
+ * the child cannot relax the parent's execution-approval gate.
+ */
+function childSubset(state: GroupState, workItemId: string, p: Record<string, unknown>): Rejected | null {
+  const item = state.workItems[workItemId]!
+  const contract = item.contract
+  const child = p.budget as Budget
+  for (const [what, parent, used] of [
+    ['WorkItem', contract.budget as Budget, workItemUsage(state.budgetLedger, workItemId)],
+    ['Mission', state.mission.budget as Budget, missionUsage(state.budgetLedger)],
+  ] as const) {
+    const problem = allocationProblem(child, parent, remaining(parent, used))
+    if (problem?.problem === 'exceeds') return reject('BUDGET_EXCEEDED', `the child ${problem.dimension} budget exceeds what the parent ${what} has left`)
+    if (problem) return reject('INVALID_COMMAND', `the child budget is not a subset of the parent ${what} budget (${problem.problem} ${problem.dimension})`)
+  }
+  const deadline = p.deadline as string
+  if (compareTimestampText(deadline, contract.deadline as string) > 0 || compareTimestampText(deadline, state.mission.deadline) > 0) {
+    return reject('INVALID_COMMAND', 'the child deadline is later than the parent WorkItem or Mission deadline')
+  }
+  const parentCaps = contract.requiredCapabilities as Capability[]
+  for (const c of (p.requiredCapabilities as Capability[] | undefined) ?? []) {
+    if (!parentCaps.some((pc) => pc.id === c.id && pc.version === c.version)) return reject('INVALID_COMMAND', `capability ${c.id}@${c.version} is not granted to the parent WorkItem`)
+  }
+  const parentGrants = contract.allowedResources as ResourceGrant[]
+  for (const g of (p.allowedResources as ResourceGrant[] | undefined) ?? []) {
+    const granted = parentGrants.find((pg) => pg.resource === g.resource)
+    if (granted === undefined || !g.operations.every((o) => granted.operations.includes(o))) return reject('INVALID_COMMAND', `resource ${g.resource} exceeds the parent WorkItem's grant`)
+  }
+  const policy = p.approvalPolicy as {highRiskExecutionApproval: boolean}
+  if ((state.mission.approvalPolicy as {highRiskExecutionApproval?: boolean}).highRiskExecutionApproval === true && !policy.highRiskExecutionApproval) {
+    return reject('INVALID_COMMAND', 'the child may not relax the parent execution-approval policy')
+  }
+  return null
+}
+
+/** §7.1: a follow-up is mission.create's transition, linked to an approved Mission of the same human owner. */
+function createFollowUp(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+  if (state !== null) return reject('INVALID_STATE_TRANSITION', 'the Group already exists')
+  const link = command.payload.followUpTo as {missionId: string; groupId: string}
+  const earlier = ctx.groups?.[link.groupId] ?? null
+  // A stranger learns nothing about the earlier Mission (no existence oracle).
+  const wasMember = earlier !== null && earlier.members[command.actor.id]?.principal.type === command.actor.type
+  if (earlier === null || !wasMember || earlier.missionId !== link.missionId) return reject('GROUP_NOT_FOUND', 'no such Mission')
+  const owner = earlier.mission.missionOwner
+  if (owner.type !== command.actor.type || owner.id !== command.actor.id) return reject('AUTH_FORBIDDEN', 'a follow-up is created by the same human MissionOwner (§7.1)')
+  if (earlier.mission.state !== 'approved') return reject('INVALID_STATE_TRANSITION', `a follow-up continues an approved Mission, not a ${earlier.mission.state} one`)
+  const created = missionCreate(state, command, ctx)
+  if ('error' in created) return created
+  const [first, ...rest] = created.events
+  const payload = first!.payload as {mission: Record<string, unknown>}
+  const followUpTo = {missionId: link.missionId, groupId: link.groupId}
+  return {events: [{...first!, kind: 'mission.follow_up.created', payload: {...payload, mission: {...payload.mission, followUpTo}}}, ...rest]}
+}
+
+/** The terminal Mission Events that conclude a child (and the outcome each means for the parent). */
+const OUTCOME: Readonly<Record<string, 'approved' | 'failed' | 'cancelled'>> = {
+  'mission.approved': 'approved',
+  'mission.terminated': 'failed',
+  'mission.cancelled': 'cancelled',
+}
+
+/**
+ * Runs after the Mission lifecycle decided a Command: when it concluded a child Mission, the
+ * parent WorkItem's transition (and, for an indispensable child, the parent Mission's failure,
+ * recursively up the tree) join the same atomic append.
+ */
+export function childOutcome(state: GroupState | null, command: DecidedCommand, ctx: DecideContext, decision: Decision): Decision {
+  if ('error' in decision || state === null || state.mission.parent === undefined) return decision
+  const concluding = decision.events.find((e) => OUTCOME[e.kind] !== undefined && e.groupId === undefined)
+  if (concluding === undefined) return decision
+  const ancestors = ancestorsOf(state, ctx)
+  if (isRejected(ancestors)) return ancestors
+  const events = [...decision.events]
+  let child = state
+  let outcome = OUTCOME[concluding.kind]!
+  let reason = (concluding.payload.reason as string | undefined) ?? 'approved'
+  for (const {state: parent, workItemId} of ancestors) {
+    const item = parent.workItems[workItemId]
+    const link = item?.childMission
+    // The parent moved on (cancelled the WorkItem, replaced the child, ended its Mission): the
+    // child's conclusion stays in the child Group only.
+    if (item === undefined || link?.missionId !== child.missionId || link.state !== 'running' || item.state !== 'blocked' || TERMINAL.has(parent.mission.state)) break
+    const criterionIds = (item.contract.acceptanceCriteria as {criterionId: string}[]).map((c) => c.criterionId)
+    const approval = outcome === 'approved' ? (concluding.payload.approval as {approvalId?: string; artifactHashes?: string[]} | undefined) : undefined
+    const artifactHashes = [...(approval?.artifactHashes ?? [])].sort()
+    const evidence = {
+      evidenceId: ctx.newId(),
+      missionId: parent.missionId,
+      groupId: parent.groupId,
+      workItemId,
+      type: outcome === 'approved' ? 'reviewer_assessment' : 'failure_report',
+      subject: {type: 'mission', id: child.missionId},
+      criterionIds,
+      method: outcome === 'approved' ? 'child Mission approved by its MissionOwner (§14)' : `child Mission ${outcome} (§14)`,
+      result: outcome === 'approved' ? 'passed' : 'failed',
+      details: {childMissionId: child.missionId, childGroupId: child.groupId, outcome, reason, ...(approval?.approvalId !== undefined ? {approvalId: approval.approvalId} : {})},
+      artifactHashes,
+      generatedBy: {type: command.actor.type, id: command.actor.id},
+      createdAt: ctx.acceptedAt,
+    }
+    const to: WorkState = outcome === 'approved' ? 'verified' : link.failurePolicy.onFailure === 'fail' ? 'failed' : 'blocked'
+    events.push({
+      eventId: ctx.newId(),
+      kind: CHILD_CONCLUDED,
+      groupId: parent.groupId,
+      conversationId: item.conversationId,
+      payload: {
+        workItemId,
+        revision: item.revision + 1,
+        child: {missionId: child.missionId, groupId: child.groupId},
+        outcome,
+        to,
+        artifactHashes,
+        evidence,
+        evidenceHashes: [canonicalHash(evidence)],
+        ...(approval !== undefined ? {approval} : {}),
+      },
+    })
+    // §14: failure climbs only when the parent declared this child indispensable (no alternative).
+    if (outcome === 'approved' || !link.failurePolicy.indispensable) break
+    reason = `indispensable child Mission ${child.missionId} ${outcome}`
+    events.push({eventId: ctx.newId(), kind: 'mission.terminated', groupId: parent.groupId, payload: {missionId: parent.missionId, reason, propagatedFrom: {missionId: child.missionId, groupId: child.groupId}}})
+    child = parent
+    outcome = 'failed'
+  }
+  return {events}
+}

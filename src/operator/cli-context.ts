@@ -1,0 +1,171 @@
+// Shared plumbing of the operator commands (mwp command / mission / work / group): the flags with
+// their MWP_* twins, reading defaults from the Organization configuration, choosing a transport,
+// and sending a built Command. Commands stay thin: parse flags, call this and src/operator, render.
+//
+// Where a command talks to:
+//   --store URL           the local transport: an in-process authority over that store (needs the
+//                         configuration for the registry, authority key and policy)
+//   --url wss://…         the wire transport (engineer E's client), trusting --ca
+//   neither               the configuration's server URL over the wire
+// A missing configuration, key or store is an environment error (exit 3); conflicting flags are
+// usage errors (exit 2).
+
+import {Flags} from '@oclif/core'
+import {existsSync} from 'node:fs'
+import {resolve} from 'node:path'
+import type {SubmitResult} from '../authority/ingress.js'
+import type {GroupState} from '../authority/state.js'
+import {environment, usage} from '../cli/base.js'
+import {readKey} from '../cli/store.js'
+import {DEFAULT_CONFIG_FILE, type OrgConfig, OrgConfigError, loadOrgConfig} from '../config/org-config.js'
+import type {SigningKey} from '../crypto/keyfile.js'
+import {type BuiltCommand, CommandBuildError, type CommandSpec, buildCommand} from './command-builder.js'
+import {EventIntegrityError, type EventDoc, type Transport, openLocalTransport} from './transport.js'
+import {foldGroup} from './views.js'
+import {openWireTransport} from './wire-transport.js'
+
+export const operatorFlags = {
+  config: Flags.string({description: `Organization configuration file (default ./${DEFAULT_CONFIG_FILE} when present).`, env: 'MWP_CONFIG'}),
+  store: Flags.string({description: 'Talk to an in-process authority over this store (sqlite:PATH or postgres://…) instead of a server.', env: 'MWP_STORE'}),
+  url: Flags.string({description: 'Authority server URL (wss://HOST:PORT); default: the configuration\'s server.', env: 'MWP_URL'}),
+  ca: Flags.string({description: 'CA certificate file to trust for the server\'s TLS certificate.', env: 'MWP_CA'}),
+  key: Flags.string({description: 'Your private key file (signs Commands locally); default: the configuration\'s operatorKey.', env: 'MWP_KEY'}),
+}
+
+export interface OperatorFlags {
+  config?: string
+  store?: string
+  url?: string
+  ca?: string
+  key?: string
+}
+
+const fromConfigError = (e: unknown): never => {
+  if (e instanceof OrgConfigError) throw e.kind === 'usage' ? usage(e.message) : environment(e.message)
+  throw e
+}
+
+export class OperatorContext {
+  #transport: Transport | undefined
+  #key: SigningKey | undefined
+
+  constructor(
+    readonly flags: OperatorFlags,
+    readonly config: OrgConfig | undefined,
+  ) {}
+
+  static load(flags: OperatorFlags): OperatorContext {
+    let path = flags.config
+    if (path === undefined && existsSync(DEFAULT_CONFIG_FILE)) path = DEFAULT_CONFIG_FILE
+    let config: OrgConfig | undefined
+    try {
+      config = path === undefined ? undefined : loadOrgConfig(path)
+    } catch (e) {
+      fromConfigError(e)
+    }
+    return new OperatorContext(flags, config)
+  }
+
+  /** The signing key: --key / MWP_KEY, else the configuration's operatorKey. */
+  key(): SigningKey {
+    if (this.#key) return this.#key
+    const path = this.flags.key ?? this.config?.operatorKey
+    if (!path) throw usage('no key: give --key FILE (or set MWP_KEY, or name operatorKey in the configuration)')
+    const key = readKey(path, '--key')
+    if (!key.principal) throw usage(`--key ${path} names no principal: it cannot act`)
+    return (this.#key = key)
+  }
+
+  async transport(): Promise<Transport> {
+    if (this.#transport) return this.#transport
+    const {store, url} = this.flags
+    if (store !== undefined && url !== undefined) throw usage('give either --store (local) or --url (server), not both')
+    try {
+      if (store !== undefined) {
+        if (!this.config) throw usage('--store needs the Organization configuration (--config FILE or MWP_CONFIG) for the registry, authority key and policy')
+        this.#transport = await openLocalTransport({...this.config, store: store.startsWith('sqlite:') ? `sqlite:${resolve(store.slice('sqlite:'.length).replace(/^\/\//, ''))}` : store})
+      } else {
+        const target = url ?? this.config?.server.url
+        if (!target) throw usage('nowhere to send: give --url wss://HOST:PORT, --store URL, or --config FILE')
+        const ca = this.flags.ca ?? this.config?.server.tls?.ca
+        this.#transport = await openWireTransport({url: target, key: this.key(), ca, registry: this.config?.registry})
+      }
+    } catch (e) {
+      fromConfigError(e)
+    }
+    return this.#transport!
+  }
+
+  /** The Group's verified Events (all of them), as an environment error when unreadable. */
+  async events(groupId: string, afterSequence = 0): Promise<EventDoc[]> {
+    const t = await this.transport()
+    try {
+      return await t.events(groupId, afterSequence)
+    } catch (e) {
+      if (e instanceof EventIntegrityError) throw environment(e.message)
+      throw environment(`cannot read ${groupId} from ${t.target}: ${(e as Error).message}`)
+    }
+  }
+
+  /** The Group's current state, or a usage error naming the Group when it has no Events. */
+  async state(groupId: string): Promise<GroupState> {
+    const state = foldGroup(await this.events(groupId))
+    if (state === null) throw usage(`Group ${groupId} has no Events here (unknown, or not visible to you)`)
+    return state
+  }
+
+  /** Builds with the operator's key (epochs from `spec.state`); a build failure is a usage error. */
+  build(spec: CommandSpec): BuiltCommand {
+    try {
+      return buildCommand(this.key(), {...spec, ...(this.#transport?.sessionEpoch !== undefined && spec.sessionEpoch === undefined ? {sessionEpoch: this.#transport.sessionEpoch} : {})})
+    } catch (e) {
+      if (e instanceof CommandBuildError) throw usage(e.message)
+      throw e
+    }
+  }
+
+  async send(bytes: Uint8Array): Promise<SubmitResult> {
+    const t = await this.transport()
+    try {
+      return await t.submit(bytes)
+    } catch (e) {
+      throw environment(`cannot submit to ${t.target}: ${(e as Error).message}`)
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#transport?.close()
+    this.#transport = undefined
+  }
+}
+
+/** Resolves a short Agent name (`coordinator`) to the dev Organization's ID scheme; URIs pass through. */
+export function agentId(value: string, config: OrgConfig | undefined): string {
+  if (value.includes(':')) return value
+  if (!config) throw usage(`--agent ${value} is not a URI and there is no configuration to resolve a short name against`)
+  return `${config.organization}:agent:${value}`
+}
+
+/** The Outcome of a submission: the receipt, or exit 1 with the wire code. */
+export function submissionOutcome(result: SubmitResult, extra: Record<string, unknown> = {}, text?: (receipt: Record<string, unknown>) => string) {
+  if ('error' in result) {
+    return {status: 'rejected' as const, code: result.error.code, extra: {...(result.error.relatedActionId ? {actionId: result.error.relatedActionId} : {}), ...extra}}
+  }
+  const receipt = result.receipt as unknown as Record<string, unknown>
+  return {
+    status: 'ok' as const,
+    result: {receipt, ...extra},
+    text: text ? text(receipt) : `accepted ${String(receipt.actionId)}: ${(receipt.eventIds as string[]).length} Event(s), sequence ${String(receipt.firstSequence)}-${String(receipt.lastSequence)}, revision ${String(receipt.aggregateRevision)}`,
+  }
+}
+
+/**
+ * Sends one human control Command to an existing Group: epochs from the current state and, for a
+ * structured transition, `expectedRevision` = the revision the operator is looking at (§15.3),
+ * so a decision made on a view that has since changed is refused rather than misapplied.
+ */
+export async function sendToGroup(ctx: OperatorContext, groupId: string, kind: string, payload: Record<string, unknown>, options: {guardRevision?: boolean} = {}) {
+  const state = await ctx.state(groupId)
+  const built = ctx.build({kind, groupId, payload, state, ...(options.guardRevision ?? true ? {expectedRevision: state.revision} : {})})
+  return submissionOutcome(await ctx.send(built.bytes), {groupId, actionId: built.actionId})
+}

@@ -1,0 +1,106 @@
+// Human-readable rendering of the operator views (the --json form is the view object itself).
+// Tables use cli-table3 without colors (style head/border empty), so NO_COLOR needs no special case.
+
+import Table from 'cli-table3'
+import type {EventDoc} from './transport.js'
+import type {MissionInspection, MissionTreeNode, SubmissionReview, WorkGraph, WorkNode} from './views.js'
+
+const table = (head: string[]) => new Table({head, style: {head: [], border: []}})
+
+export function renderInspection(v: MissionInspection): string {
+  const t = table(['field', 'value'])
+  t.push(
+    ['Mission', v.missionId],
+    ['Group', v.groupId],
+    ['state', v.state],
+    ['objective', v.objective],
+    ['deadline', v.deadline],
+    ['MissionOwner', v.missionOwner.id],
+    ['Coordinator', v.coordinator ? `${v.coordinator.agentId} (epoch ${v.coordinator.coordinatorEpoch})` : '-'],
+    ['revision / sequence', `${v.revision} / ${v.sequence}`],
+    ['work', progressLine(v.work)],
+  )
+  if (v.children.length > 0) t.push(['child Missions', v.children.map((c) => c.groupId).join('\n')])
+  const members = table(['member', 'type', 'role', 'epoch', 'active'])
+  for (const m of v.members) members.push([m.id, m.type, m.role, String(m.membershipEpoch), m.active ? 'yes' : 'no'])
+  const parts = [t.toString(), members.toString()]
+  if (v.submission) parts.push(renderSubmission(v.submission))
+  return parts.join('\n')
+}
+
+export function progressLine(s: WorkGraph['summary']): string {
+  const states = Object.entries(s.byState)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ')
+  const parts = [`${s.done} of ${s.total} verified`]
+  if (states) parts.push(states)
+  if (s.blocked.length) parts.push(`${s.blocked.length} blocked/failed`)
+  if (s.overdue.length) parts.push(`${s.overdue.length} overdue`)
+  if (s.awaitingApproval.length) parts.push(`${s.awaitingApproval.length} awaiting execution approval`)
+  if (s.criticalPath.length) parts.push(`critical path ${s.criticalPath.length} item(s)`)
+  return parts.join('; ')
+}
+
+/** The approval screen: the submitted revision, its Artifact set and the Evidence behind it. */
+export function renderSubmission(s: SubmissionReview): string {
+  const head = table(['submitted revision', 'submitted by', 'at'])
+  head.push([String(s.missionRevision), s.submittedBy, s.submittedAt])
+  const artifacts = table(['Artifact hash', 'produced by WorkItem (state)'])
+  for (const e of s.evidence) artifacts.push([e.artifactHash, e.producedBy.length ? e.producedBy.map((p) => `${p.workItemId} (${p.state})`).join('\n') : '- (not from a WorkItem)'])
+  const criteria = table(['acceptance criterion', 'evidence required'])
+  for (const c of s.criteria) criteria.push([`${c.criterionId}: ${c.description}`, c.evidenceRequired.join(', ') || '-'])
+  return [head.toString(), ...(s.summary ? [`summary: ${s.summary}`] : []), artifacts.toString(), criteria.toString()].join('\n')
+}
+
+export function renderTree(node: MissionTreeNode, indent = ''): string {
+  const label = node.unavailable ? `${node.groupId} (${node.unavailable})` : `${node.missionId} [${node.state}] ${node.objective}`
+  return [indent + label, ...node.children.map((c) => renderTree(c, indent + '  '))].join('\n')
+}
+
+export function renderWorkList(g: WorkGraph): string {
+  const t = table(['WorkItem', 'state', 'owner', 'deadline', 'approval', 'blockers', 'critical'])
+  for (const n of g.items) t.push([n.workItemId, n.state, n.owner ?? '-', n.deadline ? `${n.deadline}${n.overdue ? ' OVERDUE' : ''}` : '-', n.approval, n.blockers.join('\n') || '-', n.critical ? 'yes' : ''])
+  return `${progressLine(g.summary)}\n${t.toString()}`
+}
+
+export function renderWorkItem(n: WorkNode): string {
+  const t = table(['field', 'value'])
+  t.push(
+    ['WorkItem', n.workItemId],
+    ['goal', n.goal],
+    ['state', n.state],
+    ['owner', n.owner ?? '-'],
+    ['depends on', n.dependsOn.join('\n') || '-'],
+    ['waiting on', n.waitingOn.join('\n') || '-'],
+    ['blockers', n.blockers.join('\n') || '-'],
+    ['deadline', n.deadline ? `${n.deadline}${n.overdue ? ' (overdue)' : ''}` : '-'],
+    ['execution approval', n.approval],
+    ['on critical path', n.critical ? 'yes' : 'no'],
+    ['last progress', n.lastProgress ?? '-'],
+  )
+  return t.toString()
+}
+
+/** The dependency graph as text: each WorkItem with the items it depends on, critical path marked. */
+export function renderWorkGraph(g: WorkGraph): string {
+  const lines = [progressLine(g.summary)]
+  if (g.summary.criticalPath.length) lines.push(`critical path: ${g.summary.criticalPath.join(' -> ')}`)
+  for (const n of g.items) {
+    lines.push(`${n.critical ? '*' : ' '} ${n.workItemId} [${n.state}]${n.dependsOn.length ? ` <- ${n.dependsOn.map((d) => (n.waitingOn.includes(d) ? `${d} (waiting)` : d)).join(', ')}` : ''}`)
+  }
+  return lines.join('\n')
+}
+
+/** One line per Event for the live view on a terminal. */
+export function renderEventLine(e: EventDoc): string {
+  const p = e.payload as Record<string, unknown>
+  const detail =
+    typeof p.text === 'string'
+      ? ` "${p.text}"`
+      : typeof p.workItemId === 'string'
+        ? ` ${p.workItemId}`
+        : typeof p.reason === 'string'
+          ? ` (${p.reason})`
+          : ''
+  return `#${e.sequence} ${e.occurredAt} ${e.kind} by ${e.actor.id}${detail}`
+}

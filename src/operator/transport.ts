@@ -1,0 +1,121 @@
+// How the operator commands reach a Group Authority. One interface, two implementations:
+//   local — an in-process Authority over the configured store (`--store sqlite:PATH` or the
+//           config's store): Commands go through ingress.submit(), Events are read from the store.
+//   wire  — the WebSocket binding (src/wire/client.ts), see wire-transport.ts.
+// Either way every Event handed to a view is the stored signed document, re-verified with the
+// six-stage verifier against the Organization registry before it is folded.
+
+import type {SubmitResult} from '../authority/ingress.js'
+import {submit} from '../authority/ingress.js'
+import type {OrgConfig} from '../config/org-config.js'
+import {openAuthorityFromConfig} from '../config/org-config.js'
+import type {RegistryEvidence} from '../signing/registry.js'
+import {Rejection, verify} from '../signing/verify.js'
+
+/** A verified Group Event document (the fields the views read, plus the rest). */
+export interface EventDoc {
+  eventId: string
+  kind: string
+  groupId: string
+  sequence: number
+  aggregateRevision: number
+  actor: {type: string; id: string}
+  occurredAt: string
+  correlationId: string
+  payload: Record<string, unknown>
+  [field: string]: unknown
+}
+
+export interface Subscription {
+  close(): Promise<void>
+}
+
+export interface Transport {
+  /** Where the transport points (for messages). */
+  readonly target: string
+  /** The Session Epoch Agent Commands must carry on this connection (wire sessions), if any. */
+  readonly sessionEpoch?: number
+  submit(commandBytes: Uint8Array): Promise<SubmitResult>
+  /** Every Event of the Group after `afterSequence` (all pages), verified. Empty for an unknown Group. */
+  events(groupId: string, afterSequence?: number): Promise<EventDoc[]>
+  /** Delivers the Group's Events after `afterSequence` in order, then new ones as they are accepted. */
+  follow(groupId: string, afterSequence: number, onEvent: (event: EventDoc) => void): Promise<Subscription>
+  close(): Promise<void>
+}
+
+/** An Event that fails verification is never shown or folded: the log (or the peer) is broken. */
+export class EventIntegrityError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'EventIntegrityError'
+  }
+}
+
+export function verifiedEvent(bytes: Uint8Array, registry: RegistryEvidence, where: string): EventDoc {
+  const v = verify('event', bytes, registry)
+  if (v instanceof Rejection) throw new EventIntegrityError(`${where}: an Event fails verification (${Rejection.diagnostic(v).stage}: ${Rejection.diagnostic(v).reason})`)
+  return v.document as unknown as EventDoc
+}
+
+const PAGE = 500
+/** Polling interval of a local follow: the store has no cross-process notification for SQLite. */
+const LOCAL_POLL_MS = 250
+
+export async function openLocalTransport(config: OrgConfig): Promise<Transport> {
+  const {authority, store, registry, close} = await openAuthorityFromConfig(config)
+  const read = async (groupId: string, after: number): Promise<EventDoc[]> => {
+    const out: EventDoc[] = []
+    for (;;) {
+      const page = await store.read(groupId, after, PAGE)
+      for (const e of page.events) out.push(verifiedEvent(e.bytes, registry, `${config.store} ${groupId}#${e.sequence}`))
+      if (page.events.length === 0) return out
+      after = page.events.at(-1)!.sequence
+    }
+  }
+  const subscriptions = new Set<() => void>()
+  return {
+    target: config.store,
+    submit: (bytes) => submit(authority, bytes),
+    events: (groupId, afterSequence = 0) => read(groupId, afterSequence),
+    async follow(groupId, afterSequence, onEvent) {
+      let after = afterSequence
+      let stopped = false
+      let timer: NodeJS.Timeout | undefined
+      let running: Promise<void> = Promise.resolve()
+      const tick = async () => {
+        for (const e of await read(groupId, after)) {
+          if (stopped) return
+          after = e.sequence
+          onEvent(e)
+        }
+      }
+      const schedule = () => {
+        if (stopped) return
+        timer = setTimeout(() => {
+          running = tick().then(schedule, (err) => {
+            stopped = true
+            process.stderr.write(`mwp: ${(err as Error).message}\n`)
+          })
+        }, LOCAL_POLL_MS)
+      }
+      await tick()
+      schedule()
+      const stop = () => {
+        stopped = true
+        if (timer) clearTimeout(timer)
+      }
+      subscriptions.add(stop)
+      return {
+        async close() {
+          stop()
+          subscriptions.delete(stop)
+          await running.catch(() => undefined)
+        },
+      }
+    },
+    async close() {
+      for (const stop of subscriptions) stop()
+      await close()
+    },
+  }
+}

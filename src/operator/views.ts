@@ -1,0 +1,271 @@
+// Read-only human control views (issue 4), folded from a Group's verified Events through the
+// authority's own apply() — the one definition of Group state — plus the few facts apply() does
+// not keep (submission summary, recent Messages, child links).
+//
+// Progress is derived from the WorkItem graph, never a percentage (a percentage hides which work
+// is blocking and which deadline is at risk): per state counts, the remaining critical path
+// (longest chain of unfinished WorkItems through their dependencies), blockers, deadlines and
+// approval state.
+
+import {apply} from '../authority/apply.js'
+import type {GroupState, WorkItemView, WorkState} from '../authority/state.js'
+import {WORK_TERMINAL} from '../authority/state.js'
+import {compareTimestampText} from '../json/timestamp.js'
+import type {EventDoc} from './transport.js'
+
+/** Folds Events (in sequence order) into the Group state; null for no Events. */
+export function foldGroup(events: readonly EventDoc[]): GroupState | null {
+  let state: GroupState | null = null
+  for (const e of events) state = apply(state, e)
+  return state
+}
+
+export interface MissionInspection {
+  groupId: string
+  missionId: string
+  state: GroupState['mission']['state']
+  objective: string
+  deadline: string
+  missionOwner: {type: string; id: string}
+  coordinator: GroupState['mission']['coordinator']
+  revision: number
+  sequence: number
+  budget: Record<string, unknown>
+  approvalPolicy: Record<string, unknown>
+  definitionOfDone: unknown[]
+  members: {id: string; type: string; role: string; membershipEpoch: number; active: boolean}[]
+  submission: SubmissionReview | null
+  work: WorkProgressSummary
+  /** Child Missions created from this Group (mission.child.created), when any. */
+  children: ChildLink[]
+  lastEventAt: string | null
+}
+
+export interface SubmissionReview {
+  missionRevision: number
+  artifactHashes: string[]
+  summary?: string
+  submittedAt: string
+  submittedBy: string
+  /** Evidence summary: what each artifact is backed by in the WorkItem graph. */
+  evidence: {artifactHash: string; producedBy: {workItemId: string; state: WorkState}[]}[]
+  /** The Mission's acceptance criteria and the evidence kinds they require. */
+  criteria: {criterionId: string; description: string; evidenceRequired: string[]}[]
+}
+
+export interface ChildLink {
+  groupId: string
+  missionId?: string
+  sequence: number
+}
+
+/** §14: a child link from a mission.child.created payload (field names tolerated as B writes them). */
+function childOf(e: EventDoc): ChildLink | null {
+  if (e.kind !== 'mission.child.created') return null
+  const p = e.payload as Record<string, any>
+  const groupId = p.childGroupId ?? p.child?.groupId ?? p.groupId
+  if (typeof groupId !== 'string' || groupId === e.groupId) return null
+  const missionId = p.childMissionId ?? p.child?.missionId ?? p.missionId
+  return {groupId, ...(typeof missionId === 'string' ? {missionId} : {}), sequence: e.sequence}
+}
+
+export function inspectMission(events: readonly EventDoc[]): MissionInspection | null {
+  const state = foldGroup(events)
+  if (state === null) return null
+  const m = state.mission
+  let submission: SubmissionReview | null = null
+  if (m.submission) {
+    const submitted = [...events].reverse().find((e) => e.kind === 'mission.submitted_for_approval')
+    const summary = submitted && typeof (submitted.payload as {summary?: unknown}).summary === 'string' ? (submitted.payload as {summary: string}).summary : undefined
+    const items = Object.values(state.workItems)
+    submission = {
+      missionRevision: m.submission.missionRevision,
+      artifactHashes: [...m.submission.artifactHashes],
+      ...(summary !== undefined ? {summary} : {}),
+      submittedAt: submitted?.occurredAt ?? '',
+      submittedBy: submitted?.actor.id ?? '',
+      evidence: m.submission.artifactHashes.map((artifactHash) => ({
+        artifactHash,
+        producedBy: items
+          .filter((w) => w.submission?.artifactHashes.includes(artifactHash) || w.checkpoint?.artifactHashes.includes(artifactHash))
+          .map((w) => ({workItemId: w.workItemId, state: w.state})),
+      })),
+      criteria: (m.definitionOfDone as {criterionId: string; description: string; evidenceRequired?: string[]}[]).map((c) => ({
+        criterionId: c.criterionId,
+        description: c.description,
+        evidenceRequired: [...(c.evidenceRequired ?? [])],
+      })),
+    }
+  }
+  return {
+    groupId: state.groupId,
+    missionId: state.missionId,
+    state: m.state,
+    objective: m.objective,
+    deadline: m.deadline,
+    missionOwner: m.missionOwner,
+    coordinator: m.coordinator,
+    revision: state.revision,
+    sequence: state.sequence,
+    budget: m.budget,
+    approvalPolicy: m.approvalPolicy,
+    definitionOfDone: m.definitionOfDone,
+    members: Object.values(state.members).map((x) => ({id: x.principal.id, type: x.principal.type, role: x.role, membershipEpoch: x.membershipEpoch, active: x.active})),
+    submission,
+    work: workGraph(state).summary,
+    children: events.map(childOf).filter((c): c is ChildLink => c !== null),
+    lastEventAt: events.at(-1)?.occurredAt ?? null,
+  }
+}
+
+export interface MissionTreeNode {
+  groupId: string
+  missionId: string | null
+  state: string | null
+  objective: string | null
+  /** Set when the child Group's Events could not be read (not visible or not on this authority). */
+  unavailable?: string
+  children: MissionTreeNode[]
+}
+
+/**
+ * The full Mission tree from a root Group, following mission.child.created links. `load` returns
+ * a Group's Events (empty when unknown); a Group already visited is not entered twice.
+ */
+export async function missionTree(rootGroupId: string, load: (groupId: string) => Promise<EventDoc[]>, seen = new Set<string>()): Promise<MissionTreeNode> {
+  seen.add(rootGroupId)
+  let events: EventDoc[]
+  try {
+    events = await load(rootGroupId)
+  } catch (e) {
+    return {groupId: rootGroupId, missionId: null, state: null, objective: null, unavailable: (e as Error).message, children: []}
+  }
+  const view = inspectMission(events)
+  if (view === null) return {groupId: rootGroupId, missionId: null, state: null, objective: null, unavailable: 'no Events', children: []}
+  const children: MissionTreeNode[] = []
+  for (const child of view.children) {
+    if (seen.has(child.groupId)) continue
+    children.push(await missionTree(child.groupId, load, seen))
+  }
+  return {groupId: view.groupId, missionId: view.missionId, state: view.state, objective: view.objective, children}
+}
+
+export interface WorkNode {
+  workItemId: string
+  goal: string
+  state: WorkState
+  owner: string | null
+  dependsOn: string[]
+  /** Unfinished WorkItems this one waits for (dependencies not yet verified). */
+  waitingOn: string[]
+  /** Why it cannot progress now: its own block, a failure, or unfinished dependencies. */
+  blockers: string[]
+  deadline: string | null
+  overdue: boolean
+  /** §12 execution approval: not required, required and pending, or granted. */
+  approval: 'not_required' | 'pending' | 'granted'
+  /** On the remaining critical path. */
+  critical: boolean
+  lastProgress: string | null
+}
+
+export interface WorkProgressSummary {
+  total: number
+  byState: Partial<Record<WorkState, number>>
+  /** verified of total — a count, never a percentage. */
+  done: number
+  remaining: number
+  blocked: string[]
+  overdue: string[]
+  awaitingApproval: string[]
+  openProposals: number
+  /** The longest chain of unfinished WorkItems through dependencies, first to last. */
+  criticalPath: string[]
+}
+
+export interface WorkGraph {
+  groupId: string
+  at: string
+  items: WorkNode[]
+  summary: WorkProgressSummary
+}
+
+const isDone = (w: WorkItemView) => WORK_TERMINAL.has(w.state)
+const depsOf = (w: WorkItemView): string[] => (Array.isArray(w.contract.dependencyWorkItemIds) ? (w.contract.dependencyWorkItemIds as string[]) : [])
+
+/** The WorkItem graph with derived progress at instant `now` (RFC 3339, for deadlines). */
+export function workGraph(state: GroupState, now: string = new Date().toISOString()): WorkGraph {
+  const items = Object.values(state.workItems)
+  const byId = new Map(items.map((w) => [w.workItemId, w]))
+  // Remaining critical path: longest chain of unfinished items, memoized over the DAG. A cycle
+  // (the authority refuses them, but be safe) is cut by the visiting set.
+  const longest = new Map<string, string[]>()
+  const visiting = new Set<string>()
+  const chain = (id: string): string[] => {
+    const memo = longest.get(id)
+    if (memo) return memo
+    const w = byId.get(id)
+    if (!w || isDone(w) || visiting.has(id)) return []
+    visiting.add(id)
+    let best: string[] = []
+    for (const d of depsOf(w)) {
+      const c = chain(d)
+      if (c.length > best.length) best = c
+    }
+    visiting.delete(id)
+    const result = [...best, id]
+    longest.set(id, result)
+    return result
+  }
+  let critical: string[] = []
+  for (const w of items) {
+    const c = chain(w.workItemId)
+    if (c.length > critical.length) critical = c
+  }
+  const onPath = new Set(critical)
+
+  const nodes: WorkNode[] = items.map((w) => {
+    const dependsOn = depsOf(w)
+    const waitingOn = dependsOn.filter((d) => byId.get(d)?.state !== 'verified')
+    const blockers: string[] = []
+    if (w.state === 'blocked' && w.blocker) blockers.push(`blocked: ${w.blocker.requiredResolution}`)
+    if (w.state === 'failed' && w.failure) blockers.push(`failed: ${w.failure.reason}`)
+    if (!isDone(w)) for (const d of waitingOn) blockers.push(`waits for ${d}`)
+    const deadline = typeof w.contract.deadline === 'string' ? w.contract.deadline : null
+    const required = w.contract.executionApproval !== undefined && w.contract.executionApproval !== 'not_required'
+    const approval: WorkNode['approval'] = !required ? 'not_required' : w.executionApproval && w.executionApproval.ownershipEpoch === w.ownershipEpoch ? 'granted' : 'pending'
+    return {
+      workItemId: w.workItemId,
+      goal: typeof w.contract.goal === 'string' ? w.contract.goal : '',
+      state: w.state,
+      owner: w.owner?.agentId ?? null,
+      dependsOn,
+      waitingOn,
+      blockers,
+      deadline,
+      overdue: deadline !== null && !isDone(w) && compareTimestampText(deadline, now) < 0,
+      approval,
+      critical: onPath.has(w.workItemId),
+      lastProgress: w.checkpoint?.progress ?? null,
+    }
+  })
+  const byState: Partial<Record<WorkState, number>> = {}
+  for (const w of items) byState[w.state] = (byState[w.state] ?? 0) + 1
+  const done = items.filter((w) => w.state === 'verified').length
+  return {
+    groupId: state.groupId,
+    at: now,
+    items: nodes,
+    summary: {
+      total: items.length,
+      byState,
+      done,
+      remaining: items.filter((w) => !isDone(w)).length,
+      blocked: nodes.filter((n) => n.state === 'blocked' || n.state === 'failed').map((n) => n.workItemId),
+      overdue: nodes.filter((n) => n.overdue).map((n) => n.workItemId),
+      awaitingApproval: nodes.filter((n) => n.approval === 'pending' && !WORK_TERMINAL.has(n.state)).map((n) => n.workItemId),
+      openProposals: Object.keys(state.proposals).length,
+      criticalPath: critical,
+    },
+  }
+}

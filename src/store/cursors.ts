@@ -1,0 +1,88 @@
+// Durable delivery Cursors (spec §16, §17.3): per principal and Group, the highest contiguous
+// sequence the principal ACKed over the wire. A Cursor only moves forward; it permits delivery
+// cleanup and never touches the authoritative Group history. Tables are created on first use.
+
+import type Database from 'better-sqlite3'
+import type postgres from 'postgres'
+import {StoreError, describeError} from './records.js'
+
+export interface CursorTable {
+  /** Raises (never lowers) the Cursor; returns the stored value after the write. */
+  advance(principalId: string, groupId: string, sequence: number): Promise<number>
+  /** The stored Cursor, or null when the principal never ACKed the Group. */
+  get(principalId: string, groupId: string): Promise<number | null>
+}
+
+const fail = (e: unknown): never => {
+  throw new StoreError('unavailable', `cannot use the cursor table: ${describeError(e)}`)
+}
+
+export function sqliteCursors(db: Database.Database): CursorTable {
+  db.exec(`CREATE TABLE IF NOT EXISTS delivery_cursors (
+    principal_id TEXT NOT NULL,
+    group_id     TEXT NOT NULL,
+    sequence     INTEGER NOT NULL,
+    PRIMARY KEY (principal_id, group_id)
+  ) STRICT`)
+  const upsert = db.prepare(`INSERT INTO delivery_cursors (principal_id, group_id, sequence) VALUES (?, ?, ?)
+    ON CONFLICT (principal_id, group_id) DO UPDATE SET sequence = MAX(sequence, excluded.sequence)
+    RETURNING sequence`)
+  const select = db.prepare('SELECT sequence FROM delivery_cursors WHERE principal_id = ? AND group_id = ?')
+  return {
+    advance: async (principalId, groupId, sequence) => {
+      try {
+        return Number((upsert.get(principalId, groupId, sequence) as {sequence: number}).sequence)
+      } catch (e) {
+        return fail(e)
+      }
+    },
+    get: async (principalId, groupId) => {
+      try {
+        const row = select.get(principalId, groupId) as {sequence: number} | undefined
+        return row ? Number(row.sequence) : null
+      } catch (e) {
+        return fail(e)
+      }
+    },
+  }
+}
+
+export function postgresCursors(sql: postgres.Sql): CursorTable {
+  let ready: Promise<unknown> | undefined
+  const ensure = () =>
+    (ready ??= sql
+      .begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(hashtext('mwp delivery cursors'))`
+        await tx`CREATE TABLE IF NOT EXISTS delivery_cursors (
+          principal_id TEXT NOT NULL,
+          group_id     TEXT NOT NULL,
+          sequence     BIGINT NOT NULL,
+          PRIMARY KEY (principal_id, group_id))`
+      })
+      .catch((e) => {
+        ready = undefined
+        return fail(e)
+      }))
+  return {
+    advance: async (principalId, groupId, sequence) => {
+      await ensure()
+      try {
+        const [row] = await sql`INSERT INTO delivery_cursors (principal_id, group_id, sequence) VALUES (${principalId}, ${groupId}, ${sequence})
+          ON CONFLICT (principal_id, group_id) DO UPDATE SET sequence = GREATEST(delivery_cursors.sequence, excluded.sequence)
+          RETURNING sequence`
+        return Number(row!.sequence)
+      } catch (e) {
+        return fail(e)
+      }
+    },
+    get: async (principalId, groupId) => {
+      await ensure()
+      try {
+        const [row] = await sql`SELECT sequence FROM delivery_cursors WHERE principal_id = ${principalId} AND group_id = ${groupId}`
+        return row ? Number(row.sequence) : null
+      } catch (e) {
+        return fail(e)
+      }
+    },
+  }
+}

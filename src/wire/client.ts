@@ -1,0 +1,621 @@
+// The WebSocket client (spec §6.3, §16, §17): used by the CLI, the Agent runtime and the tests.
+//
+//   const client = await WireClient.connect({url, key, registry, ca})
+//   await client.subscribe(groupId, {afterSequence: 0}, (e) => …)   // in order, verified, deduped
+//   const r = await client.submit(commandBytes)                      // {receipt} | {error}
+//   await client.close()
+//
+// Delivery rules (§16): Events are routed by Group, deduplicated by Event ID and sequence,
+// buffered when they arrive out of order, and handed to `onEvent` strictly in sequence. The
+// Cursor advances only over contiguous sequences — a delivered one, or one the server announced
+// as deliberately not delivered (server ACK "delivered through", see frames.ts) — never over a
+// gap. Every Event is verified with the six-stage verifier before anything else looks at it.
+// After a lost connection the client reconnects with backoff, opens a new session (a new
+// Session Epoch for Agents) and resubscribes from its Cursors; duplicates are dropped.
+
+import {randomBytes} from 'node:crypto'
+import WebSocket from 'ws'
+import type {CommandReceipt, SubmitResult} from '../authority/ingress.js'
+import {signEd25519} from '../crypto/ed25519.js'
+import type {SigningKey} from '../crypto/keyfile.js'
+import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
+import {encodeBase64url} from '../json/base64url.js'
+import {canonicalHash} from '../json/jcs.js'
+import {type JsonObject, parseJsonBytes} from '../json/parse.js'
+import type {Principal} from '../signing/profiles.js'
+import type {RegistryEvidence} from '../signing/registry.js'
+import {Rejection, verify} from '../signing/verify.js'
+import {type CursorStore, MemoryCursorStore} from './cursor-store.js'
+import {type Frame, PROTOCOL_VERSION, frame, newFrameId, parseFrame, receiptPosition} from './frames.js'
+import {transcriptBytes} from './hello.js'
+import type {OrganizationReceipt, OrganizationSubmitResult} from './org-commands.js'
+
+export {FileCursorStore, MemoryCursorStore, type CursorStore} from './cursor-store.js'
+
+/** §8/§17.2: attention filters change live delivery only (websocket-frame attentionFilter). */
+export interface AttentionFilter {
+  eventKinds?: string[]
+  conversationIds?: string[]
+  workItemIds?: string[]
+  mentionsOnly?: boolean
+  announcements?: boolean
+}
+
+/** A verified Event as delivered to `onEvent`. */
+export interface DeliveredEvent {
+  groupId: string
+  sequence: number
+  eventId: string
+  kind: string
+  /** The verified Event document. */
+  document: JsonObject
+  /** The Event bytes as received (JSON text of the signed document). */
+  bytes: Uint8Array
+}
+
+/** A verified signed Group snapshot reference received with CURSOR_TOO_OLD (§16, I5). */
+export interface SnapshotReference {
+  groupId: string
+  throughSequence: number
+  snapshotHash: string
+  document: JsonObject
+}
+
+export interface SubscribeOptions {
+  /** Replay strictly after this sequence (default: the stored Cursor, else 0). */
+  afterSequence?: number
+  /** Shorthand for attention.eventKinds. */
+  kinds?: string[]
+  attention?: AttentionFilter
+  /**
+   * CURSOR_TOO_OLD: restore from the verified snapshot, then the subscription resumes after its
+   * sequence. Without a handler the subscription stops and `onError` gets CURSOR_TOO_OLD.
+   */
+  onSnapshot?: (snapshot: SnapshotReference) => void | Promise<void>
+  /** GROUP_NOT_FOUND (absent or not visible), CURSOR_TOO_OLD without handler, integrity failures. */
+  onError?: (error: ProtocolError) => void
+}
+
+export interface ReconnectOptions {
+  initialDelayMs?: number
+  maxDelayMs?: number
+  /** Give up after this many consecutive failed attempts (default: never). */
+  maxAttempts?: number
+}
+
+export interface ConnectOptions {
+  /** wss://host:port (or ws:// for an --insecure-loopback server). */
+  url: string
+  /** The principal's signing key (must carry its principal). */
+  key: SigningKey
+  /** Registry evidence: every delivered Event and snapshot is verified against it. */
+  registry: RegistryEvidence
+  /** PEM CA certificate(s) to trust (e.g. the --dev-tls CA file's contents). */
+  ca?: string | Buffer
+  cursors?: CursorStore
+  /** Reconnect after a lost connection (default true). */
+  reconnect?: boolean | ReconnectOptions
+  /** ACK (and persist) contiguous Cursors automatically after `onEvent` returns (default true). */
+  autoAck?: boolean
+  /** Called after every (re)authentication with the new Session Epoch (Agents). */
+  onSession?: (session: {sessionEpoch: number | undefined; reconnect: boolean}) => void
+  /** Connection-level notices: BACKPRESSURE, unsolicited ERROR frames, reconnect failures. */
+  onNotice?: (notice: {code: ErrorCode | 'RECONNECTING' | 'RECONNECTED' | 'GAVE_UP'; groupId?: string; detail?: unknown}) => void
+  /** How long a HELLO exchange may take (default 10 s). */
+  handshakeTimeoutMs?: number
+}
+
+export class WireError extends Error {
+  constructor(
+    readonly code: ErrorCode | 'HANDSHAKE_FAILED' | 'CLOSED',
+    message: string,
+  ) {
+    super(message)
+    this.name = 'WireError'
+  }
+}
+
+interface Subscription {
+  groupId: string
+  attention?: AttentionFilter
+  onEvent: (event: DeliveredEvent) => void | Promise<void>
+  options: SubscribeOptions
+  /** Highest contiguous sequence processed. */
+  cursor: number
+  /** Out-of-order Events waiting for the gap before them to close. */
+  buffer: Map<number, DeliveredEvent>
+  /** Server "delivered through" marker: sequences up to here that never arrive were filtered. */
+  skipThrough: number
+  draining: Promise<void>
+  acked: number
+  active: boolean
+  subscriptionId: string
+}
+
+interface PendingCommand {
+  frameId: string
+  actorId: string
+  actionId: string
+  events: DeliveredEvent[]
+  count: number | null
+  resolve: (r: {events: DeliveredEvent[]} | {error: ProtocolError}) => void
+}
+
+const ACK_BATCH = 64
+const ACK_DELAY_MS = 20
+
+export class WireClient {
+  readonly principal: Principal
+  readonly #options: ConnectOptions
+  readonly #cursors: CursorStore
+  #ws: WebSocket | null = null
+  #sessionEpoch: number | undefined
+  #sessionToken: string | undefined
+  #closed = false
+  readonly #subs = new Map<string, Subscription>()
+  readonly #pending = new Map<string, PendingCommand>()
+  readonly #pings = new Map<string, () => void>()
+  #ackTimer: NodeJS.Timeout | null = null
+
+  private constructor(options: ConnectOptions) {
+    if (!options.key.principal) throw new WireError('HANDSHAKE_FAILED', 'the key file names no principal')
+    this.principal = options.key.principal
+    this.#options = options
+    this.#cursors = options.cursors ?? new MemoryCursorStore()
+  }
+
+  /** Opens the connection and completes HELLO; rejects with WireError when that fails. */
+  static async connect(options: ConnectOptions): Promise<WireClient> {
+    const client = new WireClient(options)
+    await client.#open(false)
+    return client
+  }
+
+  /** The Session Epoch of the current session (Agents; undefined for humans and services). */
+  get sessionEpoch(): number | undefined {
+    return this.#sessionEpoch
+  }
+
+  get sessionToken(): string | undefined {
+    return this.#sessionToken
+  }
+
+  get connected(): boolean {
+    return this.#ws?.readyState === WebSocket.OPEN
+  }
+
+  /** Submits one signed Group Command: its receipt (from the Events it produced) or its error. */
+  async submit(commandBytes: Uint8Array): Promise<SubmitResult> {
+    const r = await this.#send(commandBytes)
+    if ('error' in r) return r
+    const last = r.events[r.events.length - 1]!
+    const first = r.events[0]!
+    const receipt: CommandReceipt = {
+      actionId: (first.document.cause as JsonObject).id as string,
+      actor: {type: (first.document.actor as JsonObject).type as string, id: (first.document.actor as JsonObject).id as string},
+      groupId: first.groupId,
+      eventIds: r.events.map((e) => e.eventId),
+      firstSequence: first.sequence,
+      lastSequence: last.sequence,
+      aggregateRevision: last.document.aggregateRevision as number,
+    }
+    return {receipt}
+  }
+
+  /** Submits one Organization-scoped Command (agent_card_register …). */
+  async submitOrganization(commandBytes: Uint8Array): Promise<OrganizationSubmitResult> {
+    const r = await this.#send(commandBytes)
+    if ('error' in r) return r
+    const e = r.events[0]!
+    const payload = e.document.payload as JsonObject
+    const receipt: OrganizationReceipt = {
+      actionId: (e.document.cause as JsonObject).id as string,
+      actor: e.document.actor as unknown as Principal,
+      eventKind: e.kind,
+      eventIds: r.events.map((x) => x.eventId),
+      subjectId: payload.agentId as string,
+      version: (payload.sessionEpoch ?? payload.cardVersion) as number,
+    }
+    return {receipt}
+  }
+
+  /**
+   * Subscribes to one Group. Replays after `afterSequence` (or the stored Cursor), then delivers
+   * live Events, each once and in order. Resolves once the SUBSCRIBE frame is sent.
+   */
+  async subscribe(groupId: string, options: SubscribeOptions, onEvent: (event: DeliveredEvent) => void | Promise<void>): Promise<void> {
+    const stored = (await this.#cursors.load(groupId)) ?? 0
+    const cursor = options.afterSequence ?? stored
+    const attention = options.attention ?? (options.kinds ? {eventKinds: options.kinds} : undefined)
+    const sub: Subscription = {
+      groupId,
+      attention,
+      onEvent,
+      options,
+      cursor,
+      buffer: new Map(),
+      skipThrough: cursor,
+      draining: Promise.resolve(),
+      acked: cursor,
+      active: true,
+      subscriptionId: newFrameId(),
+    }
+    this.#subs.set(groupId, sub)
+    this.#sendSubscribe(sub)
+  }
+
+  /** Stops delivering a Group's Events on this client (the server stops at the next reconnect). */
+  unsubscribe(groupId: string): void {
+    const sub = this.#subs.get(groupId)
+    if (sub) sub.active = false
+    this.#subs.delete(groupId)
+  }
+
+  /** The highest contiguous sequence processed for the Group (0 before any). */
+  cursor(groupId: string): number {
+    return this.#subs.get(groupId)?.cursor ?? 0
+  }
+
+  /** Reports a durable Cursor for a Group (never beyond what was processed contiguously). */
+  async ack(groupId: string, sequence: number): Promise<void> {
+    const sub = this.#subs.get(groupId)
+    const upTo = sub ? Math.min(sequence, sub.cursor) : sequence
+    await this.#cursors.save(groupId, upTo)
+    if (sub) sub.acked = Math.max(sub.acked, upTo)
+    this.#raw(frame('ACK', {acknowledgements: [{groupId, sequence: upTo}], sentAt: new Date().toISOString()}))
+  }
+
+  /** Sends a PING (optionally with a Presence Record) and resolves when the server echoes it. */
+  ping(presence?: JsonObject): Promise<void> {
+    const nonce = encodeBase64url(randomBytes(16))
+    return new Promise((resolve) => {
+      this.#pings.set(nonce, resolve)
+      this.#raw(frame('PING', {nonce, sentAt: new Date().toISOString(), ...(presence ? {presence} : {})}))
+    })
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    if (this.#ackTimer) clearTimeout(this.#ackTimer)
+    await this.#flushAcks()
+    for (const p of this.#pending.values()) p.resolve({error: indeterminate()})
+    this.#pending.clear()
+    const ws = this.#ws
+    if (ws && ws.readyState !== WebSocket.CLOSED) {
+      await new Promise<void>((resolve) => {
+        ws.once('close', () => resolve())
+        ws.close(1000)
+        setTimeout(() => {
+          ws.terminate()
+          resolve()
+        }, 2000).unref()
+      })
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Connection and HELLO
+
+  async #open(reconnect: boolean): Promise<void> {
+    const {url, ca, key} = this.#options
+    const ws = new WebSocket(url, {ca, minVersion: 'TLSv1.3', maxPayload: 16 * 1024 * 1024, perMessageDeflate: false})
+    const frames: Frame[] = []
+    let wake: (() => void) | null = null
+    let failure: Error | null = null
+    const next = async (): Promise<Frame> => {
+      const deadline = Date.now() + (this.#options.handshakeTimeoutMs ?? 10_000)
+      while (frames.length === 0) {
+        if (failure) throw failure
+        const left = deadline - Date.now()
+        if (left <= 0) throw new WireError('HANDSHAKE_FAILED', 'the HELLO exchange timed out')
+        await new Promise<void>((resolve) => {
+          wake = resolve
+          setTimeout(resolve, left).unref()
+        })
+        wake = null
+      }
+      return frames.shift()!
+    }
+    const onHelloMessage = (data: WebSocket.RawData, isBinary: boolean) => {
+      const parsed = isBinary ? null : parseFrame(data.toString())
+      if (parsed?.ok) frames.push(parsed.frame)
+      else failure = new WireError('PROTOCOL_VIOLATION', 'the server sent a malformed frame during HELLO')
+      wake?.()
+    }
+    ws.on('message', onHelloMessage)
+    ws.on('error', (e) => {
+      failure ??= new WireError('HANDSHAKE_FAILED', e.message)
+      wake?.()
+    })
+    ws.on('close', () => {
+      failure ??= new WireError('CLOSED', 'the connection closed')
+      wake?.()
+    })
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve())
+      ws.once('error', reject)
+      ws.once('close', () => reject(failure ?? new WireError('CLOSED', 'the connection closed')))
+    }).catch((e: Error) => {
+      throw e instanceof WireError ? e : new WireError('HANDSHAKE_FAILED', e.message)
+    })
+
+    try {
+      const clientNonce = encodeBase64url(randomBytes(32))
+      ws.send(frame('HELLO', {phase: 'client_init', agentId: this.principal.id, keyId: key.keyId, clientNonce, supportedVersions: [PROTOCOL_VERSION]}))
+      const challenge = await next()
+      if (challenge.frameType === 'ERROR') throw new WireError((challenge.error as JsonObject).code as ErrorCode, 'HELLO refused')
+      // Never sign what the server chose alone: the transcript is rebuilt from our own values.
+      if (challenge.phase !== 'server_challenge' || challenge.clientNonce !== clientNonce || challenge.selectedVersion !== PROTOCOL_VERSION) {
+        throw new WireError('PROTOCOL_VIOLATION', 'unexpected HELLO challenge')
+      }
+      const serverNonce = challenge.serverNonce as string
+      const signature = signEd25519(
+        key.seed,
+        transcriptBytes({principalId: this.principal.id, keyId: key.keyId, clientNonce, serverNonce, challenge: challenge.challenge as string, selectedVersion: PROTOCOL_VERSION}),
+      )
+      ws.send(frame('HELLO', {phase: 'client_response', agentId: this.principal.id, keyId: key.keyId, clientNonce, serverNonce, challengeSignature: encodeBase64url(signature)}))
+      const accept = await next()
+      if (accept.frameType === 'ERROR') throw new WireError((accept.error as JsonObject).code as ErrorCode, 'HELLO refused')
+      if (accept.phase !== 'server_accept') throw new WireError('PROTOCOL_VIOLATION', 'unexpected HELLO frame')
+      this.#sessionEpoch = this.principal.type === 'agent' ? (accept.sessionEpoch as number) : undefined
+      this.#sessionToken = accept.sessionToken as string
+    } catch (e) {
+      ws.terminate()
+      throw e
+    }
+    ws.off('message', onHelloMessage)
+    ws.removeAllListeners('error')
+    ws.removeAllListeners('close')
+    ws.on('error', () => undefined) // the close handler below does the work
+    ws.on('message', (data, isBinary) => this.#onMessage(data, isBinary))
+    ws.on('close', () => this.#onClose(ws))
+    this.#ws = ws
+    this.#options.onSession?.({sessionEpoch: this.#sessionEpoch, reconnect})
+    // Frames that arrived right behind server_accept.
+    for (const f of frames) this.#onFrame(f)
+  }
+
+  #onClose(ws: WebSocket): void {
+    if (this.#ws !== ws) return
+    this.#ws = null
+    // Anything in flight has no authoritative answer: the caller looks up or retries the same
+    // bytes (same Action ID), which the receipt answers (L5).
+    for (const p of this.#pending.values()) p.resolve({error: indeterminate()})
+    this.#pending.clear()
+    if (this.#closed) return
+    const r = this.#options.reconnect ?? true
+    if (r === false) return
+    void this.#reconnect(r === true ? {} : r)
+  }
+
+  async #reconnect(o: ReconnectOptions): Promise<void> {
+    let delay = o.initialDelayMs ?? 100
+    for (let attempt = 1; !this.#closed; attempt++) {
+      this.#options.onNotice?.({code: 'RECONNECTING', detail: {attempt}})
+      await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random() / 2)))
+      if (this.#closed) return
+      try {
+        await this.#open(true)
+        for (const sub of this.#subs.values()) {
+          sub.buffer.clear()
+          sub.skipThrough = sub.cursor
+          this.#sendSubscribe(sub)
+        }
+        this.#options.onNotice?.({code: 'RECONNECTED'})
+        return
+      } catch (e) {
+        if (o.maxAttempts !== undefined && attempt >= o.maxAttempts) {
+          this.#options.onNotice?.({code: 'GAVE_UP', detail: (e as Error).message})
+          return
+        }
+        delay = Math.min(delay * 2, o.maxDelayMs ?? 5000)
+      }
+    }
+  }
+
+  #raw(text: string): void {
+    const ws = this.#ws
+    if (ws && ws.readyState === WebSocket.OPEN) ws.send(text)
+  }
+
+  #sendSubscribe(sub: Subscription): void {
+    const g: JsonObject = {groupId: sub.groupId, afterSequence: sub.cursor}
+    if (sub.attention) g.attention = sub.attention as JsonObject
+    this.#raw(frame('SUBSCRIBE', {subscriptionId: sub.subscriptionId, groups: [g]}))
+  }
+
+  #send(commandBytes: Uint8Array): Promise<{events: DeliveredEvent[]} | {error: ProtocolError}> {
+    let command: JsonObject
+    try {
+      command = parseJsonBytes(commandBytes) as JsonObject
+    } catch {
+      return Promise.resolve({error: protocolError('PROTOCOL_VIOLATION')})
+    }
+    const actor = command?.actor as JsonObject | undefined
+    if (typeof command?.actionId !== 'string' || typeof actor?.id !== 'string') return Promise.resolve({error: protocolError('SCHEMA_VALIDATION_FAILED')})
+    if (!this.connected) return Promise.resolve({error: indeterminate()})
+    const frameId = newFrameId()
+    const text = Buffer.from(commandBytes).toString('utf8')
+    return new Promise((resolve) => {
+      this.#pending.set(frameId, {frameId, actorId: actor.id as string, actionId: command.actionId as string, events: [], count: null, resolve})
+      this.#raw(`{"protocolVersion":"${PROTOCOL_VERSION}","frameId":${JSON.stringify(frameId)},"frameType":"COMMAND","command":${text}}`)
+    })
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Incoming frames
+
+  #onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    if (isBinary) return this.#options.onNotice?.({code: 'PROTOCOL_VIOLATION', detail: 'binary frame from the server'})
+    const parsed = parseFrame(data.toString())
+    if (!parsed.ok) return this.#options.onNotice?.({code: parsed.code, detail: 'malformed frame from the server'})
+    this.#onFrame(parsed.frame)
+  }
+
+  #onFrame(f: Frame): void {
+    switch (f.frameType) {
+      case 'EVENT':
+        return this.#onEvent(f)
+      case 'ACK':
+        for (const a of f.acknowledgements as unknown as {groupId: string; sequence: number}[]) {
+          const sub = this.#subs.get(a.groupId)
+          if (sub && a.sequence > sub.skipThrough) {
+            sub.skipThrough = a.sequence
+            this.#drain(sub)
+          }
+        }
+        return
+      case 'PING':
+        if (typeof f.replyToNonce === 'string') {
+          this.#pings.get(f.replyToNonce)?.()
+          this.#pings.delete(f.replyToNonce)
+        } else {
+          this.#raw(frame('PING', {nonce: encodeBase64url(randomBytes(16)), replyToNonce: f.nonce as string, sentAt: new Date().toISOString()}))
+        }
+        return
+      case 'ERROR':
+        return this.#onError(f.error as unknown as ProtocolError)
+      default:
+        this.#options.onNotice?.({code: 'PROTOCOL_VIOLATION', detail: `unexpected ${f.frameType} frame`})
+    }
+  }
+
+  #verified(raw: JsonObject): DeliveredEvent | null {
+    const bytes = Buffer.from(JSON.stringify(raw), 'utf8')
+    const v = verify('event', bytes, this.#options.registry)
+    if (v instanceof Rejection) return null
+    const d = v.document
+    return {groupId: d.groupId as string, sequence: d.sequence as number, eventId: d.eventId as string, kind: d.kind as string, document: d, bytes}
+  }
+
+  #onEvent(f: Frame): void {
+    const event = this.#verified(f.event as JsonObject)
+    if (event === null) {
+      this.#options.onNotice?.({code: 'AUTH_INVALID_SIGNATURE', detail: 'an Event failed verification and was dropped'})
+      return
+    }
+    const position = receiptPosition(f.frameId)
+    if (position) return this.#onReceiptEvent(event, position)
+    const sub = this.#subs.get(event.groupId)
+    if (!sub || !sub.active || !Number.isSafeInteger(event.sequence)) return
+    if (event.sequence <= sub.cursor || sub.buffer.has(event.sequence)) return // duplicate (I1)
+    sub.buffer.set(event.sequence, event)
+    this.#drain(sub)
+  }
+
+  #onReceiptEvent(event: DeliveredEvent, position: {index: number; count: number}): void {
+    const cause = event.document.cause as JsonObject
+    const actor = event.document.actor as JsonObject
+    for (const p of this.#pending.values()) {
+      if (p.actionId !== cause.id || p.actorId !== actor.id) continue
+      if (position.index === 1) p.events = []
+      p.events.push(event)
+      if (position.index === position.count) {
+        this.#pending.delete(p.frameId)
+        p.resolve({events: p.events})
+      }
+      return
+    }
+  }
+
+  #onError(error: ProtocolError): void {
+    const related = error.relatedFrameId
+    if (typeof related === 'string' && this.#pending.has(related)) {
+      const p = this.#pending.get(related)!
+      this.#pending.delete(related)
+      return p.resolve({error})
+    }
+    const groupId = error.groupId as string | undefined
+    const sub = groupId ? this.#subs.get(groupId) : undefined
+    if (sub && error.code === 'CURSOR_TOO_OLD') return void this.#restore(sub, error)
+    if (sub && error.code === 'BACKPRESSURE') {
+      // The server paused this Group until we ACK: report progress now.
+      this.#options.onNotice?.({code: 'BACKPRESSURE', groupId, detail: {retryAfterMs: error.retryAfterMs}})
+      void this.#flushAcks()
+      return
+    }
+    if (sub && error.code === 'GROUP_NOT_FOUND') {
+      sub.active = false
+      this.#subs.delete(sub.groupId)
+      return sub.options.onError?.(error)
+    }
+    this.#options.onNotice?.({code: error.code, groupId, detail: error})
+  }
+
+  async #restore(sub: Subscription, error: ProtocolError): Promise<void> {
+    const snapshot = (error.details as JsonObject | undefined)?.snapshot as JsonObject | undefined
+    const reference = snapshot ? this.#checkSnapshot(sub, snapshot, error.snapshotArtifactHash as string | undefined) : null
+    if (reference === null || !sub.options.onSnapshot) {
+      sub.active = false
+      this.#subs.delete(sub.groupId)
+      return sub.options.onError?.(error)
+    }
+    await sub.draining
+    await sub.options.onSnapshot(reference)
+    sub.cursor = reference.throughSequence
+    sub.skipThrough = reference.throughSequence
+    sub.buffer.clear()
+    await this.#cursors.save(sub.groupId, sub.cursor)
+    this.#sendSubscribe(sub)
+  }
+
+  /** I5: schema, hash, signature, Group binding and sequence of the snapshot, or null. */
+  #checkSnapshot(sub: Subscription, snapshot: JsonObject, hash: string | undefined): SnapshotReference | null {
+    const v = verify('group-snapshot', Buffer.from(JSON.stringify(snapshot), 'utf8'), this.#options.registry)
+    if (v instanceof Rejection) return null
+    const d = v.document
+    if (d.groupId !== sub.groupId || typeof d.throughSequence !== 'number' || d.throughSequence <= sub.cursor) return null
+    const snapshotHash = canonicalHash(d)
+    if (hash !== undefined && hash !== snapshotHash) return null
+    return {groupId: sub.groupId, throughSequence: d.throughSequence, snapshotHash, document: d}
+  }
+
+  /** Hands contiguous Events to onEvent, one at a time, and advances the Cursor. */
+  #drain(sub: Subscription): void {
+    sub.draining = sub.draining.then(async () => {
+      for (;;) {
+        if (!sub.active) return
+        const next = sub.cursor + 1
+        const event = sub.buffer.get(next)
+        if (event) {
+          sub.buffer.delete(next)
+          try {
+            await sub.onEvent(event)
+          } catch (e) {
+            // The application failed on this Event: keep the Cursor before it (redelivered later).
+            sub.buffer.set(next, event)
+            this.#options.onNotice?.({code: 'INTERNAL_ERROR', groupId: sub.groupId, detail: (e as Error).message})
+            return
+          }
+        } else if (sub.skipThrough < next) {
+          return // a gap: wait for the missing sequence
+        }
+        sub.cursor = next
+        if (this.#options.autoAck ?? true) this.#scheduleAck(sub)
+      }
+    })
+  }
+
+  #scheduleAck(sub: Subscription): void {
+    if (sub.cursor - sub.acked >= ACK_BATCH) return void this.#flushAcks()
+    this.#ackTimer ??= setTimeout(() => void this.#flushAcks(), ACK_DELAY_MS)
+  }
+
+  async #flushAcks(): Promise<void> {
+    if (this.#ackTimer) clearTimeout(this.#ackTimer)
+    this.#ackTimer = null
+    const acks: JsonObject[] = []
+    for (const sub of this.#subs.values()) {
+      if (sub.cursor <= sub.acked) continue
+      sub.acked = sub.cursor
+      await this.#cursors.save(sub.groupId, sub.cursor)
+      acks.push({groupId: sub.groupId, sequence: sub.cursor})
+    }
+    if (acks.length > 0) this.#raw(frame('ACK', {acknowledgements: acks, sentAt: new Date().toISOString()}))
+  }
+}
+
+function indeterminate(): ProtocolError {
+  // No authoritative answer arrived: retry the same bytes (same Action ID) or look the receipt up.
+  return {...protocolError('INTERNAL_ERROR'), details: {indeterminate: true}}
+}

@@ -1,0 +1,337 @@
+// One authenticated WebSocket connection (spec §6.3, §17; ACCEPTANCE B1-B8, J1-J7).
+//
+// HELLO first: client_init → server_challenge → client_response → server_accept. Any other first
+// frame is AUTH_REQUIRED and closes the connection. The challenge signature is checked against the
+// Registry binding of the presented key ID, which must belong to the claimed principal and be
+// valid now. An accepted Agent gets the next Session Epoch from the Organization log, which fences
+// every older session of that Agent, including sockets that stay open.
+//
+// After HELLO the connection speaks for its principal only: a COMMAND whose actor is someone else
+// is AUTH_FORBIDDEN, and an Agent Command must carry this connection's Session Epoch. Every
+// Command is still verified individually by ingress (B8). Errors never close the connection,
+// except a frame before HELLO and an expired session.
+
+import {randomBytes} from 'node:crypto'
+import type WebSocket from 'ws'
+import {submit} from '../authority/ingress.js'
+import {verifyEd25519} from '../crypto/ed25519.js'
+import type {ErrorCode} from '../errors.js'
+import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
+import {canonicalBytes} from '../json/jcs.js'
+import type {JsonObject} from '../json/parse.js'
+import {compareInstants, parseTimestamp} from '../json/timestamp.js'
+import type {Principal} from '../signing/profiles.js'
+import {RegistryFault, type ResolvedBinding} from '../signing/registry.js'
+import type {AttentionFilter} from './client.js'
+import {type Frame, PROTOCOL_VERSION, errorFrame, errorOf, eventFrame, frame, parseFrame, receiptFrameId} from './frames.js'
+import {GroupPump} from './group-pump.js'
+import {transcriptBytes} from './hello.js'
+import {isOrganizationKind, submitOrganizationCommand} from './org-commands.js'
+import type {ServerContext} from './server.js'
+import {SessionError, openSession} from './sessions.js'
+import {buildSnapshotReference} from './snapshot-reference.js'
+
+type Phase = {name: 'init'} | {name: 'challenged'; principalId: string; keyId: string; clientNonce: string; serverNonce: string; challenge: string} | {name: 'ready'} | {name: 'closed'}
+
+export class Connection {
+  #phase: Phase = {name: 'init'}
+  principal: Principal | null = null
+  sessionEpoch: number | undefined
+  readonly #pumps = new Map<string, GroupPump>()
+  #lastSeen = Date.now()
+  #chain: Promise<void> = Promise.resolve()
+  readonly #timers: NodeJS.Timeout[] = []
+  /** The last Presence Record (ephemeral, §6.2: never a lease renewal or acceptance). */
+  presence: JsonObject | null = null
+
+  constructor(
+    private readonly context: ServerContext,
+    private readonly ws: WebSocket,
+    private readonly peer: string,
+  ) {
+    ws.on('message', (data, isBinary) => {
+      this.#lastSeen = Date.now()
+      const failed = (e: Error) => {
+        context.log({level: 'error', event: 'frame-failed', peer, reason: e.message})
+        this.#send(errorFrame(errorOf('INTERNAL_ERROR')))
+      }
+      // Frames are handled in arrival order; COMMANDs run concurrently (their answers correlate
+      // by frame ID and Action ID), so one slow Group never holds up another.
+      this.#chain = this.#chain.then(() => this.#onMessage(data, isBinary)).catch(failed)
+    })
+    ws.on('close', () => this.#closed())
+    ws.on('error', (e) => context.log({level: 'info', event: 'socket-error', peer, reason: e.message}))
+    const interval = context.options.pingIntervalMs
+    const ping = setInterval(() => {
+      if (Date.now() - this.#lastSeen > 3 * interval) {
+        context.log({level: 'info', event: 'peer-silent', peer})
+        ws.terminate()
+        return
+      }
+      this.#send(frame('PING', {nonce: encodeBase64url(randomBytes(16)), sentAt: new Date().toISOString()}))
+    }, interval)
+    ping.unref()
+    this.#timers.push(ping)
+    context.log({level: 'info', event: 'connected', peer})
+  }
+
+  /** Graceful shutdown: stop the pumps, say goodbye. */
+  async shutdown(): Promise<void> {
+    this.#closed()
+    await new Promise<void>((resolve) => {
+      if (this.ws.readyState === this.ws.CLOSED) return resolve()
+      this.ws.once('close', () => resolve())
+      this.ws.close(1001, 'server shutting down')
+      setTimeout(() => {
+        this.ws.terminate()
+        resolve()
+      }, 2000).unref()
+    })
+  }
+
+  #closed(): void {
+    if (this.#phase.name === 'closed') return
+    this.#phase = {name: 'closed'}
+    for (const t of this.#timers) clearInterval(t)
+    for (const p of this.#pumps.values()) {
+      p.stop()
+      this.context.unregister(p)
+    }
+    this.#pumps.clear()
+    this.context.log({level: 'info', event: 'disconnected', peer: this.peer, principal: this.principal?.id})
+  }
+
+  #send(text: string): boolean {
+    if (this.ws.readyState !== this.ws.OPEN) return false
+    this.ws.send(text)
+    return true
+  }
+
+  #error(code: ErrorCode, extra: Record<string, unknown> = {}): void {
+    this.#send(errorFrame(errorOf(code, extra)))
+  }
+
+  async #onMessage(data: WebSocket.RawData, isBinary: boolean): Promise<void> {
+    // §17.1: binary messages never carry protocol objects (J2).
+    if (isBinary) return this.#error('PROTOCOL_VIOLATION')
+    const parsed = parseFrame(data.toString())
+    if (!parsed.ok) return this.#error(parsed.code, {relatedFrameId: parsed.frameId})
+    const f = parsed.frame
+    switch (this.#phase.name) {
+      case 'init':
+        return this.#clientInit(f)
+      case 'challenged':
+        return this.#clientResponse(f)
+      case 'ready':
+        return this.#ready(f)
+      case 'closed':
+        return
+    }
+  }
+
+  #refuseHello(code: ErrorCode, f: Frame): void {
+    this.#error(code, {relatedFrameId: f.frameId, fatal: true})
+    this.context.log({level: 'info', event: 'hello-refused', peer: this.peer, code})
+    this.ws.close(1008, code)
+  }
+
+  #clientInit(f: Frame): void {
+    if (f.frameType !== 'HELLO' || f.phase !== 'client_init') return this.#refuseHello('AUTH_REQUIRED', f)
+    if (!(f.supportedVersions as string[]).includes(PROTOCOL_VERSION)) return this.#refuseHello('UNSUPPORTED_VERSION', f)
+    // The challenge goes out whatever the key ID names: whether a key exists is not disclosed here.
+    const serverNonce = encodeBase64url(randomBytes(32))
+    const challenge = encodeBase64url(randomBytes(32))
+    this.#phase = {name: 'challenged', principalId: f.agentId as string, keyId: f.keyId as string, clientNonce: f.clientNonce as string, serverNonce, challenge}
+    this.#send(frame('HELLO', {phase: 'server_challenge', selectedVersion: PROTOCOL_VERSION, clientNonce: f.clientNonce as string, serverNonce, challenge}))
+  }
+
+  async #clientResponse(f: Frame): Promise<void> {
+    const p = this.#phase
+    if (p.name !== 'challenged') return
+    if (f.frameType !== 'HELLO' || f.phase !== 'client_response') return this.#refuseHello('AUTH_REQUIRED', f)
+    // B2/B3: the response must repeat this exchange's values; one challenge, one answer.
+    this.#phase = {name: 'init'}
+    if (f.agentId !== p.principalId || f.keyId !== p.keyId || f.clientNonce !== p.clientNonce || f.serverNonce !== p.serverNonce) {
+      return this.#refuseHello('AUTH_INVALID_SIGNATURE', f)
+    }
+    const binding = this.#currentBinding(p.keyId, p.principalId)
+    const signature = decodeBase64url(f.challengeSignature as string)
+    const message = transcriptBytes({principalId: p.principalId, keyId: p.keyId, clientNonce: p.clientNonce, serverNonce: p.serverNonce, challenge: p.challenge, selectedVersion: PROTOCOL_VERSION})
+    if (binding === null || signature === null || signature.length !== 64 || !verifyEd25519(binding.key, message, signature)) {
+      return this.#refuseHello('AUTH_INVALID_SIGNATURE', f)
+    }
+    this.principal = binding.principal
+    if (binding.principal.type === 'agent') {
+      try {
+        this.sessionEpoch = await openSession(this.context.authority, binding.principal.id)
+      } catch (e) {
+        return this.#refuseHello(e instanceof SessionError ? e.code : 'INTERNAL_ERROR', f)
+      }
+    }
+    this.#phase = {name: 'ready'}
+    const ttl = this.context.options.sessionTtlSeconds
+    const expiresAt = new Date(Date.now() + ttl * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
+    const expiry = setTimeout(() => {
+      // The short-lived token expired: the client authenticates again (and gets a new epoch).
+      this.#error('AUTH_REQUIRED', {fatal: true})
+      this.ws.close(4001, 'session expired')
+    }, ttl * 1000)
+    expiry.unref()
+    this.#timers.push(expiry)
+    this.#send(
+      frame('HELLO', {
+        phase: 'server_accept',
+        selectedVersion: PROTOCOL_VERSION,
+        sessionToken: encodeBase64url(randomBytes(32)),
+        // Humans and services have no Agent Session Epoch (§6.3); the frame requires a number, and
+        // 1 carries no fencing meaning for them — their Commands never carry one.
+        sessionEpoch: this.sessionEpoch ?? 1,
+        expiresAt,
+      }),
+    )
+    this.context.log({level: 'info', event: 'session-accepted', peer: this.peer, principal: binding.principal.id, type: binding.principal.type, sessionEpoch: this.sessionEpoch})
+  }
+
+  /** B4: the key must be registered to the claimed principal and valid at this instant. */
+  #currentBinding(keyId: string, principalId: string): ResolvedBinding | null {
+    const registry = this.context.authority.registry.resolve()
+    if (registry instanceof RegistryFault) return null
+    const b = registry.bindings.get(keyId)
+    if (!b || b.principal.id !== principalId) return null
+    const now = parseTimestamp(new Date().toISOString())!
+    if (compareInstants(now, b.validFrom.instant) < 0) return null
+    if (b.validUntil && compareInstants(now, b.validUntil.instant) >= 0) return null
+    if (b.revokedAt && compareInstants(now, b.revokedAt.instant) >= 0) return null
+    return b
+  }
+
+  async #ready(f: Frame): Promise<void> {
+    switch (f.frameType) {
+      case 'SUBSCRIBE':
+        return this.#subscribe(f)
+      case 'COMMAND':
+        void this.#command(f).catch((e: Error) => {
+          this.context.log({level: 'error', event: 'command-failed', peer: this.peer, reason: e.message})
+          this.#error('INTERNAL_ERROR', {relatedFrameId: f.frameId})
+        })
+        return
+      case 'ACK':
+        return this.#ack(f)
+      case 'PING':
+        return this.#ping(f)
+      default:
+        // HELLO again, EVENT or ERROR from a client: a framing violation, nothing else changes.
+        return this.#error('PROTOCOL_VIOLATION', {relatedFrameId: f.frameId})
+    }
+  }
+
+  async #subscribe(f: Frame): Promise<void> {
+    const principal = this.principal!
+    const {authority} = this.context
+    for (const g of f.groups as unknown as {groupId: string; afterSequence: number; attention?: AttentionFilter}[]) {
+      // §17.2: an unauthorized Group gets exactly the answer a missing one gets (J4).
+      const state = await authority.current(g.groupId)
+      const member = state?.members[principal.id]
+      if (!state || !member || !member.active || member.principal.type !== principal.type) {
+        this.#error('GROUP_NOT_FOUND', {groupId: g.groupId, relatedFrameId: f.frameId})
+        continue
+      }
+      const floor = (await this.context.options.onlineLogFloor?.(g.groupId)) ?? 0
+      const from = Math.max(g.afterSequence, member.visibilityStartSequence - 1)
+      if (from < floor) {
+        const snapshot = await buildSnapshotReference(authority, g.groupId, floor)
+        this.#error('CURSOR_TOO_OLD', {
+          groupId: g.groupId,
+          relatedFrameId: f.frameId,
+          snapshotArtifactHash: snapshot.hash,
+          details: {throughSequence: snapshot.throughSequence, snapshot: snapshot.document},
+        })
+        continue
+      }
+      const previous = this.#pumps.get(g.groupId)
+      if (previous) {
+        previous.stop()
+        this.context.unregister(previous)
+      }
+      const pump = new GroupPump(
+        this.context,
+        {
+          send: (text) => this.#send(text),
+          bufferedAmount: () => this.ws.bufferedAmount,
+          principalId: principal.id,
+          principalType: principal.type,
+        },
+        g.groupId,
+        g.afterSequence,
+        g.attention,
+      )
+      this.#pumps.set(g.groupId, pump)
+      this.context.register(pump)
+      pump.wake()
+    }
+  }
+
+  async #command(f: Frame): Promise<void> {
+    const command = f.command as JsonObject
+    const actor = command.actor as JsonObject | undefined
+    const related = {relatedFrameId: f.frameId, ...(typeof command.actionId === 'string' ? {relatedActionId: command.actionId} : {})}
+    let bytes: Buffer
+    try {
+      // Non-finite numbers and lone surrogates fail here, before any re-serialization could hide them.
+      canonicalBytes(command)
+      bytes = Buffer.from(JSON.stringify(command), 'utf8')
+    } catch {
+      return this.#error('PROTOCOL_VIOLATION', related)
+    }
+    const principal = this.principal!
+    if (actor?.id !== principal.id || actor?.type !== principal.type) return this.#error('AUTH_FORBIDDEN', related)
+    if (principal.type === 'agent' && command.sessionEpoch !== undefined && command.sessionEpoch !== this.sessionEpoch) {
+      return this.#error('AUTH_STALE_SESSION', related)
+    }
+    const {authority} = this.context
+    if (isOrganizationKind(command.kind)) {
+      const r = await submitOrganizationCommand(authority, bytes)
+      if ('error' in r) {
+        this.#send(errorFrame({...r.error, ...related}))
+        return
+      }
+      const stored = await Promise.all(r.receipt.eventIds.map((id) => authority.store.organizationLog().event(id)))
+      stored.forEach((b, i) => b && this.#send(eventFrame(b, receiptFrameId(i + 1, stored.length))))
+      return
+    }
+    const r = await submit(authority, bytes)
+    if ('error' in r) {
+      this.#send(errorFrame({...r.error, ...related}))
+      return
+    }
+    const {groupId, firstSequence, lastSequence} = r.receipt
+    const count = lastSequence - firstSequence + 1
+    const page = await authority.store.read(groupId, firstSequence - 1, count)
+    page.events.forEach((e, i) => this.#send(eventFrame(e.bytes, receiptFrameId(i + 1, count))))
+    this.context.notify(groupId)
+  }
+
+  async #ack(f: Frame): Promise<void> {
+    const cursors = this.context.authority.store.cursors()
+    for (const a of f.acknowledgements as unknown as {groupId: string; sequence: number}[]) {
+      const pump = this.#pumps.get(a.groupId)
+      if (!pump) continue // not subscribed here (or not authorized): nothing to record, nothing said
+      const sequence = Math.min(a.sequence, pump.position)
+      await cursors.advance(this.principal!.id, a.groupId, sequence)
+      pump.acknowledged(sequence)
+    }
+  }
+
+  #ping(f: Frame): void {
+    if (typeof f.replyToNonce === 'string') return // the echo of our own PING: liveness only
+    if (f.presence) {
+      const presence = f.presence as JsonObject
+      // §6.2: Presence is about this session's own Agent; anything else is a violation.
+      if (presence.agentId !== this.principal!.id || presence.sessionEpoch !== this.sessionEpoch) {
+        return this.#error('PROTOCOL_VIOLATION', {relatedFrameId: f.frameId})
+      }
+      this.presence = presence
+    }
+    this.#send(frame('PING', {nonce: encodeBase64url(randomBytes(16)), replyToNonce: f.nonce as string, sentAt: new Date().toISOString()}))
+  }
+}

@@ -1,0 +1,160 @@
+// Delivery of one Group to one connection (spec §8, §16, §17.2, §17.3).
+//
+// The pump reads the Group log page by page after its position and sends each visible Event that
+// passes the attention filter as an EVENT frame carrying the stored signed bytes. Replay is never
+// truncated: the pump keeps reading until it reaches the head.
+//
+// Flow control is per Group: at most `sendWindow` delivered Events may be un-ACKed by the client.
+// At the limit the Group pauses and the client gets ERROR BACKPRESSURE {groupId, retryAfterMs};
+// the next client ACK for that Group resumes it from the store, so nothing is lost and the other
+// Groups on the connection never wait for it. Sequences the pump handles without delivering
+// (before the Membership's visibility start, or filtered out) are announced with a server ACK
+// "delivered through" frame after the page, so the client never mistakes them for a gap.
+
+import type {JsonObject} from '../json/parse.js'
+import type {AttentionFilter} from './client.js'
+import {errorFrame, errorOf, eventFrame, frame} from './frames.js'
+import type {ServerContext} from './server.js'
+
+export interface PumpSink {
+  /** Sends a text frame; returns false when the connection is gone. */
+  send(text: string): boolean
+  /** Bytes queued on the socket (connection-level pressure). */
+  bufferedAmount(): number
+  principalId: string
+  principalType: string
+}
+
+/** Socket-level bound: above this many queued bytes every pump of the connection waits. */
+const SOCKET_HIGH_WATER = 4 * 1024 * 1024
+
+export class GroupPump {
+  position: number
+  #delivered: number[] = []
+  #running = false
+  #again = false
+  #paused = false
+  #stopped = false
+
+  constructor(
+    private readonly context: ServerContext,
+    private readonly sink: PumpSink,
+    readonly groupId: string,
+    afterSequence: number,
+    private readonly attention: AttentionFilter | undefined,
+  ) {
+    this.position = afterSequence
+  }
+
+  stop(): void {
+    this.#stopped = true
+  }
+
+  get paused(): boolean {
+    return this.#paused
+  }
+
+  /** The client ACKed `sequence`: frees window space and resumes a paused Group. */
+  acknowledged(sequence: number): void {
+    let i = 0
+    while (i < this.#delivered.length && this.#delivered[i]! <= sequence) i++
+    if (i > 0) this.#delivered.splice(0, i)
+    if (this.#paused && this.#delivered.length < this.context.options.sendWindow) {
+      this.#paused = false
+      this.wake()
+    }
+  }
+
+  wake(): void {
+    if (this.#stopped) return
+    if (this.#running) {
+      this.#again = true
+      return
+    }
+    this.#running = true
+    void this.#run()
+      .catch((e: Error) => {
+        this.context.log({level: 'error', event: 'pump-failed', groupId: this.groupId, reason: e.message})
+        this.sink.send(errorFrame(errorOf('INTERNAL_ERROR', {groupId: this.groupId})))
+        this.#stopped = true
+      })
+      .finally(() => {
+        this.#running = false
+        if (this.#again && !this.#stopped) {
+          this.#again = false
+          this.wake()
+        }
+      })
+  }
+
+  async #run(): Promise<void> {
+    const {authority, options} = this.context
+    for (;;) {
+      this.#again = false
+      if (this.#stopped || this.#paused) return
+      if (this.sink.bufferedAmount() > SOCKET_HIGH_WATER) {
+        setTimeout(() => this.wake(), 10).unref()
+        return
+      }
+      const room = options.sendWindow - this.#delivered.length
+      if (room <= 0) {
+        this.#paused = true
+        const retryAfterMs = 250
+        this.sink.send(errorFrame(errorOf('BACKPRESSURE', {groupId: this.groupId, retryAfterMs})))
+        this.context.log({level: 'info', event: 'backpressure', groupId: this.groupId, principal: this.sink.principalId})
+        return
+      }
+      // Membership is enforced on every page (§17.2): an ended Membership stops delivery.
+      const state = await authority.current(this.groupId)
+      const member = state?.members[this.sink.principalId]
+      if (!state || !member || !member.active || member.principal.type !== this.sink.principalType) {
+        this.#stopped = true
+        this.sink.send(errorFrame(errorOf('GROUP_NOT_FOUND', {groupId: this.groupId})))
+        return
+      }
+      const page = await authority.store.read(this.groupId, this.position, Math.min(options.pageSize, room))
+      if (page.events.length === 0) return
+      let skipped = false
+      for (const e of page.events) {
+        if (this.#stopped) return
+        if (e.sequence >= member.visibilityStartSequence && this.#passes(e.bytes, e.kind)) {
+          if (!this.sink.send(eventFrame(e.bytes))) return this.stop()
+          this.#delivered.push(e.sequence)
+        } else {
+          skipped = true
+        }
+        this.position = e.sequence
+      }
+      if (skipped) this.sink.send(frame('ACK', {acknowledgements: [{groupId: this.groupId, sequence: this.position}], sentAt: new Date().toISOString()}))
+      if (this.position >= page.head) return
+    }
+  }
+
+  /**
+   * §8/§17.2 attention: with no lists every Event passes; otherwise an Event passes when it matches
+   * any given list (kinds, Conversations, WorkItems). `mentionsOnly` keeps only message.posted
+   * Events that mention the principal (other kinds are unaffected); `announcements` lets Events
+   * whose payload is marked as an announcement through regardless.
+   */
+  #passes(bytes: Uint8Array, kind: string): boolean {
+    const a = this.attention
+    if (!a) return true
+    const lists = a.eventKinds !== undefined || a.conversationIds !== undefined || a.workItemIds !== undefined
+    if (!lists && !a.mentionsOnly) return true
+    if (a.eventKinds !== undefined && !a.conversationIds && !a.workItemIds && !a.mentionsOnly && !a.announcements) return a.eventKinds.includes(kind)
+    const doc = JSON.parse(Buffer.from(bytes).toString('utf8')) as JsonObject
+    const payload = (doc.payload ?? {}) as JsonObject
+    if (a.announcements && payload.announcement === true) return true
+    if (a.mentionsOnly && kind === 'message.posted') {
+      const mentions = payload.mentions
+      const mentioned = Array.isArray(mentions) && mentions.some((m) => m === this.sink.principalId || (m as JsonObject | null)?.id === this.sink.principalId)
+      if (!mentioned) return false
+    }
+    if (!lists) return true
+    if (a.eventKinds?.includes(kind)) return true
+    const conversationId = (doc.conversationId ?? payload.conversationId) as string | undefined
+    if (conversationId !== undefined && a.conversationIds?.includes(conversationId)) return true
+    const workItemId = (doc.workItemId ?? payload.workItemId) as string | undefined
+    return workItemId !== undefined && (a.workItemIds?.includes(workItemId) ?? false)
+  }
+}

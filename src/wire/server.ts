@@ -1,0 +1,150 @@
+// The WebSocket gateway in front of one Group Authority (spec §6.3, §16, §17).
+//
+//   const server = await startServer({authority, host: '127.0.0.1', port: 0, tls: {cert, key}})
+//   server.url   // wss://127.0.0.1:PORT
+//   await server.close()
+//
+// TLS 1.3 only (`minVersion` and `maxVersion` pinned); plain ws only with 'insecure-loopback',
+// which refuses any non-loopback bind. Each connection (connection.ts) runs HELLO, then
+// multiplexes SUBSCRIBE / COMMAND / ACK / PING for its principal. Group deliveries are pumped from
+// the store (group-pump.ts), woken when this server appends to the Group and by a slow poll for
+// appends made by other processes sharing the store.
+
+import {createServer as createHttpServer, type Server as HttpServer} from 'node:http'
+import {createServer as createHttpsServer} from 'node:https'
+import type {AddressInfo} from 'node:net'
+import {WebSocketServer} from 'ws'
+import type {Authority} from '../authority/authority.js'
+import {Connection} from './connection.js'
+import type {GroupPump} from './group-pump.js'
+
+export type TlsSetting = {cert: string | Buffer; key: string | Buffer} | 'insecure-loopback'
+
+export interface ServerOptions {
+  authority: Authority
+  host: string
+  /** 0 picks a free port. */
+  port: number
+  tls: TlsSetting
+  /** Structured log sink: one object per line (default: JSON lines on stderr). */
+  log?: (entry: Record<string, unknown>) => void
+  /** Per connection and Group: delivered Events the client has not ACKed before the Group pauses. */
+  sendWindow?: number
+  /** Events read from the store per page. */
+  pageSize?: number
+  /** How often subscribed Groups are checked for Events appended by other processes (ms). */
+  pollMs?: number
+  /**
+   * §16 online log: replay from before this sequence is answered with CURSOR_TOO_OLD and a signed
+   * snapshot reference through it (default: the whole log is online).
+   */
+  onlineLogFloor?: (groupId: string) => number | Promise<number>
+  /** Session token lifetime; the connection is closed when it expires (default 1 h). */
+  sessionTtlSeconds?: number
+  /** Server PING interval; a peer silent for 3 intervals is dropped (default 15 s). */
+  pingIntervalMs?: number
+}
+
+export interface RunningServer {
+  url: string
+  port: number
+  /** Graceful: stops accepting, closes every connection, then the listener. */
+  close(): Promise<void>
+}
+
+export interface ServerContext {
+  readonly authority: Authority
+  readonly options: Required<Pick<ServerOptions, 'sendWindow' | 'pageSize' | 'sessionTtlSeconds' | 'pingIntervalMs'>> & ServerOptions
+  log(entry: Record<string, unknown>): void
+  /** Wakes every pump of the Group (after an append on this server). */
+  notify(groupId: string): void
+  register(pump: GroupPump): void
+  unregister(pump: GroupPump): void
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+}
+
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  if (options.tls === 'insecure-loopback' && !isLoopbackHost(options.host)) {
+    throw new Error(`--insecure-loopback refuses to bind ${options.host}: plain ws is allowed on loopback only`)
+  }
+  // §6.3: behind the gateway every Agent Command must come from an issued session.
+  options.authority.policy.requireAgentSessions = true
+  const log =
+    options.log ??
+    ((entry: Record<string, unknown>) => {
+      process.stderr.write(JSON.stringify({at: new Date().toISOString(), ...entry}) + '\n')
+    })
+  const pumps = new Map<string, Set<GroupPump>>()
+  const context: ServerContext = {
+    authority: options.authority,
+    options: {sendWindow: 1024, pageSize: 256, sessionTtlSeconds: 3600, pingIntervalMs: 15_000, ...options},
+    log,
+    notify(groupId) {
+      for (const p of pumps.get(groupId) ?? []) p.wake()
+    },
+    register(pump) {
+      let set = pumps.get(pump.groupId)
+      if (!set) pumps.set(pump.groupId, (set = new Set()))
+      set.add(pump)
+    },
+    unregister(pump) {
+      const set = pumps.get(pump.groupId)
+      set?.delete(pump)
+      if (set?.size === 0) pumps.delete(pump.groupId)
+    },
+  }
+
+  const secure = options.tls !== 'insecure-loopback'
+  const http: HttpServer =
+    options.tls === 'insecure-loopback'
+      ? createHttpServer()
+      : createHttpsServer({cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3'})
+  http.on('request', (_req, res) => {
+    res.writeHead(426, {'content-type': 'text/plain'}).end('MissionWeaveProtocol 0.1: WebSocket only\n')
+  })
+  http.on('tlsClientError', (e: Error) => log({level: 'info', event: 'tls-refused', reason: e.message}))
+  const wss = new WebSocketServer({server: http, maxPayload: 1024 * 1024, perMessageDeflate: false})
+  const connections = new Set<Connection>()
+  wss.on('connection', (ws, req) => {
+    const c = new Connection(context, ws, `${req.socket.remoteAddress}:${req.socket.remotePort}`)
+    connections.add(c)
+    ws.on('close', () => connections.delete(c))
+  })
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject)
+    http.listen(options.port, options.host, () => {
+      http.off('error', reject)
+      resolve()
+    })
+  })
+  const port = (http.address() as AddressInfo).port
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host
+  const url = `${secure ? 'wss' : 'ws'}://${host}:${port}`
+  log({level: 'info', event: 'listening', url})
+
+  const poll = setInterval(() => {
+    for (const set of pumps.values()) for (const p of set) p.wake()
+  }, options.pollMs ?? 500)
+  poll.unref()
+
+  let closing: Promise<void> | undefined
+  return {
+    url,
+    port,
+    close: () =>
+      (closing ??= (async () => {
+        clearInterval(poll)
+        log({level: 'info', event: 'shutdown', connections: connections.size})
+        await Promise.all([...connections].map((c) => c.shutdown()))
+        await new Promise<void>((resolve) => wss.close(() => resolve()))
+        await new Promise<void>((resolve) => http.close(() => resolve()))
+        http.closeAllConnections?.()
+      })()),
+  }
+}
