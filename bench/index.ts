@@ -27,6 +27,12 @@ const docPath = useUpstream ? join(upstream, 'cryptography/vectors/signed-docume
 const regPath = useUpstream ? join(upstream, 'cryptography/keys/registry-valid.json') : join(root, 'fixtures/registry.json')
 const seconds = benchSeconds()
 
+// MWP_BENCH_ONLY=ingress runs only the Group Authority ingress figures (bench/ingress.ts).
+if (process.env.MWP_BENCH_ONLY === 'ingress') {
+  await runIngressBench()
+  process.exit(0)
+}
+
 const bytes = readFileSync(docPath)
 const registryBytes = readFileSync(regPath)
 const doc = parseJsonBytes(bytes) as JsonObject

@@ -46,6 +46,8 @@ export interface IngressFigure {
   perSec: number
   p50ms: number
   p99ms: number
+  /** Authority-process CPU time per Command (user + system): a figure less sensitive to other load. */
+  cpuUsPerCommand: number
 }
 
 let ids = 0
@@ -162,13 +164,15 @@ async function phase(kind: IngressFigure['store'], store: Store, authority: Auth
   // Signed just before the run: Command freshness is judged by the authority at submission.
   const commands = Array.from({length: COMMANDS}, (_, i) => messagePost(groups[i % groups.length]!, i))
   const headsBefore = await Promise.all(groups.map(async (g) => (await store.head(g))!.sequence))
+  const cpu = process.cpuUsage()
   const {seconds, latencies} = await drive(authority, commands, CONCURRENCY)
+  const used = process.cpuUsage(cpu)
   // Durability check: every acknowledged Command left exactly one Event in the store.
   const headsAfter = await Promise.all(groups.map(async (g) => (await store.head(g))!.sequence))
   const appended = headsAfter.reduce((n, h, i) => n + h - headsBefore[i]!, 0)
   if (appended !== COMMANDS) throw new Error(`${COMMANDS} receipts but ${appended} Events appended`)
   latencies.sort((a, b) => a - b)
-  return {store: kind, storedEventsBefore: before, commands: COMMANDS, perSec: COMMANDS / seconds, p50ms: percentile(latencies, 0.5) / 1e6, p99ms: percentile(latencies, 0.99) / 1e6}
+  return {store: kind, storedEventsBefore: before, commands: COMMANDS, perSec: COMMANDS / seconds, p50ms: percentile(latencies, 0.5) / 1e6, p99ms: percentile(latencies, 0.99) / 1e6, cpuUsPerCommand: (used.user + used.system) / COMMANDS}
 }
 
 async function benchStore(kind: IngressFigure['store'], url: string): Promise<IngressFigure[]> {
@@ -184,7 +188,7 @@ async function benchStore(kind: IngressFigure['store'], url: string): Promise<In
     for (const g of groups) expectReceipt(await submit(authority, missionCreate(g)), 'mission.create')
     const all = [...groups]
     // Warm up (JIT, statement caches), then top the store up to ~1,000 stored Events.
-    await drive(authority, Array.from({length: 200}, (_, i) => messagePost(groups[i % groups.length]!, i)), CONCURRENCY)
+    await drive(authority, Array.from({length: 800}, (_, i) => messagePost(groups[i % groups.length]!, i)), CONCURRENCY)
     await fill(store, Math.max(0, 1000 - (await storedEvents(store, all))), all)
     const small = await phase(kind, store, authority, groups, all)
     process.stderr.write(`  ${kind}: ${fmt(small.perSec)} commands/s at ${fmt(small.storedEventsBefore)} stored Events; filling to ${fmt(STORED)}…\n`)
@@ -210,7 +214,7 @@ export async function runIngressBench(): Promise<void> {
   const figures: IngressFigure[] = []
   const dir = mkdtempSync(join(tmpdir(), 'mwp-bench-'))
   try {
-    figures.push(...(await benchStore('sqlite', `sqlite:${join(dir, 'bench.db')}`)))
+    if (process.env.MWP_BENCH_STORES !== 'postgres') figures.push(...(await benchStore('sqlite', `sqlite:${join(dir, 'bench.db')}`)))
   } finally {
     rmSync(dir, {recursive: true, force: true})
   }
@@ -227,7 +231,7 @@ export async function runIngressBench(): Promise<void> {
 
   const target = {sqlite: 1500, postgres: 800}
   for (const f of figures) {
-    console.log(`${`ingress ${f.store}, ${fmt(f.storedEventsBefore)} stored Events`.padEnd(48)} ${fmt(f.perSec).padStart(10)} /s   p50 ${f.p50ms.toFixed(2).padStart(7)} ms   p99 ${f.p99ms.toFixed(2).padStart(7)} ms`)
+    console.log(`${`ingress ${f.store}, ${fmt(f.storedEventsBefore)} stored Events`.padEnd(48)} ${fmt(f.perSec).padStart(10)} /s   p50 ${f.p50ms.toFixed(2).padStart(7)} ms   p99 ${f.p99ms.toFixed(2).padStart(7)} ms   cpu ${fmt(f.cpuUsPerCommand)} µs/command`)
   }
   for (const b of baselines) console.log(`  baseline: ${b.name.padEnd(38)} ${fmt(b.opsPerSec).padStart(10)} /s   p50 ${b.p50us.toFixed(1).padStart(7)} µs`)
   for (const kind of ['sqlite', 'postgres'] as const) {

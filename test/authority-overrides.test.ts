@@ -9,6 +9,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type Authority, openAuthority} from '../src/authority/authority.js'
 import {LIMIT_NOTICE, OVERRIDE_CONSUMED} from '../src/authority/apply-cooperation.js'
+import {cooperationGate} from '../src/authority/rate-limits.js'
 import {submit} from '../src/authority/ingress.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import type {SigningKey} from '../src/crypto/keyfile.js'
@@ -151,7 +152,7 @@ for (const backend of storeBackends('authority-overrides')) {
 
     it('[M1] the soft message threshold notifies the Coordinator; above the hard limit → RATE_LIMITED (retryable), nothing appended', async () => {
       const g = await group()
-      receiptOf(await run(post(developer, g)))
+      expect(receiptOf(await run(post(developer, g))).eventIds).toHaveLength(1) // below the soft threshold: no notice
       const second = receiptOf(await run(post(developer, g)))
       // The second post reaches the soft threshold: accepted, plus a notice Event in the same append.
       expect(second.eventIds).toHaveLength(2)
@@ -231,6 +232,30 @@ for (const backend of storeBackends('authority-overrides')) {
       expect(await store.policyLog(g)).toHaveLength(2)
     })
 
+    it('[M7] a consumed grant is refused by the gate itself, and the Policy Log key refuses a second consumption row', async () => {
+      const g = await group()
+      await exhaust(g)
+      const targetActionId = uuid(45)
+      receiptOf(await run(grant(g, {targetActionId})))
+      const gr = await grantOf(g)
+      receiptOf(await run(post(developer, g, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId})))
+      // Through ingress the receipt answers the same (actor, Action ID) first; the pure gate must
+      // still refuse the consumed grant (e.g. a replica deciding on the already-consumed state).
+      const state = (await authority.current(g))!
+      const draft = {eventId: uuid(46), kind: 'message.posted', payload: {}}
+      const again = cooperationGate(state, {actionId: targetActionId, actor: developer.principal!, kind: 'message.post', cooperationOverrideGrantId: gr.grantId}, [draft], limits, {acceptedAt: new Date().toISOString(), newId: () => uuid(47)})
+      expect(again).toMatchObject({error: 'AUTH_FORBIDDEN'})
+      // The store: a second 'consumed' row for the grant aborts the whole append.
+      const h = await head(g)
+      const forged = {eventId: uuid(48), kind: OVERRIDE_CONSUMED, sequence: h + 1, aggregateRevision: (await store.head(g))!.revision, bytes: Buffer.from('{"forged":true}'), policyRecord: {grantId: gr.grantId, action: 'consumed' as const, record: '{}'}}
+      const receipt = {actorId: developer.principal!.id, actionId: uuid(49), contentHash: `sha256:${'e'.repeat(64)}`, groupId: g, firstSequence: h + 1, lastSequence: h + 1, document: '{}'}
+      const outcome = await store.append(g, h, [forged], receipt)
+      expect(outcome.status).not.toBe('appended')
+      expect(await head(g)).toBe(h)
+      expect(await store.receipt(receipt.actorId, receipt.actionId)).toBeNull()
+      expect((await store.policyLog(g)).map((r) => r.action)).toEqual(['issued', 'consumed'])
+    })
+
     it('[M6] the grant must exist, be unexpired and match actor, kind and Action ID exactly; a failed use does not consume it', async () => {
       const g = await group()
       await exhaust(g)
@@ -239,6 +264,10 @@ for (const backend of storeBackends('authority-overrides')) {
       const gr = await grantOf(g)
       const h = await head(g)
       expect(await code(post(developer, g, {actionId: targetActionId, cooperationOverrideGrantId: 'urn:mwp:test:grant:none'}))).toBe('INVALID_COMMAND')
+      // Bound to its Mission and Group: in another Group the grant does not exist.
+      const elsewhere = await group()
+      await exhaust(elsewhere)
+      expect(await code(post(developer, elsewhere, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId}))).toBe('INVALID_COMMAND')
       expect(await code(post(reviewer, g, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId}))).toBe('AUTH_FORBIDDEN')
       expect(await code(post(developer, g, {cooperationOverrideGrantId: gr.grantId}))).toBe('AUTH_FORBIDDEN') // another Action ID
       expect(await code(groupCommand(developer, 'work.propose', g, {proposalId: uuid(51), contract: contract()}, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId}))).toBe(

@@ -3,16 +3,12 @@
 // the local transport (an in-process authority, `--store`). Exit codes: 0 ok, 1 rejected with the
 // wire code, 2 usage, 3 environment.
 
-import {spawn} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {render} from '@inquirer/testing'
-import {confirm} from '@inquirer/prompts'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {approvalQuestion} from '../src/operator/prompt.js'
+import {messageText} from '../src/operator/render.js'
 import {json, mwp} from './cli.js'
-import {PROJECT_ROOT} from './upstream.js'
 
 const H1 = `sha256:${'f'.repeat(64)}`
 
@@ -45,6 +41,9 @@ function submitForApproval(g: string) {
   return json(r).result.receipt
 }
 
+/** The text of a message.posted Event, as the views read it. */
+const text = (e: {payload: Record<string, unknown>}) => messageText(e as never)
+
 function tail(g: string, extra: string[] = []) {
   const r = op(['group', 'tail', g, ...extra])
   expect(r.status, r.stderr).toBe(0)
@@ -63,7 +62,7 @@ describe('mwp org init', () => {
     expect(result.organization).toBe('urn:example:org:acme')
     expect(result.identities.map((i: {name: string}) => i.name)).toEqual(['organization', 'authority', 'admission', 'owner', 'coordinator', 'worker-1', 'worker-2'])
     for (const i of result.identities) expect(existsSync(join(result.dir, i.keyFile))).toBe(true)
-    const check = mwp(['registry', 'check', '--registry', result.registry, '--json'])
+    const check = mwp(['registry', 'check', result.registry, '--json'])
     expect(check.status, check.stdout).toBe(0)
     const config = JSON.parse(readFileSync(result.config, 'utf8'))
     expect(config).toMatchObject({organization: 'urn:example:org:acme', store: 'sqlite:authority.db', policy: {rootMissionOwners: ['urn:example:org:acme:human:owner']}})
@@ -81,7 +80,7 @@ describe('mwp org init', () => {
 })
 
 describe('mission commands', () => {
-  it('[+cmd:mission.create] [+evt:mission.created] create prints the Group; inspect shows it active with its Coordinator', () => {
+  it('[+cmd:mission.create] [+evt:mission.created] [+row:t7.1:none->active:mission.create] create prints the Group; inspect shows it active with its Coordinator', () => {
     const g = createMission()
     const r = op(['mission', 'inspect', g, '--json'])
     expect(r.status).toBe(0)
@@ -93,10 +92,11 @@ describe('mission commands', () => {
     expect(text.stdout).toContain('0 of 0 verified')
   })
 
-  it('[-cmd:mission.create] a key the policy does not name as root MissionOwner is refused: exit 1 with AUTH_FORBIDDEN', () => {
+  it('[-cmd:mission.create] [-row:t7.1:none->active:mission.create] a human the policy does not name as root MissionOwner is refused: exit 1 with AUTH_FORBIDDEN', () => {
     const r = op(['mission', 'create', '--objective', 'x', '--coordinator', 'coordinator', '--key', key('worker-1'), '--json'])
     // An Agent key cannot even sign mission.create (the schema requires a human): usage, nothing sent.
     expect(r.status).toBe(2)
+    expect(json(r).error.message).toMatch(/cannot sign/)
     const cfg = JSON.parse(readFileSync(join(org, 'mwp.config.json'), 'utf8'))
     const restricted = join(org, 'restricted.config.json')
     writeFileSync(restricted, JSON.stringify({...cfg, policy: {rootMissionOwners: []}}))
@@ -105,7 +105,7 @@ describe('mission commands', () => {
     expect(json(refused)).toMatchObject({status: 'rejected', error: {code: 'AUTH_FORBIDDEN'}})
   })
 
-  it('[+cmd:mission.approve] [+evt:mission.approved] approve --yes signs the Approval locally for the submitted revision', () => {
+  it('[+cmd:mission.approve] [+evt:mission.approved] [+row:t7.1:awaiting_approval->approved:mission.approve] approve --yes signs the Approval locally for the submitted revision', () => {
     const g = createMission()
     submitForApproval(g)
     const noConfirm = op(['mission', 'approve', g])
@@ -122,7 +122,7 @@ describe('mission commands', () => {
     expect(text.stdout).toContain('approved')
   })
 
-  it('[-cmd:mission.approve] nothing awaiting approval is a usage error; a second approval of a terminal Mission is refused with its code', () => {
+  it('[-cmd:mission.approve] [-evt:mission.approved] [-row:t7.1:awaiting_approval->approved:mission.approve] nothing awaiting approval is a usage error; a second approval of a terminal Mission is refused with its code', () => {
     const g = createMission()
     const r = op(['mission', 'approve', g, '--yes', '--json'])
     expect(r.status).toBe(2)
@@ -145,7 +145,7 @@ describe('mission commands', () => {
     expect(r.stdout).toMatch(new RegExp(`approved revision ${receipt.aggregateRevision - 1}\\b`))
   })
 
-  it('[+cmd:mission.request_changes] [+evt:mission.changes_requested] and [+cmd:mission.cancel] [+evt:mission.cancelled] by the MissionOwner', () => {
+  it('[+cmd:mission.request_changes] [+evt:mission.changes_requested] [+row:t7.1:awaiting_approval->active:mission.request_changes] and [+cmd:mission.cancel] [+evt:mission.cancelled] [+row:t7.1:non_terminal->cancelled:mission.cancel] by the MissionOwner', () => {
     const g = createMission()
     submitForApproval(g)
     expect(op(['mission', 'request-changes', g, '--reason', 'Add the migration notes.']).status).toBe(0)
@@ -155,7 +155,7 @@ describe('mission commands', () => {
     expect(json(op(['mission', 'inspect', g, '--json'])).result.state).toBe('cancelled')
   })
 
-  it('[-cmd:mission.request_changes] on an active Mission and [-cmd:mission.cancel] by a worker are refused (exit 1) and append nothing', () => {
+  it('[-cmd:mission.request_changes] [-row:t7.1:awaiting_approval->active:mission.request_changes] on an active Mission and [-cmd:mission.cancel] [-evt:mission.cancelled] [-row:t7.1:non_terminal->cancelled:mission.cancel] by a worker are refused (exit 1) and append nothing', () => {
     const g = createMission()
     const before = tail(g).length
     const changes = op(['mission', 'request-changes', g, '--reason', 'x', '--json'])
@@ -180,16 +180,26 @@ describe('mission commands', () => {
 
   it('[-cmd:mission.assign_coordinator] only the MissionOwner may replace the Coordinator', () => {
     const g = createMission()
+    // The builder will not invent a Membership Epoch for a non-member (usage, nothing sent) …
     const r = op(['mission', 'replace-coordinator', g, '--agent', 'worker-1', '--key', key('worker-1'), '--json'])
-    expect(r.status).toBe(1)
-    expect(['AUTH_FORBIDDEN', 'MEMBERSHIP_REQUIRED']).toContain(json(r).error.code)
+    expect(r.status).toBe(2)
+    expect(json(r).error.message).toMatch(/no Membership/)
+    // … and sent anyway with an explicit epoch, the authority refuses it with the wire code.
+    const sent = op(['command', 'issue', '--kind', 'mission.assign_coordinator', '--group', g, '--payload', '-', '--key', key('worker-1'), '--membership-epoch', '1', '--session-epoch', '1', '--json'], {
+      input: JSON.stringify({agentId: 'urn:mwp:dev:org:local:agent:worker-1'}),
+    })
+    expect(sent.status).toBe(1)
+    expect(json(sent).status).toBe('rejected')
+    expect(tail(g).length).toBe(2)
     expect(json(op(['mission', 'inspect', g, '--json'])).result.coordinator.coordinatorEpoch).toBe(1)
   })
 
   it('[+cmd:message.post] [+evt:message.posted] direct posts the MissionOwner\'s direction into the Group', () => {
     const g = createMission()
     expect(op(['mission', 'direct', g, '--text', 'Prioritize the security notes.']).status).toBe(0)
-    expect(tail(g, ['--kind', 'message.posted'])).toMatchObject([{payload: {text: 'Prioritize the security notes.'}, actor: {id: 'urn:mwp:dev:org:local:human:owner'}}])
+    const posted = tail(g, ['--kind', 'message.posted'])
+    expect(posted).toMatchObject([{actor: {id: 'urn:mwp:dev:org:local:human:owner'}}])
+    expect(posted.map(text)).toEqual(['Prioritize the security notes.'])
   })
 
   it('mission tree shows the root Mission; an unknown Group is a usage error', () => {
@@ -202,113 +212,3 @@ describe('mission commands', () => {
   })
 })
 
-describe('command issue', () => {
-  it('[-cmd:message.post] an unknown kind is INVALID_COMMAND (exit 1); a bad payload file is a usage error; a reused actionId returns the same receipt', () => {
-    const g = createMission()
-    const unknown = op(['command', 'issue', '--kind', 'mission.nonexistent', '--group', g, '--payload', '-', '--json'], {input: '{}'})
-    expect(unknown.status).toBe(1)
-    expect(json(unknown).error.code).toBe('INVALID_COMMAND')
-    expect(op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', '-'], {input: '{"text": "a", "text": "b"}'}).status).toBe(2)
-    expect(op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', join(root, 'missing.json')]).status).toBe(3)
-    const first = op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', '-', '--action-id', 'urn:uuid:11111111-2222-4333-8444-555555555555', '--json'], {input: '{"text": "once"}'})
-    expect(first.status).toBe(0)
-    const schemaBad = op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', '-', '--json'], {input: '{"text": ""}'})
-    expect(schemaBad.status).toBe(1)
-    expect(json(schemaBad).error.code).toBe('SCHEMA_VALIDATION_FAILED')
-    expect(tail(g, ['--kind', 'message.posted']).length).toBe(1)
-  })
-})
-
-describe('work and group views', () => {
-  it('work list / graph / show derive progress from the WorkItem graph', () => {
-    const g = createMission()
-    const w1 = 'urn:uuid:aaaaaaaa-0000-4000-8000-000000000001'
-    const w2 = 'urn:uuid:aaaaaaaa-0000-4000-8000-000000000002'
-    const base = {
-      contractVersion: 1,
-      goal: 'Draft the notes',
-      requiredDeliverables: [{deliverableId: 'notes', description: 'Notes', mediaType: 'text/markdown', schema: 'urn:mwp:dev:schema:notes'}],
-      acceptanceCriteria: [{criterionId: 'notes', description: 'Complete', evidenceRequired: ['human_review']}],
-      inputArtifacts: [],
-      dependencyWorkItemIds: [] as string[],
-      allowedResources: [],
-      requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-      deadline: '2027-01-15T00:00:00Z',
-      requestedUrgency: 'normal',
-      businessImpact: 'Release',
-      retryPolicy: {maxAttempts: 1, backoff: 'fixed', maxDelay: 'PT1M', retryableFailures: []},
-      budget: {currency: 'EUR', financialLimit: 5},
-      sideEffectRisk: 'none',
-      executionApproval: 'not_required',
-    }
-    for (const [w, deps] of [
-      [w1, []],
-      [w2, [w1]],
-    ] as const) {
-      const r = op(['command', 'issue', '--kind', 'work.authorize', '--group', g, '--payload', '-', '--key', key('coordinator')], {input: JSON.stringify({workItemId: w, contract: {...base, dependencyWorkItemIds: deps}})})
-      expect(r.status, r.stdout + r.stderr).toBe(0)
-    }
-    const list = json(op(['work', 'list', g, '--json'])).result
-    expect(list.summary).toMatchObject({total: 2, done: 0, criticalPath: [w1, w2]})
-    expect(list.items.find((n: {workItemId: string}) => n.workItemId === w2)).toMatchObject({waitingOn: [w1], blockers: [`waits for ${w1}`]})
-    const graph = op(['work', 'graph', g])
-    expect(graph.stdout).toContain(`critical path: ${w1} -> ${w2}`)
-    expect(graph.stdout).not.toMatch(/%/)
-    const show = json(op(['work', 'show', g, w2, '--json'])).result
-    expect(show).toMatchObject({workItemId: w2, state: 'open', dependsOn: [w1], workItem: {contract: {goal: 'Draft the notes'}}})
-    expect(op(['work', 'show', g, 'urn:uuid:00000000-0000-4000-8000-000000000000']).status).toBe(2)
-  })
-
-  it('group tail: NDJSON when piped, --after and --kind filter, env twins MWP_CONFIG / MWP_STORE', () => {
-    const g = createMission()
-    for (const text of ['one', 'two']) expect(op(['mission', 'direct', g, '--text', text]).status).toBe(0)
-    const all = tail(g)
-    expect(all.map((e) => e.sequence)).toEqual([1, 2, 3, 4])
-    expect(tail(g, ['--after', '2']).map((e) => e.sequence)).toEqual([3, 4])
-    expect(tail(g, ['--kind', 'mission.']).map((e) => e.kind)).toEqual(['mission.created', 'mission.coordinator.assigned'])
-    const viaEnv = mwp(['group', 'tail', g, '--kind', 'message.posted'], {env: {MWP_CONFIG: join(org, 'mwp.config.json'), MWP_STORE: `sqlite:${join(org, 'authority.db')}`}})
-    expect(viaEnv.status, viaEnv.stderr).toBe(0)
-    expect(viaEnv.stdout.trim().split('\n').map((l) => JSON.parse(l).payload.text)).toEqual(['one', 'two'])
-  })
-
-  it('group tail --follow prints new Events as they are accepted and stops on SIGINT', async () => {
-    const g = createMission()
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/run.js'), 'group', 'tail', g, '--follow', '--after', '2', ...local], {env: {...process.env, NO_COLOR: '1'}})
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
-    // Wait (bounded) until the follower is running, then accept a new Event.
-    const until = async (pred: () => boolean) => {
-      for (let i = 0; i < 200 && !pred(); i++) await new Promise((r) => setTimeout(r, 50))
-    }
-    expect(op(['mission', 'direct', g, '--text', 'live']).status).toBe(0)
-    await until(() => out.includes('"live"'))
-    child.kill('SIGINT')
-    expect(await exited).toBe(0)
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l))
-    expect(lines.map((e: {sequence: number}) => e.sequence)).toEqual([3])
-    expect(lines[0].payload.text).toBe('live')
-  })
-
-  it('missing configuration is an environment error (exit 3); no target is a usage error (exit 2)', () => {
-    const r = mwp(['mission', 'inspect', 'urn:x:group:g', '--config', join(root, 'absent.json'), '--json'])
-    expect(r.status).toBe(3)
-    expect(json(r).error.code).toBe('ENVIRONMENT')
-    const none = mwp(['mission', 'inspect', 'urn:x:group:g', '--json'], {env: {MWP_CONFIG: '', MWP_STORE: ''}})
-    expect(none.status).toBe(2)
-  })
-})
-
-describe('approval prompt', () => {
-  it('asks about the exact revision and defaults to No', async () => {
-    const {answer, events, getScreen} = await render(confirm, approvalQuestion('urn:x:mission:m', 7))
-    expect(getScreen()).toContain('Approve revision 7 of urn:x:mission:m with your signature?')
-    expect(getScreen()).toContain('y/N')
-    events.keypress('enter')
-    expect(await answer).toBe(false)
-    const second = await render(confirm, approvalQuestion('urn:x:mission:m', 7))
-    second.events.type('y')
-    second.events.keypress('enter')
-    expect(await second.answer).toBe(true)
-  })
-})

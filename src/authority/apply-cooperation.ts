@@ -7,9 +7,9 @@ import type {Principal} from '../signing/profiles.js'
 import type {ActorRates, DelegationGrantView, MessageIndexEntry, OverrideGrantView} from './cooperation-state.js'
 import type {GroupState} from './state.js'
 
-/** Extension Event kinds this authority emits (§18 namespace ext.<org>.<profile>.<name>). */
-export const OVERRIDE_CONSUMED = 'ext.mwp.cooperation.override_consumed'
-export const LIMIT_NOTICE = 'ext.mwp.cooperation.soft_limit_reached'
+/** Extension Event kinds this authority emits, in the project's ext.missionweaveprotocol.core namespace (§18). */
+export const OVERRIDE_CONSUMED = 'ext.missionweaveprotocol.core.cooperation_override_consumed'
+export const LIMIT_NOTICE = 'ext.missionweaveprotocol.core.soft_limit_reached'
 
 /** Conversation-like and notice Events: they take a sequence but leave the aggregate revision alone. */
 export const COOPERATION_REVISION_NEUTRAL: readonly string[] = ['message.corrected', 'message.retracted', 'message.redacted', LIMIT_NOTICE, OVERRIDE_CONSUMED]
@@ -122,7 +122,28 @@ export const RATED_EVENTS: Readonly<Record<string, keyof ActorRates>> = {
 
 export const minuteOf = (at: string): number => Math.floor(Date.parse(at) / 60_000)
 
-export function trackRates(next: GroupState, event: {kind: string; actor?: {id: string}; occurredAt?: string}): GroupState {
+/** The cross-cutting bookkeeping every Event passes through: rate buckets and Delegation Grant use. */
+export function trackCooperation(next: GroupState, event: {kind: string; actor?: {id: string}; occurredAt?: string; payload: Payload}): GroupState {
+  return trackDelegation(trackRates(next, event), event)
+}
+
+/**
+ * §9.1: a work.authorize / work.offer accepted under a Grant carries {delegation: {grantId,
+ * parentWorkItemId?}} (decide-delegation.ts markWorkAuthority): the WorkItem is charged against
+ * the Grant's ceilings, and a newly authorized one joins its subtree one level below its parent.
+ */
+function trackDelegation(next: GroupState, event: {kind: string; payload: Payload}): GroupState {
+  const d = event.payload.delegation as {grantId: string; parentWorkItemId?: string} | undefined
+  if (d === undefined || (event.kind !== 'work.authorized' && event.kind !== 'work.offer.created')) return next
+  const grant = next.delegations?.[d.grantId]
+  if (grant === undefined) throw new CooperationApplyError(`${event.kind} under unknown Delegation Grant ${d.grantId}`)
+  const workItemId = event.kind === 'work.authorized' ? (event.payload.workItem as {workItemId: string}).workItemId : (event.payload.workItemId as string)
+  const subtree = d.parentWorkItemId !== undefined ? {...grant.subtree, [workItemId]: (grant.subtree[d.parentWorkItemId] ?? 0) + 1} : grant.subtree
+  const charged = grant.charged.includes(workItemId) ? grant.charged : [...grant.charged, workItemId]
+  return {...next, delegations: {...next.delegations, [d.grantId]: {...grant, subtree, charged}}}
+}
+
+function trackRates(next: GroupState, event: {kind: string; actor?: {id: string}; occurredAt?: string}): GroupState {
   const bucket = RATED_EVENTS[event.kind]
   if (bucket === undefined || event.actor === undefined || event.occurredAt === undefined) return next
   const minute = minuteOf(event.occurredAt)

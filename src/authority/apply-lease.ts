@@ -36,9 +36,12 @@ export function withLeaseFacts(before: WorkItemView, after: WorkItemView, event:
     case 'work.offer.accepted':
       return ownerLease((p.owner as {startBy?: string}).startBy)
     case 'work.started': {
+      // While active, the Execution Lease governs ownership: the start-by deadline is spent, and a
+      // path back to queued (checkpoint, unblock, Session replacement …) sets a fresh one.
       const l = p.lease as {expiresAt?: string; renewalCount?: number}
       if (after.lease === null || l.expiresAt === undefined) return after
-      return {...after, lease: {...after.lease, expiresAt: l.expiresAt, renewalCount: l.renewalCount ?? 0}}
+      const owner = after.owner === null ? null : (({leaseExpiresAt: _spent, ...rest}) => rest)(after.owner)
+      return {...after, owner, lease: {...after.lease, expiresAt: l.expiresAt, renewalCount: l.renewalCount ?? 0}}
     }
     case 'work.checkpointed':
     case 'work.unblocked': {

@@ -3,7 +3,7 @@
 // from apply.ts, so live state and replay share it; returns new objects, mutates nothing.
 
 import {charge, type UsageDelta} from './budget.js'
-import {CHILD_CONCLUDED, type ChildFailurePolicy, type ChildMissionLink, type FollowUpLink, type MissionParentLink, RESOURCE_USAGE_RECORDED} from './mission-tree.js'
+import {CHILD_CONCLUDED, type ChildFailurePolicy, type ChildMissionLink, type MissionParentLink, RESOURCE_USAGE_RECORDED} from './mission-tree.js'
 import type {GroupState, MissionView, WorkItemView, WorkState} from './state.js'
 
 export const MISSION_TREE_EVENT_KINDS: ReadonlySet<string> = new Set(['mission.child.created', CHILD_CONCLUDED, RESOURCE_USAGE_RECORDED])
@@ -12,11 +12,15 @@ class MissionTreeApplyError extends Error {}
 
 type Payload = Record<string, unknown>
 
-/** The tree links a mission.created / mission.follow_up.created payload carries, copied into MissionView. */
-export function missionLinks(m: {parent?: MissionParentLink; followUpTo?: FollowUpLink}): Pick<MissionView, 'parent' | 'followUpTo'> {
+/**
+ * The tree links of a mission.created / mission.follow_up.created payload, for MissionView. The
+ * Mission document keeps mission.schema.json's shape (`parent` without a Group ID,
+ * `followUpToMissionId`); the Group IDs ride beside it in the payload.
+ */
+export function missionLinks(m: {parent?: Omit<MissionParentLink, 'groupId'>; followUpToMissionId?: string}, p: Payload): Pick<MissionView, 'parent' | 'followUpTo'> {
   return {
-    ...(m.parent !== undefined ? {parent: {missionId: m.parent.missionId, groupId: m.parent.groupId, workItemId: m.parent.workItemId, depth: m.parent.depth}} : {}),
-    ...(m.followUpTo !== undefined ? {followUpTo: {missionId: m.followUpTo.missionId, groupId: m.followUpTo.groupId}} : {}),
+    ...(m.parent !== undefined ? {parent: {missionId: m.parent.missionId, groupId: p.parentGroupId as string, workItemId: m.parent.workItemId, depth: m.parent.depth}} : {}),
+    ...(m.followUpToMissionId !== undefined ? {followUpTo: {missionId: m.followUpToMissionId, groupId: p.followUpToGroupId as string}} : {}),
   }
 }
 

@@ -5,7 +5,7 @@
 
 import type {CoordinatorState, ExecutionApprovalView, ExecutionLeaseView, GroupState, MemberRole, MemberState, MissionState, MissionView, WorkItemView, WorkOfferView, WorkOwnerView} from './state.js'
 import type {Principal} from '../signing/profiles.js'
-import {COOPERATION_EVENT_KINDS, COOPERATION_REVISION_NEUTRAL, applyCooperation, recordMessage, trackRates} from './apply-cooperation.js'
+import {COOPERATION_EVENT_KINDS, COOPERATION_REVISION_NEUTRAL, applyCooperation, recordMessage, trackCooperation} from './apply-cooperation.js'
 import {LEASE_EVENT_KINDS, applyLeaseEvent, endUnfinishedWork, withLeaseFacts} from './apply-lease.js'
 import {ARCHIVE_EVENT_KINDS, applyArchiveEvent} from './apply-archive.js'
 import {MISSION_TREE_EVENT_KINDS, applyMissionTree, missionLinks} from './apply-mission-tree.js'
@@ -92,7 +92,7 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
       budget: m.budget,
       approvalPolicy: m.approvalPolicy,
       createdAt: m.createdAt,
-      ...missionLinks(m), // §14 parent / §7.1 follow-up links (apply-mission-tree.ts)
+      ...missionLinks(m, p), // §14 parent / §7.1 follow-up links (apply-mission-tree.ts)
       coordinator: null,
       submission: null,
     }
@@ -110,7 +110,7 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
   }
 
   if (state === null) throw new ApplyError(`${event.kind} before mission.created`)
-  const next = trackRates({...state, revision, sequence}, event)
+  const next = trackCooperation({...state, revision, sequence}, event)
   switch (event.kind) {
     case 'mission.coordinator.assigned':
     case 'mission.coordinator.renewed': {

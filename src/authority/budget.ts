@@ -79,14 +79,18 @@ export function currencyMismatch(budget: Budget, delta: UsageDelta): boolean {
 
 /**
  * §14/§12 G5: a child budget allocated from `available` (what the parent still has, per bounded
- * dimension): every dimension the parent bounds must be bounded by the child, at most what is
- * available, in the parent's currency. 'unbounded' / 'currency' are structural (INVALID_COMMAND);
+ * dimension): every dimension the parent bounds must be bounded by the child (unless `mustBound`
+ * is false: the Mission above the WorkItem, whose other limits the ledger enforces on usage), at
+ * most what is available, in the parent's currency. 'unbounded' / 'currency' are structural (INVALID_COMMAND);
  * 'exceeds' is BUDGET_EXCEEDED.
  */
-export function allocationProblem(child: Budget, parent: Budget, available: Remaining): {problem: 'unbounded' | 'currency' | 'exceeds'; dimension: Dimension} | null {
+export function allocationProblem(child: Budget, parent: Budget, available: Remaining, mustBound = true): {problem: 'unbounded' | 'currency' | 'exceeds'; dimension: Dimension} | null {
   for (const [d, limit] of DIMENSIONS) {
     if (parent[limit] === undefined) continue
-    if (child[limit] === undefined) return {problem: 'unbounded', dimension: d}
+    if (child[limit] === undefined) {
+      if (mustBound) return {problem: 'unbounded', dimension: d}
+      continue
+    }
     if (d === 'financial' && child.currency !== parent.currency) return {problem: 'currency', dimension: d}
     if (!atMost(d, child[limit]!, available[d]!)) return {problem: 'exceeds', dimension: d}
   }

@@ -12,7 +12,10 @@ import {RESOURCE_USAGE_RECORD} from './mission-tree.js'
 import type {GroupState} from './state.js'
 
 /** Kinds whose decision reads (and may append to) the Mission ancestry of the Command's Group. */
-const ANCESTRY_KINDS: ReadonlySet<string> = new Set([RESOURCE_USAGE_RECORD, 'mission.create_child', 'mission.approve', 'mission.terminate', 'mission.cancel'])
+const ANCESTRY_KINDS: ReadonlySet<string> = new Set([RESOURCE_USAGE_RECORD, 'mission.create_child', 'mission.approve', 'mission.terminate', 'mission.cancel', 'work.cancel'])
+
+/** Kinds that can end running child Missions anywhere below the tree's root (cascadeCancellation). */
+const TREE_KINDS: ReadonlySet<string> = new Set(['mission.terminate', 'mission.cancel', 'work.cancel'])
 
 /** Bounds a corrupt (cyclic) parent chain; far beyond any legitimate Mission depth. */
 const MAX_CHAIN = 1000
@@ -32,14 +35,31 @@ export async function involvedGroups(authority: Authority, command: DecidedComma
   }
   if (!ANCESTRY_KINDS.has(command.kind)) return ids
   if (command.kind === 'mission.create_child' && typeof p?.groupId === 'string') ids.push(p.groupId)
+  const chain = new Set([command.groupId])
   let state = await authority.current(command.groupId)
   for (let i = 0; state?.mission.parent !== undefined && i < MAX_CHAIN; i++) {
     const up = state.mission.parent.groupId
-    if (ids.includes(up)) break
-    ids.push(up)
+    if (chain.has(up)) break // a cyclic chain: the decider reports it
+    chain.add(up)
     state = await authority.current(up)
   }
-  return [...new Set(ids)]
+  if (TREE_KINDS.has(command.kind)) {
+    // The running descendants of the whole tree: an ending Mission (or one failed by an
+    // indispensable child) cancels every child Mission still running below it.
+    const root = [...chain].at(-1)!
+    const queue = [root]
+    while (queue.length > 0 && chain.size < MAX_CHAIN) {
+      const s = await authority.current(queue.shift()!)
+      for (const w of Object.values(s?.workItems ?? {})) {
+        const g = w.childMission?.state === 'running' ? w.childMission.groupId : undefined
+        if (g !== undefined && !chain.has(g)) {
+          chain.add(g)
+          queue.push(g)
+        }
+      }
+    }
+  }
+  return [...new Set([...ids, ...chain])]
 }
 
 /** The states of the involved Groups other than the Command's own (null: no such Group yet). */

@@ -108,7 +108,7 @@ function createChild(state: GroupState | null, command: DecidedCommand, ctx: Dec
     budget: p.budget,
     approvalPolicy: p.approvalPolicy,
     createdAt: at,
-    parent,
+    parent: {missionId: parent.missionId, workItemId, depth}, // mission.schema.json `parent`
   }
   const events: EventDraft[] = [
     {
@@ -135,7 +135,7 @@ function createChild(state: GroupState | null, command: DecidedCommand, ctx: Dec
         ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {}),
       },
     },
-    {eventId: createdId, kind: 'mission.created', groupId: childGroupId, conversationId, payload: {mission, conversationId, membership: membership(childOwner, 'mission_owner')}},
+    {eventId: createdId, kind: 'mission.created', groupId: childGroupId, conversationId, payload: {mission, parentGroupId: state.groupId, conversationId, membership: membership(childOwner, 'mission_owner')}},
     {
       eventId: assignedId,
       kind: 'mission.coordinator.assigned',
@@ -158,11 +158,13 @@ function childSubset(state: GroupState, workItemId: string, p: Record<string, un
   const item = state.workItems[workItemId]!
   const contract = item.contract
   const child = p.budget as Budget
-  for (const [what, parent, used] of [
-    ['WorkItem', contract.budget as Budget, workItemUsage(state.budgetLedger, workItemId)],
-    ['Mission', state.mission.budget as Budget, missionUsage(state.budgetLedger)],
+  // The child is allocated from the parent WorkItem (every dimension it bounds) and may not exceed
+  // what the parent Mission has left; Mission limits the WorkItem leaves open are enforced on usage.
+  for (const [what, parent, used, mustBound] of [
+    ['WorkItem', contract.budget as Budget, workItemUsage(state.budgetLedger, workItemId), true],
+    ['Mission', state.mission.budget as Budget, missionUsage(state.budgetLedger), false],
   ] as const) {
-    const problem = allocationProblem(child, parent, remaining(parent, used))
+    const problem = allocationProblem(child, parent, remaining(parent, used), mustBound)
     if (problem?.problem === 'exceeds') return reject('BUDGET_EXCEEDED', `the child ${problem.dimension} budget exceeds what the parent ${what} has left`)
     if (problem) return reject('INVALID_COMMAND', `the child budget is not a subset of the parent ${what} budget (${problem.problem} ${problem.dimension})`)
   }
@@ -201,8 +203,9 @@ function createFollowUp(state: GroupState | null, command: DecidedCommand, ctx: 
   if ('error' in created) return created
   const [first, ...rest] = created.events
   const payload = first!.payload as {mission: Record<string, unknown>}
-  const followUpTo = {missionId: link.missionId, groupId: link.groupId}
-  return {events: [{...first!, kind: 'mission.follow_up.created', payload: {...payload, mission: {...payload.mission, followUpTo}}}, ...rest]}
+  // mission.schema.json names the earlier Mission (followUpToMissionId); its Group rides beside it.
+  const linked = {...payload, mission: {...payload.mission, followUpToMissionId: link.missionId}, followUpToGroupId: link.groupId}
+  return {events: [{...first!, kind: 'mission.follow_up.created', payload: linked}, ...rest]}
 }
 
 /** The terminal Mission Events that conclude a child (and the outcome each means for the parent). */
@@ -278,3 +281,41 @@ export function childOutcome(state: GroupState | null, command: DecidedCommand, 
   }
   return {events}
 }
+
+/** Events that end a Mission, and so every child Mission still running under it (§7.1). */
+const MISSION_ENDED: ReadonlySet<string> = new Set(['mission.cancelled', 'mission.terminated'])
+
+/**
+ * §7.1 "parent-cancellation propagation" / §10.2 last row: when a decision ends a Mission (cancel,
+ * terminate, or a failure propagated from an indispensable child) or cancels a WorkItem, every
+ * child Mission still running under it is cancelled in the same atomic append, and so on down
+ * the tree. Ingress loaded the whole tree for the kinds that can do this (cross-group.ts).
+ */
+export function cascadeCancellation(state: GroupState | null, ctx: DecideContext, decision: Decision): Decision {
+  if ('error' in decision || state === null) return decision
+  const stateOf = (g: string) => (g === state.groupId ? state : (ctx.groups?.[g] ?? null))
+  const ended = new Set(decision.events.filter((e) => OUTCOME[e.kind] !== undefined).map((e) => e.groupId ?? state.groupId))
+  const queue: {parent: GroupState; groupId: string}[] = []
+  const running = (s: GroupState, only?: string) =>
+    Object.values(s.workItems)
+      .filter((w) => w.childMission?.state === 'running' && (only === undefined || w.workItemId === only))
+      .map((w) => ({parent: s, groupId: w.childMission!.groupId}))
+  for (const e of decision.events) {
+    const s = stateOf(e.groupId ?? state.groupId)
+    if (s === null) continue
+    if (MISSION_ENDED.has(e.kind)) queue.push(...running(s))
+    else if (e.kind === 'work.cancelled') queue.push(...running(s, e.payload.workItemId as string))
+  }
+  const events = [...decision.events]
+  while (queue.length > 0) {
+    const {parent, groupId} = queue.shift()!
+    const child = stateOf(groupId)
+    if (child === null || ended.has(groupId) || TERMINAL.has(child.mission.state)) continue
+    ended.add(groupId)
+    const reason = `parent Mission ${parent.missionId} ended`
+    events.push({eventId: ctx.newId(), kind: 'mission.cancelled', groupId, payload: {missionId: child.missionId, reason, propagatedFrom: {missionId: parent.missionId, groupId: parent.groupId}}})
+    queue.push(...running(child))
+  }
+  return events.length === decision.events.length ? decision : {events}
+}
+

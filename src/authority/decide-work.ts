@@ -16,6 +16,7 @@ import {
   revisionConflict,
 } from './decide-common.js'
 import {schemaCatalog} from '../schema/catalog.js'
+import {workAuthority} from './decide-delegation.js'
 import {type GroupState, type WorkItemView, type WorkState, TERMINAL} from './state.js'
 import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS, executionLeaseExpired, lapsedOwnership, lateResultDraft, plusSeconds, reached} from './work-leases.js'
 
@@ -81,7 +82,11 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
   const k = command.kind
 
   // Who may issue the Command (§10.2 notes, §10.3, §11.3).
-  if (k === 'work.authorize' || k === 'work.offer' || k === 'work.accept_result') {
+  if (k === 'work.authorize' || k === 'work.offer') {
+    // §9.1: the Coordinator, the MissionOwner's emergency override, or a cited Delegation Grant.
+    const denied = workAuthority(state, command, ctx.acceptedAt)
+    if (denied) return denied
+  } else if (k === 'work.accept_result') {
     const fenced = coordinatorCheck(state, command)
     if (fenced) return fenced
   } else if (k === 'work.cancel') {
@@ -121,6 +126,9 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
   const workItemId = p.workItemId as string
   const item = state.workItems[workItemId]
   if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
+  // §10.2: while a linked child Mission runs, the WorkItem's ownership is fenced: it concludes
+  // through the child (decide-child.ts), or the Coordinator fails or cancels it.
+  if (item.childMission?.state === 'running' && k !== 'work.fail' && k !== 'work.cancel') return reject('INVALID_STATE_TRANSITION', `${k} while child Mission ${item.childMission.missionId} runs`)
   const from = FROM[k]!
   const eventId = ctx.newId()
   const one = (kind: string, payload: Record<string, unknown>): Decision => ({events: [{eventId, kind, conversationId: item.conversationId, payload: {workItemId, revision: item.revision + 1, ...payload}}]})
@@ -255,8 +263,8 @@ export function ownerCheck(item: WorkItemView, command: DecidedCommand): Rejecte
 /**
  * §10.4 (ACCEPTANCE E10): the WorkItems form a DAG. A new WorkItem may depend only on WorkItems
  * already in the Group, whose own dependencies were fixed when they were authorized, so the only
- * way to close a cycle here is through the new WorkItem itself; the walk still follows the graph
- * so a revised contract (dependency insertion, not implemented yet) would reuse it unchanged.
+ * way to close a cycle here is through the new WorkItem itself; the walk still follows the graph,
+ * so dependency insertion into an existing WorkItem (decide-dependency.ts) reuses it unchanged.
  */
 export function dependencyCycle(state: GroupState, workItemId: string, deps: readonly string[]): Rejected | null {
   const seen = new Set<string>()

@@ -9,13 +9,14 @@ import {membershipDecide, MEMBERSHIP_KINDS} from './decide-membership.js'
 import {messageFollowUp, messagePost, MESSAGE_FOLLOW_UP_KINDS} from './decide-message.js'
 import {grantCooperationOverride} from './decide-override.js'
 import {artifactPublish} from './decide-artifact.js'
+import {grantDelegation, markWorkAuthority} from './decide-delegation.js'
 import {missionCreate, missionLifecycle, MISSION_KINDS} from './decide-mission.js'
 import type {GroupState} from './state.js'
 import {workDecide, WORK_KINDS} from './decide-work.js'
 import {leaseRenew, LEASE_RENEW} from './decide-lease.js'
 import {dependencyInsert, DEPENDENCY_INSERT} from './decide-dependency.js'
 import {groupArchive, GROUP_ARCHIVE} from './decide-archive.js'
-import {childDecide, childOutcome, CHILD_KINDS} from './decide-child.js'
+import {cascadeCancellation, childDecide, childOutcome, CHILD_KINDS} from './decide-child.js'
 import {recordUsage} from './decide-budget.js'
 import {RESOURCE_USAGE_RECORD} from './mission-tree.js'
 
@@ -29,11 +30,12 @@ export function decide(state: GroupState | null, command: DecidedCommand, ctx: D
   if (MESSAGE_FOLLOW_UP_KINDS.has(command.kind)) return messageFollowUp(state, command, ctx)
   if (command.kind === 'policy.grant_cooperation_override') return grantCooperationOverride(state, command, ctx)
   if (command.kind === 'artifact.publish') return artifactPublish(state, command, ctx)
-  if (MISSION_KINDS.has(command.kind)) return childOutcome(state, command, ctx, missionLifecycle(state, command, ctx))
+  if (MISSION_KINDS.has(command.kind)) return cascadeCancellation(state, ctx, childOutcome(state, command, ctx, missionLifecycle(state, command, ctx)))
   if (CHILD_KINDS.has(command.kind)) return childDecide(state, command, ctx)
   if (command.kind === RESOURCE_USAGE_RECORD) return recordUsage(state, command, ctx)
   if (MEMBERSHIP_KINDS.has(command.kind)) return membershipDecide(state, command, ctx)
-  if (WORK_KINDS.has(command.kind)) return workDecide(state, command, ctx)
+  if (WORK_KINDS.has(command.kind)) return cascadeCancellation(state, ctx, markWorkAuthority(workDecide(state, command, ctx), command))
+  if (command.kind === 'membership.grant_delegation') return grantDelegation(state, command, ctx)
   if (command.kind === LEASE_RENEW) return leaseRenew(state, command, ctx)
   if (command.kind === DEPENDENCY_INSERT) return dependencyInsert(state, command, ctx)
   if (command.kind === GROUP_ARCHIVE) return groupArchive(state, command, ctx)

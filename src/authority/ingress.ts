@@ -181,8 +181,8 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
  * sessionEpoch and membershipEpoch of Agent Commands, membershipEpoch (and no sessionEpoch) of
  * human Commands in an existing Group, no epochs on mission.create, and no membership or
  * coordinator epoch from services; this re-checks the shape so the decider never depends on the
- * schema file alone. Sessions do not exist yet, so any sessionEpoch is accepted for now; once
- * session_open lands, a lower epoch than the Agent's current one is AUTH_STALE_SESSION.
+ * schema file alone. The Session Epoch's value is checked next, against the Organization log
+ * (src/wire/sessions.ts checkAgentSession).
  */
 function checkEpochs(c: Command): ErrorCode | null {
   const creates = c.kind === 'mission.create' || c.kind === 'mission.create_follow_up'

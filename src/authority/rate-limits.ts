@@ -6,6 +6,9 @@
 //   message-rate      message.post + message.correct per sliding window of whole minutes
 //   proposal-rate     work.propose per window
 //   owned-work-items  queued + active WorkItems an Agent owns, checked at work.accept_offer
+//   delegation-depth  the maxDescendantDepth a membership.grant_delegation may confer (§9.1
+//                     "Descendant depth MUST satisfy both the Grant maximum and Organization
+//                     cooperation policy": the Grant maximum is bounded here at issuance)
 // Each has an optional soft threshold: the Command that reaches it is accepted and the authority
 // appends a notice Event for the Coordinator (LIMIT_NOTICE) in the same append — no silent
 // discard, no Coordinator-side polling. Above the hard limit the Command is RATE_LIMITED
@@ -41,6 +44,7 @@ export interface CooperationLimits {
   messageRate?: RateLimit
   proposalRate?: RateLimit
   ownedWorkItems?: CountLimit
+  delegationDepth?: CountLimit
 }
 
 /** The policy names a Cooperation Override Grant can name, and the Command kinds each limits. */
@@ -48,6 +52,7 @@ export const LIMIT_POLICIES: Readonly<Record<string, readonly string[]>> = {
   'message-rate': ['message.post', 'message.correct'],
   'proposal-rate': ['work.propose'],
   'owned-work-items': ['work.accept_offer'],
+  'delegation-depth': ['membership.grant_delegation'],
 }
 
 const policyFor = (kind: string): string | null => Object.entries(LIMIT_POLICIES).find(([, kinds]) => kinds.includes(kind))?.[0] ?? null
@@ -58,14 +63,20 @@ export function checkLimits(limits: CooperationLimits | undefined): void {
   for (const [name, l] of Object.entries(limits ?? {}) as [string, Partial<RateLimit> | undefined][]) {
     if (l === undefined) continue
     if (!whole(l.hard, 0) || (l.soft !== undefined && !(whole(l.soft, 1) && l.soft <= l.hard!))) throw new Error(`limits.${name}: need 0 <= soft <= hard`)
-    if (name !== 'ownedWorkItems' && !(whole(l.windowMinutes, 1) && l.windowMinutes! <= RATE_HORIZON_MINUTES)) {
+    if (name !== 'ownedWorkItems' && name !== 'delegationDepth' && !(whole(l.windowMinutes, 1) && l.windowMinutes! <= RATE_HORIZON_MINUTES)) {
       throw new Error(`limits.${name}.windowMinutes must be 1..${RATE_HORIZON_MINUTES}`)
     }
   }
 }
 
 /** The actor's count for `policy` before this Command, and the limit that applies. */
-function usage(state: GroupState, actor: Principal, policy: string, limits: CooperationLimits, at: string): {count: number; limit: CountLimit & {windowMinutes?: number}} | null {
+function usage(state: GroupState, command: GatedCommand, policy: string, limits: CooperationLimits, at: string): {count: number; limit: CountLimit & {windowMinutes?: number}} | null {
+  const actor = command.actor
+  if (policy === 'delegation-depth') {
+    if (limits.delegationDepth === undefined) return null
+    // "count before this Command" such that count + 1 is the depth the Grant would confer.
+    return {count: (command.payload?.maxDescendantDepth as number) - 1, limit: limits.delegationDepth}
+  }
   if (policy === 'owned-work-items') {
     if (limits.ownedWorkItems === undefined) return null
     const count = Object.values(state.workItems).filter((w) => w.owner?.agentId === actor.id && (w.state === 'queued' || w.state === 'active')).length
@@ -84,6 +95,7 @@ export interface GatedCommand {
   actionId: string
   actor: Principal
   kind: string
+  payload?: Record<string, unknown>
   cooperationOverrideGrantId?: string
 }
 
@@ -125,7 +137,7 @@ export function cooperationGate(
   if (grant !== null && grant.policy !== policy) return reject('AUTH_FORBIDDEN', 'the Cooperation Override Grant is for another policy')
 
   const out = [...events]
-  const used = policy === null || limits === undefined ? null : usage(state, command.actor, policy, limits, ctx.acceptedAt)
+  const used = policy === null || limits === undefined ? null : usage(state, command, policy, limits, ctx.acceptedAt)
   if (used !== null) {
     const after = used.count + 1
     if (after > used.limit.hard && grant === null) return reject('RATE_LIMITED', `${policy}: ${used.count} of ${used.limit.hard}`)

@@ -6,6 +6,12 @@
 // `throughSequence` — the fold of exactly the Events listed in `eventIds`, which must be the
 // Group's Event IDs 1..throughSequence in order. The group.snapshot.created Event carries the
 // signed snapshot and that state, so a reader can start from it and continue with later Events.
+//
+// Policy-log linkage (§15.2 "after its signed snapshot and policy-log linkage validate"): the
+// snapshot's `policyLog` must carry one entry per row of the Group's authoritative Policy Log
+// (store/policy-log.ts) through `throughSequence` — entryId = the row's Event ID, details naming
+// its grant, action and sequence — plus the Organization decision(s) behind the archival itself.
+// So no Cooperation Override issued or consumed in the Group can be left out of the final record.
 
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {ErrorCode} from '../errors.js'
@@ -41,6 +47,28 @@ export interface SnapshotPolicyLogEntry {
   details: Record<string, unknown>
 }
 
+/** The snapshot policyLog entries the Group's Policy Log requires through `throughSequence`. */
+export async function policyLogLinkage(authority: Authority, groupId: string, throughSequence: number): Promise<SnapshotPolicyLogEntry[]> {
+  const rows = await authority.store.policyLog(groupId)
+  const events = new Map<number, {actor: {type: string; id: string}; occurredAt: string}>()
+  const linked: SnapshotPolicyLogEntry[] = []
+  for (const row of rows.filter((r) => r.sequence <= throughSequence)) {
+    if (!events.has(row.sequence)) {
+      const page = await authority.store.read(groupId, row.sequence - 1, 1)
+      const doc = JSON.parse(Buffer.from(page.events[0]!.bytes).toString('utf8')) as {actor: {type: string; id: string}; occurredAt: string}
+      events.set(row.sequence, {actor: {type: doc.actor.type, id: doc.actor.id}, occurredAt: doc.occurredAt})
+    }
+    const e = events.get(row.sequence)!
+    linked.push({entryId: row.eventId, decision: `cooperation override ${row.action}`, actor: e.actor, occurredAt: e.occurredAt, details: {grantId: row.grantId, action: row.action, sequence: row.sequence}})
+  }
+  return linked
+}
+
+/** True when every required linkage entry appears in the snapshot's policyLog (same entryId and details). */
+function linked(required: SnapshotPolicyLogEntry[], policyLog: SnapshotPolicyLogEntry[]): boolean {
+  return required.every((r) => policyLog.some((e) => e.entryId === r.entryId && e.details.grantId === r.details.grantId && e.details.action === r.details.action && e.details.sequence === r.details.sequence))
+}
+
 /**
  * Builds and signs the final snapshot of a Group at its current head with `key` (an Organization
  * service key: group-snapshot documents are service-signed, §6.4). The archiving service then
@@ -60,7 +88,7 @@ export async function buildGroupSnapshot(
     throughSequence: state.sequence,
     eventIds: await eventIdsThrough(authority, groupId, state.sequence),
     stateHash: groupStateHash(state),
-    policyLog: options.policyLog,
+    policyLog: [...(await policyLogLinkage(authority, groupId, state.sequence)), ...options.policyLog],
     createdBy: {type: key.principal!.type, id: key.principal!.id},
     createdAt: options.now ?? new Date().toISOString(),
   }
@@ -69,8 +97,8 @@ export async function buildGroupSnapshot(
 
 /**
  * Ingress stage for group_archive: six-stage verification of payload.snapshot, the signer must be
- * the archiving service itself, and `eventIds` must be the Group's stored Event IDs through
- * `throughSequence` (the decider, which sees only state, checks the head and the state hash).
+ * the archiving service itself, `eventIds` must be the Group's stored Event IDs through
+ * `throughSequence`, and the policy-log linkage must hold (the decider, which sees only state, checks the head and the state hash).
  * On success the verified facts are attached to the Command for the pure decider.
  */
 export async function verifyArchiveSnapshot(authority: Authority, command: DecidedCommand & {groupId: string}): Promise<ErrorCode | null> {
@@ -78,10 +106,11 @@ export async function verifyArchiveSnapshot(authority: Authority, command: Decid
   const verified = verify('group-snapshot', bytes, authority.registry)
   if (verified instanceof Rejection) return 'INVALID_COMMAND'
   if (verified.principal.type !== command.actor.type || verified.principal.id !== command.actor.id) return 'AUTH_FORBIDDEN'
-  const doc = verified.document as {groupId: string; throughSequence: number; eventIds: string[]}
+  const doc = verified.document as unknown as {groupId: string; throughSequence: number; eventIds: string[]; policyLog: SnapshotPolicyLogEntry[]}
   if (doc.groupId !== command.groupId) return 'INVALID_COMMAND'
   const stored = await eventIdsThrough(authority, command.groupId, doc.throughSequence)
   if (stored.length !== doc.eventIds.length || stored.some((id, i) => id !== doc.eventIds[i])) return 'INVALID_COMMAND'
+  if (!linked(await policyLogLinkage(authority, command.groupId, doc.throughSequence), doc.policyLog)) return 'INVALID_COMMAND'
   command.snapshot = {signer: verified.principal, document: verified.document as Record<string, unknown>, signingHash: verified.signingHash}
   return null
 }

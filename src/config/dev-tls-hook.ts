@@ -1,7 +1,12 @@
-// Development TLS material for `mwp org init`, made by the wire layer's generator when this build
-// has one (src/wire/dev-tls.ts, engineer E). Without it the configuration keeps `server.dev: true`
-// and `mwp authority serve --dev-tls` makes the material at start.
+// Development TLS material for `mwp org init`: the wire layer's generator (src/wire/dev-tls.ts)
+// writes a throwaway CA and a loopback server certificate into DIR/tls, and the configuration
+// names them (server.tls), so `mwp authority serve --config` and the clients (which trust
+// server.tls.ca) agree without further flags. Development only.
 
-export async function devTlsHook(_dir: string, _host: string): Promise<{cert: string; key: string; ca?: string} | null> {
-  return null
+import {join} from 'node:path'
+import {writeDevTls} from '../wire/dev-tls.js'
+
+export async function devTlsHook(dir: string, _host: string): Promise<{cert: string; key: string; ca: string}> {
+  writeDevTls(join(dir, 'tls'))
+  return {cert: 'tls/server.pem', key: 'tls/server.key', ca: 'tls/ca.pem'}
 }

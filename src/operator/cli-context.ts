@@ -19,6 +19,7 @@ import {environment, usage} from '../cli/base.js'
 import {readKey} from '../cli/store.js'
 import {DEFAULT_CONFIG_FILE, type OrgConfig, OrgConfigError, loadOrgConfig} from '../config/org-config.js'
 import type {SigningKey} from '../crypto/keyfile.js'
+import {SignError} from '../signing/sign.js'
 import {type BuiltCommand, CommandBuildError, type CommandSpec, buildCommand} from './command-builder.js'
 import {EventIntegrityError, type EventDoc, type Transport, openLocalTransport} from './transport.js'
 import {foldGroup} from './views.js'
@@ -30,6 +31,7 @@ export const operatorFlags = {
   url: Flags.string({description: 'Authority server URL (wss://HOST:PORT); default: the configuration\'s server.', env: 'MWP_URL'}),
   ca: Flags.string({description: 'CA certificate file to trust for the server\'s TLS certificate.', env: 'MWP_CA'}),
   key: Flags.string({description: 'Your private key file (signs Commands locally); default: the configuration\'s operatorKey.', env: 'MWP_KEY'}),
+  registry: Flags.string({description: 'Organization registry file Events from a server are verified against; default: the configuration\'s.', env: 'MWP_REGISTRY'}),
 }
 
 export interface OperatorFlags {
@@ -38,6 +40,7 @@ export interface OperatorFlags {
   url?: string
   ca?: string
   key?: string
+  registry?: string
 }
 
 const fromConfigError = (e: unknown): never => {
@@ -88,7 +91,11 @@ export class OperatorContext {
         const target = url ?? this.config?.server.url
         if (!target) throw usage('nowhere to send: give --url wss://HOST:PORT, --store URL, or --config FILE')
         const ca = this.flags.ca ?? this.config?.server.tls?.ca
-        this.#transport = await openWireTransport({url: target, key: this.key(), ca, registry: this.config?.registry})
+        try {
+          this.#transport = await openWireTransport({url: target, key: this.key(), ca, registry: this.flags.registry ?? this.config?.registry})
+        } catch (e) {
+          throw environment((e as Error).message) // unreachable server, TLS trust, unreadable CA or registry
+        }
       }
     } catch (e) {
       fromConfigError(e)
@@ -120,6 +127,9 @@ export class OperatorContext {
       return buildCommand(this.key(), {...spec, ...(this.#transport?.sessionEpoch !== undefined && spec.sessionEpoch === undefined ? {sessionEpoch: this.#transport.sessionEpoch} : {})})
     } catch (e) {
       if (e instanceof CommandBuildError) throw usage(e.message)
+      // The one signer refuses a document that would fail its own schema (e.g. an Agent key on
+      // mission.create): nothing is sent, and the operator learns why.
+      if (e instanceof SignError) throw usage(`cannot sign this Command: ${e.message}`)
       throw e
     }
   }

@@ -91,12 +91,20 @@ export function renderWorkGraph(g: WorkGraph): string {
   return lines.join('\n')
 }
 
+/** The text of a message.posted Event (a Message document's text parts), if any. */
+export function messageText(e: EventDoc): string | undefined {
+  const message = (e.payload as {message?: {content?: {type: string; text?: string}[]}}).message
+  const parts = message?.content?.filter((c) => c.type === 'text' && typeof c.text === 'string').map((c) => c.text!)
+  return parts && parts.length ? parts.join(' ') : undefined
+}
+
 /** One line per Event for the live view on a terminal. */
 export function renderEventLine(e: EventDoc): string {
   const p = e.payload as Record<string, unknown>
+  const text = messageText(e)
   const detail =
-    typeof p.text === 'string'
-      ? ` "${p.text}"`
+    text !== undefined
+      ? ` "${text}"`
       : typeof p.workItemId === 'string'
         ? ` ${p.workItemId}`
         : typeof p.reason === 'string'

@@ -1,8 +1,18 @@
-// The wire transport of the operator commands: engineer E's WebSocket client (src/wire/client.ts).
-// Loaded lazily so the local transport (and every command using it) works without a server.
+// The wire transport of the operator commands: engineer E's WebSocket client (src/wire/client.ts)
+// over TLS 1.3. Commands are submitted as signed bytes; Events arrive verified by the client
+// against the Organization registry, in order and deduplicated.
+//
+// One-shot reads (`events`) subscribe from the requested sequence and collect until the replay
+// has gone quiet: the wire binding has no "replay complete" marker, so the transport waits until
+// a PING round trip and a short idle interval pass without a new Event. A view built on an
+// incomplete replay is never acted on blindly: structured Commands carry the revision the
+// operator saw (expectedRevision), so a stale view yields REVISION_CONFLICT, not a wrong decision.
 
+import {readFileSync} from 'node:fs'
+import {RegistryEvidence, RegistryFault} from '../signing/registry.js'
 import type {SigningKey} from '../crypto/keyfile.js'
-import type {Transport} from './transport.js'
+import {WireClient, type DeliveredEvent} from '../wire/client.js'
+import type {EventDoc, Subscription, Transport} from './transport.js'
 
 export interface WireTarget {
   url: string
@@ -13,16 +23,69 @@ export interface WireTarget {
   registry?: string
 }
 
-// A non-literal specifier keeps the build independent of the wire module while it is written.
-const WIRE_CLIENT = '../wire/client.js'
+/** How long the replay must stay quiet before a one-shot read is complete. */
+const QUIET_MS = 150
+/** A one-shot read never waits longer than this for a replay to finish. */
+const READ_LIMIT_MS = 30_000
+
+function readFile(path: string, what: string): Buffer {
+  try {
+    return readFileSync(path)
+  } catch (e) {
+    throw new Error(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+  }
+}
 
 export async function openWireTransport(target: WireTarget): Promise<Transport> {
-  let mod: Record<string, unknown>
+  if (!target.registry) throw new Error('the wire transport verifies every Event against the Organization registry: give --registry FILE or --config FILE')
+  const registry = RegistryEvidence.fromBytes(readFile(target.registry, 'registry'))
+  const resolved = registry.resolve()
+  if (resolved instanceof RegistryFault) throw new Error(`registry ${target.registry} is not valid (${resolved.reason})`)
+  const ca = target.ca ? readFile(target.ca, 'CA certificate') : undefined
+  let client: WireClient
   try {
-    mod = (await import(WIRE_CLIENT)) as Record<string, unknown>
-  } catch {
-    throw new Error(`this build has no wire client: use --store URL with --config to reach the authority locally (wanted ${target.url})`)
+    client = await WireClient.connect({url: target.url, key: target.key, registry, ...(ca ? {ca} : {}), reconnect: {maxAttempts: 5}, autoAck: false})
+  } catch (e) {
+    throw new Error(`cannot connect to ${target.url}: ${(e as Error).message}`)
   }
-  void mod
-  throw new Error('the wire transport is not connected yet')
+  const doc = (e: DeliveredEvent) => e.document as unknown as EventDoc
+
+  return {
+    target: target.url,
+    get sessionEpoch() {
+      return client.sessionEpoch
+    },
+    submit: (bytes) => client.submit(bytes),
+    async events(groupId, afterSequence = 0) {
+      const out: EventDoc[] = []
+      let missing = false
+      let failure: string | null = null
+      await client.subscribe(groupId, {afterSequence, onError: (err) => (err.code === 'GROUP_NOT_FOUND' ? (missing = true) : (failure = err.code))}, (e) => {
+        out.push(doc(e))
+      })
+      try {
+        const started = Date.now()
+        for (;;) {
+          const seen = out.length
+          await client.ping()
+          await new Promise((r) => setTimeout(r, QUIET_MS))
+          if (missing) return []
+          if (failure) throw new Error(`the server refused the subscription: ${failure}`)
+          if (out.length === seen) return out
+          if (Date.now() - started > READ_LIMIT_MS) throw new Error(`the replay of ${groupId} did not finish within ${READ_LIMIT_MS / 1000} s`)
+        }
+      } finally {
+        client.unsubscribe(groupId)
+      }
+    },
+    async follow(groupId, afterSequence, onEvent): Promise<Subscription> {
+      await client.subscribe(groupId, {afterSequence, onError: (err) => process.stderr.write(`mwp: ${groupId}: ${err.code}\n`)}, (e) => onEvent(doc(e)))
+      return {
+        async close() {
+          client.unsubscribe(groupId)
+        },
+      }
+    },
+    close: () => client.close(),
+  }
 }

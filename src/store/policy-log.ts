@@ -7,10 +7,10 @@
 // the database itself refuse a second consumption even if two authority processes raced past
 // their head checks.
 //
-// Why the consumption is also an Event (ext.mwp.cooperation.override_consumed, appended right
-// after the target Command's Events in the same append): replay must reproduce "consumed" in the
-// Group state from the log alone, and the Event links the consumption to the accepted target
-// Event (§20 "consumption linked to the accepted Event").
+// Why the consumption is also an Event (ext.missionweaveprotocol.core.cooperation_override_consumed,
+// appended right after the target Command's Events in the same append): replay must reproduce
+// "consumed" in the Group state from the log alone, and the Event links the consumption to the
+// accepted target Event (§20 "consumption linked to the accepted Event").
 
 /** What the authority attaches to a StoredEvent whose Event is a Policy Log fact. */
 export interface PolicyRecord {

@@ -50,6 +50,7 @@ import {POLICY_LOG_COLUMNS, type PolicyLogEntry, SQLITE_POLICY_LOG_SCHEMA, polic
 import {type GroupAppend, sqliteAppendGroups} from './multi-append.js'
 import {type OrgLog, sqliteOrgLog} from './org-log.js'
 import {type CursorTable, sqliteCursors} from './cursors.js'
+import {GroupCommitFailure, SqliteGroupCommit} from './group-commit.js'
 
 type DB = Database.Database
 
@@ -219,6 +220,8 @@ class SqliteStore implements Store {
   private readonly insertRow
   private readonly insertAudit
   private groupSql: ReturnType<typeof groupStatements> | undefined
+  /** Admission records and Group appends share one write transaction per event-loop turn (group-commit.ts). */
+  private readonly commits: SqliteGroupCommit
 
   constructor(
     private readonly db: DB,
@@ -231,6 +234,7 @@ class SqliteStore implements Store {
       `INSERT INTO admission_records (${ROW_COLUMNS.join(', ')}) VALUES (${ROW_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`,
     )
     this.insertAudit = db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`)
+    this.commits = new SqliteGroupCommit(db)
   }
 
   private stored(organizationId: string, signingHash: string) {
@@ -253,29 +257,17 @@ class SqliteStore implements Store {
     const prepared = this.authority.prepare(candidate)
     if ('refused' in prepared) return prepared.refused
     const {row} = prepared
-    let inserted = false
-    let outcome: AppendResult
     try {
-      this.db.exec('BEGIN IMMEDIATE')
-      inserted = this.insertRow.run(...ROW_COLUMNS.map((c) => row[c])).changes === 1
-      outcome = inserted
-        ? this.authority.committed(row)
-        : this.authority.resolveExisting(this.stored(row.organization_id, row.signing_hash), candidate)
+      // Settles only after the shared transaction committed (group-commit.ts).
+      return await this.commits.run(() =>
+        this.insertRow.run(...ROW_COLUMNS.map((c) => row[c])).changes === 1
+          ? this.authority.committed(row)
+          : this.authority.resolveExisting(this.stored(row.organization_id, row.signing_hash), candidate),
+      )
     } catch (e) {
-      this.rollback()
+      if (e instanceof GroupCommitFailure && e.phase === 'commit') return {status: 'commit-failed', detail: describeError(e)}
       return {status: 'unavailable', detail: describeError(e)}
     }
-    if (!inserted) {
-      this.rollback() // nothing was written
-      return outcome
-    }
-    try {
-      this.db.exec('COMMIT')
-    } catch (e) {
-      this.rollback()
-      return {status: 'commit-failed', detail: describeError(e)}
-    }
-    return outcome
   }
 
   private get group(): ReturnType<typeof groupStatements> {
@@ -330,18 +322,16 @@ class SqliteStore implements Store {
     const refused = checkAppend(groupId, expectedHead, events, receipt)
     if (refused) return refused
     try {
+      // One step of the shared write transaction; settles after it committed (group-commit.ts).
+      return await this.commits.run((): AppendOutcome => {
       const s = this.group
-      this.db.exec('BEGIN IMMEDIATE')
       const state = {
         head: this.readHead(groupId),
         prior: this.readReceipt(receipt.actorId, receipt.actionId),
         takenEventId: events.find((e) => s.eventIdTaken.get(e.eventId) !== undefined)?.eventId ?? null,
       }
       const verdict = decideAppend(state, expectedHead, events, receipt)
-      if (verdict) {
-        this.rollback() // nothing was written
-        return verdict
-      }
+      if (verdict) return verdict // nothing was written
       for (const e of events) {
         const row = eventRow(groupId, e)
         s.insertEvent.run(...EVENT_COLUMNS.map((c) => row[c]))
@@ -352,17 +342,12 @@ class SqliteStore implements Store {
       s.setHead.run(groupId, head.sequence, head.revision)
       const r = receiptRow(receipt)
       s.insertReceipt.run(...RECEIPT_COLUMNS.map((c) => r[c]))
+      return appended(events)
+      })
     } catch (e) {
-      this.rollback()
+      if (e instanceof GroupCommitFailure && e.phase === 'commit') return {status: 'indeterminate', detail: `commit failed: ${describeError(e)}`}
       return {status: 'unavailable', detail: describeError(e)}
     }
-    try {
-      this.db.exec('COMMIT')
-    } catch (e) {
-      this.rollback()
-      return {status: 'indeterminate', detail: `commit failed: ${describeError(e)}`}
-    }
-    return appended(events)
   }
 
   async policyLog(groupId: string): Promise<PolicyLogEntry[]> {
@@ -370,14 +355,6 @@ class SqliteStore implements Store {
       return (this.db.prepare('SELECT * FROM policy_log WHERE group_id = ? ORDER BY sequence').all(groupId) as Record<string, unknown>[]).map(policyEntryFrom)
     } catch (e) {
       throw new StoreError('unavailable', `cannot read the Policy Log: ${describeError(e)}`)
-    }
-  }
-
-  private rollback(): void {
-    try {
-      if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK')
-    } catch {
-      // the transaction is gone either way
     }
   }
 

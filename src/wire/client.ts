@@ -156,6 +156,7 @@ export class WireClient {
   readonly #pending = new Map<string, PendingCommand>()
   readonly #pings = new Map<string, () => void>()
   #ackTimer: NodeJS.Timeout | null = null
+  #duplicates = 0
 
   private constructor(options: ConnectOptions) {
     if (!options.key.principal) throw new WireError('HANDSHAKE_FAILED', 'the key file names no principal')
@@ -178,6 +179,11 @@ export class WireClient {
 
   get sessionToken(): string | undefined {
     return this.#sessionToken
+  }
+
+  /** Redelivered Events dropped by the Event ID / sequence deduplication so far. */
+  get duplicatesDropped(): number {
+    return this.#duplicates
   }
 
   get connected(): boolean {
@@ -396,10 +402,13 @@ export class WireClient {
       if (this.#closed) return
       try {
         await this.#open(true)
+        // Resume from the durable Cursor: Events processed after it come again and are dropped
+        // as duplicates (§16 "possibly including duplicates around a prior disconnect").
         for (const sub of this.#subs.values()) {
           sub.buffer.clear()
           sub.skipThrough = sub.cursor
-          this.#sendSubscribe(sub)
+          const durable = (await this.#cursors.load(sub.groupId)) ?? 0
+          this.#sendSubscribe(sub, Math.min(durable, sub.cursor))
         }
         this.#options.onNotice?.({code: 'RECONNECTED'})
         return
@@ -418,8 +427,8 @@ export class WireClient {
     if (ws && ws.readyState === WebSocket.OPEN) ws.send(text)
   }
 
-  #sendSubscribe(sub: Subscription): void {
-    const g: JsonObject = {groupId: sub.groupId, afterSequence: sub.cursor}
+  #sendSubscribe(sub: Subscription, afterSequence = sub.cursor): void {
+    const g: JsonObject = {groupId: sub.groupId, afterSequence}
     if (sub.attention) g.attention = sub.attention as JsonObject
     this.#raw(frame('SUBSCRIBE', {subscriptionId: sub.subscriptionId, groups: [g]}))
   }
@@ -498,7 +507,10 @@ export class WireClient {
     if (position) return this.#onReceiptEvent(event, position)
     const sub = this.#subs.get(event.groupId)
     if (!sub || !sub.active || !Number.isSafeInteger(event.sequence)) return
-    if (event.sequence <= sub.cursor || sub.buffer.has(event.sequence)) return // duplicate (I1)
+    if (event.sequence <= sub.cursor || sub.buffer.has(event.sequence)) {
+      this.#duplicates++ // I1: a redelivered Event changes nothing
+      return
+    }
     sub.buffer.set(event.sequence, event)
     this.#drain(sub)
   }
@@ -531,7 +543,7 @@ export class WireClient {
     if (sub && error.code === 'BACKPRESSURE') {
       // The server paused this Group until we ACK: report progress now.
       this.#options.onNotice?.({code: 'BACKPRESSURE', groupId, detail: {retryAfterMs: error.retryAfterMs}})
-      void this.#flushAcks()
+      if (this.#options.autoAck ?? true) void this.#flushAcks()
       return
     }
     if (sub && error.code === 'GROUP_NOT_FOUND') {

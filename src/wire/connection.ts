@@ -114,8 +114,12 @@ export class Connection {
   async #onMessage(data: WebSocket.RawData, isBinary: boolean): Promise<void> {
     // §17.1: binary messages never carry protocol objects (J2).
     if (isBinary) return this.#error('PROTOCOL_VIOLATION')
-    const parsed = parseFrame(data.toString())
-    if (!parsed.ok) return this.#error(parsed.code, {relatedFrameId: parsed.frameId})
+    const text = data.toString()
+    const parsed = parseFrame(text)
+    if (!parsed.ok) {
+      if (this.#phase.name === 'init' && offersOnlyOtherVersions(text)) return this.#refuseHello('UNSUPPORTED_VERSION', {frameId: parsed.frameId} as Frame)
+      return this.#error(parsed.code, {relatedFrameId: parsed.frameId})
+    }
     const f = parsed.frame
     switch (this.#phase.name) {
       case 'init':
@@ -333,5 +337,15 @@ export class Connection {
       this.presence = presence
     }
     this.#send(frame('PING', {nonce: encodeBase64url(randomBytes(16)), replyToNonce: f.nonce as string, sentAt: new Date().toISOString()}))
+  }
+}
+
+/** A client_init whose supportedVersions lists only versions this server does not speak (§21). */
+function offersOnlyOtherVersions(text: string): boolean {
+  try {
+    const f = JSON.parse(text) as {frameType?: unknown; phase?: unknown; supportedVersions?: unknown}
+    return f.frameType === 'HELLO' && f.phase === 'client_init' && Array.isArray(f.supportedVersions) && !f.supportedVersions.includes(PROTOCOL_VERSION)
+  } catch {
+    return false
   }
 }

@@ -1,0 +1,98 @@
+import {Flags} from '@oclif/core'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {storeFlag} from '../../src/cli/flags.js'
+import {DEFAULT_CONFIG_FILE, OrgConfigError, loadOrgConfig, openAuthorityFromConfig} from '../../src/config/org-config.js'
+import {writeDevTls} from '../../src/wire/dev-tls.js'
+import {type TlsSetting, isLoopbackHost, startServer} from '../../src/wire/server.js'
+
+export default class AuthorityServe extends MwpCommand {
+  static summary = 'Run the Group Authority behind the MissionWeaveProtocol WebSocket binding (wss, TLS 1.3 only).'
+  static description = `Reads the Organization configuration (--config, MWP_CONFIG, default ${DEFAULT_CONFIG_FILE}): registry, authority and admission keys, store, policy and server endpoint. Serves HELLO (Session Epochs), SUBSCRIBE, COMMAND, ACK and PING until SIGINT or SIGTERM, then shuts down gracefully. Structured logs go to stderr as JSON lines.
+
+TLS: --tls-cert/--tls-key (or the configuration's server.tls), or --dev-tls to generate a throwaway development CA and a loopback certificate (the CA file path is printed; give it to clients). Plain ws only with --insecure-loopback, which refuses any non-loopback bind.
+
+${EXIT_CODES_HELP}`
+
+  static examples = [
+    '<%= config.bin %> authority serve --config mwp.config.json --dev-tls',
+    '<%= config.bin %> authority serve --config mwp.config.json --tls-cert server.pem --tls-key server.key --store postgres://mwp@127.0.0.1:5432/mwp',
+  ]
+
+  static flags = {
+    config: Flags.string({char: 'c', description: 'Organization configuration file.', env: 'MWP_CONFIG', default: DEFAULT_CONFIG_FILE}),
+    store: {...storeFlag, description: 'Store URL overriding the configuration: sqlite:PATH or postgres://…'},
+    host: Flags.string({description: 'Bind address (default: the configuration, else 127.0.0.1).'}),
+    port: Flags.integer({description: 'Port (default: the configuration, else 7443; 0 picks a free one).', min: 0, max: 65535}),
+    'tls-cert': Flags.string({description: 'PEM certificate chain file.', dependsOn: ['tls-key']}),
+    'tls-key': Flags.string({description: 'PEM private key file.', dependsOn: ['tls-cert']}),
+    'dev-tls': Flags.boolean({description: 'Generate a development CA and loopback certificate (written next to the configuration, in dev-tls/).', default: false}),
+    'insecure-loopback': Flags.boolean({description: 'Plain ws without TLS, loopback addresses only (development).', default: false, exclusive: ['tls-cert', 'dev-tls']}),
+  }
+
+  protected async execute(): Promise<Outcome> {
+    const {flags} = await this.parse(AuthorityServe)
+    let config
+    try {
+      config = loadOrgConfig(flags.config)
+    } catch (e) {
+      if (e instanceof OrgConfigError) throw e.kind === 'usage' ? usage(e.message) : environment(e.message)
+      throw e
+    }
+    if (flags.store) config = {...config, store: flags.store}
+    const host = flags.host ?? config.server.host
+    const port = flags.port ?? config.server.port
+
+    let tls: TlsSetting
+    let caFile: string | undefined
+    const read = (path: string) => {
+      try {
+        return readFileSync(path)
+      } catch (e) {
+        throw environment(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+      }
+    }
+    if (flags['insecure-loopback']) {
+      if (!isLoopbackHost(host)) throw usage(`--insecure-loopback refuses to bind ${host}: use a loopback address or TLS`)
+      tls = 'insecure-loopback'
+    } else if (flags['tls-cert'] && flags['tls-key']) {
+      tls = {cert: read(flags['tls-cert']), key: read(flags['tls-key'])}
+    } else if (flags['dev-tls'] || (config.server.dev && !config.server.tls)) {
+      if (!isLoopbackHost(host)) throw usage(`--dev-tls certifies loopback names only; ${host} is not one`)
+      const made = writeDevTls(join(config.dir, 'dev-tls'))
+      tls = {cert: made.cert, key: made.key}
+      caFile = made.caFile
+    } else if (config.server.tls) {
+      tls = {cert: read(config.server.tls.cert), key: read(config.server.tls.key)}
+      caFile = config.server.tls.ca
+    } else {
+      throw usage('no TLS material: give --tls-cert and --tls-key, --dev-tls, or server.tls in the configuration (or --insecure-loopback)')
+    }
+
+    let opened
+    try {
+      opened = await openAuthorityFromConfig(config)
+    } catch (e) {
+      if (e instanceof OrgConfigError) throw e.kind === 'usage' ? usage(e.message) : environment(e.message)
+      throw e
+    }
+    let server
+    try {
+      server = await startServer({authority: opened.authority, host, port, tls})
+    } catch (e) {
+      await opened.close()
+      throw environment(`cannot serve on ${host}:${port}: ${(e as Error).message}`)
+    }
+    if (!this.argv.includes('--json')) {
+      process.stdout.write(`listening on ${server.url}\n${caFile ? `development CA: ${caFile}\n` : ''}`)
+    }
+    const signal = await new Promise<string>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'))
+      process.once('SIGTERM', () => resolve('SIGTERM'))
+    })
+    await server.close()
+    await opened.close()
+    return {status: 'ok', result: {url: server.url, ...(caFile ? {caFile} : {}), stoppedBy: signal}, text: `stopped (${signal})`}
+  }
+}
