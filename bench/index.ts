@@ -72,3 +72,5 @@ console.log(JSON.stringify({bench: 'signed-document-core', results: rows.map((r)
 
 // The Group Authority ingress on both stores (bench/ingress.ts); MWP_BENCH_INGRESS=0 skips it.
 if (process.env.MWP_BENCH_INGRESS !== '0') await runIngressBench()
+// The WebSocket binding on loopback (bench/wire.ts); MWP_BENCH_WIRE=0 skips it.
+if (process.env.MWP_BENCH_WIRE !== '0') await (await import('./wire.js')).runWireBench()

@@ -9,12 +9,29 @@ import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {promisify} from 'node:util'
+import postgres from 'postgres'
 
 const run = promisify(execFile)
 
 export interface BenchPostgres {
   url: string
+  /** Another empty database on the same server (the warm-up store). */
+  newDatabase(): Promise<string>
   stop(): Promise<void>
+}
+
+let databases = 0
+async function createDatabase(url: string): Promise<string> {
+  const name = `mwp_bench_${process.pid}_${++databases}`
+  const sql = postgres(url, {max: 1, onnotice: () => {}})
+  try {
+    await sql.unsafe(`CREATE DATABASE "${name}"`)
+  } finally {
+    await sql.end({timeout: 5})
+  }
+  const next = new URL(url)
+  next.pathname = `/${name}`
+  return next.toString()
 }
 
 function binDir(): string | null {
@@ -64,7 +81,7 @@ async function freePort(): Promise<number> {
 
 export async function startBenchPostgres(): Promise<BenchPostgres> {
   const external = process.env.MWP_BENCH_POSTGRES_URL
-  if (external) return {url: external, async stop() {}}
+  if (external) return {url: external, newDatabase: () => createDatabase(external), async stop() {}}
   const bin = binDir()!
   const owner = process.getuid?.() === 0 ? postgresUser() : null
   const as = (cmd: string, args: string[]) =>
@@ -94,6 +111,7 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
   started = true
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    newDatabase: () => createDatabase(`postgres://postgres@127.0.0.1:${port}/postgres`),
     async stop() {
       process.removeListener('exit', emergencyStop)
       try {

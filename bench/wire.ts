@@ -7,28 +7,27 @@
 //            receives every Event of its Group. Latency: from sending the COMMAND frame to the
 //            Event's arrival at a subscriber (sampled on one subscriber per Group).
 //   replay — every subscriber resubscribes from sequence 0: the server's top delivery rate.
-// Subscribers are raw authenticated sockets that count EVENT frames and ACK every 256 Events
-// (the server's per-Group window stays open); they do not verify signatures, so the figure is
-// the gateway's, not the client library's (WireClient verifies every Event).
+// Subscribers are raw authenticated sockets on a worker thread (bench/wire-subscribers.ts) that
+// count EVENT frames and ACK every 256 Events (the server's per-Group window stays open); they do
+// not verify signatures, so the figure is the gateway's, not the client library's (WireClient
+// verifies every Event). Commands go through one WireClient connection on the main thread.
 // Targets: ≥ 50,000 Events/s delivered; p99 < 25 ms at 500 Commands/s.
 
-import {randomBytes, randomUUID} from 'node:crypto'
+import {randomUUID} from 'node:crypto'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import WebSocket from 'ws'
+import {performance} from 'node:perf_hooks'
+import {Worker} from 'node:worker_threads'
 import {openAuthority} from '../src/authority/authority.js'
 import {submit} from '../src/authority/ingress.js'
-import {signEd25519} from '../src/crypto/ed25519.js'
 import {readKeyFile, type SigningKey} from '../src/crypto/keyfile.js'
-import {encodeBase64url} from '../src/json/base64url.js'
 import {packageRoot} from '../src/schema/catalog.js'
 import {sign} from '../src/signing/sign.js'
 import {RegistryEvidence} from '../src/signing/registry.js'
 import {DEFAULT_FRESHNESS, initStore, openStore} from '../src/store/index.js'
 import {WireClient} from '../src/wire/client.js'
 import {generateDevTls} from '../src/wire/dev-tls.js'
-import {transcriptBytes} from '../src/wire/hello.js'
 import {startServer} from '../src/wire/server.js'
 import {fmt, percentile} from './measure.js'
 
@@ -42,6 +41,7 @@ const RATE = Number(process.env.MWP_BENCH_WIRE_RATE ?? 500)
 const SECONDS = Number(process.env.MWP_BENCH_WIRE_SECONDS ?? 3)
 
 const fid = () => `urn:uuid:${randomUUID()}`
+const now = () => performance.timeOrigin + performance.now()
 const signed = (signer: SigningKey, fields: Record<string, unknown>) =>
   Buffer.from(
     JSON.stringify(sign('command', {protocolVersion: '0.1', actionId: fid(), actor: signer.principal, correlationId: fid(), issuedAt: new Date().toISOString(), payload: {}, ...fields}, signer).document),
@@ -63,51 +63,6 @@ const createFor = (g: string) =>
     },
   })
 const postTo = (g: string) => signed(owner, {kind: 'message.post', groupId: g, membershipEpoch: 1, payload: {text: 'bench'}})
-
-/** A raw authenticated subscriber socket: counts EVENT frames, ACKs every 256, reports arrivals. */
-async function subscriber(url: string, ca: string, onArrival: (groupId: string, text: string) => void) {
-  const ws = new WebSocket(url, {ca, minVersion: 'TLSv1.3', perMessageDeflate: false})
-  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
-  const queue: string[] = []
-  let wake: (() => void) | null = null
-  ws.on('message', (d) => {
-    queue.push(d.toString())
-    wake?.()
-  })
-  const next = async () => {
-    while (queue.length === 0) await new Promise<void>((r) => (wake = r))
-    return JSON.parse(queue.shift()!) as Record<string, string>
-  }
-  const clientNonce = encodeBase64url(randomBytes(32))
-  const id = owner.principal!.id
-  ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'HELLO', phase: 'client_init', agentId: id, keyId: owner.keyId, clientNonce, supportedVersions: ['0.1']}))
-  const ch = await next()
-  const sig = signEd25519(owner.seed, transcriptBytes({principalId: id, keyId: owner.keyId, clientNonce, serverNonce: ch.serverNonce!, challenge: ch.challenge!, selectedVersion: '0.1'}))
-  ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'HELLO', phase: 'client_response', agentId: id, keyId: owner.keyId, clientNonce, serverNonce: ch.serverNonce, challengeSignature: encodeBase64url(sig)}))
-  if ((await next()).phase !== 'server_accept') throw new Error('bench subscriber HELLO failed')
-  ws.removeAllListeners('message')
-  let received = 0
-  const unacked = new Map<string, number>()
-  ws.on('message', (d) => {
-    const text = d.toString()
-    if (!text.includes('"frameType":"EVENT"')) return
-    received++
-    const groupId = /"groupId":"([^"]+)"/.exec(text)![1]!
-    const sequence = Number(/"sequence":(\d+)/.exec(text)![1])
-    onArrival(groupId, text)
-    const n = (unacked.get(groupId) ?? 0) + 1
-    if (n >= 256) {
-      ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'ACK', acknowledgements: [{groupId, sequence}], sentAt: new Date().toISOString()}))
-      unacked.set(groupId, 0)
-    } else unacked.set(groupId, n)
-  })
-  return {
-    subscribe: (groups: string[], after = 0) =>
-      ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'SUBSCRIBE', subscriptionId: fid(), groups: groups.map((groupId) => ({groupId, afterSequence: after}))})),
-    received: () => received,
-    close: () => ws.close(),
-  }
-}
 
 interface WireFigure {
   scenario: string
@@ -134,36 +89,42 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const heads = new Map<string, number>()
     for (const g of groups) heads.set(g, (await store.head(g))!.sequence)
 
-    const sentAt = new Map<string, bigint>()
+    // Subscribers on their own thread (bench/wire-subscribers.ts).
+    const sentAt = new Map<string, number>()
     const latencies: number[] = []
-    const subscribers = []
-    for (let s = 0; s < subscribersPerGroup * groupCount; s++) {
-      const sampler = s < groupCount // the first subscriber of each Group samples latency
-      subscribers.push(
-        await subscriber(server.url, tls.ca, (_g, text) => {
-          if (!sampler) return
-          const cause = /"cause":\{"type":"command","id":"([^"]+)"/.exec(text)?.[1]
-          const t0 = cause ? sentAt.get(cause) : undefined
-          if (t0 !== undefined) latencies.push(Number(process.hrtime.bigint() - t0) / 1e6)
-        }),
-      )
+    let received = 0
+    const worker = new Worker(new URL('./wire-subscribers.js', import.meta.url), {
+      workerData: {url: server.url, ca: tls.ca, groups, perGroup: subscribersPerGroup, after: Object.fromEntries(heads)},
+    })
+    await new Promise<void>((resolve, reject) => {
+      worker.on('error', reject)
+      worker.on('message', (m: {ready?: boolean; received?: number; arrivals?: [string, number][]}) => {
+        if (m.ready) resolve()
+        if (m.received !== undefined) received = m.received
+        for (const [cause, at] of m.arrivals ?? []) {
+          const t0 = sentAt.get(cause)
+          if (t0 !== undefined) latencies.push(at - t0)
+        }
+      })
+    })
+    const delivered = async (target: number) => {
+      while (received < target) await new Promise((r) => setTimeout(r, 5))
     }
-    subscribers.forEach((sub, s) => sub.subscribe([groups[s % groupCount]!], heads.get(groups[s % groupCount]!)))
 
     // Live phase: Commands at RATE/s through one client connection.
     const total = Math.round(RATE * SECONDS)
     const commands = Array.from({length: total}, (_, i) => postTo(groups[i % groupCount]!))
     const client = await WireClient.connect({url: server.url, key: owner, registry, ca: tls.ca, reconnect: false})
     const expected = total * subscribersPerGroup
-    const start = process.hrtime.bigint()
+    const start = now()
     let sent = 0
     const pending: Promise<unknown>[] = []
     await new Promise<void>((resolve) => {
       const tick = setInterval(() => {
-        const due = Math.min(total, Math.floor((Number(process.hrtime.bigint() - start) / 1e9) * RATE))
+        const due = Math.min(total, Math.floor(((now() - start) / 1000) * RATE))
         while (sent < due) {
           const bytes = commands[sent++]!
-          sentAt.set(JSON.parse(bytes.toString()).actionId as string, process.hrtime.bigint())
+          sentAt.set(JSON.parse(bytes.toString()).actionId as string, now())
           pending.push(client.submit(bytes))
         }
         if (sent >= total) {
@@ -172,24 +133,20 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
         }
       }, 2)
     })
-    const delivered = () => subscribers.reduce((n, s) => n + s.received(), 0)
-    while (delivered() < expected) await new Promise((r) => setTimeout(r, 5))
-    const liveSeconds = Number(process.hrtime.bigint() - start) / 1e9
+    await delivered(expected)
+    const liveSeconds = (now() - start) / 1000
     await Promise.all(pending)
     await client.close()
 
-    // Replay phase: everyone from 0.
-    const before = delivered()
+    // Replay phase: every subscriber from 0.
+    const before = received
     let replayExpected = 0
-    for (const [i, sub] of subscribers.entries()) {
-      const g = groups[i % groupCount]!
-      replayExpected += (await store.head(g))!.sequence
-      sub.subscribe([g], 0)
-    }
-    const replayStart = process.hrtime.bigint()
-    while (delivered() - before < replayExpected) await new Promise((r) => setTimeout(r, 2))
-    const replaySeconds = Number(process.hrtime.bigint() - replayStart) / 1e9
-    subscribers.forEach((s) => s.close())
+    for (let i = 0; i < groupCount * subscribersPerGroup; i++) replayExpected += (await store.head(groups[i % groupCount]!))!.sequence
+    const replayStart = now()
+    worker.postMessage({replay: true})
+    await delivered(before + replayExpected)
+    const replaySeconds = (now() - replayStart) / 1000
+    await worker.terminate()
 
     latencies.sort((a, b) => a - b)
     return {

@@ -8,9 +8,10 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type Authority, openAuthority} from '../src/authority/authority.js'
 import {RESOURCE_USAGE_RECORD, RESOURCE_USAGE_RECORDED} from '../src/authority/mission-tree.js'
 import {canonicalHash} from '../src/json/jcs.js'
-import type {Store} from '../src/store/index.js'
-import {authorityKey, authorityOn, codeOf, contract, coordinator, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, sqliteStore} from './authority-helpers.js'
+import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
+import {admissionKey, authorityKey, authorityOn, codeOf, contract, coord, coordinator, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, sqliteStore, uuid} from './authority-helpers.js'
 import {treeSteps} from './mission-tree-helpers.js'
+import {storeBackends} from './store-backends.js'
 
 let store: Store
 let cleanup: () => Promise<void>
@@ -35,7 +36,7 @@ const ZERO = {financial: 0, modelTokens: 0, toolCalls: 0, computeSeconds: 0, wal
 const limited = (budget: Record<string, unknown>) => contract({budget})
 
 describe('ext.missionweaveprotocol.core.resource_usage_record on one Group', () => {
-  it(`[+cmd:${RESOURCE_USAGE_RECORD}] [+evt:${RESOURCE_USAGE_RECORDED}] the charge carries delta, cumulative usage and remaining budget; money sums exactly`, async () => {
+  it(`[+cmd:ext.missionweaveprotocol.core.resource_usage_record] [+evt:ext.missionweaveprotocol.core.resource_usage_recorded] the charge carries delta, cumulative usage and remaining budget; money sums exactly`, async () => {
     const g = await rootGroup()
     const w = await workItem(g, 'active', limited({currency: 'EUR', financialLimit: 0.3, modelTokenLimit: 1000, toolCallLimit: 5}))
     const lease = (await item(g, w)).lease!
@@ -49,7 +50,7 @@ describe('ext.missionweaveprotocol.core.resource_usage_record on one Group', () 
       delta: {currency: 'EUR', financial: 0.2, modelTokens: 100},
       cumulative: {workItem: {...ZERO, financial: 0.3, modelTokens: 200}, mission: {...ZERO, financial: 0.3, modelTokens: 200}},
       // WorkItem: EUR 0.3 / 1000 tokens / 5 calls; Mission (missionPayload): EUR 100 / 1M tokens.
-      remaining: {workItem: {financial: 0, modelTokens: 800, toolCalls: 5}, mission: {financial: 99.7, modelTokens: 999_800}},
+      remaining: {workItem: {financial: 0, modelTokens: 800, toolCalls: 5}, mission: {financial: 99.7, modelTokens: 999_800}, effective: {financial: 0, modelTokens: 800, toolCalls: 5}},
       agentId: developer.principal!.id,
       ownershipEpoch: 1,
       leaseId: lease.leaseId,
@@ -62,7 +63,7 @@ describe('ext.missionweaveprotocol.core.resource_usage_record on one Group', () 
     expect((await item(g, w)).state).toBe('active')
   })
 
-  it(`[-cmd:${RESOURCE_USAGE_RECORD}] [-evt:${RESOURCE_USAGE_RECORDED}] one overflowing dimension rejects the whole charge with BUDGET_EXCEEDED and changes nothing; the exact limit is accepted`, async () => {
+  it(`[-cmd:ext.missionweaveprotocol.core.resource_usage_record] [-evt:ext.missionweaveprotocol.core.resource_usage_recorded] one overflowing dimension rejects the whole charge with BUDGET_EXCEEDED and changes nothing; the exact limit is accepted`, async () => {
     const g = await rootGroup()
     const w = await workItem(g, 'active', limited({currency: 'EUR', financialLimit: 10, toolCallLimit: 5}))
     receiptOf(await run(await usage(g, w, {toolCalls: 4})))
@@ -80,7 +81,7 @@ describe('ext.missionweaveprotocol.core.resource_usage_record on one Group', () 
     expect(await code(await usage(g, w, {currency: 'EUR', financial: 0.000001}))).toBe('BUDGET_EXCEEDED')
   })
 
-  it(`[-cmd:${RESOURCE_USAGE_RECORD}] the Mission budget bounds the sum over its WorkItems`, async () => {
+  it(`[-cmd:ext.missionweaveprotocol.core.resource_usage_record] the Mission budget bounds the sum over its WorkItems`, async () => {
     const g = await rootGroup({currency: 'EUR', financialLimit: 100})
     const w1 = await workItem(g, 'active', limited({currency: 'EUR', financialLimit: 60}))
     const w2 = await workItem(g, 'active', limited({currency: 'EUR', financialLimit: 60}), coordinator, reviewer)
@@ -92,7 +93,7 @@ describe('ext.missionweaveprotocol.core.resource_usage_record on one Group', () 
     expect((await state(g)).budgetLedger!.mission.financial).toBe(100)
   })
 
-  it(`[-cmd:${RESOURCE_USAGE_RECORD}] [-evt:${RESOURCE_USAGE_RECORDED}] only the owner, on its current lease and epoch, with a nonzero delta in the budget currency`, async () => {
+  it(`[-cmd:ext.missionweaveprotocol.core.resource_usage_record] [-evt:ext.missionweaveprotocol.core.resource_usage_recorded] only the owner, on its current lease and epoch, with a nonzero delta in the budget currency`, async () => {
     const g = await rootGroup()
     const w = await workItem(g, 'active')
     const lease = (await item(g, w)).lease!
@@ -114,6 +115,23 @@ describe('ext.missionweaveprotocol.core.resource_usage_record on one Group', () 
   })
 })
 
+describe('allocation (§12, G5)', () => {
+  it('[-cmd:work.authorize] the Coordinator allocates a WorkItem no more than the Mission has left, in the Mission currency', async () => {
+    const g = await rootGroup({currency: 'EUR', financialLimit: 100, toolCallLimit: 10})
+    const authorize = (budget: Record<string, unknown>) => coord('work.authorize', g, {workItemId: uuid(7), contract: limited(budget)})
+    const before = [await head(g)]
+    expect(await code(authorize({currency: 'EUR', financialLimit: 101}))).toBe('BUDGET_EXCEEDED')
+    expect(await code(authorize({toolCallLimit: 11}))).toBe('BUDGET_EXCEEDED')
+    expect(await code(authorize({currency: 'USD', financialLimit: 1}))).toBe('INVALID_COMMAND')
+    await unchanged([g], before)
+    // After 60 is consumed, 40 is what is left to allocate.
+    const w = await workItem(g, 'active', limited({currency: 'EUR', financialLimit: 100}))
+    receiptOf(await run(await usage(g, w, {currency: 'EUR', financial: 60})))
+    expect(await code(authorize({currency: 'EUR', financialLimit: 41}))).toBe('BUDGET_EXCEEDED')
+    receiptOf(await run(authorize({currency: 'EUR', financialLimit: 40})))
+  })
+})
+
 describe('the charge climbs the Mission tree atomically (§12, G6)', () => {
   /** Root g → WorkItem w → child Mission cg (budget `childBudget`) → active WorkItem cw owned by developer. */
   async function tree(g: string, w: string, childBudget: Record<string, unknown>, cwBudget: Record<string, unknown>) {
@@ -126,7 +144,7 @@ describe('the charge climbs the Mission tree atomically (§12, G6)', () => {
     return {cg, cw}
   }
 
-  it(`[+cmd:${RESOURCE_USAGE_RECORD}] [+evt:${RESOURCE_USAGE_RECORDED}] a grandchild-level charge updates the child WorkItem, the child Mission, the parent WorkItem and the root Mission in one append`, async () => {
+  it(`[+cmd:ext.missionweaveprotocol.core.resource_usage_record] [+evt:ext.missionweaveprotocol.core.resource_usage_recorded] a grandchild-level charge updates the child WorkItem, the child Mission, the parent WorkItem and the root Mission in one append`, async () => {
     const g = await rootGroup()
     const w = await workItem(g, 'open', limited({currency: 'EUR', financialLimit: 10, modelTokenLimit: 1000}))
     const {cg, cw} = await tree(g, w, {currency: 'EUR', financialLimit: 5, modelTokenLimit: 500}, {currency: 'EUR', financialLimit: 3, modelTokenLimit: 300})
@@ -136,6 +154,8 @@ describe('the charge climbs the Mission tree atomically (§12, G6)', () => {
     const used = {...ZERO, financial: 1.5, modelTokens: 120}
     expect((await state(cg)).budgetLedger).toEqual({mission: used, workItems: {[cw]: used}})
     expect((await state(g)).budgetLedger).toEqual({mission: used, workItems: {[w]: used}})
+    // The execution's effective remainder is the tightest one up the tree (here: its own WorkItem's).
+    expect((await lastEvent(cg)).payload.remaining).toMatchObject({effective: {financial: 1.5, modelTokens: 180}})
     const rootEvent = await lastEvent(g)
     expect(rootEvent).toMatchObject({
       kind: RESOURCE_USAGE_RECORDED,
@@ -143,7 +163,7 @@ describe('the charge climbs the Mission tree atomically (§12, G6)', () => {
     })
   })
 
-  it(`[-cmd:${RESOURCE_USAGE_RECORD}] [-evt:${RESOURCE_USAGE_RECORDED}] an overflow at an ancestor (the root Mission) rejects the charge in every Group`, async () => {
+  it(`[-cmd:ext.missionweaveprotocol.core.resource_usage_record] [-evt:ext.missionweaveprotocol.core.resource_usage_recorded] an overflow at an ancestor (the root Mission) rejects the charge in every Group`, async () => {
     const g = await rootGroup({currency: 'EUR', financialLimit: 100})
     const w1 = await workItem(g, 'open', limited({currency: 'EUR', financialLimit: 60}))
     const w2 = await workItem(g, 'open', limited({currency: 'EUR', financialLimit: 60}))
@@ -181,3 +201,53 @@ describe('the charge climbs the Mission tree atomically (§12, G6)', () => {
     }
   })
 })
+
+// Two Group Authorities (as two processes would) sharing one PostgreSQL store: the multi-Group
+// append locks the involved Group rows in sorted order, so two charges racing for one root budget
+// from different child Groups serialize in the database; the loser's head-moved retry decides
+// again on the winner's ledger and gets BUDGET_EXCEEDED.
+describe.each(storeBackends('authority budget').filter((b) => b.name === 'postgres' && b.enabled))('two authorities sharing $name', (pg) => {
+  const stores: Store[] = []
+  let a: {authority: Authority; store: Store}
+  let b: {authority: Authority; store: Store}
+  beforeAll(async () => {
+    await pg.start()
+    const url = await pg.fresh()
+    await initStore(url, {
+      organizationId: 'urn:mwp:dev:org:example',
+      admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
+      freshness: DEFAULT_FRESHNESS,
+    })
+    for (let i = 0; i < 2; i++) stores.push(await openStore(url, {admissionKey}))
+    a = {store: stores[0]!, authority: authorityOn(stores[0]!)}
+    b = {store: stores[1]!, authority: authorityOn(stores[1]!)}
+  }, 120_000)
+  afterAll(async () => {
+    for (const st of stores) await st.close()
+    await pg.stop()
+  })
+
+  it('concurrent charges through two authorities against one root budget: exactly one fits, both authorities agree', async () => {
+    const ta = treeSteps(() => a)
+    const tb = treeSteps(() => b)
+    const g = await ta.rootGroup({currency: 'EUR', financialLimit: 100})
+    const children = []
+    for (const tag of ['x', 'y']) {
+      const w = await ta.workItem(g, 'open', limited({currency: 'EUR', financialLimit: 70}))
+      const cg = newGroup(`pg-${tag}`)
+      receiptOf(await ta.run(ta.createChild(g, w, cg, {budget: {currency: 'EUR', financialLimit: 70}})))
+      receiptOf(await ta.run(groupCommand(coordinator, 'membership.change', cg, {member: developer.principal, role: 'worker'})))
+      children.push({cg, cw: await ta.workItem(cg, 'active', limited({currency: 'EUR', financialLimit: 70}), reviewer, developer)})
+    }
+    const [x, y] = children as [{cg: string; cw: string}, {cg: string; cw: string}]
+    const results = await Promise.all([ta.run(await ta.usage(x.cg, x.cw, {currency: 'EUR', financial: 60})), tb.run(await ta.usage(y.cg, y.cw, {currency: 'EUR', financial: 60}))])
+    expect(results.map(codeOf).sort()).toEqual(['BUDGET_EXCEEDED', 'ok'])
+    for (const t of [ta, tb]) expect((await t.state(g)).budgetLedger!.mission.financial).toBe(60)
+    const winner = codeOf(results[0]!) === 'ok' ? x : y
+    const loser = winner === x ? y : x
+    expect((await tb.state(winner.cg)).budgetLedger!.workItems[winner.cw]!.financial).toBe(60)
+    expect((await tb.state(loser.cg)).budgetLedger).toBeUndefined()
+    for (const group of [g, x.cg, y.cg]) expect(canonicalHash(await ta.state(group))).toBe(canonicalHash(await tb.state(group)))
+  }, 60_000)
+})
+

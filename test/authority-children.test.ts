@@ -8,6 +8,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type Authority, openAuthority} from '../src/authority/authority.js'
 import {CHILD_CONCLUDED} from '../src/authority/mission-tree.js'
+import {missionTree} from '../src/authority/mission-tree-view.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import type {Store} from '../src/store/index.js'
@@ -17,6 +18,7 @@ import {
   authorityOn,
   codeOf,
   command,
+  contract,
   coord,
   coordinator,
   developer,
@@ -52,6 +54,8 @@ const rootGroup = async () => {
   touched.push(g)
   return g
 }
+/** A Work Contract that fits a child Mission's budget (EUR 1). */
+const small = contract({budget: {currency: 'EUR', financialLimit: 1}})
 const childGroup = () => {
   const cg = newGroup('child')
   touched.push(cg)
@@ -159,15 +163,34 @@ describe('mission.create_child (§7.1 none → active, §10.2 → blocked)', () 
     expect(await store.head(cg)).toBeNull()
   })
 
+  it('[+cmd:mission.create_child] an unchanged retry returns the original receipt; two racing promotions of one WorkItem: exactly one wins', async () => {
+    const g = await rootGroup()
+    const w = await workItem(g, 'open')
+    const cg = childGroup()
+    const bytes = createChild(g, w, cg)
+    const first = receiptOf(await run(bytes))
+    const heads = [await head(g), await head(cg)]
+    expect(receiptOf(await run(bytes))).toEqual(first)
+    await unchanged([g, cg], heads)
+
+    const w2 = await workItem(g, 'open')
+    const [x, y] = [childGroup(), childGroup()]
+    const results = await Promise.all([run(createChild(g, w2, x)), run(createChild(g, w2, y))])
+    expect(results.map(codeOf).sort()).toEqual(['INVALID_STATE_TRANSITION', 'ok'])
+    const winner = codeOf(results[0]!) === 'ok' ? x : y
+    expect((await item(g, w2)).childMission!.groupId).toBe(winner)
+    expect(await store.head(winner === x ? y : x)).toBeNull()
+  })
+
   it('[-cmd:mission.create_child] beyond the Organization default depth the Command is RATE_LIMITED without an override grant (§14, §20)', async () => {
     const {cg} = await withChild()
     // Depth 2 (= maxMissionDepth): the child Coordinator promotes a child WorkItem.
-    const cw = await workItem(cg, 'open', undefined, reviewer)
+    const cw = await workItem(cg, 'open', small, reviewer)
     const grand = childGroup()
-    receiptOf(await run(createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 2}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
+    receiptOf(await run(createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
     expect((await state(grand)).mission.parent).toEqual({missionId: missionIdOf(cg), groupId: cg, workItemId: cw, depth: 2})
     // Depth 3 needs an explicit escalation.
-    const gw = await workItem(grand, 'open', undefined, developer, reviewer)
+    const gw = await workItem(grand, 'open', small, developer, reviewer)
     const deeper = childGroup()
     const before = [await head(grand), await head(cg)]
     expect(await code(createChild(grand, gw, deeper, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-04T00:00:00Z'}, developer, reviewer))).toBe('RATE_LIMITED')
@@ -179,7 +202,7 @@ describe('mission.create_child (§7.1 none → active, §10.2 → blocked)', () 
 })
 
 describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
-  it(`[+row:t10.2:blocked->verified:child_mission_approval] [+evt:${CHILD_CONCLUDED}] the child's Approval makes the parent WorkItem verified, with the child result as Evidence and Artifacts`, async () => {
+  it(`[+row:t10.2:blocked->verified:child_mission_approval] the child's Approval makes the parent WorkItem verified, with the child result as Evidence and Artifacts`, async () => {
     const {g, w, cg} = await withChild()
     const revision = await submitChild(cg)
     const doc = approval(cg, revision, [H1], {kind: 'child_mission'}, coordinator)
@@ -202,7 +225,7 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     expect((await state(g)).mission.state).toBe('active')
   })
 
-  it(`[-row:t10.2:blocked->verified:child_mission_approval] [-evt:${CHILD_CONCLUDED}] a child Approval of the wrong kind, or before submission, changes neither Group`, async () => {
+  it(`[-row:t10.2:blocked->verified:child_mission_approval] a child Approval of the wrong kind, or before submission, changes neither Group`, async () => {
     const {g, w, cg} = await withChild()
     const before = [await head(g), await head(cg)]
     expect(await code(groupCommand(coordinator, 'mission.approve', cg, {approval: approval(cg, 3, [H1], {kind: 'child_mission'}, coordinator)}))).toBe('INVALID_STATE_TRANSITION')
@@ -216,7 +239,7 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     expect((await item(g, w)).state).toBe('blocked')
   })
 
-  it(`[+row:t10.2:blocked->blocked_or_failed:child_mission_failure] [+evt:${CHILD_CONCLUDED}] a failed child leaves the parent WorkItem blocked with structured failure Evidence (default policy); the parent Mission does not fail`, async () => {
+  it(`[+row:t10.2:blocked->blocked_or_failed:child_mission_failure] a failed child leaves the parent WorkItem blocked with structured failure Evidence (default policy); the parent Mission does not fail`, async () => {
     const {g, w, cg} = await withChild()
     receiptOf(await run(coord('mission.terminate', cg, {reason: 'The source data is unavailable.'}, 1, reviewer)))
     expect((await state(cg)).mission.state).toBe('failed')
@@ -241,9 +264,9 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
 
     // Root ← child (indispensable) ← grandchild (indispensable): the grandchild's failure climbs.
     const b = await withChild('open', {childFailurePolicy: {onFailure: 'fail', indispensable: true}})
-    const cw = await workItem(b.cg, 'open', undefined, reviewer)
+    const cw = await workItem(b.cg, 'open', small, reviewer)
     const grand = childGroup()
-    receiptOf(await run(createChild(b.cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 2}, deadline: '2027-01-05T00:00:00Z', childFailurePolicy: {onFailure: 'block', indispensable: true}}, reviewer, developer)))
+    receiptOf(await run(createChild(b.cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z', childFailurePolicy: {onFailure: 'block', indispensable: true}}, reviewer, developer)))
     receiptOf(await run(groupCommand(reviewer, 'mission.cancel', grand, {reason: 'Superseded.'})))
     expect((await state(grand)).mission.state).toBe('cancelled')
     // The child WorkItem is blocked by its grandchild's failure, then ends with its failed Mission (§10.2 last row).
@@ -257,16 +280,23 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     expect(rootEvents[1]!.payload).toMatchObject({propagatedFrom: {missionId: missionIdOf(b.cg), groupId: b.cg}})
   })
 
-  it(`[-row:t10.2:blocked->blocked_or_failed:child_mission_failure] [-evt:${CHILD_CONCLUDED}] a child that concludes after the parent moved on touches only its own Group`, async () => {
+  it(`[-row:t10.2:blocked->blocked_or_failed:child_mission_failure] a concluded child cannot conclude again, nothing reaches the parent twice; failing the parent WorkItem cancels its running replacement child`, async () => {
     const {g, w, cg} = await withChild()
-    // The Parent Coordinator fails the WorkItem itself (the child keeps running: a failed
-    // WorkItem returns control to the Coordinator, it is not a cancellation).
-    receiptOf(await run(coord('work.fail', g, {workItemId: w, reason: 'Replanned without it.', evidenceHashes: [H1]})))
-    expect((await state(cg)).mission.state).toBe('active')
+    // A replacement child after the first one failed: the first one's late news is not the parent's.
+    receiptOf(await run(coord('mission.terminate', cg, {reason: 'First attempt failed.'}, 1, reviewer)))
+    const second = childGroup()
+    receiptOf(await run(createChild(g, w, second)))
     const parentHead = await head(g)
-    receiptOf(await run(coord('mission.terminate', cg, {reason: 'No longer needed.'}, 1, reviewer)))
+    // The failed child can do nothing more; the running replacement is the parent's child now.
+    expect(await code(coord('mission.terminate', cg, {reason: 'Again.'}, 1, reviewer))).toBe('INVALID_STATE_TRANSITION')
     expect(await head(g)).toBe(parentHead)
+    // The Parent Coordinator fails the WorkItem itself: control returns to it, the running
+    // replacement child is cancelled in the same append, and a re-offer is possible again.
+    receiptOf(await run(coord('work.fail', g, {workItemId: w, reason: 'Replanned without it.', evidenceHashes: [H1]})))
     expect((await item(g, w)).state).toBe('failed')
+    expect((await state(second)).mission.state).toBe('cancelled')
+    receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 60_000).toISOString()})))
+    expect((await item(g, w)).state).toBe('offered')
   })
 })
 
@@ -274,9 +304,9 @@ describe('parent-cancellation propagation (§7.1, §10.2 last row)', () => {
   /** Root → child (reviewer coordinates) → grandchild (developer coordinates), all running. */
   async function threeLevels() {
     const {g, w, cg} = await withChild()
-    const cw = await workItem(cg, 'open', undefined, reviewer)
+    const cw = await workItem(cg, 'open', small, reviewer)
     const grand = childGroup()
-    receiptOf(await run(createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 2}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
+    receiptOf(await run(createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
     return {g, w, cg, cw, grand}
   }
 
@@ -297,6 +327,22 @@ describe('parent-cancellation propagation (§7.1, §10.2 last row)', () => {
     expect((await state(cg)).mission.state).toBe('cancelled')
     expect((await state(grand)).mission.state).toBe('cancelled')
     expect((await state(g)).mission.state).toBe('active')
+  })
+
+  it('a cancel racing a new child never leaves a child running under the cancelled root', async () => {
+    const g = await rootGroup()
+    const w = await workItem(g, 'open')
+    const cg = childGroup()
+    const cancel = () => run(groupCommand(owner, 'mission.cancel', g, {reason: 'Stop everything.'}))
+    const [promoted, cancelled] = await Promise.all([run(createChild(g, w, cg)), cancel()])
+    // Either order is legal; a cancel that collected the tree before the child existed is refused
+    // retryably (INTERNAL_ERROR) and a fresh Command then cancels the child too.
+    expect(['ok', 'INVALID_STATE_TRANSITION']).toContain(codeOf(promoted))
+    expect(['ok', 'INTERNAL_ERROR']).toContain(codeOf(cancelled))
+    if (codeOf(cancelled) !== 'ok') receiptOf(await cancel())
+    expect((await state(g)).mission.state).toBe('cancelled')
+    const child = await authority.current(cg)
+    expect(child === null || child.mission.state === 'cancelled').toBe(true)
   })
 
   it('[-evt:mission.cancelled] concluded children are not touched, and a rejected cancel changes no Group', async () => {
@@ -350,6 +396,27 @@ describe('mission.create_follow_up (§7.1 none → active)', () => {
     expect(await code(followUp(approved, fg, owner, {followUpTo: {missionId: missionIdOf(active), groupId: approved}}))).toBe('GROUP_NOT_FOUND')
     expect(await code(followUp(approved, active))).toBe('INVALID_STATE_TRANSITION')
     expect(await store.head(fg)).toBeNull()
+  })
+})
+
+describe('inspecting the Mission tree (§14)', () => {
+  it('the root MissionOwner sees the complete tree; the Parent Coordinator its subtree; anyone else nothing', async () => {
+    const {g, w, cg} = await withChild()
+    const cw = await workItem(cg, 'open', small, reviewer)
+    const grand = childGroup()
+    receiptOf(await run(createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
+    const tree = (await missionTree(authority, g, owner.principal!))!
+    expect(tree).toMatchObject({groupId: g, depth: 0, state: 'active', missionOwner: owner.principal, coordinatorAgentId: coordinator.principal!.id})
+    expect(tree.children).toHaveLength(1)
+    expect(tree.children[0]).toMatchObject({groupId: cg, depth: 1, parentWorkItemId: w, missionOwner: coordinator.principal, coordinatorAgentId: reviewer.principal!.id})
+    expect(tree.children[0]!.children.map((c) => [c.groupId, c.depth, c.parentWorkItemId])).toEqual([[grand, 2, cw]])
+    // The root owner may also start the view at any Mission below it.
+    expect((await missionTree(authority, grand, owner.principal!))!.groupId).toBe(grand)
+    // The Parent Coordinator owns the child Mission: it sees that subtree, not the root's Mission.
+    expect((await missionTree(authority, cg, coordinator.principal!))!.children.map((c) => c.groupId)).toEqual([grand])
+    expect(await missionTree(authority, g, coordinator.principal!)).toBeNull()
+    expect(await missionTree(authority, g, otherHuman.principal!)).toBeNull()
+    expect(await missionTree(authority, newGroup('none'), owner.principal!)).toBeNull()
   })
 })
 

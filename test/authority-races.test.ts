@@ -126,7 +126,8 @@ describe.each(storeBackends('authority races').filter((b) => b.enabled))('author
       const offerId = (await authority.current(g))!.workItems[w]!.offer!.offerId
       const before = (await store.head(g))!.sequence
 
-      const results = await race(url, g, candidates.map((c) => groupCommand(c, 'work.accept_offer', g, {workItemId: w, offerId})))
+      const accepts = candidates.map((c) => groupCommand(c, 'work.accept_offer', g, {workItemId: w, offerId}))
+      const results = await race(url, g, accepts)
       const codes = results.map(codeOf)
       expect([...codes].sort()).toEqual(['WORK_ALREADY_OWNED', 'WORK_ALREADY_OWNED', 'WORK_ALREADY_OWNED', 'WORK_ALREADY_OWNED', 'ok'])
       const winner = candidates[codes.indexOf('ok')]!
@@ -139,8 +140,9 @@ describe.each(storeBackends('authority races').filter((b) => b.enabled))('author
       // Every loser carries the §19 code and names its own Action ID; none was receipted.
       for (const [i, r] of results.entries()) {
         if (codes[i] === 'ok') continue
-        expect('error' in r && r.error.retryable).toBe(false)
-        expect(await store.receipt(candidates[i]!.principal!.id, ('error' in r && r.error.relatedActionId) || '')).toBeNull()
+        const actionId = JSON.parse(accepts[i]!.toString('utf8')).actionId as string
+        expect('error' in r && {retryable: r.error.retryable, relatedActionId: r.error.relatedActionId}).toEqual({retryable: false, relatedActionId: actionId})
+        expect(await store.receipt(candidates[i]!.principal!.id, actionId)).toBeNull()
       }
     }
   })

@@ -3,31 +3,31 @@
 // the local transport (an in-process authority, `--store`). Exit codes: 0 ok, 1 rejected with the
 // wire code, 2 usage, 3 environment.
 
-import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {messageText} from '../src/operator/render.js'
+import {inspectMission} from '../src/operator/views.js'
 import {json, mwp} from './cli.js'
+import {type OperatorOrg, given, givenMission as givenMissionOn, keyPath, logged as loggedOn, opOn, operatorOrg, text} from './operator-helpers.js'
 
 const H1 = `sha256:${'f'.repeat(64)}`
 
+let o: OperatorOrg
 let root: string
 let org: string
-/** Flags every operator call needs here: the org config and the local store. */
-let local: string[]
+let op: ReturnType<typeof opOn>
 
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'mwp-cli-operator-'))
-  org = join(root, 'org')
-  const r = mwp(['org', 'init', org, '--workers', '1', '--json'])
-  if (r.status !== 0) throw new Error(`org init failed: ${r.stdout}${r.stderr}`)
-  local = ['--config', join(org, 'mwp.config.json'), '--store', `sqlite:${join(org, 'authority.db')}`]
+beforeAll(async () => {
+  o = await operatorOrg('cli-operator')
+  ;({root, org} = o)
+  op = opOn(o)
 }, 60_000)
-afterAll(() => rmSync(root, {recursive: true, force: true}))
+afterAll(async () => o?.close())
 
-const op = (args: string[], options: {input?: string; env?: NodeJS.ProcessEnv} = {}) => mwp([...args, ...local], options)
-const key = (name: string) => join(org, 'keys', `${name}.key.json`)
+const key = (name: string) => keyPath(o, name)
+const givenMission = (objective?: string) => givenMissionOn(o, objective)
+const givenSubmission = (g: string) => given(o, 'coordinator', 'mission.submit_for_approval', g, {artifactHashes: [H1]})
+const logged = (g: string, kind?: string) => loggedOn(o, g, kind)
 
 function createMission(objective = 'Ship the release notes'): string {
   const r = op(['mission', 'create', '--objective', objective, '--coordinator', 'coordinator', '--json'])
@@ -41,21 +41,8 @@ function submitForApproval(g: string) {
   return json(r).result.receipt
 }
 
-/** The text of a message.posted Event, as the views read it. */
-const text = (e: {payload: Record<string, unknown>}) => messageText(e as never)
-
-function tail(g: string, extra: string[] = []) {
-  const r = op(['group', 'tail', g, ...extra])
-  expect(r.status, r.stderr).toBe(0)
-  return r.stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as {kind: string; sequence: number; payload: Record<string, unknown>; actor: {id: string}})
-}
-
-describe('mwp org init', () => {
-  it('creates keys, registry, signed cards and the config; --json lists paths and principals', () => {
+describe('mwp org init', async () => {
+  it('creates keys, registry, signed cards and the config; --json lists paths and principals', async () => {
     const r = mwp(['org', 'init', join(root, 'second'), '--organization', 'urn:example:org:acme', '--workers', '2', '--json'])
     expect(r.status, r.stderr).toBe(0)
     const result = json(r).result
@@ -68,7 +55,7 @@ describe('mwp org init', () => {
     expect(config).toMatchObject({organization: 'urn:example:org:acme', store: 'sqlite:authority.db', policy: {rootMissionOwners: ['urn:example:org:acme:human:owner']}})
   })
 
-  it('refuses a non-empty directory (exit 3) unless --force; a bad organization ID is a usage error (exit 2)', () => {
+  it('refuses a non-empty directory (exit 3) unless --force; a bad organization ID is a usage error (exit 2)', async () => {
     const dir = join(root, 'taken')
     expect(mwp(['org', 'init', dir]).status).toBe(0)
     const again = mwp(['org', 'init', dir, '--json'])
@@ -79,20 +66,20 @@ describe('mwp org init', () => {
   })
 })
 
-describe('mission commands', () => {
-  it('[+cmd:mission.create] [+evt:mission.created] [+row:t7.1:none->active:mission.create] create prints the Group; inspect shows it active with its Coordinator', () => {
+describe('mission commands', async () => {
+  it('[+cmd:mission.create] [+evt:mission.created] [+row:t7.1:none->active:mission.create] create prints the Group; inspect shows it active with its Coordinator', async () => {
     const g = createMission()
     const r = op(['mission', 'inspect', g, '--json'])
     expect(r.status).toBe(0)
     const view = json(r).result
     expect(view).toMatchObject({groupId: g, state: 'active', objective: 'Ship the release notes', coordinator: {agentId: 'urn:mwp:dev:org:local:agent:coordinator', coordinatorEpoch: 1}})
-    expect(tail(g).map((e) => e.kind)).toEqual(['mission.created', 'mission.coordinator.assigned'])
+    expect((await logged(g)).map((e) => e.kind)).toEqual(['mission.created', 'mission.coordinator.assigned'])
     const text = op(['mission', 'inspect', g])
     expect(text.stdout).toContain('Ship the release notes')
     expect(text.stdout).toContain('0 of 0 verified')
   })
 
-  it('[-cmd:mission.create] [-row:t7.1:none->active:mission.create] a human the policy does not name as root MissionOwner is refused: exit 1 with AUTH_FORBIDDEN', () => {
+  it('[-cmd:mission.create] [-row:t7.1:none->active:mission.create] a human the policy does not name as root MissionOwner is refused: exit 1 with AUTH_FORBIDDEN', async () => {
     const r = op(['mission', 'create', '--objective', 'x', '--coordinator', 'coordinator', '--key', key('worker-1'), '--json'])
     // An Agent key cannot even sign mission.create (the schema requires a human): usage, nothing sent.
     expect(r.status).toBe(2)
@@ -105,39 +92,38 @@ describe('mission commands', () => {
     expect(json(refused)).toMatchObject({status: 'rejected', error: {code: 'AUTH_FORBIDDEN'}})
   })
 
-  it('[+cmd:mission.approve] [+evt:mission.approved] [+row:t7.1:awaiting_approval->approved:mission.approve] approve --yes signs the Approval locally for the submitted revision', () => {
-    const g = createMission()
+  it('[+cmd:mission.approve] [+evt:mission.approved] [+row:t7.1:awaiting_approval->approved:mission.approve] approve --yes signs the Approval locally for the submitted revision', async () => {
+    const g = await givenMission()
     submitForApproval(g)
     const noConfirm = op(['mission', 'approve', g])
     expect(noConfirm.status).toBe(2) // not a TTY and no --yes: nothing signed
-    expect(tail(g).at(-1)!.kind).toBe('mission.submitted_for_approval')
+    expect((await logged(g)).at(-1)!.kind).toBe('mission.submitted_for_approval')
     const r = op(['mission', 'approve', g, '--yes', '--json', '--comments', 'Checked.'])
     expect(r.status, r.stdout + r.stderr).toBe(0)
     const result = json(r).result
     expect(result.submission.artifactHashes).toEqual([H1])
-    const last = tail(g).at(-1)!
+    const last = (await logged(g)).at(-1)!
     expect(last.kind).toBe('mission.approved')
     expect(last.payload.approval).toMatchObject({approvalId: result.approvalId, artifactHashes: [H1], comments: 'Checked.', approver: {id: 'urn:mwp:dev:org:local:human:owner'}})
-    const text = op(['mission', 'inspect', g])
-    expect(text.stdout).toContain('approved')
+    expect(inspectMission(await logged(g))!.state).toBe('approved')
   })
 
-  it('[-cmd:mission.approve] [-evt:mission.approved] [-row:t7.1:awaiting_approval->approved:mission.approve] nothing awaiting approval is a usage error; a second approval of a terminal Mission is refused with its code', () => {
-    const g = createMission()
+  it('[-cmd:mission.approve] [-evt:mission.approved] [-row:t7.1:awaiting_approval->approved:mission.approve] nothing awaiting approval is a usage error; a second approval of a terminal Mission is refused with its code', async () => {
+    const g = await givenMission()
     const r = op(['mission', 'approve', g, '--yes', '--json'])
     expect(r.status).toBe(2)
     expect(json(r).error.message).toMatch(/nothing awaiting approval/)
-    submitForApproval(g)
+    await givenSubmission(g)
     expect(op(['mission', 'approve', g, '--yes']).status).toBe(0)
     const again = op(['mission', 'approve', g, '--yes', '--json'])
     expect(again.status).toBe(1)
     expect(json(again).status).toBe('rejected')
-    expect(tail(g, ['--kind', 'mission.approved']).length).toBe(1)
+    expect((await logged(g, 'mission.approved')).length).toBe(1)
   })
 
-  it('the approval table shows the submitted revision, Artifacts and required Evidence', () => {
-    const g = createMission()
-    const receipt = submitForApproval(g)
+  it('the approval table shows the submitted revision, Artifacts and required Evidence', async () => {
+    const g = await givenMission()
+    const receipt = await givenSubmission(g)
     const r = op(['mission', 'approve', g, '--yes'])
     expect(r.status).toBe(0)
     expect(r.stdout).toContain(H1)
@@ -145,41 +131,41 @@ describe('mission commands', () => {
     expect(r.stdout).toMatch(new RegExp(`approved revision ${receipt.aggregateRevision - 1}\\b`))
   })
 
-  it('[+cmd:mission.request_changes] [+evt:mission.changes_requested] [+row:t7.1:awaiting_approval->active:mission.request_changes] and [+cmd:mission.cancel] [+evt:mission.cancelled] [+row:t7.1:non_terminal->cancelled:mission.cancel] by the MissionOwner', () => {
-    const g = createMission()
-    submitForApproval(g)
+  it('[+cmd:mission.request_changes] [+evt:mission.changes_requested] [+row:t7.1:awaiting_approval->active:mission.request_changes] and [+cmd:mission.cancel] [+evt:mission.cancelled] [+row:t7.1:non_terminal->cancelled:mission.cancel] by the MissionOwner', async () => {
+    const g = await givenMission()
+    await givenSubmission(g)
     expect(op(['mission', 'request-changes', g, '--reason', 'Add the migration notes.']).status).toBe(0)
-    expect(tail(g).at(-1)).toMatchObject({kind: 'mission.changes_requested', payload: {reason: 'Add the migration notes.'}})
+    expect((await logged(g)).at(-1)).toMatchObject({kind: 'mission.changes_requested', payload: {reason: 'Add the migration notes.'}})
     expect(op(['mission', 'cancel', g, '--reason', 'Superseded.']).status).toBe(0)
-    expect(tail(g).at(-1)).toMatchObject({kind: 'mission.cancelled', payload: {reason: 'Superseded.'}})
-    expect(json(op(['mission', 'inspect', g, '--json'])).result.state).toBe('cancelled')
+    expect((await logged(g)).at(-1)).toMatchObject({kind: 'mission.cancelled', payload: {reason: 'Superseded.'}})
+    expect(inspectMission(await logged(g))!.state).toBe('cancelled')
   })
 
-  it('[-cmd:mission.request_changes] [-row:t7.1:awaiting_approval->active:mission.request_changes] on an active Mission and [-cmd:mission.cancel] [-evt:mission.cancelled] [-row:t7.1:non_terminal->cancelled:mission.cancel] by a worker are refused (exit 1) and append nothing', () => {
-    const g = createMission()
-    const before = tail(g).length
+  it('[-cmd:mission.request_changes] [-row:t7.1:awaiting_approval->active:mission.request_changes] on an active Mission and [-cmd:mission.cancel] [-evt:mission.cancelled] [-row:t7.1:non_terminal->cancelled:mission.cancel] by a worker are refused (exit 1) and append nothing', async () => {
+    const g = await givenMission()
+    const before = (await logged(g)).length
     const changes = op(['mission', 'request-changes', g, '--reason', 'x', '--json'])
     expect(changes.status).toBe(1)
     expect(json(changes).status).toBe('rejected')
     const cancel = op(['mission', 'cancel', g, '--reason', 'x', '--key', key('coordinator'), '--json'])
     expect(cancel.status).toBe(1)
     expect(json(cancel).error.code).toBe('AUTH_FORBIDDEN')
-    expect(tail(g).length).toBe(before)
+    expect((await logged(g)).length).toBe(before)
   })
 
-  it('[+cmd:mission.assign_coordinator] [+evt:mission.coordinator.assigned] replace-coordinator moves the lease; the old Coordinator is fenced', () => {
-    const g = createMission()
+  it('[+cmd:mission.assign_coordinator] [+evt:mission.coordinator.assigned] replace-coordinator moves the lease; the old Coordinator is fenced', async () => {
+    const g = await givenMission()
     const r = op(['mission', 'replace-coordinator', g, '--agent', 'worker-1', '--json'])
     expect(r.status, r.stdout).toBe(0)
-    expect(json(op(['mission', 'inspect', g, '--json'])).result.coordinator).toMatchObject({agentId: 'urn:mwp:dev:org:local:agent:worker-1', coordinatorEpoch: 2})
+    expect(inspectMission(await logged(g))!.coordinator).toMatchObject({agentId: 'urn:mwp:dev:org:local:agent:worker-1', coordinatorEpoch: 2})
     // The old Coordinator, sending with the epoch it held, is refused with the wire code.
     const stale = op(['command', 'issue', '--kind', 'mission.submit_for_approval', '--group', g, '--payload', '-', '--key', key('coordinator'), '--coordinator-epoch', '1', '--json'], {input: JSON.stringify({artifactHashes: [H1]})})
     expect(stale.status).toBe(1)
     expect(json(stale).error.code).toBe('AUTH_STALE_COORDINATOR')
   })
 
-  it('[-cmd:mission.assign_coordinator] only the MissionOwner may replace the Coordinator', () => {
-    const g = createMission()
+  it('[-cmd:mission.assign_coordinator] only the MissionOwner may replace the Coordinator', async () => {
+    const g = await givenMission()
     // The builder will not invent a Membership Epoch for a non-member (usage, nothing sent) …
     const r = op(['mission', 'replace-coordinator', g, '--agent', 'worker-1', '--key', key('worker-1'), '--json'])
     expect(r.status).toBe(2)
@@ -190,22 +176,22 @@ describe('mission commands', () => {
     })
     expect(sent.status).toBe(1)
     expect(json(sent).status).toBe('rejected')
-    expect(tail(g).length).toBe(2)
-    expect(json(op(['mission', 'inspect', g, '--json'])).result.coordinator.coordinatorEpoch).toBe(1)
+    expect((await logged(g)).length).toBe(2)
+    expect(inspectMission(await logged(g))!.coordinator?.coordinatorEpoch).toBe(1)
   })
 
-  it('[+cmd:message.post] [+evt:message.posted] direct posts the MissionOwner\'s direction into the Group', () => {
-    const g = createMission()
+  it('[+cmd:message.post] [+evt:message.posted] direct posts the MissionOwner\'s direction into the Group', async () => {
+    const g = await givenMission()
     expect(op(['mission', 'direct', g, '--text', 'Prioritize the security notes.']).status).toBe(0)
-    const posted = tail(g, ['--kind', 'message.posted'])
+    const posted = (await logged(g, 'message.posted'))
     expect(posted).toMatchObject([{actor: {id: 'urn:mwp:dev:org:local:human:owner'}}])
     expect(posted.map(text)).toEqual(['Prioritize the security notes.'])
   })
 
-  it('mission tree shows the root Mission; an unknown Group is a usage error', () => {
-    const g = createMission('Root objective')
+  it('mission tree shows the root Mission; an unknown Group is a usage error', async () => {
+    const g = await givenMission('Root objective')
     const r = op(['mission', 'tree', g])
-    expect(r.status).toBe(0)
+    expect(r.status, r.stdout + r.stderr).toBe(0)
     expect(r.stdout).toContain('[active] Root objective')
     expect(op(['mission', 'tree', 'urn:mwp:dev:org:local:group:missing']).status).toBe(2)
     expect(op(['mission', 'inspect', 'urn:mwp:dev:org:local:group:missing']).status).toBe(2)

@@ -4,42 +4,30 @@
 // wire code, 2 usage, 3 environment.
 
 import {spawn} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {render} from '@inquirer/testing'
 import {confirm} from '@inquirer/prompts'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {approvalQuestion} from '../src/operator/prompt.js'
-import {messageText} from '../src/operator/render.js'
 import {json, mwp} from './cli.js'
+import {type OperatorOrg, givenMission, keyPath, opOn, operatorOrg, text} from './operator-helpers.js'
 import {PROJECT_ROOT} from './upstream.js'
 
-let root: string
+let o: OperatorOrg
 let org: string
-/** Flags every operator call needs here: the org config and the local store. */
+let root: string
 let local: string[]
+let op: ReturnType<typeof opOn>
 
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'mwp-cli-operator-'))
-  org = join(root, 'org')
-  const r = mwp(['org', 'init', org, '--workers', '1', '--json'])
-  if (r.status !== 0) throw new Error(`org init failed: ${r.stdout}${r.stderr}`)
-  local = ['--config', join(org, 'mwp.config.json'), '--store', `sqlite:${join(org, 'authority.db')}`]
+beforeAll(async () => {
+  o = await operatorOrg('operator-cli-views')
+  ;({root, org, local} = o)
+  op = opOn(o)
 }, 60_000)
-afterAll(() => rmSync(root, {recursive: true, force: true}))
+afterAll(async () => o?.close())
 
-const op = (args: string[], options: {input?: string; env?: NodeJS.ProcessEnv} = {}) => mwp([...args, ...local], options)
-const key = (name: string) => join(org, 'keys', `${name}.key.json`)
-
-function createMission(objective = 'Ship the release notes'): string {
-  const r = op(['mission', 'create', '--objective', objective, '--coordinator', 'coordinator', '--json'])
-  expect(r.status, r.stderr).toBe(0)
-  return json(r).result.groupId as string
-}
-
-/** The text of a message.posted Event, as the views read it. */
-const text = (e: {payload: Record<string, unknown>}) => messageText(e as never)
+const key = (name: string) => keyPath(o, name)
+const createMission = () => givenMission(o)
 
 function tail(g: string, extra: string[] = []) {
   const r = op(['group', 'tail', g, ...extra])
@@ -51,9 +39,9 @@ function tail(g: string, extra: string[] = []) {
     .map((l) => JSON.parse(l) as {kind: string; sequence: number; payload: Record<string, unknown>; actor: {id: string}})
 }
 
-describe('command issue', () => {
-  it('[-cmd:message.post] an unknown kind is INVALID_COMMAND (exit 1); a bad payload is a usage error; a reused actionId with other content is ACTION_ID_COLLISION', () => {
-    const g = createMission()
+describe('command issue', async () => {
+  it('[-cmd:message.post] an unknown kind is INVALID_COMMAND (exit 1); a bad payload is a usage error; a reused actionId with other content is ACTION_ID_COLLISION', async () => {
+    const g = await createMission()
     const unknown = op(['command', 'issue', '--kind', 'ext.example.nothing.here', '--group', g, '--payload', '-', '--json'], {input: '{}'})
     expect(unknown.status).toBe(1)
     expect(json(unknown).error.code).toBe('INVALID_COMMAND')
@@ -71,9 +59,9 @@ describe('command issue', () => {
   })
 })
 
-describe('work and group views', () => {
-  it('work list / graph / show derive progress from the WorkItem graph', () => {
-    const g = createMission()
+describe('work and group views', async () => {
+  it('work list / graph / show derive progress from the WorkItem graph', async () => {
+    const g = await createMission()
     const w1 = 'urn:uuid:aaaaaaaa-0000-4000-8000-000000000001'
     const w2 = 'urn:uuid:aaaaaaaa-0000-4000-8000-000000000002'
     const base = {
@@ -111,8 +99,8 @@ describe('work and group views', () => {
     expect(op(['work', 'show', g, 'urn:uuid:00000000-0000-4000-8000-000000000000']).status).toBe(2)
   })
 
-  it('group tail: NDJSON when piped, --after and --kind filter, env twins MWP_CONFIG / MWP_STORE', () => {
-    const g = createMission()
+  it('group tail: NDJSON when piped, --after and --kind filter, env twins MWP_CONFIG / MWP_STORE', async () => {
+    const g = await createMission()
     for (const text of ['one', 'two']) expect(op(['mission', 'direct', g, '--text', text]).status).toBe(0)
     const all = tail(g)
     expect(all.map((e) => e.sequence)).toEqual([1, 2, 3, 4])
@@ -123,8 +111,19 @@ describe('work and group views', () => {
     expect(viaEnv.stdout.trim().split('\n').map((l) => text(JSON.parse(l)))).toEqual(['one', 'two'])
   })
 
+  it('group tail on a terminal prints one readable line per Event instead of NDJSON', async () => {
+    const g = await createMission()
+    expect(op(['mission', 'direct', g, '--text', 'hello team']).status).toBe(0)
+    const {status, screen} = await onTerminal(['group', 'tail', g, ...local])
+    expect(status).toBe(0)
+    const lines = screen.split(/\r?\n/).filter((l) => l.startsWith('#'))
+    expect(lines.map((l) => l.split(' ')[2])).toEqual(['mission.created', 'mission.coordinator.assigned', 'message.posted'])
+    expect(lines[2]).toContain('by urn:mwp:dev:org:local:human:owner "hello team"')
+    expect(screen).not.toContain('"protocolVersion"')
+  })
+
   it('group tail --follow prints new Events as they are accepted and stops on SIGINT', async () => {
-    const g = createMission()
+    const g = await createMission()
     const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/run.js'), 'group', 'tail', g, '--follow', '--after', '2', ...local], {env: {...process.env, NO_COLOR: '1'}})
     let out = ''
     child.stdout.on('data', (d) => (out += d))
@@ -142,7 +141,7 @@ describe('work and group views', () => {
     expect(text(lines[0])).toBe('live')
   })
 
-  it('missing configuration is an environment error (exit 3); no target is a usage error (exit 2)', () => {
+  it('missing configuration is an environment error (exit 3); no target is a usage error (exit 2)', async () => {
     const r = mwp(['mission', 'inspect', 'urn:x:group:g', '--config', join(root, 'absent.json'), '--json'])
     expect(r.status).toBe(3)
     expect(json(r).error.code).toBe('ENVIRONMENT')
@@ -151,7 +150,45 @@ describe('work and group views', () => {
   })
 })
 
-describe('approval prompt', () => {
+/**
+ * Runs `mwp ARGS` on a pseudo-terminal (util-linux `script`), answers the prompt once it is on
+ * screen, and returns the exit code and the screen output.
+ */
+async function onTerminal(args: string[], answer?: string): Promise<{status: number | null; screen: string}> {
+  const cmd = [process.execPath, join(PROJECT_ROOT, 'bin/run.js'), ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')
+  const child = spawn('script', ['-qec', cmd, '/dev/null'], {env: {...process.env, NO_COLOR: '1'}})
+  let screen = ''
+  let answered = false
+  child.stdout.on('data', (d) => {
+    screen += d
+    if (answer !== undefined && !answered && screen.includes('(y/N)')) {
+      answered = true
+      child.stdin.write(answer)
+    }
+  })
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  return {status, screen}
+}
+
+describe('approval prompt', async () => {
+  it('[+cmd:mission.approve] on a terminal, approve asks first: Enter (the default No) signs nothing, y approves', async () => {
+    const g = await createMission()
+    const submitted = op(['command', 'issue', '--kind', 'mission.submit_for_approval', '--group', g, '--payload', '-', '--key', join(org, 'keys', 'coordinator.key.json')], {
+      input: JSON.stringify({artifactHashes: [`sha256:${'7'.repeat(64)}`]}),
+    })
+    expect(submitted.status, submitted.stderr).toBe(0)
+    const declined = await onTerminal(['mission', 'approve', g, ...local], '\r')
+    expect(declined.status).toBe(0)
+    expect(declined.screen).toContain(`sha256:${'7'.repeat(64)}`) // the review table came first
+    expect(declined.screen).toContain('not approved')
+    expect(tail(g).at(-1)!.kind).toBe('mission.submitted_for_approval')
+    const accepted = await onTerminal(['mission', 'approve', g, ...local], 'y\r')
+    expect(accepted.status, accepted.screen).toBe(0)
+    expect(accepted.screen).toMatch(/approved revision \d+/)
+    expect(tail(g).at(-1)!.kind).toBe('mission.approved')
+  })
+
+
   it('asks about the exact revision and defaults to No', async () => {
     const {answer, events, getScreen} = await render(confirm, approvalQuestion('urn:x:mission:m', 7))
     expect(getScreen()).toContain('Approve revision 7 of urn:x:mission:m with your signature?')

@@ -12,6 +12,7 @@ import {CommandBuildError, buildCommand, buildFinalApproval} from '../src/operat
 import {verifiedEvent, type EventDoc} from '../src/operator/transport.js'
 import {foldGroup, inspectMission, missionTree, workGraph} from '../src/operator/views.js'
 import type {Store} from '../src/store/index.js'
+import {treeSteps} from './mission-tree-helpers.js'
 import {authorityOn, codeOf, contract, coordinator, createCommand, developer, newGroup, otherHuman, owner, receiptOf, registry, reviewer, sqliteStore, uuid} from './authority-helpers.js'
 
 const H1 = `sha256:${'d'.repeat(64)}`
@@ -151,6 +152,9 @@ describe('views', () => {
     expect(evidence[H1]).toEqual([{workItemId: w1, state: 'verified'}])
     expect(evidence[`sha256:${'e'.repeat(64)}`]).toEqual([])
     expect(view.work).toMatchObject({done: 1, total: 2})
+    // The Mission deadline (2027-01-31) counts only while the Mission is not terminal.
+    expect(inspectMission(await events(g), '2027-02-01T00:00:00Z')!.overdue).toBe(true)
+    expect(inspectMission(await events(g), '2027-01-01T00:00:00Z')!.overdue).toBe(false)
   })
 
   it('inspect and tree of an unknown Group: no view, an unavailable node; the tree of a root Mission without children is the root', async () => {
@@ -160,6 +164,26 @@ describe('views', () => {
     const g = await group()
     const tree = await missionTree(g, events)
     expect(tree).toMatchObject({groupId: g, state: 'active', objective: 'Ship the release notes for 0.1', children: []})
+  })
+
+  it('[+evt:mission.child.created] the Mission tree follows child links into the child Groups (two levels)', async () => {
+    const t = treeSteps(() => ({authority, store}))
+    const g = await t.rootGroup()
+    const w = await t.workItem(g, 'open')
+    const cg = newGroup('child')
+    receiptOf(await t.run(t.createChild(g, w, cg)))
+    const tree = await missionTree(g, events)
+    expect(tree).toMatchObject({groupId: g, state: 'active', children: [{groupId: cg, state: 'active', children: []}]})
+    expect(inspectMission(await events(g))!.children).toEqual([{groupId: cg, missionId: foldGroup(await events(cg))!.missionId, sequence: expect.any(Number)}])
+    // The parent WorkItem waits on its child: a blocker in the graph, not a percentage.
+    expect(workGraph(foldGroup(await events(g))!).items.find((n) => n.workItemId === w)).toMatchObject({state: 'blocked', blockers: [expect.stringMatching(/^blocked: child Mission/)]})
+  })
+
+  it('[-evt:mission.child.created] a Group without child Missions has no children in inspect or tree', async () => {
+    const g = await group()
+    await started(g, uuid(7))
+    expect(inspectMission(await events(g))!.children).toEqual([])
+    expect((await missionTree(g, events)).children).toEqual([])
   })
 
   it('folding the stored Events reproduces the authority\'s live state exactly', async () => {

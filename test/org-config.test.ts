@@ -74,7 +74,7 @@ describe('createDevOrganization', () => {
 describe('loadOrgConfig', () => {
   it('resolves paths against the file and fills defaults', () => {
     const c = parseOrgConfig(
-      JSON.stringify({organization: 'urn:x:org', registry: 'r.json', authorityKey: '/abs/a.key.json', admissionKey: 'k/b.key.json', policy: {rootMissionOwners: [], limits: {commandsPerMinute: 5}}}),
+      JSON.stringify({organization: 'urn:x:org', registry: 'r.json', authorityKey: '/abs/a.key.json', admissionKey: 'k/b.key.json', policy: {rootMissionOwners: [], limits: {messageRate: {hard: 5, windowMinutes: 1}}, maxMissionDepth: 2}}),
       '/etc/mwp/mwp.config.json',
     )
     expect(c.registry).toBe('/etc/mwp/r.json')
@@ -84,7 +84,7 @@ describe('loadOrgConfig', () => {
     expect(c.server.url).toBe('wss://127.0.0.1:7443')
     expect(c.freshness).toEqual({maxAgeSeconds: 300, maxFutureSkewSeconds: 60})
     // policy passes through whole: members other engineers add reach the authority unchanged
-    expect((c.policy as unknown as {limits: unknown}).limits).toEqual({commandsPerMinute: 5})
+    expect(c.policy).toMatchObject({limits: {messageRate: {hard: 5, windowMinutes: 1}}, maxMissionDepth: 2})
     expect(resolveStoreUrl('/d', 'postgres://u@h/db')).toBe('postgres://u@h/db')
     expect(resolveStoreUrl('/d', 'sqlite:///abs.db')).toBe('sqlite:/abs.db')
   })
@@ -133,6 +133,20 @@ describe('openAuthorityFromConfig', () => {
     } finally {
       await opened.close()
     }
+  })
+
+  it('the whole policy reaches the authority; limits it cannot honour are a usage error', async () => {
+    const text = JSON.parse(readFileSync(org.config, 'utf8'))
+    const policy = {rootMissionOwners: [`${org.organization}:human:owner`], archivers: [`${org.organization}:service:authority`], maxMissionDepth: 3, limits: {messageRate: {hard: 10, soft: 5, windowMinutes: 1}}}
+    const opened = await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, policy}), org.config))
+    try {
+      expect(opened.authority.policy).toMatchObject(policy)
+    } finally {
+      await opened.close()
+    }
+    const bad = parseOrgConfig(JSON.stringify({...text, policy: {...policy, limits: {messageRate: {hard: 1, soft: 5, windowMinutes: 1}}}}), org.config)
+    await expect(openAuthorityFromConfig(bad)).rejects.toMatchObject({kind: 'usage'})
+    expect(() => parseOrgConfig(JSON.stringify({...text, policy: {...policy, limits: {messageRate: {hard: 1}}}}), org.config)).toThrow(/windowMinutes/)
   })
 
   it('[-cmd:mission.create] refuses a human the configured policy does not name (AUTH_FORBIDDEN)', async () => {

@@ -122,6 +122,18 @@ describe.each(backends.filter((b) => b.enabled))('multi-Group append: $name', (b
     expect(await store.head(fresh)).toBeNull()
   })
 
+  it('Policy Log rows of the Events ride in the same transaction (and not at all when refused)', async () => {
+    const [a, b] = [await seeded(1), await seeded(1)]
+    const grantId = `urn:uuid:${randomUUID()}`
+    const consumed = {...event(b, 2), policyRecord: {grantId, action: 'consumed' as const, record: JSON.stringify({grantId})}}
+    const own = part(a, 1)
+    // Refused (a's head is 1, not 0): no Policy Log row either.
+    expect((await store.appendGroups([{...own, expectedHead: 0, events: [{...own.events[0]!, sequence: 1}]}, {groupId: b, expectedHead: 1, events: [consumed]}], {...receiptFor(own), firstSequence: 1, lastSequence: 1})).status).toBe('head-moved')
+    expect(await store.policyLog(b)).toEqual([])
+    expect((await store.appendGroups([own, {groupId: b, expectedHead: 1, events: [consumed]}], receiptFor(own))).status).toBe('appended')
+    expect(await store.policyLog(b)).toEqual([{groupId: b, sequence: 2, eventId: consumed.eventId, grantId, action: 'consumed', record: JSON.stringify({grantId})}])
+  })
+
   it('an Event ID already in the log (in any Group) refuses the whole append', async () => {
     const a = await seeded(1)
     const taken = (await store.read(a, 0, 1)).events[0]!.eventId

@@ -3,20 +3,15 @@
 // across a restart, per-Group BACKPRESSURE, CURSOR_TOO_OLD with a signed snapshot, the
 // no-existence-oracle rule, and malformed or binary frames. Real TLS 1.3 on 127.0.0.1, SQLite.
 
-import {randomBytes} from 'node:crypto'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import WebSocket from 'ws'
 import {submit} from '../src/authority/ingress.js'
-import {signEd25519} from '../src/crypto/ed25519.js'
-import {encodeBase64url} from '../src/json/base64url.js'
 import {DEFAULT_FRESHNESS, type Store, initStore, openStore} from '../src/store/index.js'
 import {MemoryCursorStore, type SnapshotReference} from '../src/wire/client.js'
-import {transcriptBytes} from '../src/wire/hello.js'
-import {admissionKey, codeOf, createCommand, developer, newGroup, owner, post} from './authority-helpers.js'
-import {type Running, collector, connect, next, serve, tls} from './wire-helpers.js'
+import {admissionKey, codeOf, createCommand, developer, groupCommand, newGroup, owner, post} from './authority-helpers.js'
+import {type Running, collector, connect, frameId, next, rawSession, serve} from './wire-helpers.js'
 
 let dir: string
 let storeUrl: string
@@ -101,6 +96,26 @@ describe('SUBSCRIBE: replay, live delivery and attention (§16, §17.2)', () => 
   })
 })
 
+describe('Membership visibility (§8, §17.2)', () => {
+  it('a late-joining member receives only the history its Membership allows; its Cursor passes the earlier sequences', async () => {
+    const g = await group(3)
+    const joinedAt = (await head(g)) + 1
+    const join = groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})
+    expect(codeOf(await submit(running.authority, join))).toBe('ok')
+    expect(codeOf(await submit(running.authority, post(owner, g)))).toBe('ok')
+    const c = await connect(running.server.url, developer, {reconnect: false})
+    const got = collector()
+    await c.subscribe(g, {afterSequence: 0}, got.onEvent)
+    const h = await head(g)
+    await got.until(() => got.events.length === h - joinedAt + 1)
+    expect(got.sequences()).toEqual(range(joinedAt, h))
+    expect(got.events[0]!.kind).toBe('membership.changed')
+    await c.ping()
+    expect(c.cursor(g)).toBe(h)
+    await c.close()
+  })
+})
+
 describe('Reconnect and durable Cursors (§16, I1, I3, I4)', () => {
   it('reconnects after a server restart, replays from the durable Cursor and drops the duplicates; ACKed Cursors survive the restart', async () => {
     const g = await group(4)
@@ -151,43 +166,43 @@ describe('Reconnect and durable Cursors (§16, I1, I3, I4)', () => {
 })
 
 describe('Flow control (§17.3, J6)', () => {
-  it('a flooded Group is paused with BACKPRESSURE and retry guidance while another Group keeps flowing', async () => {
+  it('a flooded Group is paused with BACKPRESSURE and retry guidance while another Group keeps flowing; an ACK resumes it', async () => {
     const flooded = await group()
     const quiet = await group()
-    const notices: {code: string; groupId?: string; detail?: unknown}[] = []
-    let resume = false
-    const c = await connect(running.server.url, owner, {
-      reconnect: false,
-      autoAck: false,
-      onNotice: (n) => {
-        notices.push(n)
-        if (resume && n.code === 'BACKPRESSURE') void c.ack(flooded, c.cursor(flooded))
-      },
-    })
-    const a = collector()
-    const b = collector()
-    await c.subscribe(flooded, {afterSequence: 0}, a.onEvent)
-    await c.subscribe(quiet, {afterSequence: 0}, b.onEvent)
+    const h0 = await head(flooded)
     const quietHead = await head(quiet)
-    await b.until(() => b.events.length === quietHead)
+    const s = await rawSession(running.server.url, owner)
+    s.send({protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: frameId(), groups: [{groupId: flooded, afterSequence: h0}, {groupId: quiet, afterSequence: 0}]})
+    for (let i = 1; i <= quietHead; i++) expect((await s.next()).event.sequence).toBe(i)
     for (let i = 0; i < 20; i++) expect(codeOf(await submit(running.authority, post(owner, flooded)))).toBe('ok')
-    const paused = () => notices.some((n) => n.code === 'BACKPRESSURE' && n.groupId === flooded)
-    await a.until(() => a.events.length === 8)
-    await new Promise<void>((resolve) => {
-      const t = setInterval(() => paused() && (clearInterval(t), resolve()), 5)
-    })
-    const notice = notices.find((n) => n.code === 'BACKPRESSURE')!
-    expect((notice.detail as {retryAfterMs: number}).retryAfterMs).toBeGreaterThan(0)
-    // The other Group is not stalled: a new Event there arrives while the flooded one is paused.
+    // The window is 8 un-ACKed Events: exactly 8 arrive, then BACKPRESSURE for that Group.
+    for (let i = 1; i <= 8; i++) expect((await s.next()).event).toMatchObject({groupId: flooded, sequence: h0 + i})
+    const paused = await s.next()
+    expect(paused.error).toMatchObject({code: 'BACKPRESSURE', groupId: flooded, retryable: true})
+    expect(paused.error.retryAfterMs).toBeGreaterThan(0)
+    // The other Group is not stalled: its next Event is the very next frame.
     expect(codeOf(await submit(running.authority, post(owner, quiet)))).toBe('ok')
-    await b.until(() => b.events.length === quietHead + 1)
-    expect(a.events.length).toBe(8)
-    // ACKing resumes the flooded Group from the store: everything arrives, once, in order.
-    resume = true
-    await c.ack(flooded, c.cursor(flooded))
+    expect((await s.next()).event).toMatchObject({groupId: quiet, sequence: quietHead + 1})
+    // An ACK frees the window: the next 8 come from the store, in order, then the pause again.
+    s.send({protocolVersion: '0.1', frameId: frameId(), frameType: 'ACK', acknowledgements: [{groupId: flooded, sequence: h0 + 8}], sentAt: new Date().toISOString()})
+    for (let i = 9; i <= 16; i++) expect((await s.next()).event).toMatchObject({groupId: flooded, sequence: h0 + i})
+    expect((await s.next()).error).toMatchObject({code: 'BACKPRESSURE', groupId: flooded})
+    s.ws.close()
+  })
+
+  it('the client answers BACKPRESSURE with its processed Cursor, so a consumer gets everything, once, in order', async () => {
+    const flooded = await group(20)
+    const cursors = new MemoryCursorStore()
+    const notices: string[] = []
+    const c = await connect(running.server.url, owner, {reconnect: false, autoAck: false, cursors, onNotice: (n) => notices.push(n.code)})
+    const got = collector()
+    await c.subscribe(flooded, {afterSequence: 0}, got.onEvent)
     const total = await head(flooded)
-    await a.until(() => a.events.length === total)
-    expect(a.sequences()).toEqual(range(1, total))
+    await got.until(() => got.events.length === total)
+    expect(got.sequences()).toEqual(range(1, total))
+    expect(notices).toContain('BACKPRESSURE')
+    // Without autoAck the durable Cursor store is the application's: the client wrote nothing.
+    expect(cursors.load(flooded)).toBeNull()
     await c.close()
   })
 })
@@ -209,6 +224,8 @@ describe('CURSOR_TOO_OLD (§16, I5)', () => {
       expect(snapshots[0]!.groupId).toBe(g)
       expect(snapshots[0]!.snapshotHash).toMatch(/^sha256:[0-9a-f]{64}$/)
       expect((snapshots[0]!.document.eventIds as string[]).length).toBe(floor)
+      // The MissionOwner sees the whole Group, so the state comes along (hash-checked by the client).
+      expect((snapshots[0]!.state as {sequence: number; groupId: string}).sequence).toBe(floor)
       expect(got.sequences()).toEqual(range(floor + 1, h))
 
       // Without a snapshot handler the subscription stops with the error.
@@ -228,35 +245,6 @@ describe('CURSOR_TOO_OLD (§16, I5)', () => {
     }
   })
 })
-
-/** A raw authenticated socket (HELLO done by hand) for frames the client library never sends. */
-async function rawSession(url: string) {
-  const ws = new WebSocket(url, {ca: tls().ca, minVersion: 'TLSv1.3'})
-  const frames: Record<string, any>[] = []
-  const waiters: (() => void)[] = []
-  ws.on('message', (d) => {
-    frames.push(JSON.parse(d.toString()))
-    waiters.splice(0).forEach((w) => w())
-  })
-  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
-  let read = 0
-  const nextFrame = async (accept: (f: Record<string, any>) => boolean = () => true) => {
-    for (;;) {
-      while (frames.length <= read) await new Promise<void>((r) => waiters.push(r))
-      const f = frames[read++]!
-      if (f.frameType !== 'PING' || f.replyToNonce !== undefined) if (accept(f)) return f
-    }
-  }
-  const id = owner.principal!.id
-  const fid = () => `urn:uuid:${crypto.randomUUID()}`
-  const clientNonce = encodeBase64url(randomBytes(32))
-  ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'HELLO', phase: 'client_init', agentId: id, keyId: owner.keyId, clientNonce, supportedVersions: ['0.1']}))
-  const ch = await nextFrame()
-  const sig = signEd25519(owner.seed, transcriptBytes({principalId: id, keyId: owner.keyId, clientNonce, serverNonce: ch.serverNonce, challenge: ch.challenge, selectedVersion: '0.1'}))
-  ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'HELLO', phase: 'client_response', agentId: id, keyId: owner.keyId, clientNonce, serverNonce: ch.serverNonce, challengeSignature: encodeBase64url(sig)}))
-  expect((await nextFrame()).phase).toBe('server_accept')
-  return {ws, next: nextFrame, fid}
-}
 
 describe('No existence oracle (§17.2, J4)', () => {
   it('a Group the principal is not a member of gets exactly the answer a missing Group gets', async () => {
@@ -286,23 +274,31 @@ describe('Framing (§17.1, J2, J5, J7)', () => {
     const h = await head(g)
     await watching.until(() => watching.events.length === h)
 
-    const s = await rawSession(running.server.url)
+    const s = await rawSession(running.server.url, owner)
     s.ws.send(Buffer.from(JSON.stringify({frameType: 'PING'})), {binary: true})
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
     s.ws.send('{"protocolVersion":"0.1",')
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
-    s.ws.send(`{"protocolVersion":"0.1","frameId":"${s.fid()}","frameType":"PING","nonce":"AAAA","nonce":"BBBB","sentAt":"2026-01-01T00:00:00Z"}`)
+    s.ws.send(`{"protocolVersion":"0.1","frameId":"${frameId()}","frameType":"PING","nonce":"AAAA","nonce":"BBBB","sentAt":"2026-01-01T00:00:00Z"}`)
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
     // A client may not send EVENT frames or a second HELLO.
-    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: s.fid(), frameType: 'HELLO', phase: 'client_init', agentId: owner.principal!.id, keyId: owner.keyId, clientNonce: 'AAAA', supportedVersions: ['0.1']}))
+    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'HELLO', phase: 'client_init', agentId: owner.principal!.id, keyId: owner.keyId, clientNonce: 'AAAA', supportedVersions: ['0.1']}))
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
 
+    // A Command with a number outside binary64 fails canonicalization (PROTOCOL_VIOLATION),
+    // never silently re-serialized into something else; nothing is appended.
+    const before = await head(g)
+    const overflow = post(owner, g).toString('utf8').replace('"membershipEpoch":1', '"membershipEpoch":1e400')
+    s.ws.send(`{"protocolVersion":"0.1","frameId":"${frameId()}","frameType":"COMMAND","command":${overflow}}`)
+    expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
+    expect(await head(g)).toBe(before)
+
     // The same connection still works: PING is echoed, SUBSCRIBE replays.
-    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: s.fid(), frameType: 'PING', nonce: 'Q0FGRQ', sentAt: new Date().toISOString()}))
+    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'PING', nonce: 'Q0FGRQ', sentAt: new Date().toISOString()}))
     const echo = await s.next()
     expect(echo.frameType).toBe('PING')
     expect(echo.replyToNonce).toBe('Q0FGRQ')
-    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: s.fid(), frameType: 'SUBSCRIBE', subscriptionId: s.fid(), groups: [{groupId: g, afterSequence: 0}]}))
+    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: frameId(), groups: [{groupId: g, afterSequence: 0}]}))
     const first = await s.next()
     expect(first.frameType).toBe('EVENT')
     expect(first.event.sequence).toBe(1)
@@ -315,9 +311,9 @@ describe('Framing (§17.1, J2, J5, J7)', () => {
   })
 
   it('PING carries Presence for the session own Agent only; it is echoed and never disclosed elsewhere', async () => {
-    const s = await rawSession(running.server.url)
+    const s = await rawSession(running.server.url, owner)
     const presence = {agentId: 'urn:mwp:dev:agent:someone-else', sessionEpoch: 1, status: 'online', capacity: {maxSlots: 1, activeSlots: 0, availableSlots: 1, queuedItems: 0}, capabilityAvailability: [], lastHeartbeat: new Date().toISOString(), expiresAt: new Date(Date.now() + 60_000).toISOString()}
-    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: s.fid(), frameType: 'PING', nonce: 'UFJFUw', sentAt: new Date().toISOString(), presence}))
+    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'PING', nonce: 'UFJFUw', sentAt: new Date().toISOString(), presence}))
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
     s.ws.close()
   })

@@ -34,7 +34,7 @@ function serve(args: string[]) {
   const listening = new Promise<{url: string; ca?: string}>((resolve, reject) => {
     const check = () => {
       const url = /listening on (\S+)/.exec(stdout)?.[1]
-      if (url && (!args.includes('--dev-tls') || /development CA: (\S+)/.test(stdout))) resolve({url, ca: /development CA: (\S+)/.exec(stdout)?.[1]})
+      if (url && (!args.includes('--dev-tls') || /CA file: (\S+)/.test(stdout))) resolve({url, ca: /CA file: (\S+)/.exec(stdout)?.[1]})
     }
     child.stdout.on('data', check)
     void exited.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)))

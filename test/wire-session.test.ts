@@ -3,21 +3,18 @@
 // still-open socket, and the two Organization-scoped Command kinds. Real TLS sockets on 127.0.0.1
 // over a throwaway SQLite store.
 
-import {randomBytes} from 'node:crypto'
 import {connect as tlsConnect} from 'node:tls'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import WebSocket from 'ws'
 import {submit} from '../src/authority/ingress.js'
-import {signEd25519} from '../src/crypto/ed25519.js'
-import {encodeBase64url} from '../src/json/base64url.js'
 import {sign} from '../src/signing/sign.js'
 import {verify} from '../src/signing/verify.js'
 import type {Store} from '../src/store/index.js'
-import {transcriptBytes} from '../src/wire/hello.js'
 import {CARD_REGISTER, CARD_REGISTERED, SESSION_OPEN, SESSION_OPENED, submitOrganizationCommand} from '../src/wire/org-commands.js'
+import {startServer} from '../src/wire/server.js'
 import {currentSessionEpoch} from '../src/wire/sessions.js'
 import {codeOf, command, coordinator, createCommand, developer, groupCommand, key, newGroup, orgService, owner, post, registry, sqliteStore, uuid} from './authority-helpers.js'
-import {type Running, connect, serve, tls} from './wire-helpers.js'
+import {type Running, connect, hello, helloResponse, nonce, rawSocket, serve, tls} from './wire-helpers.js'
 
 let store: Store
 let cleanup: () => Promise<void>
@@ -34,44 +31,13 @@ afterAll(async () => {
   await cleanup?.()
 })
 
-/** A raw WebSocket that records every frame, for exchanges the client library never produces. */
-async function raw() {
-  const ws = new WebSocket(url, {ca: tls().ca, minVersion: 'TLSv1.3'})
-  const frames: Record<string, any>[] = []
-  const waiters: (() => void)[] = []
-  ws.on('message', (d) => {
-    frames.push(JSON.parse(d.toString()))
-    waiters.splice(0).forEach((w) => w())
-  })
-  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)))
-  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
-  let read = 0
-  return {
-    ws,
-    closed,
-    send: (f: unknown) => ws.send(typeof f === 'string' ? f : JSON.stringify(f)),
-    async next(): Promise<Record<string, any>> {
-      while (frames.length <= read) await new Promise<void>((r) => waiters.push(r))
-      return frames[read++]!
-    },
-  }
-}
-
-const hello = (phase: string, members: Record<string, unknown>) => ({protocolVersion: '0.1', frameId: `urn:uuid:${crypto.randomUUID()}`, frameType: 'HELLO', phase, ...members})
-const nonce = () => encodeBase64url(randomBytes(32))
-
 /** Runs client_init and returns the challenge frame. */
 async function challenged(signerKeyId: string, principalId: string) {
-  const r = await raw()
+  const r = await rawSocket(url)
   const clientNonce = nonce()
   r.send(hello('client_init', {agentId: principalId, keyId: signerKeyId, clientNonce, supportedVersions: ['0.1']}))
   const challenge = await r.next()
   return {r, clientNonce, challenge}
-}
-
-function response(principalId: string, keyId: string, clientNonce: string, challenge: Record<string, any>, seed: Uint8Array) {
-  const sig = signEd25519(seed, transcriptBytes({principalId, keyId, clientNonce, serverNonce: challenge.serverNonce, challenge: challenge.challenge, selectedVersion: '0.1'}))
-  return hello('client_response', {agentId: principalId, keyId, clientNonce, serverNonce: challenge.serverNonce, challengeSignature: encodeBase64url(sig)})
 }
 
 /** A Group created by the owner with the coordinator Agent assigned. */
@@ -101,6 +67,19 @@ describe('TLS 1.3 only (J1)', () => {
     // The WebSocket client over TLS 1.2 fails the same way.
     await expect(new Promise((resolve, reject) => new WebSocket(url, {ca: tls().ca, maxVersion: 'TLSv1.2'}).once('open', resolve).once('error', reject))).rejects.toThrow()
   })
+
+  it('plain ws exists only as insecure-loopback, and never on a non-loopback address', async () => {
+    await expect(startServer({authority: running.authority, host: '0.0.0.0', port: 0, tls: 'insecure-loopback', log: () => undefined})).rejects.toThrow(/loopback/)
+    const plain = await startServer({authority: running.authority, host: '127.0.0.1', port: 0, tls: 'insecure-loopback', log: () => undefined})
+    try {
+      expect(plain.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/)
+      const c = await connect(plain.url, owner, {reconnect: false})
+      await c.ping()
+      await c.close()
+    } finally {
+      await plain.close()
+    }
+  })
 })
 
 describe('HELLO handshake (§6.3, B1-B5)', () => {
@@ -126,7 +105,7 @@ describe('HELLO handshake (§6.3, B1-B5)', () => {
   })
 
   it('a first frame other than HELLO client_init is AUTH_REQUIRED and closes the connection', async () => {
-    const r = await raw()
+    const r = await rawSocket(url)
     r.send({protocolVersion: '0.1', frameId: 'urn:uuid:00000000-0000-4000-8000-000000000001', frameType: 'PING', nonce: nonce(), sentAt: new Date().toISOString()})
     const f = await r.next()
     expect(f.frameType).toBe('ERROR')
@@ -135,7 +114,7 @@ describe('HELLO handshake (§6.3, B1-B5)', () => {
   })
 
   it('a client offering no supported version gets UNSUPPORTED_VERSION', async () => {
-    const r = await raw()
+    const r = await rawSocket(url)
     r.send(hello('client_init', {agentId: coordinator.principal!.id, keyId: coordinator.keyId, clientNonce: nonce(), supportedVersions: ['0.2']}))
     expect((await r.next()).error.code).toBe('UNSUPPORTED_VERSION')
   })
@@ -150,22 +129,22 @@ describe('HELLO handshake (§6.3, B1-B5)', () => {
     expect(first.challenge.serverNonce).not.toBe(second.challenge.serverNonce)
 
     // B2: the response to the first challenge replayed on the second exchange.
-    second.r.send(response(id, coordinator.keyId, first.clientNonce, first.challenge, coordinator.seed))
+    second.r.send(helloResponse(id, coordinator.keyId, first.clientNonce, first.challenge, coordinator.seed))
     expect((await second.r.next()).error.code).toBe('AUTH_INVALID_SIGNATURE')
 
     // B4: the right values, signed by another principal's key.
     const wrongKey = await challenged(coordinator.keyId, id)
-    wrongKey.r.send(response(id, coordinator.keyId, wrongKey.clientNonce, wrongKey.challenge, developer.seed))
+    wrongKey.r.send(helloResponse(id, coordinator.keyId, wrongKey.clientNonce, wrongKey.challenge, developer.seed))
     expect((await wrongKey.r.next()).error.code).toBe('AUTH_INVALID_SIGNATURE')
 
     // B4: a key that is registered to the principal but expired.
     const expired = key('developer-expired')
     const old = await challenged(expired.keyId, developer.principal!.id)
-    old.r.send(response(developer.principal!.id, expired.keyId, old.clientNonce, old.challenge, expired.seed))
+    old.r.send(helloResponse(developer.principal!.id, expired.keyId, old.clientNonce, old.challenge, expired.seed))
     expect((await old.r.next()).error.code).toBe('AUTH_INVALID_SIGNATURE')
 
     // The honest response on the first exchange is accepted.
-    first.r.send(response(id, coordinator.keyId, first.clientNonce, first.challenge, coordinator.seed))
+    first.r.send(helloResponse(id, coordinator.keyId, first.clientNonce, first.challenge, coordinator.seed))
     const accept = await first.r.next()
     expect(accept.phase).toBe('server_accept')
     expect(accept.sessionEpoch).toBe(await currentSessionEpoch(running.authority, id))

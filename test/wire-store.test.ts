@@ -7,7 +7,10 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {generateSigningKey} from '../src/crypto/keyfile.js'
 import {DEFAULT_FRESHNESS, type StoreConfig, initStore, openStore} from '../src/store/index.js'
 import type {OrgEntry, OrgReceipt} from '../src/store/org-log.js'
+import {submit} from '../src/authority/ingress.js'
+import {admissionKey, codeOf, coordinator, createCommand, newGroup, post} from './authority-helpers.js'
 import {storeBackends} from './store-backends.js'
+import {collector, connect, serve} from './wire-helpers.js'
 
 const SERVICE = {type: 'service' as const, id: 'https://org.example/services/admission'}
 const serviceKey = generateSigningKey({keyId: 'https://org.example/keys/admission-1', principal: SERVICE})
@@ -83,6 +86,44 @@ describe.each(backends.filter((b) => b.enabled))('Organization log and Cursors: 
     try {
       expect(await reopened.cursors().get(principal, group)).toBe(9)
     } finally {
+      await reopened.close()
+    }
+  })
+
+  it('serves the WebSocket binding over this store: a session, a Command, its Event delivered; epochs survive a restart', async () => {
+    const url = await backend.fresh()
+    await initStore(url, {
+      organizationId: 'urn:mwp:dev:org:example',
+      admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
+      freshness: DEFAULT_FRESHNESS,
+    })
+    const store = await openStore(url, {admissionKey})
+    const running = await serve(store)
+    try {
+      const g = newGroup('wire-store')
+      expect(codeOf(await submit(running.authority, createCommand(g)))).toBe('ok')
+      const agent = await connect(running.server.url, coordinator, {reconnect: false})
+      expect(agent.sessionEpoch).toBe(1)
+      const got = collector()
+      await agent.subscribe(g, {afterSequence: 0}, got.onEvent)
+      const r = await agent.submit(post(coordinator, g, {sessionEpoch: agent.sessionEpoch}))
+      if ('error' in r) throw new Error(r.error.code)
+      await got.until(() => got.events.some((e) => e.eventId === r.receipt.eventIds[0]))
+      expect(got.sequences()).toEqual(Array.from({length: r.receipt.lastSequence}, (_, i) => i + 1))
+      await agent.close()
+    } finally {
+      await running.server.close()
+      await store.close()
+    }
+    // The Session Epoch is durable: after reopening the store the next session is strictly higher.
+    const reopened = await openStore(url, {admissionKey})
+    const again = await serve(reopened)
+    try {
+      const agent = await connect(again.server.url, coordinator, {reconnect: false})
+      expect(agent.sessionEpoch).toBe(2)
+      await agent.close()
+    } finally {
+      await again.server.close()
       await reopened.close()
     }
   })

@@ -85,7 +85,7 @@ ${EXIT_CODES_HELP}`
       throw environment(`cannot serve on ${host}:${port}: ${(e as Error).message}`)
     }
     if (!this.argv.includes('--json')) {
-      process.stdout.write(`listening on ${server.url}\n${caFile ? `development CA: ${caFile}\n` : ''}`)
+      process.stdout.write(`listening on ${server.url}\n${caFile ? `CA file: ${caFile}\n` : ''}`)
     }
     const signal = await new Promise<string>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'))

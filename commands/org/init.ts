@@ -41,6 +41,7 @@ ${EXIT_CODES_HELP}`
       `  store:    ${org.store}`,
       `  server:   ${org.url}`,
       ...org.identities.map((i) => `  ${i.name.padEnd(13)} ${i.principal.type.padEnd(7)} ${i.principal.id}  ${i.keyFile}${i.card ? `  ${i.card}` : ''}`),
+      `next: cd ${args.dir} && mwp authority serve, then mwp mission create --objective "…" --coordinator coordinator`,
     ]
     return {status: 'ok', result: org, text: lines.join('\n')}
   }

@@ -89,7 +89,9 @@ export function applyLeaseEvent(next: GroupState, event: AppliedEvent): GroupSta
   }
   // work.contract.revised (§10.4): the new contract; a running item that gained an unmet
   // dependency has its Execution Lease revoked and waits in its queue under an ownership lease.
-  const revised: WorkItemView = {...item, revision, contract: p.contract as Record<string, unknown>}
+  // §10.1: a revised contract needs renewed acceptance, so a pending offer (made under the old
+  // contract) is withdrawn; the WorkItem stays `offered` until the Coordinator offers again.
+  const revised: WorkItemView = {...item, revision, contract: p.contract as Record<string, unknown>, ...(p.withdrawnOfferId !== undefined ? {offer: null} : {})}
   if (p.revokedLeaseId === undefined) return put(revised)
   const owner = revised.owner === null ? null : {...revised.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt as string}
   return put({...revised, state: 'queued', owner, lease: closeLease(revised.lease, 'revoked')})

@@ -63,6 +63,13 @@ export function remaining(budget: Budget, used: Usage): Remaining {
   return out
 }
 
+/** Per dimension, the least of several remainders (a dimension none of them bounds stays absent). */
+export function tightest(remainders: readonly Remaining[]): Remaining {
+  const out: Remaining = {}
+  for (const r of remainders) for (const [d] of DIMENSIONS) if (r[d] !== undefined && (out[d] === undefined || r[d]! < out[d]!)) out[d] = r[d]
+  return out
+}
+
 /** The first dimension in which `used` exceeds `budget`, or null. */
 export function overflow(budget: Budget, used: Usage): Dimension | null {
   for (const [d, limit] of DIMENSIONS) if (budget[limit] !== undefined && !atMost(d, used[d], budget[limit]!)) return d

@@ -8,14 +8,14 @@ import type {Receipt, StoredEvent} from '../store/group-log.js'
 import type {GroupAppend} from '../store/multi-append.js'
 import type {Authority} from './authority.js'
 import type {DecidedCommand, EventDraft} from './decide-common.js'
-import {RESOURCE_USAGE_RECORD} from './mission-tree.js'
+import {RESOURCE_USAGE_RECORD, runningChild} from './mission-tree.js'
 import type {GroupState} from './state.js'
 
 /** Kinds whose decision reads (and may append to) the Mission ancestry of the Command's Group. */
-const ANCESTRY_KINDS: ReadonlySet<string> = new Set([RESOURCE_USAGE_RECORD, 'mission.create_child', 'mission.approve', 'mission.terminate', 'mission.cancel', 'work.cancel'])
+const ANCESTRY_KINDS: ReadonlySet<string> = new Set([RESOURCE_USAGE_RECORD, 'mission.create_child', 'mission.approve', 'mission.terminate', 'mission.cancel', 'work.cancel', 'work.fail'])
 
 /** Kinds that can end running child Missions anywhere below the tree's root (cascadeCancellation). */
-const TREE_KINDS: ReadonlySet<string> = new Set(['mission.terminate', 'mission.cancel', 'work.cancel'])
+const TREE_KINDS: ReadonlySet<string> = new Set(['mission.terminate', 'mission.cancel', 'work.cancel', 'work.fail'])
 
 /** Bounds a corrupt (cyclic) parent chain; far beyond any legitimate Mission depth. */
 const MAX_CHAIN = 1000
@@ -51,7 +51,7 @@ export async function involvedGroups(authority: Authority, command: DecidedComma
     while (queue.length > 0 && chain.size < MAX_CHAIN) {
       const s = await authority.current(queue.shift()!)
       for (const w of Object.values(s?.workItems ?? {})) {
-        const g = w.childMission?.state === 'running' ? w.childMission.groupId : undefined
+        const g = runningChild(w)?.groupId
         if (g !== undefined && !chain.has(g)) {
           chain.add(g)
           queue.push(g)

@@ -11,8 +11,8 @@
 
 import {compareTimestampText} from '../json/timestamp.js'
 import {ancestorsOf} from './ancestry.js'
-import {type Budget, type UsageDelta, charge, currencyMismatch, isZeroDelta, missionUsage, overflow, remaining, workItemUsage} from './budget.js'
-import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, activeMember, isRejected, reject, revisionConflict} from './decide-common.js'
+import {type Budget, type Remaining, type UsageDelta, allocationProblem, tightest, charge, currencyMismatch, isZeroDelta, missionUsage, overflow, remaining, workItemUsage} from './budget.js'
+import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, activeMember, isRejected, reject, revisionConflict} from './decide-common.js'
 import {RESOURCE_USAGE_RECORDED} from './mission-tree.js'
 import {type GroupState, TERMINAL} from './state.js'
 
@@ -54,6 +54,7 @@ export function recordUsage(state: GroupState | null, command: DecidedCommand, c
 
   // Check every level first: one overflowing dimension anywhere rejects everything (§12).
   const events: EventDraft[] = []
+  const remainders: Remaining[] = []
   for (const [i, level] of levels.entries()) {
     const s = level.state
     const w = s.workItems[level.workItemId]
@@ -68,6 +69,8 @@ export function recordUsage(state: GroupState | null, command: DecidedCommand, c
     if (wOver !== null) return reject('BUDGET_EXCEEDED', `WorkItem ${level.workItemId} ${wOver} budget exhausted`)
     const mOver = overflow(mBudget, mUsed)
     if (mOver !== null) return reject('BUDGET_EXCEEDED', `Mission ${s.missionId} ${mOver} budget exhausted`)
+    const left = {workItem: remaining(wBudget, wUsed), mission: remaining(mBudget, mUsed)}
+    remainders.push(left.workItem, left.mission)
     events.push({
       eventId: ctx.newId(),
       kind: RESOURCE_USAGE_RECORDED,
@@ -77,7 +80,7 @@ export function recordUsage(state: GroupState | null, command: DecidedCommand, c
         workItemId: level.workItemId,
         delta,
         cumulative: {workItem: wUsed, mission: mUsed},
-        remaining: {workItem: remaining(wBudget, wUsed), mission: remaining(mBudget, mUsed)},
+        remaining: left,
         // The charged execution (level 0) or the descendant it came from (ancestors).
         ...(i === 0
           ? {agentId: command.actor.id, ownershipEpoch, leaseId: p.leaseId, sessionEpoch: command.sessionEpoch ?? null}
@@ -85,5 +88,25 @@ export function recordUsage(state: GroupState | null, command: DecidedCommand, c
       },
     })
   }
+  // §12: what the execution may still spend is the least remainder anywhere up the tree — the
+  // authoritative cap for the Worker's capability-token budget.
+  const first = events[0]!.payload as {remaining: Record<string, Remaining>}
+  first.remaining = {...first.remaining, effective: tightest(remainders)}
   return {events}
 }
+
+/**
+ * §12 / ACCEPTANCE G5: the Coordinator allocates no more than the Mission's limits. A new
+ * WorkItem's budget may not exceed, in any dimension both bound, what the Mission has not yet
+ * consumed, and money is allocated in the Mission's currency. (Mission limits the WorkItem leaves
+ * open are enforced on every charge by the ledger.)
+ */
+export function allocationCheck(state: GroupState, budget: Budget): Rejected | null {
+  const mission = state.mission.budget as Budget
+  const problem = allocationProblem(budget, mission, remaining(mission, missionUsage(state.budgetLedger)), false)
+  if (problem === null) return null
+  return problem.problem === 'exceeds'
+    ? reject('BUDGET_EXCEEDED', `the WorkItem ${problem.dimension} budget exceeds what the Mission has left`)
+    : reject('INVALID_COMMAND', `the WorkItem budget is not in the Mission's ${problem.dimension} terms`)
+}
+

@@ -17,6 +17,9 @@
 //   child's Approval and Artifacts as Evidence, or structured failure Evidence and `blocked` /
 //   `failed` per the declared policy; an indispensable child's failure also fails the parent
 //   Mission (mission.terminated), and that failure climbs the tree the same way.
+// Cascade (cascadeCancellation, after Mission lifecycle and WorkItem decisions): a Mission that
+//   ends, or a promoted WorkItem the Coordinator cancels or fails, cancels every child Mission
+//   still running below it, in the same append.
 
 import {canonicalHash} from '../json/jcs.js'
 import {compareTimestampText} from '../json/timestamp.js'
@@ -25,7 +28,7 @@ import {ancestorsOf} from './ancestry.js'
 import {type Budget, allocationProblem, missionUsage, remaining, workItemUsage} from './budget.js'
 import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, activeMember, coordinatorCheck, isRejected, membershipDoc, reject, revisionConflict} from './decide-common.js'
 import {missionCreate} from './decide-mission.js'
-import {CHILD_CONCLUDED, type ChildFailurePolicy} from './mission-tree.js'
+import {CHILD_CONCLUDED, type ChildFailurePolicy, runningChild} from './mission-tree.js'
 import {type GroupState, TERMINAL, type WorkState} from './state.js'
 
 export const CHILD_KINDS: ReadonlySet<string> = new Set(['mission.create_child', 'mission.create_follow_up'])
@@ -59,7 +62,7 @@ function createChild(state: GroupState | null, command: DecidedCommand, ctx: Dec
   const item = state.workItems[workItemId]
   if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
   if (!PROMOTABLE.has(item.state)) return reject('INVALID_STATE_TRANSITION', `mission.create_child from ${item.state}`)
-  if (item.childMission?.state === 'running') return reject('INVALID_STATE_TRANSITION', 'a child Mission already runs this WorkItem')
+  if (runningChild(item) !== null) return reject('INVALID_STATE_TRANSITION', 'a child Mission already runs this WorkItem')
 
   // §20: the ancestry stays acyclic — the child may not reuse any Mission or Group on its chain.
   const ancestors = ancestorsOf(state, ctx)
@@ -235,7 +238,7 @@ export function childOutcome(state: GroupState | null, command: DecidedCommand, 
     const link = item?.childMission
     // The parent moved on (cancelled the WorkItem, replaced the child, ended its Mission): the
     // child's conclusion stays in the child Group only.
-    if (item === undefined || link?.missionId !== child.missionId || link.state !== 'running' || item.state !== 'blocked' || TERMINAL.has(parent.mission.state)) break
+    if (item === undefined || link?.missionId !== child.missionId || runningChild(item) === null || TERMINAL.has(parent.mission.state)) break
     const criterionIds = (item.contract.acceptanceCriteria as {criterionId: string}[]).map((c) => c.criterionId)
     const approval = outcome === 'approved' ? (concluding.payload.approval as {approvalId?: string; artifactHashes?: string[]} | undefined) : undefined
     const artifactHashes = [...(approval?.artifactHashes ?? [])].sort()
@@ -287,7 +290,8 @@ const MISSION_ENDED: ReadonlySet<string> = new Set(['mission.cancelled', 'missio
 
 /**
  * §7.1 "parent-cancellation propagation" / §10.2 last row: when a decision ends a Mission (cancel,
- * terminate, or a failure propagated from an indispensable child) or cancels a WorkItem, every
+ * terminate, or a failure propagated from an indispensable child) or cancels or fails a WorkItem
+ * (control returns to the Coordinator, the child's work is moot), every
  * child Mission still running under it is cancelled in the same atomic append, and so on down
  * the tree. Ingress loaded the whole tree for the kinds that can do this (cross-group.ts).
  */
@@ -298,19 +302,22 @@ export function cascadeCancellation(state: GroupState | null, ctx: DecideContext
   const queue: {parent: GroupState; groupId: string}[] = []
   const running = (s: GroupState, only?: string) =>
     Object.values(s.workItems)
-      .filter((w) => w.childMission?.state === 'running' && (only === undefined || w.workItemId === only))
+      .filter((w) => runningChild(w) !== null && (only === undefined || w.workItemId === only))
       .map((w) => ({parent: s, groupId: w.childMission!.groupId}))
   for (const e of decision.events) {
     const s = stateOf(e.groupId ?? state.groupId)
     if (s === null) continue
     if (MISSION_ENDED.has(e.kind)) queue.push(...running(s))
-    else if (e.kind === 'work.cancelled') queue.push(...running(s, e.payload.workItemId as string))
+    else if (e.kind === 'work.cancelled' || e.kind === 'work.failed') queue.push(...running(s, e.payload.workItemId as string))
   }
   const events = [...decision.events]
   while (queue.length > 0) {
     const {parent, groupId} = queue.shift()!
     const child = stateOf(groupId)
-    if (child === null || ended.has(groupId) || TERMINAL.has(child.mission.state)) continue
+    // A child created after ingress collected the tree (a race with mission.create_child in
+    // another queue or process): refuse retryably rather than leave it running under an ended parent.
+    if (child === null) return reject('INTERNAL_ERROR', `running child Group ${groupId} was not loaded; retry`)
+    if (ended.has(groupId) || TERMINAL.has(child.mission.state)) continue
     ended.add(groupId)
     const reason = `parent Mission ${parent.missionId} ended`
     events.push({eventId: ctx.newId(), kind: 'mission.cancelled', groupId, payload: {missionId: child.missionId, reason, propagatedFrom: {missionId: parent.missionId, groupId: parent.groupId}}})

@@ -12,6 +12,7 @@
 // MissionOwner as an explicit, recorded emergency override (payload.ownerOverride); or the grantee
 // of a persisted Grant it cites (payload.delegationGrantId), re-validated at every use.
 
+import {compareTimestampText} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
 import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, activeMember, coordinatorCheck, isOwner, isRejected, reject, revisionConflict} from './decide-common.js'
 import type {DelegationGrantView} from './cooperation-state.js'
@@ -45,7 +46,7 @@ export function grantDelegation(state: GroupState | null, command: DecidedComman
   const target = state.workItems[p.targetWorkItemId as string]
   if (target === undefined) return reject('INVALID_COMMAND', 'no such target WorkItem')
   if (DEAD_TARGET.has(target.state)) return reject('INVALID_STATE_TRANSITION', `the target WorkItem is ${target.state}`)
-  if (Date.parse(p.expiresAt as string) <= Date.parse(ctx.acceptedAt)) return reject('INVALID_COMMAND', 'the Grant would already be expired')
+  if (compareTimestampText(p.expiresAt as string, ctx.acceptedAt) <= 0) return reject('INVALID_COMMAND', 'the Grant would already be expired') // full precision (§2)
   const ceilings = p.budgetCeilings as Budget
   const wider = widerThan(ceilings, target.contract.budget as Budget, state.mission.budget as Budget)
   if (wider) return reject('INVALID_COMMAND', `delegation scope is not a subset: ${wider}`)
@@ -155,7 +156,7 @@ function grantUnusable(state: GroupState, grant: DelegationGrantView, actor: Pri
   if (m === undefined || !m.active || m.role !== 'work_delegate' || m.membershipEpoch !== grant.granteeMembershipEpoch) return 'the grantee Membership changed or ended'
   const lease = state.mission.coordinator
   if (lease === null || lease.coordinatorEpoch !== grant.coordinatorEpoch || lease.agentId !== grant.issuedBy) return 'the issuing Coordinator was replaced'
-  if (Date.parse(at) >= Date.parse(grant.expiresAt)) return 'the Grant expired'
+  if (compareTimestampText(at, grant.expiresAt) >= 0) return 'the Grant expired'
   const target = state.workItems[grant.targetWorkItemId]
   if (target === undefined || DEAD_TARGET.has(target.state)) return 'the Grant target ended'
   return null

@@ -10,7 +10,9 @@
 // `queued`, its owner keeping ownership under a bounded ownership lease (as §11.3 does for
 // Session replacement); it cannot restart (work.start) or be re-offered (work.offer) until the
 // dependency is verified. An item in any other unfinished state keeps its state and is gated the
-// same way. A submitted, verified or cancelled item no longer takes new dependencies.
+// same way; an `offered` item's pending offer, made under the old contract, is withdrawn (§10.1: a
+// revised contract requires renewed acceptance), so the Coordinator must offer again. A
+// submitted, verified or cancelled item no longer takes new dependencies.
 
 import {type DecideContext, type DecidedCommand, type Decision, activeMember, coordinatorCheck, isRejected, reject, revisionConflict} from './decide-common.js'
 import {dependencyCycle} from './decide-work.js'
@@ -58,6 +60,8 @@ export function dependencyInsert(state: GroupState | null, command: DecidedComma
           addedDependencyWorkItemIds: [...added],
           ...(p.reason !== undefined ? {reason: p.reason} : {}),
           ...(revoke ? {revokedLeaseId: item.lease!.leaseId, ownershipLeaseExpiresAt: plusSeconds(ctx.acceptedAt, OWNERSHIP_LEASE_SECONDS)} : {}),
+          // §10.1: a revised contract needs renewed acceptance; the pending offer (old contract) is withdrawn.
+          ...(item.state === 'offered' && item.offer !== null ? {withdrawnOfferId: item.offer.offerId} : {}),
         },
       },
     ],

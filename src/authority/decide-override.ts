@@ -4,6 +4,7 @@
 // MissionOwner or an Organization policy service listed in AuthorityPolicy.overrideIssuers
 // (checked in ingress; services hold no Membership) issues one. Use and consumption: rate-limits.ts.
 
+import {compareTimestampText} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
 import {type DecideContext, type DecidedCommand, type Decision, activeMember, isOwner, isRejected, reject, revisionConflict} from './decide-common.js'
 import {LIMIT_POLICIES} from './rate-limits.js'
@@ -29,7 +30,7 @@ export function grantCooperationOverride(state: GroupState | null, command: Deci
   if (kinds === undefined) return reject('INVALID_COMMAND', `this authority enforces no policy named ${policy}`)
   if (!kinds.includes(targetKind)) return reject('INVALID_COMMAND', `policy ${policy} does not limit ${targetKind}`)
   if (state.overrideGrants?.[grantId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'that grant ID is already issued')
-  if (Date.parse(p.expiresAt as string) <= Date.parse(ctx.acceptedAt)) return reject('INVALID_COMMAND', 'the grant would already be expired')
+  if (compareTimestampText(p.expiresAt as string, ctx.acceptedAt) <= 0) return reject('INVALID_COMMAND', 'the grant would already be expired') // full precision (§2)
   const m = state.members[beneficiary.id]
   if (m === undefined || !m.active || m.principal.type !== beneficiary.type) return reject('INVALID_COMMAND', 'the beneficiary has no active Membership in this Group')
 

@@ -18,6 +18,9 @@ import {
 import {schemaCatalog} from '../schema/catalog.js'
 import {workAuthority} from './decide-delegation.js'
 import {type GroupState, type WorkItemView, type WorkState, TERMINAL} from './state.js'
+import {runningChild} from './mission-tree.js'
+import {allocationCheck} from './decide-budget.js'
+import type {Budget} from './budget.js'
 import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS, executionLeaseExpired, lapsedOwnership, lateResultDraft, plusSeconds, reached} from './work-leases.js'
 
 /** §10.1: the fields every Work Contract must carry (work-contract.schema.json `required`). */
@@ -127,8 +130,9 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
   const item = state.workItems[workItemId]
   if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
   // §10.2: while a linked child Mission runs, the WorkItem's ownership is fenced: it concludes
-  // through the child (decide-child.ts), or the Coordinator fails or cancels it.
-  if (item.childMission?.state === 'running' && k !== 'work.fail' && k !== 'work.cancel') return reject('INVALID_STATE_TRANSITION', `${k} while child Mission ${item.childMission.missionId} runs`)
+  // through the child (decide-child.ts), or the Coordinator fails or cancels it (and the child).
+  const child = runningChild(item)
+  if (child !== null && k !== 'work.fail' && k !== 'work.cancel') return reject('INVALID_STATE_TRANSITION', `${k} while child Mission ${child.missionId} runs`)
   const from = FROM[k]!
   const eventId = ctx.newId()
   const one = (kind: string, payload: Record<string, unknown>): Decision => ({events: [{eventId, kind, conversationId: item.conversationId, payload: {workItemId, revision: item.revision + 1, ...payload}}]})
@@ -147,18 +151,20 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
         if (m === undefined || !m.active || m.principal.type !== 'agent') return reject('INVALID_COMMAND', 'every candidate must be an Agent member of the Group')
       }
       const expiresAt = p.expiresAt as string
-      if (Date.parse(expiresAt) <= Date.parse(at)) return reject('INVALID_COMMAND', 'the offer would already be expired')
+      if (reached(at, expiresAt)) return reject('INVALID_COMMAND', 'the offer would already be expired') // full precision (§2)
       return one('work.offer.created', {offer: {offerId: ctx.newId(), candidates: [...candidates], expiresAt, offeredAt: at}, ...(lapsed !== null ? {fencedOwnership: lapsed} : {})})
     }
     case 'work.accept_offer': {
       // §10.3: the first valid acceptance won; every later one loses, whatever the state now.
       if (item.owner !== null && item.state !== 'verified' && item.state !== 'cancelled') return reject('WORK_ALREADY_OWNED', 'another candidate won ownership')
       if (!from.has(item.state)) return reject('INVALID_STATE_TRANSITION', `work.accept_offer from ${item.state}`)
-      const offer = item.offer!
+      // §10.1: a material contract revision withdrew the offer (apply-lease.ts); a new offer is needed.
+      const offer = item.offer
+      if (offer === null) return reject('WORK_OFFER_EXPIRED', 'the offer was withdrawn by a contract revision')
       if (!offer.candidates.includes(command.actor.id)) return reject('AUTH_FORBIDDEN', 'not a candidate of the offer')
       // A replaced offer is no longer valid; an expired one invalidates acceptance and appends nothing.
       if (p.offerId !== offer.offerId) return reject('WORK_OFFER_EXPIRED', 'that offer was replaced')
-      if (Date.parse(at) >= Date.parse(offer.expiresAt)) return reject('WORK_OFFER_EXPIRED', `offer expired at ${offer.expiresAt}`)
+      if (reached(at, offer.expiresAt)) return reject('WORK_OFFER_EXPIRED', `offer expired at ${offer.expiresAt}`)
       // §11.3: the grant carries its start-by deadline (the bounded ownership lease).
       const owner = {agentId: command.actor.id, ownershipEpoch: item.ownershipEpoch + 1, sessionEpoch: command.sessionEpoch ?? 1, grantedAt: at, startBy: plusSeconds(at, OWNERSHIP_LEASE_SECONDS)}
       return one('work.offer.accepted', {offerId: offer.offerId, owner})
@@ -311,6 +317,8 @@ function authorize(state: GroupState, command: DecidedCommand, ctx: DecideContex
   if (incomplete) return incomplete
   const cycle = dependencyCycle(state, workItemId, contract.dependencyWorkItemIds as string[])
   if (cycle) return cycle
+  const overAllocated = allocationCheck(state, contract.budget as Budget) // §12 G5 (decide-budget.ts)
+  if (overAllocated) return overAllocated
   const eventId = ctx.newId()
   const conversationId = ctx.newId()
   const workItem = {

@@ -8,8 +8,12 @@
 export const RESOURCE_USAGE_RECORD = 'ext.missionweaveprotocol.core.resource_usage_record'
 export const RESOURCE_USAGE_RECORDED = 'ext.missionweaveprotocol.core.resource_usage_recorded'
 
-/** §10.2/§14: the parent-side fact of a child Mission reaching a terminal state (decide-child.ts). */
-export const CHILD_CONCLUDED = 'ext.missionweaveprotocol.core.child_mission_concluded'
+/**
+ * §10.2/§14: the parent-side fact of a child Mission reaching a terminal state (decide-child.ts).
+ * The spec names no Event for it, so it lives in mwp's own extension namespace (§18), not in the
+ * reference core's `ext.missionweaveprotocol.core.*`.
+ */
+export const CHILD_CONCLUDED = 'ext.mwp.mission-tree.child_mission_concluded'
 
 /** §14 / mission.schema.json `parent`: where a child Mission hangs in the tree. */
 export interface MissionParentLink {
@@ -58,3 +62,12 @@ export interface BudgetLedger {
   mission: Usage
   workItems: Record<string, Usage>
 }
+
+/**
+ * §10.2: a promoted WorkItem stays `blocked` while its child runs (work.fail / work.cancel are
+ * the only ways out, and they cancel the child); so a child runs exactly while its link says
+ * running and the WorkItem is still blocked.
+ */
+export const runningChild = (item: {state: string; childMission?: ChildMissionLink}): ChildMissionLink | null =>
+  item.state === 'blocked' && item.childMission?.state === 'running' ? item.childMission : null
+

@@ -19,6 +19,7 @@
 // acceptance time the Events will carry. The gate runs after decide() accepted the Command, so a
 // Command that would be rejected anyway is neither counted nor limited and consumes no grant.
 
+import {compareTimestampText} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
 import {LIMIT_NOTICE, OVERRIDE_CONSUMED, RATE_HORIZON_MINUTES, minuteOf} from './apply-cooperation.js'
 import type {OverrideGrantView} from './cooperation-state.js'
@@ -111,7 +112,7 @@ function citedGrant(state: GroupState, command: GatedCommand, at: string): Overr
   const grant = state.overrideGrants?.[id]
   if (grant === undefined) return reject('INVALID_COMMAND', 'no such Cooperation Override Grant in this Group')
   if (grant.consumedBy !== null) return reject('AUTH_FORBIDDEN', 'the Cooperation Override Grant was already used')
-  if (Date.parse(at) >= Date.parse(grant.expiresAt)) return reject('AUTH_FORBIDDEN', 'the Cooperation Override Grant expired')
+  if (compareTimestampText(at, grant.expiresAt) >= 0) return reject('AUTH_FORBIDDEN', 'the Cooperation Override Grant expired') // full precision (§2)
   const same = grant.beneficiary.type === command.actor.type && grant.beneficiary.id === command.actor.id && grant.targetKind === command.kind && grant.targetActionId === command.actionId
   if (!same) return reject('AUTH_FORBIDDEN', 'the Cooperation Override Grant is for another actor or Command')
   return grant

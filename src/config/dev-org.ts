@@ -7,7 +7,7 @@
 // validation + six-stage verification of every card) before it is reported.
 
 import {randomUUID} from 'node:crypto'
-import {existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 import {type SigningKey, generateSigningKey, writeKeyFile} from '../crypto/keyfile.js'
 import {canonicalHash} from '../json/jcs.js'
@@ -90,6 +90,9 @@ export async function createDevOrganization(dir: string, options: DevOrgOptions 
   const workers = options.workers ?? 2
   const host = options.host ?? DEFAULT_HOST
   const port = options.port ?? DEFAULT_PORT
+  // --force replaces the Organization: the old default store belongs to the old keys (its
+  // admission service would no longer match), so it goes with them.
+  if (options.force) for (const f of ['authority.db', 'authority.db-wal', 'authority.db-shm']) rmSync(join(root, f), {force: true})
   mkdirSync(join(root, 'keys'), {recursive: true})
   mkdirSync(join(root, 'cards'), {recursive: true})
 

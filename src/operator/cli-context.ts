@@ -12,12 +12,11 @@
 
 import {Flags} from '@oclif/core'
 import {existsSync} from 'node:fs'
-import {resolve} from 'node:path'
 import type {SubmitResult} from '../authority/ingress.js'
 import type {GroupState} from '../authority/state.js'
 import {environment, usage} from '../cli/base.js'
 import {readKey} from '../cli/store.js'
-import {DEFAULT_CONFIG_FILE, type OrgConfig, OrgConfigError, loadOrgConfig} from '../config/org-config.js'
+import {DEFAULT_CONFIG_FILE, type OrgConfig, OrgConfigError, loadOrgConfig, resolveStoreUrl} from '../config/org-config.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {SignError} from '../signing/sign.js'
 import {type BuiltCommand, CommandBuildError, type CommandSpec, buildCommand} from './command-builder.js'
@@ -86,13 +85,14 @@ export class OperatorContext {
     try {
       if (store !== undefined) {
         if (!this.config) throw usage('--store needs the Organization configuration (--config FILE or MWP_CONFIG) for the registry, authority key and policy')
-        this.#transport = await openLocalTransport({...this.config, store: store.startsWith('sqlite:') ? `sqlite:${resolve(store.slice('sqlite:'.length).replace(/^\/\//, ''))}` : store})
+        this.#transport = await openLocalTransport({...this.config, store: resolveStoreUrl(process.cwd(), store)}) // a flag's relative path is relative to the working directory
       } else {
         const target = url ?? this.config?.server.url
         if (!target) throw usage('nowhere to send: give --url wss://HOST:PORT, --store URL, or --config FILE')
         const ca = this.flags.ca ?? this.config?.server.tls?.ca
+        const key = this.key() // HELLO authenticates with the operator's own key
         try {
-          this.#transport = await openWireTransport({url: target, key: this.key(), ca, registry: this.flags.registry ?? this.config?.registry})
+          this.#transport = await openWireTransport({url: target, key, ca, registry: this.flags.registry ?? this.config?.registry})
         } catch (e) {
           throw environment((e as Error).message) // unreachable server, TLS trust, unreadable CA or registry
         }

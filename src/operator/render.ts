@@ -14,7 +14,7 @@ export function renderInspection(v: MissionInspection): string {
     ['Group', v.groupId],
     ['state', v.state],
     ['objective', v.objective],
-    ['deadline', v.deadline],
+    ['deadline', `${v.deadline}${v.overdue ? ' (OVERDUE)' : ''}`],
     ['MissionOwner', v.missionOwner.id],
     ['Coordinator', v.coordinator ? `${v.coordinator.agentId} (epoch ${v.coordinator.coordinatorEpoch})` : '-'],
     ['revision / sequence', `${v.revision} / ${v.sequence}`],

@@ -9,7 +9,7 @@
 
 import {apply} from '../authority/apply.js'
 import type {GroupState, WorkItemView, WorkState} from '../authority/state.js'
-import {WORK_TERMINAL} from '../authority/state.js'
+import {TERMINAL, WORK_TERMINAL} from '../authority/state.js'
 import {compareTimestampText} from '../json/timestamp.js'
 import type {EventDoc} from './transport.js'
 
@@ -26,6 +26,8 @@ export interface MissionInspection {
   state: GroupState['mission']['state']
   objective: string
   deadline: string
+  /** The Mission deadline has passed while the Mission is not terminal. */
+  overdue: boolean
   missionOwner: {type: string; id: string}
   coordinator: GroupState['mission']['coordinator']
   revision: number
@@ -59,17 +61,15 @@ export interface ChildLink {
   sequence: number
 }
 
-/** §14: a child link from a mission.child.created payload (field names tolerated as B writes them). */
+/** §14: the child link of a mission.child.created Event (payload.child, decide-child.ts). */
 function childOf(e: EventDoc): ChildLink | null {
   if (e.kind !== 'mission.child.created') return null
-  const p = e.payload as Record<string, any>
-  const groupId = p.childGroupId ?? p.child?.groupId ?? p.groupId
-  if (typeof groupId !== 'string' || groupId === e.groupId) return null
-  const missionId = p.childMissionId ?? p.child?.missionId ?? p.missionId
-  return {groupId, ...(typeof missionId === 'string' ? {missionId} : {}), sequence: e.sequence}
+  const child = (e.payload as {child?: {groupId?: unknown; missionId?: unknown}}).child
+  if (typeof child?.groupId !== 'string') return null
+  return {groupId: child.groupId, ...(typeof child.missionId === 'string' ? {missionId: child.missionId} : {}), sequence: e.sequence}
 }
 
-export function inspectMission(events: readonly EventDoc[]): MissionInspection | null {
+export function inspectMission(events: readonly EventDoc[], now: string = new Date().toISOString()): MissionInspection | null {
   const state = foldGroup(events)
   if (state === null) return null
   const m = state.mission
@@ -103,6 +103,7 @@ export function inspectMission(events: readonly EventDoc[]): MissionInspection |
     state: m.state,
     objective: m.objective,
     deadline: m.deadline,
+    overdue: !TERMINAL.has(m.state) && compareTimestampText(m.deadline, now) < 0,
     missionOwner: m.missionOwner,
     coordinator: m.coordinator,
     revision: state.revision,
@@ -112,7 +113,7 @@ export function inspectMission(events: readonly EventDoc[]): MissionInspection |
     definitionOfDone: m.definitionOfDone,
     members: Object.values(state.members).map((x) => ({id: x.principal.id, type: x.principal.type, role: x.role, membershipEpoch: x.membershipEpoch, active: x.active})),
     submission,
-    work: workGraph(state).summary,
+    work: workGraph(state, now).summary,
     children: events.map(childOf).filter((c): c is ChildLink => c !== null),
     lastEventAt: events.at(-1)?.occurredAt ?? null,
   }

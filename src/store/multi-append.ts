@@ -20,6 +20,7 @@ import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
 import type {AppendOutcome, GroupHead, Receipt, StoredEvent} from './group-log.js'
 import {EVENT_COLUMNS, RECEIPT_COLUMNS, appended, checkAppend, eventRow, headAfter, headFrom, receiptFrom, receiptRow} from './group-records.js'
+import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
 import {describeError} from './records.js'
 
 /** The Events one Command appends to one Group. */
@@ -102,6 +103,7 @@ function prepareSqlite(db: Database.Database) {
     eventIdTaken: db.prepare('SELECT 1 FROM group_events WHERE event_id = ?'),
     insertEvent: db.prepare(insert('group_events', EVENT_COLUMNS)),
     insertReceipt: db.prepare(insert('receipts', RECEIPT_COLUMNS)),
+    insertPolicy: db.prepare(insert('policy_log', POLICY_LOG_COLUMNS)),
     setHead: db.prepare(
       'INSERT INTO groups (group_id, head, revision) VALUES (?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET head = excluded.head, revision = excluded.revision',
     ),
@@ -137,6 +139,8 @@ export function sqliteAppendGroups(db: Database.Database, appends: GroupAppend[]
       }
       const head = headAfter(a.events)
       s.setHead.run(a.groupId, head.sequence, head.revision)
+      // §20 Policy Log rows ride in the same transaction, as in the single-Group append.
+      for (const row of policyRows(a.groupId, a.events)) s.insertPolicy.run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
     }
     const r = receiptRow(receipt)
     s.insertReceipt.run(...RECEIPT_COLUMNS.map((c) => r[c]))
@@ -192,6 +196,8 @@ export async function postgresAppendGroups(sql: postgres.Sql, appends: GroupAppe
           )}`
           const after = headAfter(a.events)
           await tx`UPDATE groups SET head = ${after.sequence}, revision = ${after.revision} WHERE group_id = ${a.groupId}`
+          const policy = policyRows(a.groupId, a.events)
+          if (policy.length > 0) await tx`INSERT INTO policy_log ${tx(policy, ...POLICY_LOG_COLUMNS)}`
         }
         await tx`INSERT INTO receipts ${tx(receiptRow(receipt), ...RECEIPT_COLUMNS)}`
         decided = true

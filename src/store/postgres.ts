@@ -17,23 +17,15 @@ import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {AppendOutcome, GroupHead, LoggedEvent, Receipt, StoredEvent} from './group-log.js'
 import {
-  EVENT_COLUMNS,
-  RECEIPT_COLUMNS,
-  appended,
   checkAppend,
   checkRead,
-  decideAppend,
-  eventRow,
-  headAfter,
   headFrom,
   loggedEvent,
   receiptFrom,
-  receiptRow,
 } from './group-records.js'
 import {
   AUDIT_COLUMNS,
   AdmissionAuthority,
-  ROW_COLUMNS,
   SCHEMA_VERSION,
   StoreError,
   admissionRow,
@@ -48,10 +40,11 @@ import {
   storedConfig,
 } from './records.js'
 import type {AcceptanceContext, AuditEntry, AuditRow, Store, StoreConfig} from './types.js'
-import {POLICY_LOG_COLUMNS, POSTGRES_POLICY_LOG_SCHEMA, type PolicyLogEntry, policyEntryFrom, policyRows} from './policy-log.js'
+import {POSTGRES_POLICY_LOG_SCHEMA, type PolicyLogEntry, policyEntryFrom} from './policy-log.js'
 import {type GroupAppend, postgresAppendGroups} from './multi-append.js'
 import {type OrgLog, postgresOrgLog} from './org-log.js'
 import {type CursorTable, postgresCursors} from './cursors.js'
+import {PostgresGroupCommit} from './pg-group-commit.js'
 
 type Sql = postgres.Sql | postgres.TransactionSql
 
@@ -131,19 +124,6 @@ CREATE TRIGGER receipts_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON recei
   FOR EACH STATEMENT EXECUTE FUNCTION mwp_append_only();
 `
 
-/** Serialization failure and deadlock: the transaction did nothing and may be retried. */
-const RETRYABLE = new Set(['40001', '40P01'])
-const ATTEMPTS = 3
-/** Unique violation: in a Group append, a concurrent writer won a key; re-reading decides. */
-const UNIQUE_VIOLATION = '23505'
-/** Events per INSERT statement (6 parameters each, well under PostgreSQL's 65535). */
-const INSERT_CHUNK = 500
-
-/** Thrown inside a transaction to roll it back with a decided outcome. */
-class Refusal {
-  constructor(readonly outcome: AppendOutcome) {}
-}
-
 function connect(url: string): postgres.Sql {
   return postgres(url, {
     max: 4,
@@ -215,6 +195,7 @@ async function selectReceipt(sql: Sql, actorId: string, actionId: string): Promi
 
 class PostgresStore implements Store {
   readonly config: StoreConfig
+  private readonly commits: PostgresGroupCommit
 
   constructor(
     private readonly sql: postgres.Sql,
@@ -222,6 +203,7 @@ class PostgresStore implements Store {
     private readonly authority: AdmissionAuthority,
   ) {
     this.config = authority.config
+    this.commits = new PostgresGroupCommit(sql, authority)
   }
 
   async lookup(organizationId: string, signingHash: string): Promise<LookupResult> {
@@ -238,33 +220,8 @@ class PostgresStore implements Store {
   async appendOrReturnExisting(candidate: Candidate): Promise<AppendResult> {
     const prepared = this.authority.prepare(candidate)
     if ('refused' in prepared) return prepared.refused
-    const {row} = prepared
-    for (let attempt = 1; ; attempt++) {
-      let decided = false // the transaction body finished: any later error is the COMMIT's
-      try {
-        return await this.sql.begin(async (tx) => {
-          const inserted = await tx`INSERT INTO admission_records ${tx(row, ...ROW_COLUMNS)} ON CONFLICT DO NOTHING RETURNING 1`
-          const outcome =
-            inserted.length === 1
-              ? this.authority.committed(row)
-              : this.authority.resolveExisting(await selectRow(tx, row.organization_id, row.signing_hash), candidate)
-          decided = true
-          return outcome
-        })
-      } catch (e) {
-        const code = (e as {code?: string}).code ?? ''
-        if (RETRYABLE.has(code)) {
-          if (attempt < ATTEMPTS) continue
-          return {status: 'indeterminate', detail: `gave up after ${ATTEMPTS} attempts: ${describeError(e)}`}
-        }
-        if (!decided) return {status: 'unavailable', detail: describeError(e)}
-        // The server refused the COMMIT: nothing was written. A lost connection during COMMIT
-        // leaves the outcome unknown.
-        return e instanceof postgres.PostgresError
-          ? {status: 'commit-failed', detail: describeError(e)}
-          : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(e)}`}
-      }
-    }
+    // Batched with the records arriving meanwhile into one transaction (pg-group-commit.ts).
+    return this.commits.admit(prepared.row, candidate)
   }
 
   async head(groupId: string): Promise<GroupHead | null> {
@@ -306,45 +263,8 @@ class PostgresStore implements Store {
   async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): Promise<AppendOutcome> {
     const refused = checkAppend(groupId, expectedHead, events, receipt)
     if (refused) return refused
-    for (let attempt = 1; ; attempt++) {
-      let decided = false // the transaction body finished: any later error is the COMMIT's
-      try {
-        return await this.sql.begin(async (tx) => {
-          if (expectedHead === 0) await tx`INSERT INTO groups (group_id, head, revision) VALUES (${groupId}, 0, 0) ON CONFLICT DO NOTHING`
-          const head = await selectHead(tx, groupId, true) // the per-Group lock
-          const prior = await selectReceipt(tx, receipt.actorId, receipt.actionId)
-          const ids = events.map((e) => e.eventId)
-          const [taken] = await tx`SELECT event_id FROM group_events WHERE event_id IN ${tx(ids)} LIMIT 1`
-          const verdict = decideAppend({head, prior, takenEventId: taken ? String(taken.event_id) : null}, expectedHead, events, receipt)
-          if (verdict) throw new Refusal(verdict) // roll back (a new Group's row too)
-          for (let i = 0; i < events.length; i += INSERT_CHUNK) {
-            const rows = events.slice(i, i + INSERT_CHUNK).map((e) => eventRow(groupId, e))
-            await tx`INSERT INTO group_events ${tx(rows, ...EVENT_COLUMNS)}`
-          }
-          // §20 Policy Log rows ride in the same transaction (policy-log.ts).
-          const policy = policyRows(groupId, events)
-          if (policy.length > 0) await tx`INSERT INTO policy_log ${tx(policy, ...POLICY_LOG_COLUMNS)}`
-          const after = headAfter(events)
-          await tx`UPDATE groups SET head = ${after.sequence}, revision = ${after.revision} WHERE group_id = ${groupId}`
-          await tx`INSERT INTO receipts ${tx(receiptRow(receipt), ...RECEIPT_COLUMNS)}`
-          decided = true
-          return appended(events)
-        })
-      } catch (e) {
-        if (e instanceof Refusal) return e.outcome
-        const code = (e as {code?: string}).code ?? ''
-        if (RETRYABLE.has(code) || (code === UNIQUE_VIOLATION && !decided)) {
-          if (attempt < ATTEMPTS) continue
-          return {status: 'unavailable', detail: `gave up after ${ATTEMPTS} attempts: ${describeError(e)}`}
-        }
-        if (!decided) return {status: 'unavailable', detail: describeError(e)}
-        // The server refused the COMMIT: nothing was written. A lost connection during COMMIT
-        // leaves the outcome unknown.
-        return e instanceof postgres.PostgresError
-          ? {status: 'unavailable', detail: `commit refused: ${describeError(e)}`}
-          : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(e)}`}
-      }
-    }
+    // Batched with the appends arriving meanwhile into one transaction (pg-group-commit.ts).
+    return this.commits.append(groupId, expectedHead, events, receipt)
   }
 
   async policyLog(groupId: string): Promise<PolicyLogEntry[]> {

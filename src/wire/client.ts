@@ -59,6 +59,8 @@ export interface SnapshotReference {
   throughSequence: number
   snapshotHash: string
   document: JsonObject
+  /** The Group state at throughSequence, when the server sent it (full-visibility members); its canonical hash was checked against the snapshot's stateHash. */
+  state?: JsonObject
 }
 
 export interface SubscribeOptions {
@@ -90,6 +92,11 @@ export interface ConnectOptions {
   key: SigningKey
   /** Registry evidence: every delivered Event and snapshot is verified against it. */
   registry: RegistryEvidence
+  /**
+   * H9: principal IDs trusted to accept Events (the Group Authority services). When given, an
+   * Event whose `acceptedBy` is anyone else is dropped even if its signature verifies.
+   */
+  acceptedBy?: string[]
   /** PEM CA certificate(s) to trust (e.g. the --dev-tls CA file's contents). */
   ca?: string | Buffer
   cursors?: CursorStore
@@ -124,6 +131,8 @@ interface Subscription {
   cursor: number
   /** Out-of-order Events waiting for the gap before them to close. */
   buffer: Map<number, DeliveredEvent>
+  /** Event IDs recently received (deduplication by Event ID, bounded). */
+  seen: Set<string>
   /** Server "delivered through" marker: sequences up to here that never arrive were filtered. */
   skipThrough: number
   draining: Promise<void>
@@ -142,6 +151,7 @@ interface PendingCommand {
 }
 
 const ACK_BATCH = 64
+const SEEN_IDS = 4096
 const ACK_DELAY_MS = 20
 
 export class WireClient {
@@ -240,6 +250,7 @@ export class WireClient {
       options,
       cursor,
       buffer: new Map(),
+      seen: new Set(),
       skipThrough: cursor,
       draining: Promise.resolve(),
       acked: cursor,
@@ -405,7 +416,7 @@ export class WireClient {
         // Resume from the durable Cursor: Events processed after it come again and are dropped
         // as duplicates (§16 "possibly including duplicates around a prior disconnect").
         for (const sub of this.#subs.values()) {
-          sub.buffer.clear()
+          dropBuffered(sub)
           sub.skipThrough = sub.cursor
           const durable = (await this.#cursors.load(sub.groupId)) ?? 0
           this.#sendSubscribe(sub, Math.min(durable, sub.cursor))
@@ -494,6 +505,8 @@ export class WireClient {
     const v = verify('event', bytes, this.#options.registry)
     if (v instanceof Rejection) return null
     const d = v.document
+    const trusted = this.#options.acceptedBy
+    if (trusted && !trusted.includes((d.acceptedBy as JsonObject).id as string)) return null
     return {groupId: d.groupId as string, sequence: d.sequence as number, eventId: d.eventId as string, kind: d.kind as string, document: d, bytes}
   }
 
@@ -507,10 +520,14 @@ export class WireClient {
     if (position) return this.#onReceiptEvent(event, position)
     const sub = this.#subs.get(event.groupId)
     if (!sub || !sub.active || !Number.isSafeInteger(event.sequence)) return
-    if (event.sequence <= sub.cursor || sub.buffer.has(event.sequence)) {
-      this.#duplicates++ // I1: a redelivered Event changes nothing
+    // I1: a redelivered Event changes nothing — known by its Event ID, or by a position already
+    // processed or buffered (the ID set is bounded; positions cover everything older).
+    if (sub.seen.has(event.eventId) || event.sequence <= sub.cursor || sub.buffer.has(event.sequence)) {
+      this.#duplicates++
       return
     }
+    sub.seen.add(event.eventId)
+    if (sub.seen.size > SEEN_IDS) sub.seen.delete(sub.seen.values().next().value!)
     sub.buffer.set(event.sequence, event)
     this.#drain(sub)
   }
@@ -541,9 +558,13 @@ export class WireClient {
     const sub = groupId ? this.#subs.get(groupId) : undefined
     if (sub && error.code === 'CURSOR_TOO_OLD') return void this.#restore(sub, error)
     if (sub && error.code === 'BACKPRESSURE') {
-      // The server paused this Group until we ACK: report progress now.
+      // The server paused this Group until we ACK (§17.3): report what was processed so far, so a
+      // slow consumer throttles delivery and a fast one resumes it. Without autoAck the Cursor
+      // store is left to the application; the ACK only opens the server's window.
       this.#options.onNotice?.({code: 'BACKPRESSURE', groupId, detail: {retryAfterMs: error.retryAfterMs}})
-      if (this.#options.autoAck ?? true) void this.#flushAcks()
+      void sub.draining.then(() =>
+        (this.#options.autoAck ?? true) ? this.#flushAcks() : this.#raw(frame('ACK', {acknowledgements: [{groupId: sub.groupId, sequence: sub.cursor}], sentAt: new Date().toISOString()})),
+      )
       return
     }
     if (sub && error.code === 'GROUP_NOT_FOUND') {
@@ -556,7 +577,9 @@ export class WireClient {
 
   async #restore(sub: Subscription, error: ProtocolError): Promise<void> {
     const snapshot = (error.details as JsonObject | undefined)?.snapshot as JsonObject | undefined
-    const reference = snapshot ? this.#checkSnapshot(sub, snapshot, error.snapshotArtifactHash as string | undefined) : null
+
+    const details = error.details as JsonObject | undefined
+    const reference = snapshot ? this.#checkSnapshot(sub, snapshot, error.snapshotArtifactHash as string | undefined, details?.state as JsonObject | undefined) : null
     if (reference === null || !sub.options.onSnapshot) {
       sub.active = false
       this.#subs.delete(sub.groupId)
@@ -566,20 +589,21 @@ export class WireClient {
     await sub.options.onSnapshot(reference)
     sub.cursor = reference.throughSequence
     sub.skipThrough = reference.throughSequence
-    sub.buffer.clear()
+    dropBuffered(sub)
     await this.#cursors.save(sub.groupId, sub.cursor)
     this.#sendSubscribe(sub)
   }
 
   /** I5: schema, hash, signature, Group binding and sequence of the snapshot, or null. */
-  #checkSnapshot(sub: Subscription, snapshot: JsonObject, hash: string | undefined): SnapshotReference | null {
+  #checkSnapshot(sub: Subscription, snapshot: JsonObject, hash: string | undefined, state: JsonObject | undefined): SnapshotReference | null {
     const v = verify('group-snapshot', Buffer.from(JSON.stringify(snapshot), 'utf8'), this.#options.registry)
     if (v instanceof Rejection) return null
     const d = v.document
     if (d.groupId !== sub.groupId || typeof d.throughSequence !== 'number' || d.throughSequence <= sub.cursor) return null
     const snapshotHash = canonicalHash(d)
     if (hash !== undefined && hash !== snapshotHash) return null
-    return {groupId: sub.groupId, throughSequence: d.throughSequence, snapshotHash, document: d}
+    if (state !== undefined && canonicalHash(state) !== d.stateHash) return null
+    return {groupId: sub.groupId, throughSequence: d.throughSequence, snapshotHash, document: d, ...(state !== undefined ? {state} : {})}
   }
 
   /** Hands contiguous Events to onEvent, one at a time, and advances the Cursor. */
@@ -625,6 +649,12 @@ export class WireClient {
     }
     if (acks.length > 0) this.#raw(frame('ACK', {acknowledgements: acks, sentAt: new Date().toISOString()}))
   }
+}
+
+/** Forgets unprocessed buffered Events (they will be replayed), IDs included. */
+function dropBuffered(sub: Subscription): void {
+  for (const e of sub.buffer.values()) sub.seen.delete(e.eventId)
+  sub.buffer.clear()
 }
 
 function indeterminate(): ProtocolError {

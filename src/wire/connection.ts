@@ -14,7 +14,7 @@
 import {randomBytes} from 'node:crypto'
 import type WebSocket from 'ws'
 import {submit} from '../authority/ingress.js'
-import {verifyEd25519} from '../crypto/ed25519.js'
+import {checkSignatureEncoding, verifyEd25519} from '../crypto/ed25519.js'
 import type {ErrorCode} from '../errors.js'
 import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
 import {canonicalBytes} from '../json/jcs.js'
@@ -29,7 +29,7 @@ import {transcriptBytes} from './hello.js'
 import {isOrganizationKind, submitOrganizationCommand} from './org-commands.js'
 import type {ServerContext} from './server.js'
 import {SessionError, openSession} from './sessions.js'
-import {buildSnapshotReference} from './snapshot-reference.js'
+import {snapshotFor} from './snapshot-reference.js'
 
 type Phase = {name: 'init'} | {name: 'challenged'; principalId: string; keyId: string; clientNonce: string; serverNonce: string; challenge: string} | {name: 'ready'} | {name: 'closed'}
 
@@ -161,7 +161,7 @@ export class Connection {
     const binding = this.#currentBinding(p.keyId, p.principalId)
     const signature = decodeBase64url(f.challengeSignature as string)
     const message = transcriptBytes({principalId: p.principalId, keyId: p.keyId, clientNonce: p.clientNonce, serverNonce: p.serverNonce, challenge: p.challenge, selectedVersion: PROTOCOL_VERSION})
-    if (binding === null || signature === null || signature.length !== 64 || !verifyEd25519(binding.key, message, signature)) {
+    if (binding === null || signature === null || signature.length !== 64 || checkSignatureEncoding(signature) !== null || !verifyEd25519(binding.key, message, signature)) {
       return this.#refuseHello('AUTH_INVALID_SIGNATURE', f)
     }
     this.principal = binding.principal
@@ -202,7 +202,7 @@ export class Connection {
     if (registry instanceof RegistryFault) return null
     const b = registry.bindings.get(keyId)
     if (!b || b.principal.id !== principalId) return null
-    const now = parseTimestamp(new Date().toISOString())!
+    const now = parseTimestamp(this.context.authority.clock())!
     if (compareInstants(now, b.validFrom.instant) < 0) return null
     if (b.validUntil && compareInstants(now, b.validUntil.instant) >= 0) return null
     if (b.revokedAt && compareInstants(now, b.revokedAt.instant) >= 0) return null
@@ -243,20 +243,19 @@ export class Connection {
       const floor = (await this.context.options.onlineLogFloor?.(g.groupId)) ?? 0
       const from = Math.max(g.afterSequence, member.visibilityStartSequence - 1)
       if (from < floor) {
-        const snapshot = await buildSnapshotReference(authority, g.groupId, floor)
+        const snapshot = await snapshotFor(authority, g.groupId, floor)
+        // The state itself goes only to members who may see the whole history (§8).
+        const state = member.visibilityStartSequence <= 1 ? {state: snapshot.state as unknown as JsonObject} : {}
         this.#error('CURSOR_TOO_OLD', {
           groupId: g.groupId,
           relatedFrameId: f.frameId,
           snapshotArtifactHash: snapshot.hash,
-          details: {throughSequence: snapshot.throughSequence, snapshot: snapshot.document},
+          details: {throughSequence: snapshot.throughSequence, snapshot: snapshot.document, ...state},
         })
         continue
       }
       const previous = this.#pumps.get(g.groupId)
-      if (previous) {
-        previous.stop()
-        this.context.unregister(previous)
-      }
+      const feed = this.context.feed(g.groupId)
       const pump = new GroupPump(
         this.context,
         {
@@ -265,12 +264,19 @@ export class Connection {
           principalId: principal.id,
           principalType: principal.type,
         },
+        feed,
         g.groupId,
         g.afterSequence,
         g.attention,
       )
+      // Register before dropping the previous pump, so the Group's feed stays shared and alive.
       this.#pumps.set(g.groupId, pump)
       this.context.register(pump)
+      if (previous) {
+        previous.stop()
+        this.context.unregister(previous)
+      }
+      await feed.refresh() // wakes the pump once the feed knows the head and the state
       pump.wake()
     }
   }

@@ -36,9 +36,9 @@ export const newFrameId = (): string => `urn:uuid:${randomUUID()}`
 export type ParsedFrame = {ok: true; frame: Frame} | {ok: false; code: ErrorCode; frameId?: string}
 
 /**
- * Parses and validates one text message. COMMAND frames are validated for their envelope only:
- * the Command inside is a Signed Document that ingress verifies with the six stages (and audits),
- * so its schema failure is reported as the Command's own SCHEMA_VALIDATION_FAILED.
+ * Parses and validates one text message. COMMAND and EVENT frames are validated for their
+ * envelope only: the document inside is a Signed Document that its receiver verifies with the six
+ * stages (ingress for a Command, with audit; the client for an Event), schema stage included.
  */
 export function parseFrame(text: string): ParsedFrame {
   let value: unknown
@@ -51,10 +51,12 @@ export function parseFrame(text: string): ParsedFrame {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return {ok: false, code: 'PROTOCOL_VIOLATION'}
   const o = value as JsonObject
   const frameId = typeof o.frameId === 'string' && /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(o.frameId) && o.frameId.length <= 512 ? o.frameId : undefined
-  if (o.frameType === 'COMMAND') {
+  const member = o.frameType === 'COMMAND' ? 'command' : o.frameType === 'EVENT' ? 'event' : null
+  if (member !== null) {
     const keys = Object.keys(o).sort().join(',')
-    const ok = keys === 'command,frameId,frameType,protocolVersion' && o.protocolVersion === PROTOCOL_VERSION && frameId !== undefined
-    if (!ok || o.command === null || typeof o.command !== 'object' || Array.isArray(o.command)) return {ok: false, code: 'SCHEMA_VALIDATION_FAILED', frameId}
+    const inner = o[member]
+    const ok = keys === [member, 'frameId', 'frameType', 'protocolVersion'].sort().join(',') && o.protocolVersion === PROTOCOL_VERSION && frameId !== undefined
+    if (!ok || inner === null || typeof inner !== 'object' || Array.isArray(inner)) return {ok: false, code: 'SCHEMA_VALIDATION_FAILED', frameId}
     return {ok: true, frame: o as Frame}
   }
   const validate = schemaCatalog().validator('websocket-frame')

@@ -14,6 +14,7 @@
 import type {JsonObject} from '../json/parse.js'
 import type {AttentionFilter} from './client.js'
 import {errorFrame, errorOf, eventFrame, frame} from './frames.js'
+import type {FeedEvent, GroupFeed} from './group-feed.js'
 import type {ServerContext} from './server.js'
 
 export interface PumpSink {
@@ -39,6 +40,7 @@ export class GroupPump {
   constructor(
     private readonly context: ServerContext,
     private readonly sink: PumpSink,
+    private readonly feed: GroupFeed,
     readonly groupId: string,
     afterSequence: number,
     private readonly attention: AttentionFilter | undefined,
@@ -105,20 +107,27 @@ export class GroupPump {
         return
       }
       // Membership is enforced on every page (§17.2): an ended Membership stops delivery.
-      const state = await authority.current(this.groupId)
+      const state = this.feed.state
       const member = state?.members[this.sink.principalId]
       if (!state || !member || !member.active || member.principal.type !== this.sink.principalType) {
         this.#stopped = true
         this.sink.send(errorFrame(errorOf('GROUP_NOT_FOUND', {groupId: this.groupId})))
         return
       }
-      const page = await authority.store.read(this.groupId, this.position, Math.min(options.pageSize, room))
-      if (page.events.length === 0) return
+      if (this.position >= this.feed.head) return
+      const limit = Math.min(options.pageSize, room)
+      // Live delivery from the shared cache; older history (replay) paged from the store.
+      let events: FeedEvent[] | null = this.feed.after(this.position, limit)
+      if (events === null) {
+        const page = await authority.store.read(this.groupId, this.position, limit)
+        events = page.events.map((e) => ({sequence: e.sequence, kind: e.kind, text: Buffer.from(e.bytes.buffer, e.bytes.byteOffset, e.bytes.byteLength).toString('utf8')}))
+      }
+      if (events.length === 0) return
       let skipped = false
-      for (const e of page.events) {
+      for (const e of events) {
         if (this.#stopped) return
-        if (e.sequence >= member.visibilityStartSequence && this.#passes(e.bytes, e.kind)) {
-          if (!this.sink.send(eventFrame(e.bytes))) return this.stop()
+        if (e.sequence >= member.visibilityStartSequence && this.#passes(e.text, e.kind)) {
+          if (!this.sink.send(eventFrame(e.text))) return this.stop()
           this.#delivered.push(e.sequence)
         } else {
           skipped = true
@@ -126,7 +135,6 @@ export class GroupPump {
         this.position = e.sequence
       }
       if (skipped) this.sink.send(frame('ACK', {acknowledgements: [{groupId: this.groupId, sequence: this.position}], sentAt: new Date().toISOString()}))
-      if (this.position >= page.head) return
     }
   }
 
@@ -136,13 +144,13 @@ export class GroupPump {
    * Events that mention the principal (other kinds are unaffected); `announcements` lets Events
    * whose payload is marked as an announcement through regardless.
    */
-  #passes(bytes: Uint8Array, kind: string): boolean {
+  #passes(text: string, kind: string): boolean {
     const a = this.attention
     if (!a) return true
     const lists = a.eventKinds !== undefined || a.conversationIds !== undefined || a.workItemIds !== undefined
     if (!lists && !a.mentionsOnly) return true
     if (a.eventKinds !== undefined && !a.conversationIds && !a.workItemIds && !a.mentionsOnly && !a.announcements) return a.eventKinds.includes(kind)
-    const doc = JSON.parse(Buffer.from(bytes).toString('utf8')) as JsonObject
+    const doc = JSON.parse(text) as JsonObject
     const payload = (doc.payload ?? {}) as JsonObject
     if (a.announcements && payload.announcement === true) return true
     if (a.mentionsOnly && kind === 'message.posted') {

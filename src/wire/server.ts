@@ -16,6 +16,7 @@ import type {AddressInfo} from 'node:net'
 import {WebSocketServer} from 'ws'
 import type {Authority} from '../authority/authority.js'
 import {Connection} from './connection.js'
+import {GroupFeed} from './group-feed.js'
 import type {GroupPump} from './group-pump.js'
 
 export type TlsSetting = {cert: string | Buffer; key: string | Buffer} | 'insecure-loopback'
@@ -56,8 +57,10 @@ export interface ServerContext {
   readonly authority: Authority
   readonly options: Required<Pick<ServerOptions, 'sendWindow' | 'pageSize' | 'sessionTtlSeconds' | 'pingIntervalMs'>> & ServerOptions
   log(entry: Record<string, unknown>): void
-  /** Wakes every pump of the Group (after an append on this server). */
+  /** Refreshes the Group's feed, which wakes its pumps (after an append on this server). */
   notify(groupId: string): void
+  /** The Group's shared feed (created on first use, dropped with its last pump). */
+  feed(groupId: string): GroupFeed
   register(pump: GroupPump): void
   unregister(pump: GroupPump): void
 }
@@ -80,12 +83,26 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       process.stderr.write(JSON.stringify({at: new Date().toISOString(), ...entry}) + '\n')
     })
   const pumps = new Map<string, Set<GroupPump>>()
+  const feeds = new Map<string, GroupFeed>()
+  const refresh = (feed: GroupFeed) =>
+    void feed.refresh().catch((e: Error) => log({level: 'error', event: 'feed-failed', groupId: feed.groupId, reason: e.message}))
   const context: ServerContext = {
     authority: options.authority,
     options: {sendWindow: 1024, pageSize: 256, sessionTtlSeconds: 3600, pingIntervalMs: 15_000, ...options},
     log,
     notify(groupId) {
-      for (const p of pumps.get(groupId) ?? []) p.wake()
+      const feed = feeds.get(groupId)
+      if (feed) refresh(feed)
+    },
+    feed(groupId) {
+      let feed = feeds.get(groupId)
+      if (!feed) {
+        feed = new GroupFeed(options.authority, groupId, () => {
+          for (const p of pumps.get(groupId) ?? []) p.wake()
+        })
+        feeds.set(groupId, feed)
+      }
+      return feed
     },
     register(pump) {
       let set = pumps.get(pump.groupId)
@@ -95,7 +112,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     unregister(pump) {
       const set = pumps.get(pump.groupId)
       set?.delete(pump)
-      if (set?.size === 0) pumps.delete(pump.groupId)
+      if (set?.size === 0) {
+        pumps.delete(pump.groupId)
+        feeds.delete(pump.groupId)
+      }
     },
   }
 
@@ -128,8 +148,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const url = `${secure ? 'wss' : 'ws'}://${host}:${port}`
   log({level: 'info', event: 'listening', url})
 
+  // Appends by other processes sharing the store: a slow poll of each subscribed Group's head.
   const poll = setInterval(() => {
-    for (const set of pumps.values()) for (const p of set) p.wake()
+    for (const feed of feeds.values()) refresh(feed)
   }, options.pollMs ?? 500)
   poll.unref()
 

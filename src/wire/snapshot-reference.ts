@@ -7,6 +7,7 @@
 import {randomUUID} from 'node:crypto'
 import {type AppliedEvent, apply} from '../authority/apply.js'
 import type {Authority} from '../authority/authority.js'
+import {latestSnapshot} from '../authority/snapshot.js'
 import type {GroupState} from '../authority/state.js'
 import {canonicalHash} from '../json/jcs.js'
 import type {JsonObject} from '../json/parse.js'
@@ -18,6 +19,22 @@ export interface SnapshotReferenceDoc {
   /** Canonical (JCS) hash of the whole signed snapshot document. */
   hash: string
   throughSequence: number
+  /** The Group state at throughSequence; its canonical hash is the snapshot's stateHash. */
+  state: GroupState
+}
+
+/**
+ * The snapshot CURSOR_TOO_OLD refers to: the Group's archive snapshot (signed by the archiving
+ * Organization service, src/authority/snapshot.ts) when it covers the floor, else one this
+ * authority signs through the floor.
+ */
+export async function snapshotFor(authority: Authority, groupId: string, floor: number): Promise<SnapshotReferenceDoc> {
+  const archived = await latestSnapshot(authority, groupId)
+  if (archived && archived.throughSequence >= floor) {
+    const document = archived.snapshot as JsonObject
+    return {document, hash: canonicalHash(document), throughSequence: archived.throughSequence, state: archived.state}
+  }
+  return buildSnapshotReference(authority, groupId, floor)
 }
 
 const PAGE = 500
@@ -58,5 +75,5 @@ export async function buildSnapshotReference(authority: Authority, groupId: stri
     createdAt,
   }
   const {document} = sign('group-snapshot', unsigned, authority.key)
-  return {document, hash: canonicalHash(document), throughSequence}
+  return {document, hash: canonicalHash(document), throughSequence, state: state!}
 }

@@ -1,0 +1,89 @@
+// Worker thread of bench/wire.ts: the subscriber sockets run here, on their own thread, so the
+// server's event loop is measured without 100 TLS clients sharing it. Each subscriber is a raw
+// authenticated socket (HELLO as the MissionOwner) that counts EVENT frames and ACKs every 256;
+// the first subscriber of each Group reports arrival times (performance.timeOrigin-based, so
+// comparable across threads) for Command→Event latency.
+
+import {randomBytes, randomUUID} from 'node:crypto'
+import {join} from 'node:path'
+import {performance} from 'node:perf_hooks'
+import {parentPort, workerData} from 'node:worker_threads'
+import WebSocket from 'ws'
+import {signEd25519} from '../src/crypto/ed25519.js'
+import {readKeyFile} from '../src/crypto/keyfile.js'
+import {encodeBase64url} from '../src/json/base64url.js'
+import {packageRoot} from '../src/schema/catalog.js'
+import {transcriptBytes} from '../src/wire/hello.js'
+
+export interface SubscriberJob {
+  url: string
+  ca: string
+  groups: string[]
+  perGroup: number
+  after: Record<string, number>
+}
+
+const job = workerData as SubscriberJob
+const owner = readKeyFile(join(packageRoot(), 'fixtures/keys', 'mission-owner.key.json'))
+const fid = () => `urn:uuid:${randomUUID()}`
+const now = () => performance.timeOrigin + performance.now()
+
+let received = 0
+const arrivals: [string, number][] = []
+
+async function subscriber(sampler: boolean) {
+  const ws = new WebSocket(job.url, {ca: job.ca, minVersion: 'TLSv1.3', perMessageDeflate: false})
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
+  const queue: string[] = []
+  let wake: (() => void) | null = null
+  ws.on('message', (d) => {
+    queue.push(d.toString())
+    wake?.()
+  })
+  const next = async () => {
+    while (queue.length === 0) await new Promise<void>((r) => (wake = r))
+    return JSON.parse(queue.shift()!) as Record<string, string>
+  }
+  const clientNonce = encodeBase64url(randomBytes(32))
+  const id = owner.principal!.id
+  ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'HELLO', phase: 'client_init', agentId: id, keyId: owner.keyId, clientNonce, supportedVersions: ['0.1']}))
+  const ch = await next()
+  const sig = signEd25519(owner.seed, transcriptBytes({principalId: id, keyId: owner.keyId, clientNonce, serverNonce: ch.serverNonce!, challenge: ch.challenge!, selectedVersion: '0.1'}))
+  ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'HELLO', phase: 'client_response', agentId: id, keyId: owner.keyId, clientNonce, serverNonce: ch.serverNonce, challengeSignature: encodeBase64url(sig)}))
+  if ((await next()).phase !== 'server_accept') throw new Error('bench subscriber HELLO failed')
+  ws.removeAllListeners('message')
+  const unacked = new Map<string, number>()
+  ws.on('message', (d) => {
+    const text = d.toString()
+    if (!text.includes('"frameType":"EVENT"')) return
+    received++
+    const groupId = /"groupId":"([^"]+)"/.exec(text)![1]!
+    if (sampler) {
+      const cause = /"cause":\{"type":"command","id":"([^"]+)"/.exec(text)?.[1]
+      if (cause) arrivals.push([cause, now()])
+    }
+    const n = (unacked.get(groupId) ?? 0) + 1
+    if (n >= 256) {
+      const sequence = Number(/"sequence":(\d+)/.exec(text)![1])
+      ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'ACK', acknowledgements: [{groupId, sequence}], sentAt: new Date().toISOString()}))
+      unacked.set(groupId, 0)
+    } else unacked.set(groupId, n)
+  })
+  return (groupId: string, after: number) =>
+    ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'SUBSCRIBE', subscriptionId: fid(), groups: [{groupId, afterSequence: after}]}))
+}
+
+const subscribe: {groupId: string; send: (g: string, after: number) => void}[] = []
+for (let s = 0; s < job.groups.length * job.perGroup; s++) {
+  const groupId = job.groups[s % job.groups.length]!
+  subscribe.push({groupId, send: await subscriber(s < job.groups.length)})
+}
+for (const s of subscribe) s.send(s.groupId, job.after[s.groupId] ?? 0)
+
+setInterval(() => {
+  parentPort!.postMessage({received, arrivals: arrivals.splice(0)})
+}, 20)
+parentPort!.on('message', (m: {replay?: boolean}) => {
+  if (m.replay) for (const s of subscribe) s.send(s.groupId, 0)
+})
+parentPort!.postMessage({ready: true})

@@ -1,0 +1,86 @@
+// One Group's shared read side on this server: the Group state (for Membership checks) and a
+// bounded cache of its most recent Events, refreshed once per append or poll, whatever the number
+// of subscribers. Pumps serve live delivery from this cache and page older history (replay) from
+// the store, so 100 subscribers of one Group cost one store read per append, not 100.
+
+import type {Authority} from '../authority/authority.js'
+import type {GroupState} from '../authority/state.js'
+
+export interface FeedEvent {
+  sequence: number
+  kind: string
+  /** The stored signed bytes as text (exact). */
+  text: string
+}
+
+/** How many recent Events each Group keeps in memory for live delivery. */
+const TAIL = 512
+const PAGE = 500
+
+export class GroupFeed {
+  /** The state at `head` (null: the Group has no Events / does not exist). */
+  state: GroupState | null = null
+  head = 0
+  #tail: FeedEvent[] = []
+  /** Sequence of #tail[0]. */
+  #tailStart = 1
+  #loaded = false
+  #running: Promise<void> | null = null
+  #again = false
+
+  constructor(
+    private readonly authority: Authority,
+    readonly groupId: string,
+    private readonly changed: () => void,
+  ) {}
+
+  /** Up to `limit` cached Events after `position`, or null when they are older than the cache. */
+  after(position: number, limit: number): FeedEvent[] | null {
+    const index = position + 1 - this.#tailStart
+    if (index < 0) return null
+    return this.#tail.slice(index, index + limit)
+  }
+
+  /** Brings state, head and cache up to the store's head (single flight), then wakes the pumps. */
+  refresh(): Promise<void> {
+    if (this.#running) {
+      this.#again = true
+      return this.#running
+    }
+    this.#running = (async () => {
+      do {
+        this.#again = false
+        await this.#load()
+      } while (this.#again)
+    })().finally(() => {
+      this.#running = null
+    })
+    return this.#running
+  }
+
+  async #load(): Promise<void> {
+    const state = await this.authority.current(this.groupId)
+    const target = state?.sequence ?? 0
+    if (!this.#loaded) {
+      // The cache starts at the head: older history is replayed from the store by the pumps.
+      this.#loaded = true
+      this.head = target
+      this.#tailStart = target + 1
+    }
+    while (this.head < target) {
+      const page = await this.authority.store.read(this.groupId, this.head, PAGE)
+      if (page.events.length === 0) break
+      for (const e of page.events) {
+        this.#tail.push({sequence: e.sequence, kind: e.kind, text: Buffer.from(e.bytes.buffer, e.bytes.byteOffset, e.bytes.byteLength).toString('utf8')})
+        this.head = e.sequence
+      }
+    }
+    if (this.#tail.length > TAIL) {
+      const drop = this.#tail.length - TAIL
+      this.#tail.splice(0, drop)
+      this.#tailStart += drop
+    }
+    this.state = state
+    this.changed()
+  }
+}

@@ -1,0 +1,75 @@
+// Shared setup of the operator CLI tests: a `mwp org init` Organization in a temp directory, the
+// flags that point the CLI at its config and embedded store, and an in-process local transport on
+// the same store for setup steps and for checking what a command did. Setup that is not under
+// test runs in-process (same signer, same store): fewer subprocesses keep the files fast, and
+// each test still drives the command it is about as a real subprocess.
+
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {loadOrgConfig} from '../src/config/org-config.js'
+import {readKeyFile} from '../src/crypto/keyfile.js'
+import {buildCommand} from '../src/operator/command-builder.js'
+import {missionCreatePayload} from '../src/operator/mission-payloads.js'
+import {messageText} from '../src/operator/render.js'
+import {type EventDoc, type Transport, openLocalTransport} from '../src/operator/transport.js'
+import {foldGroup} from '../src/operator/views.js'
+import {mwp} from './cli.js'
+
+export const ORG = 'urn:mwp:dev:org:local'
+
+export interface OperatorOrg {
+  root: string
+  org: string
+  /** --config and --store flags of the Organization. */
+  local: string[]
+  reader: Transport
+  close(): Promise<void>
+}
+
+export async function operatorOrg(tag: string): Promise<OperatorOrg> {
+  const root = mkdtempSync(join(tmpdir(), `mwp-${tag}-`))
+  const org = join(root, 'org')
+  const r = mwp(['org', 'init', org, '--workers', '1', '--json'])
+  if (r.status !== 0) throw new Error(`org init failed: ${r.stdout}${r.stderr}`)
+  const reader = await openLocalTransport(loadOrgConfig(join(org, 'mwp.config.json')))
+  return {
+    root,
+    org,
+    local: ['--config', join(org, 'mwp.config.json'), '--store', `sqlite:${join(org, 'authority.db')}`],
+    reader,
+    async close() {
+      await reader.close()
+      rmSync(root, {recursive: true, force: true})
+    },
+  }
+}
+
+export const keyPath = (o: OperatorOrg, name: string) => join(o.org, 'keys', `${name}.key.json`)
+
+/** Runs `mwp ARGS --config … --store …`. */
+export const opOn = (o: OperatorOrg) => (args: string[], options: {input?: string; env?: NodeJS.ProcessEnv} = {}) => mwp([...args, ...o.local], options)
+
+/** Signs `kind` with the named dev key (epochs from the current state) and submits it in-process. */
+export async function given(o: OperatorOrg, signer: string, kind: string, g: string, payload: Record<string, unknown>) {
+  const state = kind === 'mission.create' ? null : foldGroup(await o.reader.events(g))
+  const r = await o.reader.submit(buildCommand(readKeyFile(keyPath(o, signer)), {kind, groupId: g, payload, state}).bytes)
+  if ('error' in r) throw new Error(`setup ${kind} rejected: ${r.error.code}`)
+  return r.receipt
+}
+
+/** A new root Mission by the dev MissionOwner with the dev Coordinator; returns its Group ID. */
+export async function givenMission(o: OperatorOrg, objective = 'Ship the release notes'): Promise<string> {
+  const payload = missionCreatePayload({organization: ORG, objective, coordinatorAgentId: `${ORG}:agent:coordinator`})
+  await given(o, 'owner', 'mission.create', payload.groupId as string, payload)
+  return payload.groupId as string
+}
+
+/** The Group's Events (verified), optionally only one kind. */
+export async function logged(o: OperatorOrg, g: string, kind?: string): Promise<EventDoc[]> {
+  const all = await o.reader.events(g)
+  return kind ? all.filter((e) => e.kind === kind) : all
+}
+
+/** The text of a message.posted Event, as the views read it. */
+export const text = (e: {payload: Record<string, unknown>}) => messageText(e as never)
