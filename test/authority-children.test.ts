@@ -32,6 +32,7 @@ import {
   registry,
   reviewer,
   sqliteStore,
+  uuid,
 } from './authority-helpers.js'
 import {H1, treeSteps} from './mission-tree-helpers.js'
 
@@ -198,6 +199,39 @@ describe('mission.create_child (§7.1 none → active, §10.2 → blocked)', () 
     expect(await code(createChild(grand, gw, cg, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-04T00:00:00Z'}, developer, reviewer))).toBe('INVALID_COMMAND')
     await unchanged([grand, cg], before)
     expect(await store.head(deeper)).toBeNull()
+  })
+
+  it('[+cmd:mission.create_child] beyond the default depth, a MissionOwner Cooperation Override Grant for mission-depth lets the cited Command through once (§14, §20)', async () => {
+    const {cg} = await withChild()
+    const cw = await workItem(cg, 'open', small, reviewer)
+    const grand = childGroup()
+    receiptOf(await run(createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
+    const gw = await workItem(grand, 'open', small, developer, reviewer)
+    const deeper = childGroup()
+    const actionId = uuid(90)
+    const grantId = uuid(91)
+    const extra = {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-04T00:00:00Z'}
+    // The grandchild's MissionOwner is the Parent Coordinator (reviewer): it issues the escalation.
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString()
+    receiptOf(
+      await run(
+        groupCommand(reviewer, 'policy.grant_cooperation_override', grand, {
+          grantId,
+          policy: 'mission-depth',
+          beneficiary: developer.principal,
+          targetKind: 'mission.create_child',
+          targetActionId: actionId,
+          reason: 'the release needs a third level of decomposition',
+          expiresAt,
+        }),
+      ),
+    )
+    receiptOf(await run(createChild(grand, gw, deeper, extra, developer, reviewer, {actionId, cooperationOverrideGrantId: grantId})))
+    expect((await state(deeper)).mission.parent).toMatchObject({groupId: grand, depth: 3})
+    expect((await state(grand)).overrideGrants?.[grantId]?.consumedBy).not.toBeNull()
+    // One-shot: the same grant cannot carry another Command.
+    const gw2 = await workItem(grand, 'open', small, developer, reviewer)
+    expect(await code(createChild(grand, gw2, childGroup(), extra, developer, reviewer, {cooperationOverrideGrantId: grantId}))).toBe('AUTH_FORBIDDEN')
   })
 })
 

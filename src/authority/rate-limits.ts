@@ -54,6 +54,8 @@ export const LIMIT_POLICIES: Readonly<Record<string, readonly string[]>> = {
   'proposal-rate': ['work.propose'],
   'owned-work-items': ['work.accept_offer'],
   'delegation-depth': ['membership.grant_delegation'],
+  // §14: a child beyond the Organization's maxMissionDepth (checked in decide-child.ts).
+  'mission-depth': ['mission.create_child'],
 }
 
 const policyFor = (kind: string): string | null => Object.entries(LIMIT_POLICIES).find(([, kinds]) => kinds.includes(kind))?.[0] ?? null
@@ -73,6 +75,7 @@ export function checkLimits(limits: CooperationLimits | undefined): void {
 /** The actor's count for `policy` before this Command, and the limit that applies. */
 function usage(state: GroupState, command: GatedCommand, policy: string, limits: CooperationLimits, at: string): {count: number; limit: CountLimit & {windowMinutes?: number}} | null {
   const actor = command.actor
+  if (policy === 'mission-depth') return null // decide-child.ts enforces it; the gate only consumes the grant
   if (policy === 'delegation-depth') {
     if (limits.delegationDepth === undefined) return null
     // "count before this Command" such that count + 1 is the depth the Grant would confer.
