@@ -142,6 +142,10 @@ describe('E1 Work Contract completeness (§10.1)', () => {
       await refused(g, authorize(g, uuid(7), c), 'WORK_CONTRACT_INCOMPLETE')
       await refused(g, groupCommand(developer, 'work.propose', g, {proposalId: uuid(6), contract: c}), 'WORK_CONTRACT_INCOMPLETE')
     }
+    // A mandatory list left empty is as missing as an absent one.
+    for (const field of ['requiredDeliverables', 'acceptanceCriteria', 'requiredCapabilities']) {
+      await refused(g, authorize(g, uuid(7), contract({[field]: []})), 'WORK_CONTRACT_INCOMPLETE')
+    }
     expect(Object.keys((await state(g)).workItems)).toEqual([])
     expect(Object.keys((await state(g)).proposals)).toEqual([])
   })
@@ -337,25 +341,28 @@ describe('E6 E7 E8 offers and first acceptance (§10.3)', () => {
 })
 
 describe('G7 cancellation and termination (§12)', () => {
-  for (const [kind, by, to, tags] of [
-    ['mission.cancel', owner, 'cancelled', '[+cmd:mission.cancel] [+evt:mission.cancelled] [+row:t7.1:non_terminal->cancelled:mission.cancel] [+row:t10.2:unfinished->failed_or_cancelled:parent_mission_terminal]'],
-    ['mission.terminate', coordinator, 'failed', '[+cmd:mission.terminate] [+evt:mission.terminated] [+row:t7.1:non_terminal->failed:mission.terminate] [+row:t10.2:unfinished->failed_or_cancelled:parent_mission_terminal]'],
-  ] as const) {
-    it(`G7 ${tags} ${kind} revokes the active Execution Lease and stops every new assignment`, async () => {
-      const {g, w} = await at('active')
-      const spare = uuid(7)
-      receiptOf(await run(authorize(g, spare)))
-      const leaseId = (await item(g, w)).lease!.leaseId
-      const end = by === owner ? groupCommand(owner, kind, g, {reason: 'Priorities changed.'}) : coord(kind, g, {reason: 'Cannot finish.'})
-      receiptOf(await run(end))
-      expect(await item(g, w)).toMatchObject({state: to, lease: {leaseId, state: 'revoked'}})
-      expect((await item(g, spare)).state).toBe(to)
-      // Nothing new is assigned, started, renewed or charged.
-      await refused(g, authorize(g, uuid(7)), 'INVALID_STATE_TRANSITION')
-      await refused(g, offer(g, spare), 'INVALID_STATE_TRANSITION')
-      await refused(g, start(g, w), 'INVALID_STATE_TRANSITION')
-      await refused(g, submitWork(g, w, leaseId), 'INVALID_STATE_TRANSITION')
-      await refused(g, groupCommand(developer, RENEW, g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: {phase: 'drafting', completedMilestones: [], nextCheckpoint: 'x'}}), 'INVALID_STATE_TRANSITION')
-    })
+  /** Ends the Mission with `end` and checks the lease is revoked and nothing new is assigned. */
+  async function endsEverything(kind: 'mission.cancel' | 'mission.terminate', to: 'cancelled' | 'failed') {
+    const {g, w} = await at('active')
+    const spare = uuid(7)
+    receiptOf(await run(authorize(g, spare)))
+    const leaseId = (await item(g, w)).lease!.leaseId
+    receiptOf(await run(kind === 'mission.cancel' ? groupCommand(owner, kind, g, {reason: 'Priorities changed.'}) : coord(kind, g, {reason: 'Cannot finish.'})))
+    expect(await item(g, w)).toMatchObject({state: to, lease: {leaseId, state: 'revoked'}})
+    expect((await item(g, spare)).state).toBe(to)
+    // Nothing new is assigned, started, submitted or renewed.
+    await refused(g, authorize(g, uuid(7)), 'INVALID_STATE_TRANSITION')
+    await refused(g, offer(g, spare), 'INVALID_STATE_TRANSITION')
+    await refused(g, start(g, w), 'INVALID_STATE_TRANSITION')
+    await refused(g, submitWork(g, w, leaseId), 'INVALID_STATE_TRANSITION')
+    await refused(g, groupCommand(developer, RENEW, g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: {phase: 'drafting', completedMilestones: [], nextCheckpoint: 'x'}}), 'INVALID_STATE_TRANSITION')
   }
+
+  it('G7 [+cmd:mission.cancel] [+evt:mission.cancelled] [+row:t7.1:non_terminal->cancelled:mission.cancel] [+row:t10.2:unfinished->failed_or_cancelled:parent_mission_terminal] mission.cancel revokes the active Execution Lease and stops every new assignment', async () => {
+    await endsEverything('mission.cancel', 'cancelled')
+  })
+
+  it('G7 [+cmd:mission.terminate] [+evt:mission.terminated] [+row:t7.1:non_terminal->failed:mission.terminate] [+row:t10.2:unfinished->failed_or_cancelled:parent_mission_terminal] mission.terminate revokes the active Execution Lease and stops every new assignment', async () => {
+    await endsEverything('mission.terminate', 'failed')
+  })
 })

@@ -6,6 +6,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type Authority, openAuthority} from '../src/authority/authority.js'
 import {submit} from '../src/authority/ingress.js'
+import {schemaCatalog} from '../src/schema/catalog.js'
 import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
 import {admissionKey, approval, authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry} from './authority-helpers.js'
 import {type RawDb, storeBackends} from './store-backends.js'
@@ -55,6 +56,9 @@ for (const backend of storeBackends('acceptance-authority-h-stores')) {
       try {
         const r = await submit(authority, bytes)
         expect(codeOf(r)).toBe('INTERNAL_ERROR')
+        if (!('error' in r)) throw new Error('accepted')
+        expect(r.error.retryable).toBe(true) // L1: nothing was accepted, the unchanged retry is safe
+        expect(schemaCatalog().validate('error', r.error)).toEqual({valid: true})
         expect(await store.head(g)).toBeNull()
         expect(await store.receipt(owner.principal!.id, actionId)).toBeNull()
         expect((await store.read(g, 0, 10)).events).toEqual([])

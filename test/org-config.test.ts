@@ -2,7 +2,7 @@
 // format and its errors, the authority built from it, and `createDevOrganization` producing keys,
 // registry, signed Agent Cards and a config that a real authority accepts Commands under.
 
-import {mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -12,6 +12,7 @@ import {OrgConfigError, loadOrgConfig, openAuthorityFromConfig, parseOrgConfig, 
 import {readKeyFile} from '../src/crypto/keyfile.js'
 import {buildCommand} from '../src/operator/command-builder.js'
 import {RegistryEvidence} from '../src/signing/registry.js'
+import {storeBackends} from './store-backends.js'
 import {Rejection, verify} from '../src/signing/verify.js'
 
 let dir: string
@@ -165,3 +166,61 @@ describe('openAuthorityFromConfig', () => {
     }
   })
 })
+
+// The configured store is whatever URL the file names: the embedded SQLite default or PostgreSQL.
+for (const backend of storeBackends('org-config')) {
+  describe.runIf(backend.enabled)(`a configuration naming a ${backend.name} store`, () => {
+    beforeAll(() => backend.start(), 120_000)
+    afterAll(() => backend.stop())
+
+    it('[+cmd:mission.create] initializes the store on first open, reopens it idempotently, and the authority accepts Commands there', async () => {
+      const text = JSON.parse(readFileSync(org.config, 'utf8'))
+      const config = parseOrgConfig(JSON.stringify({...text, store: await backend.fresh()}), org.config)
+      const owner = readKeyFile(join(org.dir, 'keys/owner.key.json'))
+      const g = `${org.organization}:group:${backend.name}-store`
+      const first = await openAuthorityFromConfig(config)
+      try {
+        expect(first.store.config).toMatchObject({organizationId: org.organization, freshness: config.freshness})
+        const r = await submit(first.authority, buildCommand(owner, {kind: 'mission.create', groupId: g, payload: missionPayload(g, `${org.organization}:agent:coordinator`)}).bytes)
+        expect('receipt' in r).toBe(true)
+      } finally {
+        await first.close()
+      }
+      const again = await openAuthorityFromConfig(config)
+      try {
+        expect((await again.authority.current(g))!.mission.state).toBe('active')
+      } finally {
+        await again.close()
+      }
+    })
+
+    it('an Organization directory that moved still opens its store; a changed freshness window is refused', async () => {
+      const text = JSON.parse(readFileSync(org.config, 'utf8'))
+      const url = await backend.fresh()
+      await (await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, store: url}), org.config))).close()
+      const moved = join(dir, `moved-${backend.name}`)
+      cpSync(org.dir, moved, {recursive: true})
+      const reopened = await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, store: url}), join(moved, 'mwp.config.json')))
+      await reopened.close()
+      const changed = parseOrgConfig(JSON.stringify({...text, store: url, freshness: {maxAgeSeconds: 30, maxFutureSkewSeconds: 5}}), org.config)
+      await expect(openAuthorityFromConfig(changed)).rejects.toThrow(/freshness/)
+    })
+
+    it('[-cmd:mission.create] a store initialized for another admission service is refused (environment) and keeps its first configuration', async () => {
+      const text = JSON.parse(readFileSync(org.config, 'utf8'))
+      const url = await backend.fresh()
+      const other = await createDevOrganization(join(dir, `other-${backend.name}`), {organization: org.organization, workers: 0})
+      const first = await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, store: url}), org.config))
+      await first.close()
+      // Same Organization ID, different keys: the store keeps its first admission service.
+      const otherText = JSON.parse(readFileSync(other.config, 'utf8'))
+      await expect(openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...otherText, store: url}), other.config))).rejects.toMatchObject({kind: 'environment'})
+      const reopened = await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, store: url}), org.config))
+      try {
+        expect(reopened.store.config.admissionService.keyId).toBe(org.identities.find((i) => i.name === 'admission')!.keyId)
+      } finally {
+        await reopened.close()
+      }
+    })
+  })
+}

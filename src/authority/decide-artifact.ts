@@ -9,7 +9,7 @@
 import {type DecideContext, type DecidedCommand, type Decision, activeMember, isRejected, reject, revisionConflict} from './decide-common.js'
 import {ownerCheck} from './decide-work.js'
 import {type GroupState, TERMINAL} from './state.js'
-import {executionLeaseExpired} from './work-leases.js'
+import {currentLease} from './work-leases.js'
 
 export function artifactPublish(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
   if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
@@ -31,9 +31,8 @@ export function artifactPublish(state: GroupState | null, command: DecidedComman
   if (manifest.missionId !== state.missionId || manifest.groupId !== state.groupId) return reject('INVALID_COMMAND', 'the manifest names another Mission or Group')
   if (item === undefined) return reject('INVALID_COMMAND', 'the manifest names no WorkItem of this Group')
   if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
-  const lease = item.lease
-  if (lease === null || lease.state !== 'active' || lease.leaseId !== p.leaseId) return reject('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
-  if (executionLeaseExpired(lease, ctx.acceptedAt)) return reject('WORK_LEASE_EXPIRED', 'the Execution Lease expired')
+  const lease = currentLease(item, p.leaseId, command.sessionEpoch, ctx.acceptedAt)
+  if (isRejected(lease)) return lease
   // §13.1: an Artifact is immutable; its ID names one manifest forever.
   if (state.artifacts?.[manifest.artifactId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'that Artifact ID is already published')
 

@@ -9,11 +9,11 @@
 // Check order as elsewhere: Membership → role / ownership / lease → expectedRevision → state →
 // budget.
 
-import {compareTimestampText} from '../json/timestamp.js'
 import {ancestorsOf} from './ancestry.js'
 import {type Budget, type Remaining, type UsageDelta, allocationProblem, tightest, charge, currencyMismatch, isZeroDelta, missionUsage, overflow, remaining, workItemUsage} from './budget.js'
 import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, activeMember, isRejected, reject, revisionConflict} from './decide-common.js'
 import {RESOURCE_USAGE_RECORDED} from './mission-tree.js'
+import {currentLease} from './work-leases.js'
 import {type GroupState, TERMINAL} from './state.js'
 
 
@@ -36,9 +36,8 @@ export function recordUsage(state: GroupState | null, command: DecidedCommand, c
   if (item !== undefined) {
     if (ownershipEpoch < item.ownershipEpoch) return reject('WORK_STALE_OWNERSHIP', `ownershipEpoch ${ownershipEpoch}, current ${item.ownershipEpoch}`)
     if (item.owner === null || item.owner.agentId !== command.actor.id || item.owner.ownershipEpoch !== ownershipEpoch) return reject('AUTH_FORBIDDEN', 'not the WorkItem owner')
-    const lease = item.lease
-    const expired = lease?.expiresAt !== undefined && compareTimestampText(ctx.acceptedAt, lease.expiresAt) >= 0
-    if (lease === null || lease.leaseId !== p.leaseId || lease.state !== 'active' || expired) return reject('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
+    const lease = currentLease(item, p.leaseId, command.sessionEpoch, ctx.acceptedAt)
+    if (isRejected(lease)) return lease
   }
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict

@@ -8,7 +8,7 @@
 import {type DecideContext, type DecidedCommand, type Decision, activeMember, isRejected, reject, revisionConflict} from './decide-common.js'
 import {ownerCheck} from './decide-work.js'
 import {type GroupState, TERMINAL} from './state.js'
-import {EXECUTION_LEASE_SECONDS, executionLeaseExpired, plusSeconds} from './work-leases.js'
+import {EXECUTION_LEASE_SECONDS, currentLease, plusSeconds} from './work-leases.js'
 
 export const LEASE_RENEW = 'ext.missionweaveprotocol.core.lease_renew'
 
@@ -25,10 +25,9 @@ export function leaseRenew(state: GroupState | null, command: DecidedCommand, ct
   if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
   const owned = ownerCheck(item, command)
   if (owned) return owned
-  const lease = item.lease
   const at = ctx.acceptedAt
-  if (lease === null || lease.leaseId !== p.leaseId || lease.state !== 'active') return reject('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
-  if (executionLeaseExpired(lease, at)) return reject('WORK_LEASE_EXPIRED', `the Execution Lease expired at ${lease.expiresAt}`)
+  const lease = currentLease(item, p.leaseId, command.sessionEpoch, at)
+  if (isRejected(lease)) return lease
   if (item.state !== 'active') return reject('INVALID_STATE_TRANSITION', `lease renewal while ${item.state}`)
   const renewed = {
     expiresAt: plusSeconds(at, (p.leaseSeconds as number | undefined) ?? EXECUTION_LEASE_SECONDS),

@@ -21,7 +21,7 @@ import {type GroupState, type WorkItemView, type WorkState, TERMINAL} from './st
 import {runningChild} from './mission-tree.js'
 import {allocationCheck} from './decide-budget.js'
 import type {Budget} from './budget.js'
-import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS, executionLeaseExpired, lapsedOwnership, lateResultDraft, plusSeconds, reached} from './work-leases.js'
+import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS, currentLease, lapsedOwnership, lateResultDraft, plusSeconds, reached} from './work-leases.js'
 
 /** §10.1: the fields every Work Contract must carry (work-contract.schema.json `required`). */
 export const CONTRACT_FIELDS = [
@@ -183,9 +183,8 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       return late !== null ? {...owned, record: [late]} : owned
     }
     if (LEASED.has(k)) {
-      const lease = item.lease
-      if (lease === null || lease.leaseId !== p.leaseId || lease.state !== 'active') return reject('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
-      if (executionLeaseExpired(lease, at)) return reject('WORK_LEASE_EXPIRED', `the Execution Lease expired at ${lease.expiresAt}`)
+      const lease = currentLease(item, p.leaseId, command.sessionEpoch, at)
+      if (isRejected(lease)) return lease
     }
     // §11.5: a missed start-by deadline ends the right to start.
     if (k === 'work.start' && item.state === 'queued' && reached(at, item.owner!.leaseExpiresAt)) return reject('WORK_LEASE_EXPIRED', `the start-by deadline ${item.owner!.leaseExpiresAt} has passed`)

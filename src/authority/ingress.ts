@@ -82,8 +82,6 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
 
   const epochs = checkEpochs(command)
   if (epochs) return fail(epochs)
-  const session = await checkAgentSession(authority, command) // §6.3 Session Epoch fencing
-  if (session) return fail(session)
   // Organization-scoped kinds have their own receipt shape: src/wire/org-commands.ts
   // submitOrganizationCommand() (the wire server routes them there).
   if (typeof command.groupId !== 'string') return fail('INVALID_COMMAND')
@@ -104,6 +102,10 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
     }
     const earlier = await answered()
     if (earlier) return earlier
+    // §6.3 Session Epoch fencing, after the receipt lookup: an unchanged retry of a Command
+    // accepted under an older session still gets its original receipt (H5, L2, L5).
+    const session = await checkAgentSession(authority, command)
+    if (session) return fail(session)
 
     const payload = checkPayload(command.kind, command.payload)
     if (payload === 'unknown-kind') return fail('INVALID_COMMAND')

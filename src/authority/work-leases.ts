@@ -3,7 +3,7 @@
 // fences, and the non-authoritative record of a late result. Pure: time comes from the caller.
 
 import {compareTimestampText} from '../json/timestamp.js'
-import type {EventDraft} from './decide-common.js'
+import {type EventDraft, type Rejected, reject} from './decide-common.js'
 import type {EndedOwnershipView, ExecutionLeaseView, WorkItemView} from './state.js'
 
 /** §11.3: an Execution Lease lasts this long from work.start or its last renewal (default). */
@@ -26,6 +26,20 @@ export const reached = (at: string, boundary: string | undefined): boolean => bo
 
 /** §11.3: an active Execution Lease past its expiry ("timeout expires it"). */
 export const executionLeaseExpired = (lease: ExecutionLeaseView, at: string): boolean => lease.state === 'active' && reached(at, lease.expiresAt)
+
+/**
+ * §11.3 / ACCEPTANCE F5-F6: the one check every leased Command (renewal, checkpoint, block,
+ * publication, usage, submission) makes: the cited Lease ID is the current, active, unexpired
+ * lease, and it was issued to the session presenting it. A newer Session Epoch (§6.3: session
+ * replacement) revokes the leases of older sessions, so the new session must start afresh.
+ */
+export function currentLease(item: WorkItemView, leaseId: unknown, sessionEpoch: number | undefined, at: string): ExecutionLeaseView | Rejected {
+  const lease = item.lease
+  if (lease === null || lease.leaseId !== leaseId || lease.state !== 'active') return reject('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
+  if (executionLeaseExpired(lease, at)) return reject('WORK_LEASE_EXPIRED', `the Execution Lease expired at ${lease.expiresAt}`)
+  if (sessionEpoch !== undefined && sessionEpoch > lease.sessionEpoch) return reject('WORK_LEASE_EXPIRED', 'the Execution Lease belongs to a replaced session')
+  return lease
+}
 
 /**
  * §10.2 "an expired owner is fenced first", §11.5: the owner's grant lapses when it misses its

@@ -14,7 +14,7 @@ import {type Authority, type AuthorityPolicy, openAuthority} from '../authority/
 import {KeyFileError, type SigningKey, readKeyFile} from '../crypto/keyfile.js'
 import {defaultSchemaDir, schemaCatalog, toSchemaErrors} from '../schema/catalog.js'
 import {RegistryEvidence, RegistryFault} from '../signing/registry.js'
-import {DEFAULT_FRESHNESS, type FreshnessWindow, type Store, type StoreConfig, initStore, openStore} from '../store/index.js'
+import {DEFAULT_FRESHNESS, type FreshnessWindow, type Store, type StoreConfig, StoreError, initStore, openStore} from '../store/index.js'
 
 export const DEFAULT_CONFIG_FILE = 'mwp.config.json'
 export const DEFAULT_STORE = 'sqlite:authority.db'
@@ -174,18 +174,36 @@ export function storeConfigOf(config: OrgConfig, admissionKey: SigningKey): Stor
 }
 
 /**
- * Opens the configured store with the admission key, initializing it on first use (initStore is
- * idempotent for the same configuration and refuses a different one).
+ * Opens the configured store with the admission key, initializing it on first use. An initialized
+ * store keeps its own record (the admission service key file's path in it may differ when the
+ * Organization directory moved); it must belong to this Organization and use this freshness
+ * window, and openStore itself refuses another admission service's key.
  */
-export async function openConfigStore(config: OrgConfig, options: {initialize?: boolean} = {}): Promise<Store> {
+export async function openConfigStore(config: OrgConfig): Promise<Store> {
   const admissionKey = configKey(config.admissionKey, 'admission key')
+  let store: Store
   try {
-    if (options.initialize ?? true) await initStore(config.store, storeConfigOf(config, admissionKey))
-    return await openStore(config.store, {admissionKey})
+    try {
+      store = await openStore(config.store, {admissionKey})
+    } catch (e) {
+      if (!(e instanceof StoreError && e.code === 'not-initialized')) throw e
+      await initStore(config.store, storeConfigOf(config, admissionKey))
+      store = await openStore(config.store, {admissionKey})
+    }
   } catch (e) {
     if (e instanceof OrgConfigError) throw e
     throw new OrgConfigError('environment', `cannot open store ${config.store}: ${(e as Error).message}`)
   }
+  const held = store.config
+  const f = config.freshness
+  if (held.organizationId !== config.organization || held.freshness.maxAgeSeconds !== f.maxAgeSeconds || held.freshness.maxFutureSkewSeconds !== f.maxFutureSkewSeconds) {
+    await store.close()
+    throw new OrgConfigError(
+      'environment',
+      `store ${config.store} belongs to ${held.organizationId} with freshness ${held.freshness.maxAgeSeconds}s/${held.freshness.maxFutureSkewSeconds}s; the configuration says ${config.organization} with ${f.maxAgeSeconds}s/${f.maxFutureSkewSeconds}s`,
+    )
+  }
+  return store
 }
 
 export interface ConfiguredAuthority {

@@ -1,8 +1,9 @@
 // Delivery of one Group to one connection (spec §8, §16, §17.2, §17.3).
 //
-// The pump reads the Group log page by page after its position and sends each visible Event that
-// passes the attention filter as an EVENT frame carrying the stored signed bytes. Replay is never
-// truncated: the pump keeps reading until it reaches the head.
+// The pump sends each Event after its position that the Membership may see and the attention
+// filter passes, as an EVENT frame carrying the stored signed bytes: live Events from the Group's
+// shared feed (group-feed.ts), older ones paged from the store. Replay is never truncated: the
+// pump keeps going until it reaches the head.
 //
 // Flow control is per Group: at most `sendWindow` delivered Events may be un-ACKed by the client.
 // At the limit the Group pauses and the client gets ERROR BACKPRESSURE {groupId, retryAfterMs};
@@ -98,6 +99,7 @@ export class GroupPump {
         setTimeout(() => this.wake(), 10).unref()
         return
       }
+      if (this.position >= this.feed.head) return // nothing to send: a full window is no pressure
       const room = options.sendWindow - this.#delivered.length
       if (room <= 0) {
         this.#paused = true
@@ -114,7 +116,6 @@ export class GroupPump {
         this.sink.send(errorFrame(errorOf('GROUP_NOT_FOUND', {groupId: this.groupId})))
         return
       }
-      if (this.position >= this.feed.head) return
       const limit = Math.min(options.pageSize, room)
       // Live delivery from the shared cache; older history (replay) paged from the store.
       let events: FeedEvent[] | null = this.feed.after(this.position, limit)
