@@ -23,7 +23,7 @@ ${OPERATOR_EXIT_CODES}`
     ...operatorFlags,
     kind: Flags.string({description: 'Command kind, e.g. message.post.', required: true}),
     group: Flags.string({description: 'Group ID.', required: true}),
-    payload: Flags.string({description: 'Payload JSON file, or - for stdin.', required: true}),
+    payload: Flags.string({description: 'Payload JSON file, or - for stdin.', env: 'MWP_PAYLOAD', required: true}),
     'action-id': Flags.string({description: 'Action ID (default: a fresh urn:uuid); reuse one to retry idempotently.'}),
     'expected-revision': Flags.integer({description: '§15.3 optimistic-concurrency guard: the aggregate revision you decided on.'}),
     'work-item': Flags.string({description: 'workItemId envelope member.'}),

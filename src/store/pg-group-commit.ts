@@ -32,10 +32,11 @@ const MAX_BATCH = 256
  * batch is written form the next one. `write` returns one result per request, in order.
  */
 class Batcher<Q, R> {
-  #queue: {request: Q; resolve: (r: R) => void}[] = []
+  #queue: {request: Q; resolve: (r: R | Promise<R>) => void}[] = []
   #writing = false
 
-  constructor(private readonly write: (batch: Q[]) => Promise<R[]>) {}
+  /** `write` may answer a request with a promise that settles later, outside the batch loop. */
+  constructor(private readonly write: (batch: Q[]) => Promise<(R | Promise<R>)[]>) {}
 
   submit(request: Q): Promise<R> {
     return new Promise((resolve) => {
@@ -86,8 +87,8 @@ export class PostgresGroupCommit {
   readonly #admissions: Batcher<{row: AdmissionRow; candidate: Candidate}, AppendResult>
 
   constructor(sql: postgres.Sql, authority: AdmissionAuthority) {
-    this.#appends = new Batcher((batch) =>
-      transaction(sql, (tx) => decideAndWrite(tx, batch), ({decided, error}, outcomes) => {
+    const write = (batch: PendingAppend[], wait: boolean) =>
+      transaction(sql, (tx) => decideAndWrite(tx, batch, wait), ({decided, error}, outcomes) => {
         // Refusals wrote nothing and stay true; the accepted appends share the COMMIT's fate. The
         // server refused it: nothing was written. A lost connection leaves the outcome unknown.
         const outcome: AppendOutcome = !decided
@@ -95,9 +96,18 @@ export class PostgresGroupCommit {
           : error instanceof postgres.PostgresError
             ? {status: 'unavailable', detail: `commit refused: ${describeError(error)}`}
             : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(error)}`}
-        return batch.map((_, i) => (outcomes !== null && outcomes[i]!.status !== 'appended' ? outcomes[i]! : outcome))
-      }),
-    )
+        return batch.map((_, i) => {
+          const own = outcomes?.[i]
+          return own !== undefined && own !== LOCKED_OUT && own.status !== 'appended' ? own : outcome
+        })
+      })
+    // A batch never waits for a Group another transaction holds (ARCHITECTURE principle 3: no
+    // global lock): such appends leave the batch and wait for their own Group's lock alone, on
+    // another pooled connection, while later batches go on.
+    this.#appends = new Batcher(async (batch) => {
+      const outcomes = await write(batch, false)
+      return outcomes.map((o, i) => (o === LOCKED_OUT ? write([batch[i]!], true).then(([alone]) => alone as AppendOutcome) : o))
+    })
     this.#admissions = new Batcher((batch) =>
       transaction(sql, (tx) => admit(tx, authority, batch), ({decided, error}) => {
         const result: AppendResult = !decided
@@ -144,7 +154,10 @@ async function admit(tx: postgres.TransactionSql, authority: AdmissionAuthority,
 
 const key = (actorId: string, actionId: string) => `${actorId}\u0000${actionId}`
 
-async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[]): Promise<AppendOutcome[]> {
+/** A batched append whose Group row another transaction holds (see the append Batcher). */
+const LOCKED_OUT = Symbol('locked-out')
+
+async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[], wait: boolean): Promise<(AppendOutcome | typeof LOCKED_OUT)[]> {
   const creating = [...new Set(batch.filter((p) => p.expectedHead === 0).map((p) => p.groupId))]
   // Rows this transaction inserts for new Groups; those whose appends are all refused are removed
   // again below, as a lone append's rollback would (a Group with no Events has no row).
@@ -155,9 +168,13 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
   const groupIds = [...new Set(batch.map((p) => p.groupId))].sort()
   // The per-Group locks, in sorted order.
   const heads = new Map<string, GroupHead | null>(groupIds.map((g) => [g, null]))
-  for (const row of await tx`SELECT group_id, head, revision FROM groups WHERE group_id IN ${tx(groupIds)} ORDER BY group_id FOR UPDATE`) {
-    heads.set(String(row.group_id), headFrom(row))
-  }
+  const rows = wait
+    ? await tx`SELECT group_id, head, revision FROM groups WHERE group_id IN ${tx(groupIds)} ORDER BY group_id FOR UPDATE`
+    : await tx`SELECT group_id, head, revision FROM groups WHERE group_id IN ${tx(groupIds)} ORDER BY group_id FOR UPDATE SKIP LOCKED`
+  for (const row of rows) heads.set(String(row.group_id), headFrom(row))
+  // Skipped rows are either absent or held by another transaction; the held ones leave the batch.
+  const unlocked = groupIds.filter((g) => heads.get(g) === null)
+  const held = new Set(unlocked.length === 0 ? [] : (await tx`SELECT group_id FROM groups WHERE group_id IN ${tx(unlocked)}`).map((r) => String(r.group_id)))
   const actors = batch.map((p) => p.receipt.actorId)
   const actions = batch.map((p) => p.receipt.actionId)
   const receipts = new Map<string, Receipt>()
@@ -168,12 +185,16 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
   }
   const taken = new Set<string>((await tx`SELECT event_id FROM group_events WHERE event_id IN ${tx(batch.flatMap((p) => p.events.map((e) => e.eventId)))}`).map((r) => String(r.event_id)))
 
-  const outcomes: AppendOutcome[] = []
+  const outcomes: (AppendOutcome | typeof LOCKED_OUT)[] = []
   const eventRows: ReturnType<typeof eventRow>[] = []
   const policy: ReturnType<typeof policyRows> = []
   const receiptRows: ReturnType<typeof receiptRow>[] = []
   const newHeads = new Map<string, GroupHead>()
   for (const p of batch) {
+    if (held.has(p.groupId)) {
+      outcomes.push(LOCKED_OUT)
+      continue
+    }
     const k = key(p.receipt.actorId, p.receipt.actionId)
     const state = {head: heads.get(p.groupId) ?? null, prior: receipts.get(k) ?? null, takenEventId: p.events.find((e) => taken.has(e.eventId))?.eventId ?? null}
     const verdict = decideAppend(state, p.expectedHead, p.events, p.receipt)
