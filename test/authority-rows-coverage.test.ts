@@ -1,4 +1,4 @@
-// Behavior rows (conformance/behavior-rows.json) of already-implemented transitions whose positive
+// Behavior rows (behavior/rows.json) of already-implemented transitions whose positive
 // or negative case no other test file proves.
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'

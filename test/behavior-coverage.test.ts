@@ -115,10 +115,10 @@ describe('mwp conformance behavior', () => {
   const checkout = (tests: string) => {
     const dir = mkdtempSync(join(tmpdir(), 'mwp-behavior-'))
     dirs.push(dir)
-    mkdirSync(join(dir, 'conformance'))
+    mkdirSync(join(dir, 'behavior'))
     mkdirSync(join(dir, 'test', 'nested'), {recursive: true})
     writeFileSync(
-      join(dir, 'conformance', 'behavior-rows.json'),
+      join(dir, 'behavior', 'rows.json'),
       JSON.stringify({rows: [{id: 'cmd:message.post', category: 'command', section: '§15.1', kind: 'message.post'}, {id: 'evt:message.posted', category: 'event', section: '§15.2', kind: 'message.posted'}]}),
     )
     writeFileSync(join(dir, 'test', 'nested', 'a.test.ts'), fixture(tests))

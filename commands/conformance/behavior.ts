@@ -7,14 +7,14 @@ import {type BehaviorReport, ROWS_FILE, behaviorReport} from '../../src/conforma
 
 export default class ConformanceBehavior extends MwpCommand {
   static summary = 'List every core Command kind, Event kind and §7.1/§10.2 transition row with the tests proving its positive and negative case.'
-  static description = `Reads the rows from conformance/behavior-rows.json and scans test/**/*.test.ts for it()/test() titles tagged [+ID] (positive case) or [-ID] (negative case), e.g. [+cmd:work.offer], [-evt:work.started], [+row:t7.1:active->awaiting_approval:mission.submit_for_approval]. Exit 1 when any row lacks either case.
+  static description = `Reads the rows from behavior/rows.json and scans test/**/*.test.ts for it()/test() titles tagged [+ID] (positive case) or [-ID] (negative case), e.g. [+cmd:work.offer], [-evt:work.started], [+row:t7.1:active->awaiting_approval:mission.submit_for_approval]. Exit 1 when any row lacks either case.
 
 ${EXIT_CODES_HELP}`
 
   static examples = ['<%= config.bin %> conformance behavior', '<%= config.bin %> conformance behavior --json --root .']
 
   static flags = {
-    root: Flags.string({description: 'Checkout root holding conformance/behavior-rows.json and test/.', env: 'MWP_BEHAVIOR_ROOT', default: '.'}),
+    root: Flags.string({description: 'Checkout root holding behavior/rows.json and test/.', env: 'MWP_BEHAVIOR_ROOT', default: '.'}),
     missing: Flags.boolean({description: 'Show only rows lacking a positive or negative test.', default: false}),
   }
 

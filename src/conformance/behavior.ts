@@ -1,6 +1,6 @@
 // Behavior coverage for the full-conformance claim (spec §22, ACCEPTANCE): every core Command
 // kind, Event kind and §7.1/§10.2 transition row needs a test proving its positive case and one
-// proving its negative case. The rows live in conformance/behavior-rows.json; tests claim a row by
+// proving its negative case. The rows live in behavior/rows.json; tests claim a row by
 // carrying `[+ID]` or `[-ID]` in their it()/test() title. The scan is static (source text of
 // test/**/*.test.ts), so the report runs from any checkout without executing the suite.
 
@@ -39,7 +39,7 @@ export interface BehaviorReport {
   unknownTags: {tag: string; test: string}[]
 }
 
-export const ROWS_FILE = join('conformance', 'behavior-rows.json')
+export const ROWS_FILE = join('behavior', 'rows.json')
 
 export function loadRows(root: string): BehaviorRow[] {
   const doc = JSON.parse(readFileSync(join(root, ROWS_FILE), 'utf8')) as {rows?: BehaviorRow[]}
