@@ -5,7 +5,7 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {Authority} from '../src/authority/authority.js'
 import {submit} from '../src/authority/ingress.js'
-import {openSession} from '../src/wire/sessions.js'
+import {openSession} from '../src/authority/sessions.js'
 import type {Store} from '../src/store/index.js'
 import {authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, post, receiptOf, sqliteStore, uuid} from './authority-helpers.js'
 

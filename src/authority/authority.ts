@@ -32,7 +32,7 @@ export interface AuthorityPolicy {
   maxMissionDepth?: number
   /**
    * §6.3: an Agent Command must carry the Session Epoch the Organization log last issued to that
-   * Agent (src/wire/sessions.ts). The wire server always sets it; without it (library use with no
+   * Agent (src/authority/sessions.ts). The wire server always sets it; without it (library use with no
    * gateway) an Agent that never opened a session is not fenced, but a lower epoch still is.
    */
   requireAgentSessions?: boolean

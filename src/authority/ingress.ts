@@ -18,7 +18,7 @@ import {sign} from '../signing/sign.js'
 import {Rejection, verify} from '../signing/verify.js'
 import type {Receipt, StoredEvent} from '../store/group-log.js'
 import {StoreError} from '../store/records.js'
-import {checkAgentSession} from '../wire/sessions.js'
+import {checkAgentSession} from './sessions.js'
 import {apply, revisionAfter} from './apply.js'
 import {type Authority, AuthorityIntegrityError} from './authority.js'
 import {type DecidedCommand, type EventDraft, decide} from './decide.js'
@@ -82,7 +82,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
 
   const epochs = checkEpochs(command)
   if (epochs) return fail(epochs)
-  // Organization-scoped kinds have their own receipt shape: src/wire/org-commands.ts
+  // Organization-scoped kinds have their own receipt shape: src/authority/organization.ts
   // submitOrganizationCommand() (the wire server routes them there).
   if (typeof command.groupId !== 'string') return fail('INVALID_COMMAND')
 
@@ -184,7 +184,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
  * human Commands in an existing Group, no epochs on mission.create, and no membership or
  * coordinator epoch from services; this re-checks the shape so the decider never depends on the
  * schema file alone. The Session Epoch's value is checked next, against the Organization log
- * (src/wire/sessions.ts checkAgentSession).
+ * (src/authority/sessions.ts checkAgentSession).
  */
 function checkEpochs(c: Command): ErrorCode | null {
   const creates = c.kind === 'mission.create' || c.kind === 'mission.create_follow_up'

@@ -28,7 +28,7 @@ import {Rejection, verify} from '../signing/verify.js'
 import {type CursorStore, MemoryCursorStore} from './cursor-store.js'
 import {type Frame, PROTOCOL_VERSION, frame, newFrameId, parseFrame, receiptPosition} from './frames.js'
 import {transcriptBytes} from './hello.js'
-import type {OrganizationReceipt, OrganizationSubmitResult} from './org-commands.js'
+import type {OrganizationReceipt, OrganizationSubmitResult} from '../authority/organization.js'
 
 export {FileCursorStore, MemoryCursorStore, type CursorStore} from './cursor-store.js'
 

@@ -26,9 +26,9 @@ import type {AttentionFilter} from './client.js'
 import {type Frame, PROTOCOL_VERSION, errorFrame, errorOf, eventFrame, frame, parseFrame, receiptFrameId} from './frames.js'
 import {GroupPump} from './group-pump.js'
 import {transcriptBytes} from './hello.js'
-import {isOrganizationKind, submitOrganizationCommand} from './org-commands.js'
+import {isOrganizationKind, submitOrganizationCommand} from '../authority/organization.js'
 import type {ServerContext} from './server.js'
-import {SessionError, openSession} from './sessions.js'
+import {SessionError, openSession} from '../authority/sessions.js'
 import {snapshotFor} from './snapshot-reference.js'
 
 type Phase = {name: 'init'} | {name: 'challenged'; principalId: string; keyId: string; clientNonce: string; serverNonce: string; challenge: string} | {name: 'ready'} | {name: 'closed'}

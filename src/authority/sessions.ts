@@ -11,10 +11,10 @@
 // `revoked` state (ACCEPTANCE B9) belongs to the lease decider.
 
 import {randomUUID} from 'node:crypto'
-import type {Authority} from '../authority/authority.js'
+import type {Authority} from './authority.js'
 import type {ErrorCode} from '../errors.js'
 import {sign} from '../signing/sign.js'
-import {SESSION_OPEN, SESSION_OPENED, submitOrganizationCommand} from './org-commands.js'
+import {SESSION_OPEN, SESSION_OPENED, submitOrganizationCommand} from './organization.js'
 
 /** The Agent's current Session Epoch, 0 when none was ever issued. */
 export function currentSessionEpoch(authority: Authority, agentId: string): Promise<number> {

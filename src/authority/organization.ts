@@ -13,8 +13,8 @@
 // Group receipt (groupId and sequences) every Group caller relies on; these facts have neither.
 
 import {acceptNew} from '../admission/accept.js'
-import type {Authority} from '../authority/authority.js'
-import {checkPayload} from '../authority/payloads.js'
+import type {Authority} from './authority.js'
+import {checkPayload} from './payloads.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
 import type {JsonObject} from '../json/parse.js'
 import type {Principal} from '../signing/profiles.js'
