@@ -7,8 +7,8 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type Authority, openAuthority} from '../src/authority/authority.js'
 import {submit} from '../src/authority/ingress.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
-import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
-import {admissionKey, approval, authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry} from './authority-helpers.js'
+import type {Store} from '../src/store/index.js'
+import {approval, authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, devStoreAt} from './authority-helpers.js'
 import {type RawDb, storeBackends} from './store-backends.js'
 
 const H1 = `sha256:${'7'.repeat(64)}`
@@ -33,12 +33,7 @@ for (const backend of storeBackends('acceptance-authority-h-stores')) {
     beforeAll(async () => {
       await backend.start()
       url = await backend.fresh()
-      await initStore(url, {
-        organizationId: 'urn:mwp:dev:org:example',
-        admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
-        freshness: DEFAULT_FRESHNESS,
-      })
-      store = await openStore(url, {admissionKey})
+      store = await devStoreAt(url)
       raw = backend.raw(url)
       authority = openAuthority({store, registry, authorityKey, policy})
     }, 120_000)

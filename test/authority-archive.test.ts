@@ -12,8 +12,8 @@ import type {SigningKey} from '../src/crypto/keyfile.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {sign} from '../src/signing/sign.js'
 import {verify} from '../src/signing/verify.js'
-import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
-import {admissionKey, authorityKey, authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, orgService, owner, post, receiptOf, uuid} from './authority-helpers.js'
+import type {Store} from '../src/store/index.js'
+import {authorityKey, authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, orgService, owner, post, receiptOf, uuid, devStoreAt} from './authority-helpers.js'
 import {storeBackends} from './store-backends.js'
 
 const ARCHIVE = 'ext.missionweaveprotocol.core.group_archive'
@@ -26,12 +26,7 @@ for (const backend of storeBackends('authority-archive')) {
     beforeAll(async () => {
       await backend.start()
       const url = await backend.fresh()
-      await initStore(url, {
-        organizationId: 'urn:mwp:dev:org:example',
-        admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
-        freshness: DEFAULT_FRESHNESS,
-      })
-      store = await openStore(url, {admissionKey})
+      store = await devStoreAt(url)
       authority = authorityOn(store, {archivers: [orgService.principal!.id]})
     }, 120_000)
     afterAll(async () => {

@@ -104,16 +104,20 @@ export const receiptOf = (r: SubmitResult) => {
   return r.receipt
 }
 
-/** A fresh SQLite store in a temp directory; `cleanup` closes it and removes the directory. */
-export async function sqliteStore(): Promise<{store: Store; cleanup(): Promise<void>}> {
-  const dir = mkdtempSync(join(tmpdir(), 'mwp-authority-'))
-  const url = `sqlite:${join(dir, 'authority.db')}`
+/** Initializes the store at `url` for the dev Organization and its admission key, and opens it. */
+export async function devStoreAt(url: string): Promise<Store> {
   await initStore(url, {
     organizationId: 'urn:mwp:dev:org:example',
     admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
     freshness: DEFAULT_FRESHNESS,
   })
-  const store = await openStore(url, {admissionKey})
+  return openStore(url, {admissionKey})
+}
+
+/** A fresh SQLite store in a temp directory; `cleanup` closes it and removes the directory. */
+export async function sqliteStore(): Promise<{store: Store; cleanup(): Promise<void>}> {
+  const dir = mkdtempSync(join(tmpdir(), 'mwp-authority-'))
+  const store = await devStoreAt(`sqlite:${join(dir, 'authority.db')}`)
   return {
     store,
     async cleanup() {

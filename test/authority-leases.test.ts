@@ -11,8 +11,8 @@ import type {SigningKey} from '../src/crypto/keyfile.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import {verify} from '../src/signing/verify.js'
-import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
-import {admissionKey, authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, uuid} from './authority-helpers.js'
+import type {Store} from '../src/store/index.js'
+import {authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, uuid, devStoreAt} from './authority-helpers.js'
 import {storeBackends} from './store-backends.js'
 
 const H1 = `sha256:${'a'.repeat(64)}`
@@ -29,12 +29,7 @@ for (const backend of storeBackends('authority-leases')) {
     beforeAll(async () => {
       await backend.start()
       const url = await backend.fresh()
-      await initStore(url, {
-        organizationId: 'urn:mwp:dev:org:example',
-        admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
-        freshness: DEFAULT_FRESHNESS,
-      })
-      store = await openStore(url, {admissionKey})
+      store = await devStoreAt(url)
       authority = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}, clock: () => new Date(Date.now() + skewMs).toISOString()})
     }, 120_000)
     afterAll(async () => {

@@ -14,9 +14,8 @@ import {submit} from '../src/authority/ingress.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import type {SigningKey} from '../src/crypto/keyfile.js'
 import {verify} from '../src/signing/verify.js'
-import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
+import type {Store} from '../src/store/index.js'
 import {
-  admissionKey,
   authorityKey,
   codeOf,
   contract,
@@ -33,6 +32,7 @@ import {
   registry,
   reviewer,
   uuid,
+  devStoreAt,
 } from './authority-helpers.js'
 import {storeBackends} from './store-backends.js'
 
@@ -54,12 +54,7 @@ for (const backend of storeBackends('authority-overrides')) {
     beforeAll(async () => {
       await backend.start()
       const url = await backend.fresh()
-      await initStore(url, {
-        organizationId: 'urn:mwp:dev:org:example',
-        admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
-        freshness: DEFAULT_FRESHNESS,
-      })
-      store = await openStore(url, {admissionKey})
+      store = await devStoreAt(url)
       authority = open()
     }, 120_000)
     afterAll(async () => {

@@ -13,8 +13,8 @@ import {type Authority, openAuthority} from '../src/authority/authority.js'
 import {type CommandReceipt, type SubmitResult, submit} from '../src/authority/ingress.js'
 import {generateSigningKey, type SigningKey} from '../src/crypto/keyfile.js'
 import {RegistryEvidence} from '../src/signing/registry.js'
-import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
-import {admissionKey, authorityKey, command, contract, coordinator, createCommand, groupCommand, newGroup, owner, post, receiptOf} from './authority-helpers.js'
+import type {Store} from '../src/store/index.js'
+import {authorityKey, command, contract, coordinator, createCommand, groupCommand, newGroup, owner, post, receiptOf, devStoreAt} from './authority-helpers.js'
 import {type Backend, startBarrierWorker, storeBackends} from './store-backends.js'
 import {PROJECT_ROOT} from './upstream.js'
 
@@ -78,12 +78,7 @@ describe.each(storeBackends('authority races').filter((b) => b.enabled))('author
   beforeAll(async () => {
     await backend.start()
     url = await backend.fresh()
-    await initStore(url, {
-      organizationId: 'urn:mwp:dev:org:example',
-      admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
-      freshness: DEFAULT_FRESHNESS,
-    })
-    store = await openStore(url, {admissionKey})
+    store = await devStoreAt(url)
     authority = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}})
   }, 120_000)
   afterAll(async () => {

@@ -15,10 +15,9 @@ import type {GroupState} from '../src/authority/state.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import {verify} from '../src/signing/verify.js'
-import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
+import type {Store} from '../src/store/index.js'
 import {shouldRunPostgres, startPostgres, type PostgresInstance} from './postgres-harness.js'
 import {
-  admissionKey,
   authorityKey,
   codeOf,
   command,
@@ -33,6 +32,7 @@ import {
   receiptOf,
   registry,
   uuid,
+  devStoreAt,
 } from './authority-helpers.js'
 
 const newGroup = () => newGroupTagged('slice')
@@ -100,12 +100,7 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
   beforeAll(async () => {
     await backend.start()
     const url = await backend.fresh()
-    await initStore(url, {
-      organizationId: 'urn:mwp:dev:org:example',
-      admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
-      freshness: DEFAULT_FRESHNESS,
-    })
-    store = await openStore(url, {admissionKey})
+    store = await devStoreAt(url)
     authority = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}, newId: () => `urn:mwp:test:id:${backend.name}-a-${++ids}`})
   }, 120_000)
   afterAll(async () => {

@@ -8,7 +8,7 @@ import {generateSigningKey} from '../src/crypto/keyfile.js'
 import {DEFAULT_FRESHNESS, type StoreConfig, initStore, openStore} from '../src/store/index.js'
 import type {OrgEntry, OrgReceipt} from '../src/store/org-log.js'
 import {submit} from '../src/authority/ingress.js'
-import {admissionKey, codeOf, coordinator, createCommand, newGroup, post} from './authority-helpers.js'
+import {admissionKey, codeOf, coordinator, createCommand, devStoreAt, newGroup, post} from './authority-helpers.js'
 import {storeBackends} from './store-backends.js'
 import {collector, connect, serve} from './wire-helpers.js'
 
@@ -92,12 +92,7 @@ describe.each(backends.filter((b) => b.enabled))('Organization log and Cursors: 
 
   it('serves the WebSocket binding over this store: a session, a Command, its Event delivered; epochs survive a restart', async () => {
     const url = await backend.fresh()
-    await initStore(url, {
-      organizationId: 'urn:mwp:dev:org:example',
-      admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
-      freshness: DEFAULT_FRESHNESS,
-    })
-    const store = await openStore(url, {admissionKey})
+    const store = await devStoreAt(url)
     const running = await serve(store)
     try {
       const g = newGroup('wire-store')
