@@ -39,6 +39,10 @@ const registry = RegistryEvidence.fromBytes(readFileSync(join(root, 'fixtures/re
 
 const RATE = Number(process.env.MWP_BENCH_WIRE_RATE ?? 500)
 const SECONDS = Number(process.env.MWP_BENCH_WIRE_SECONDS ?? 3)
+/** MWP_BENCH_WIRE_TRACE=1: also print the worst latency per 100 ms of send time. */
+const TRACE = process.env.MWP_BENCH_WIRE_TRACE === '1'
+/** MWP_BENCH_WIRE_ONLY=1x100 | 100x1: run one scenario. */
+const ONLY = process.env.MWP_BENCH_WIRE_ONLY
 
 const fid = () => `urn:uuid:${randomUUID()}`
 const now = () => performance.timeOrigin + performance.now()
@@ -92,6 +96,8 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     // Subscribers on their own thread (bench/wire-subscribers.ts).
     const sentAt = new Map<string, number>()
     const latencies: number[] = []
+    const trace: [number, number, string][] = []
+    const groupOf = new Map<string, number>()
     let received = 0
     const worker = new Worker(new URL('./wire-subscribers.js', import.meta.url), {
       workerData: {url: server.url, ca: tls.ca, groups, perGroup: subscribersPerGroup, after: Object.fromEntries(heads)},
@@ -102,8 +108,14 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
         if (m.ready) resolve()
         if (m.received !== undefined) received = m.received
         for (const [cause, at] of m.arrivals ?? []) {
+          // Only a live delivery is a Command→Event latency: the replay phase redelivers the same
+          // Events (same cause) seconds later, so each cause is measured once, at first arrival.
           const t0 = sentAt.get(cause)
-          if (t0 !== undefined) latencies.push(at - t0)
+          sentAt.delete(cause)
+          if (t0 !== undefined) {
+            latencies.push(at - t0)
+            if (TRACE) trace.push([t0, at - t0, cause])
+          }
         }
       })
     })
@@ -125,6 +137,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
         while (sent < due) {
           const bytes = commands[sent++]!
           sentAt.set(JSON.parse(bytes.toString()).actionId as string, now())
+          if (TRACE) groupOf.set(JSON.parse(bytes.toString()).actionId as string, (sent - 1) % groupCount)
           pending.push(client.submit(bytes))
         }
         if (sent >= total) {
@@ -148,6 +161,15 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const replaySeconds = (now() - replayStart) / 1000
     await worker.terminate()
 
+    if (TRACE) {
+      // Worst latency per 100 ms of send time: shows where in the window slow deliveries sit.
+      const buckets = new Map<number, number>()
+      for (const [t0, l] of trace) buckets.set(Math.floor((t0 - start) / 100), Math.max(buckets.get(Math.floor((t0 - start) / 100)) ?? 0, l))
+      const slowGroups = new Map<number, number>()
+      for (const [, l, c] of trace) if (l > 500) slowGroups.set(groupOf.get(c)!, (slowGroups.get(groupOf.get(c)!) ?? 0) + 1)
+      console.log('slow (>500 ms) per group index', [...slowGroups])
+      console.log(name, [...buckets].sort((a, b) => a[0] - b[0]).map(([b, l]) => `${b}:${l.toFixed(0)}`).join(' '))
+    }
     latencies.sort((a, b) => a - b)
     return {
       scenario: name,
@@ -167,7 +189,9 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
 
 export async function runWireBench(): Promise<WireFigure[]> {
   console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, ${RATE} Commands/s for ${SECONDS}s per scenario`)
-  const figures = [await scenario('1 Group x 100 subscribers', 1, 100), await scenario('100 Groups x 1 subscriber', 100, 1)]
+  const figures: WireFigure[] = []
+  if (ONLY !== '100x1') figures.push(await scenario('1 Group x 100 subscribers', 1, 100))
+  if (ONLY !== '1x100') figures.push(await scenario('100 Groups x 1 subscriber', 100, 1))
   for (const f of figures) {
     console.log(
       `${f.scenario.padEnd(28)} live ${fmt(f.liveDeliveredPerSec).padStart(8)} Events/s delivered (${fmt(f.commandRate)} Commands/s)   p50 ${f.p50ms.toFixed(1)} ms   p99 ${f.p99ms.toFixed(1)} ms   replay ${fmt(f.replayDeliveredPerSec).padStart(8)} Events/s`,

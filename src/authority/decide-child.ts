@@ -26,7 +26,7 @@ import {compareTimestampText} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
 import {ancestorsOf} from './ancestry.js'
 import {type Budget, allocationProblem, missionUsage, remaining, workItemUsage} from './budget.js'
-import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, activeMember, coordinatorCheck, isRejected, membershipDoc, reject, revisionConflict} from './decide-common.js'
+import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, coordinatorGate, isRejected, membershipDoc, reject} from './decide-common.js'
 import {missionCreate} from './decide-mission.js'
 import {CHILD_CONCLUDED, type ChildFailurePolicy, runningChild} from './mission-tree.js'
 import {type GroupState, TERMINAL, type WorkState} from './state.js'
@@ -46,15 +46,10 @@ export function childDecide(state: GroupState | null, command: DecidedCommand, c
 type Capability = {id: string; version: string}
 type ResourceGrant = {resource: string; operations: string[]}
 
-function createChild(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const member = activeMember(state, command)
-  if (isRejected(member)) return member
+function createChild(current: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
   // §7.2: only the current Coordinator epoch may create child Missions.
-  const fenced = coordinatorCheck(state, command)
-  if (fenced) return fenced
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
+  const state = coordinatorGate(current, command)
+  if (isRejected(state)) return state
   if (state.mission.state !== 'active') return reject('INVALID_STATE_TRANSITION', `mission.create_child in a ${state.mission.state} Mission`)
 
   const p = command.payload

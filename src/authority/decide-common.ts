@@ -118,6 +118,18 @@ export function coordinatorCheck(state: GroupState, command: DecidedCommand): Re
   return null
 }
 
+/**
+ * The gate every Coordinator-lease Command passes first, in this order: the Group exists, the actor
+ * holds its current Membership (§8), the current Coordinator lease (§7.2), and `expectedRevision`
+ * matches (§15.3). Returns the state to decide on, or the rejection.
+ */
+export function coordinatorGate(state: GroupState | null, command: DecidedCommand): GroupState | Rejected {
+  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  const member = activeMember(state, command)
+  if (isRejected(member)) return member
+  return coordinatorCheck(state, command) ?? revisionConflict(state, command) ?? state
+}
+
 export const isOwner = (state: GroupState, actor: Principal) =>
   actor.type === state.mission.missionOwner.type && actor.id === state.mission.missionOwner.id
 

@@ -14,7 +14,7 @@
 
 import {compareTimestampText} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
-import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, activeMember, coordinatorCheck, isOwner, isRejected, reject, revisionConflict} from './decide-common.js'
+import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, coordinatorCheck, coordinatorGate, isOwner, isRejected, reject} from './decide-common.js'
 import type {DelegationGrantView} from './cooperation-state.js'
 import {type GroupState, TERMINAL} from './state.js'
 
@@ -24,14 +24,9 @@ type Budget = Partial<Record<(typeof BUDGET_DIMENSIONS)[number], number>> & {cur
 /** The WorkItem states that end a Grant's target (§9.1). */
 const DEAD_TARGET = new Set(['failed', 'cancelled', 'verified'])
 
-export function grantDelegation(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const member = activeMember(state, command)
-  if (isRejected(member)) return member
-  const fenced = coordinatorCheck(state, command)
-  if (fenced) return fenced
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
+export function grantDelegation(current: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+  const state = coordinatorGate(current, command)
+  if (isRejected(state)) return state
   if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
 
   const p = command.payload

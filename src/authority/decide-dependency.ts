@@ -14,7 +14,7 @@
 // revised contract requires renewed acceptance), so the Coordinator must offer again. A
 // submitted, verified or cancelled item no longer takes new dependencies.
 
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, coordinatorCheck, isRejected, reject, revisionConflict} from './decide-common.js'
+import {type DecideContext, type DecidedCommand, type Decision, coordinatorGate, isRejected, reject} from './decide-common.js'
 import {dependencyCycle} from './decide-work.js'
 import {type GroupState, TERMINAL, type WorkState} from './state.js'
 import {OWNERSHIP_LEASE_SECONDS, plusSeconds} from './work-leases.js'
@@ -23,14 +23,9 @@ export const DEPENDENCY_INSERT = 'ext.missionweaveprotocol.core.dependency_inser
 
 const CLOSED: ReadonlySet<WorkState> = new Set(['submitted', 'verified', 'cancelled'])
 
-export function dependencyInsert(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const member = activeMember(state, command)
-  if (isRejected(member)) return member
-  const fenced = coordinatorCheck(state, command)
-  if (fenced) return fenced
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
+export function dependencyInsert(found: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+  const state = coordinatorGate(found, command)
+  if (isRejected(state)) return state
   if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `dependency insertion in a ${state.mission.state} Mission`)
   const p = command.payload
   const workItemId = p.workItemId as string
