@@ -30,6 +30,7 @@ import {WireClient} from '../src/wire/client.js'
 import {generateDevTls} from '../src/wire/dev-tls.js'
 import {startServer} from '../src/wire/server.js'
 import {fmt, percentile} from './measure.js'
+import {profiled} from './profile.js'
 
 const root = packageRoot()
 const key = (name: string): SigningKey => readKeyFile(join(root, 'fixtures/keys', `${name}.key.json`))
@@ -131,7 +132,8 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const start = now()
     let sent = 0
     const pending: Promise<unknown>[] = []
-    await new Promise<void>((resolve) => {
+    await profiled(name, () =>
+    new Promise<void>((resolve) => {
       const tick = setInterval(() => {
         const due = Math.min(total, Math.floor(((now() - start) / 1000) * RATE))
         while (sent < due) {
@@ -145,8 +147,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
           resolve()
         }
       }, 2)
-    })
-    await delivered(expected)
+    }).then(() => delivered(expected)))
     const liveSeconds = (now() - start) / 1000
     await Promise.all(pending)
     await client.close()

@@ -141,6 +141,9 @@ describe('mwp conformance behavior', () => {
     expect(human.status).toBe(1)
     expect(human.stdout).toMatch(/evt:message\.posted.*MISSING/)
     expect(human.stdout).toContain('1/2 rows have both cases')
+    // --tests names the proving tests instead of counting them.
+    const named = mwp(['conformance', 'behavior', '--root', dir, '--tests'])
+    expect(named.stdout).toMatch(/cmd:message\.post.*a\.test\.ts › \[\+cmd:message\.post\]/)
     const json = mwp(['conformance', 'behavior', '--root', dir, '--json'])
     expect(json.status).toBe(1)
     expect(JSON.parse(json.stdout).result.totals.missingNegative).toBe(1)

@@ -16,6 +16,7 @@ ${EXIT_CODES_HELP}`
   static flags = {
     root: Flags.string({description: 'Checkout root holding behavior/rows.json and test/.', env: 'MWP_BEHAVIOR_ROOT', default: '.'}),
     missing: Flags.boolean({description: 'Show only rows lacking a positive or negative test.', default: false}),
+    tests: Flags.boolean({description: 'Name the proving tests (file › title) instead of counting them.', default: false}),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -28,18 +29,19 @@ ${EXIT_CODES_HELP}`
     } catch (e) {
       throw environment(`cannot build the behavior report: ${(e as Error).message}`)
     }
-    const text = render(report, flags.missing)
+    const text = render(report, flags.missing, flags.tests)
     if (report.complete) return {status: 'ok', result: report, text}
     return {status: 'rejected', code: 'PROTOCOL_VIOLATION', text, extra: {result: report}}
   }
 }
 
-function render(report: BehaviorReport, onlyMissing: boolean): string {
+function render(report: BehaviorReport, onlyMissing: boolean, named: boolean): string {
   const table = new Table({head: ['row', '+ tests', '- tests', ''], style: {head: [], border: []}, chars: {mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': ''}})
+  const cell = (tests: string[]) => (named ? tests.join('\n') || '-' : String(tests.length))
   for (const r of report.rows) {
     const ok = r.positive.length > 0 && r.negative.length > 0
     if (onlyMissing && ok) continue
-    table.push([r.id, r.positive.join('\n') || '-', r.negative.join('\n') || '-', ok ? 'ok' : 'MISSING'])
+    table.push([r.id, cell(r.positive), cell(r.negative), ok ? 'ok' : 'MISSING'])
   }
   const t = report.totals
   const lines = [
