@@ -28,6 +28,7 @@ import {
   reviewer,
   sqliteStore,
   uuid,
+  candidateBasis,
 } from './authority-helpers.js'
 
 const H1 = `sha256:${'1'.repeat(64)}`
@@ -337,6 +338,37 @@ describe('E6 E7 E8 offers and first acceptance (§10.3)', () => {
     await refused(g, start(g, w, 1, loser), 'AUTH_FORBIDDEN')
     await refused(g, acceptOffer(g, w, offerId, loser), 'WORK_ALREADY_OWNED')
     receiptOf(await run(start(g, w, 1, winner)))
+  })
+})
+
+describe('E9 every assignment records a structured selection basis (§10.3)', () => {
+  it('E9 [+cmd:work.offer] [+evt:work.offer.accepted] the winner\'s basis — the contract\'s required capabilities plus the Coordinator\'s structured statement — is recorded with the assignment and replays', async () => {
+    const g = await group()
+    const w = uuid(7)
+    receiptOf(await run(authorize(g, w)))
+    const [d, r] = [developer.principal!.id, reviewer.principal!.id]
+    const bases = {[d]: candidateBasis({expectedCost: 3, reliabilityEvidence: [uuid(80)]}), [r]: candidateBasis({expectedCost: 9, policyRulesApplied: ['org.assignment.fallback']})}
+    receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [d, r], expiresAt: later(60), selectionBasis: bases})))
+    receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId, reviewer)))
+    const recorded = {requiredCapabilities: contract().requiredCapabilities, ...bases[r]}
+    expect((await lastEvent(g)).payload.selectionBasis).toEqual(recorded)
+    expect((await item(g, w)).selectionBasis).toEqual(recorded)
+    // The WorkItem with its owner and basis satisfies work-item.schema.json's "queued needs selectionBasis".
+    expect(Object.keys(recorded).sort()).toEqual(['authorizationEligible', 'availabilityEstimate', 'expectedCost', 'policyRulesApplied', 'reliabilityEvidence', 'requiredCapabilities', 'verifiedMatches'])
+  })
+
+  it('E9 [-cmd:work.offer] [-evt:work.offer.created] an offer without a basis, with a basis for a non-candidate or missing a candidate, with free-text reasoning, or naming an ineligible Agent is refused and appends nothing', async () => {
+    const g = await group()
+    const w = uuid(7)
+    receiptOf(await run(authorize(g, w)))
+    const d = developer.principal!.id
+    const make = (selectionBasis: unknown) => coord('work.offer', g, {workItemId: w, candidates: [d], expiresAt: later(60), selectionBasis})
+    await refused(g, make(null), 'SCHEMA_VALIDATION_FAILED')
+    await refused(g, make({[reviewer.principal!.id]: candidateBasis()}), 'INVALID_COMMAND')
+    await refused(g, coord('work.offer', g, {workItemId: w, candidates: [d, reviewer.principal!.id], expiresAt: later(60), selectionBasis: {[d]: candidateBasis()}}), 'INVALID_COMMAND')
+    await refused(g, make({[d]: candidateBasis({reasoning: 'I thought about it step by step'})}), 'SCHEMA_VALIDATION_FAILED')
+    await refused(g, make({[d]: candidateBasis({authorizationEligible: false})}), 'INVALID_COMMAND')
+    expect((await item(g, w)).state).toBe('open')
   })
 })
 

@@ -26,6 +26,30 @@ export const registry = RegistryEvidence.fromBytes(readFileSync(join(PROJECT_ROO
 let counter = 0
 export const uuid = (prefix: number) => `urn:uuid:${String(prefix).padStart(8, '0')}-0000-4000-8000-${String(++counter).padStart(12, '0')}`
 
+/** A Coordinator's stated selection basis for one candidate (§10.3), as tests offer work by default. */
+export const candidateBasis = (extra: Record<string, unknown> = {}) => ({
+  verifiedMatches: [{id: 'writing.release-notes', version: '1.0.0'}],
+  authorizationEligible: true,
+  availabilityEstimate: '2026-12-01T09:00:00Z',
+  expectedCost: 2.5,
+  reliabilityEvidence: [],
+  policyRulesApplied: ['org.assignment.capability-match'],
+  ...extra,
+})
+
+/**
+ * work.offer payloads get a selection basis for every candidate unless the test states one; a
+ * `selectionBasis: null` states that the offer has none (for the negative cases).
+ */
+function withSelectionBasis(payload: Record<string, unknown>): Record<string, unknown> {
+  if (payload.selectionBasis === null) {
+    const {selectionBasis: _none, ...rest} = payload
+    return rest
+  }
+  if (payload.selectionBasis !== undefined || !Array.isArray(payload.candidates)) return payload
+  return {...payload, selectionBasis: Object.fromEntries((payload.candidates as string[]).map((c) => [c, candidateBasis()]))}
+}
+
 /** A freshly signed Command (issuedAt now, inside the freshness window). */
 export function command(signer: SigningKey, fields: Record<string, unknown>): Buffer {
   const unsigned = {
@@ -36,6 +60,7 @@ export function command(signer: SigningKey, fields: Record<string, unknown>): Bu
     issuedAt: new Date().toISOString(),
     payload: {},
     ...fields,
+    ...(fields.kind === 'work.offer' ? {payload: withSelectionBasis(fields.payload as Record<string, unknown>)} : {}),
   }
   return Buffer.from(JSON.stringify(sign('command', unsigned, signer).document), 'utf8')
 }

@@ -13,7 +13,7 @@ import {verifiedEvent, type EventDoc} from '../src/operator/transport.js'
 import {foldGroup, inspectMission, missionTree, workGraph} from '../src/operator/views.js'
 import type {Store} from '../src/store/index.js'
 import {treeSteps} from './mission-tree-helpers.js'
-import {authorityOn, codeOf, contract, coordinator, createCommand, developer, newGroup, otherHuman, owner, receiptOf, registry, reviewer, sqliteStore, uuid} from './authority-helpers.js'
+import {authorityOn, codeOf, contract, coordinator, createCommand, developer, newGroup, otherHuman, owner, receiptOf, registry, reviewer, sqliteStore, uuid, candidateBasis} from './authority-helpers.js'
 
 const H1 = `sha256:${'d'.repeat(64)}`
 
@@ -50,7 +50,7 @@ async function group(): Promise<string> {
 /** Authorizes `w` with `deps`, then offers it to the developer, who accepts and starts it. */
 async function started(g: string, w: string, deps: string[] = [], extra: Record<string, unknown> = {}) {
   await ok(act(coordinator, 'work.authorize', g, {workItemId: w, contract: contract({dependencyWorkItemIds: deps, ...extra})}))
-  await ok(act(coordinator, 'work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 60_000).toISOString()}))
+  await ok(act(coordinator, 'work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 60_000).toISOString(), selectionBasis: {[developer.principal!.id]: candidateBasis()}}))
   await ok(act(developer, 'work.accept_offer', g, {workItemId: w, offerId: (await item(g, w)).offer!.offerId}))
   await ok(act(developer, 'work.start', g, {workItemId: w, ownershipEpoch: 1}))
 }

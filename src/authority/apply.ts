@@ -3,7 +3,7 @@
 // same function, so the two cannot drift. apply() trusts nothing about ordering: a sequence or
 // revision that does not follow the state is a corrupt log and throws.
 
-import type {CoordinatorState, ExecutionApprovalView, ExecutionLeaseView, GroupState, MemberRole, MemberState, MissionState, MissionView, WorkItemView, WorkOfferView, WorkOwnerView} from './state.js'
+import type {CoordinatorState, SelectionBasis, ExecutionApprovalView, ExecutionLeaseView, GroupState, MemberRole, MemberState, MissionState, MissionView, WorkItemView, WorkOfferView, WorkOwnerView} from './state.js'
 import type {Principal} from '../signing/profiles.js'
 import {COOPERATION_EVENT_KINDS, COOPERATION_REVISION_NEUTRAL, applyCooperation, recordMessage, trackCooperation} from './apply-cooperation.js'
 import {LEASE_EVENT_KINDS, applyLeaseEvent, endUnfinishedWork, withLeaseFacts} from './apply-lease.js'
@@ -204,12 +204,13 @@ function applyWork(state: GroupState, event: AppliedEvent): WorkItemView {
   switch (event.kind) {
     case 'work.offer.created': {
       const o = p.offer as WorkOfferView
-      return {...base, state: 'offered', offer: {offerId: o.offerId, candidates: [...o.candidates], expiresAt: o.expiresAt}}
+      return {...base, state: 'offered', offer: {offerId: o.offerId, candidates: [...o.candidates], expiresAt: o.expiresAt, ...(o.selectionBasis ? {selectionBasis: o.selectionBasis} : {})}}
     }
     case 'work.offer.accepted': {
       // §10.3: the winner holds a new Ownership Epoch; every losing offer is withdrawn.
       const o = p.owner as WorkOwnerView
-      return {...base, state: 'queued', offer: null, owner: {agentId: o.agentId, ownershipEpoch: o.ownershipEpoch, sessionEpoch: o.sessionEpoch}, ownershipEpoch: o.ownershipEpoch}
+      const selectionBasis = p.selectionBasis as SelectionBasis | undefined
+      return {...base, state: 'queued', offer: null, owner: {agentId: o.agentId, ownershipEpoch: o.ownershipEpoch, sessionEpoch: o.sessionEpoch}, ownershipEpoch: o.ownershipEpoch, ...(selectionBasis ? {selectionBasis} : {})}
     }
     case 'work.started': {
       const l = p.lease as ExecutionLeaseView

@@ -17,7 +17,7 @@ import {
 } from './decide-common.js'
 import {schemaCatalog} from '../schema/catalog.js'
 import {workAuthority} from './decide-delegation.js'
-import {type GroupState, type WorkItemView, type WorkState, TERMINAL} from './state.js'
+import {type GroupState, type SelectionBasis, type WorkItemView, type WorkState, TERMINAL} from './state.js'
 import {runningChild} from './mission-tree.js'
 import {allocationCheck} from './decide-budget.js'
 import type {Budget} from './budget.js'
@@ -152,7 +152,9 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       }
       const expiresAt = p.expiresAt as string
       if (reached(at, expiresAt)) return reject('INVALID_COMMAND', 'the offer would already be expired') // full precision (§2)
-      return one('work.offer.created', {offer: {offerId: ctx.newId(), candidates: [...candidates], expiresAt, offeredAt: at}, ...(lapsed !== null ? {fencedOwnership: lapsed} : {})})
+      const selectionBasis = selectionBases(item, candidates, p.selectionBasis as Record<string, Omit<SelectionBasis, 'requiredCapabilities'>>)
+      if (isRejected(selectionBasis)) return selectionBasis
+      return one('work.offer.created', {offer: {offerId: ctx.newId(), candidates: [...candidates], expiresAt, offeredAt: at, selectionBasis}, ...(lapsed !== null ? {fencedOwnership: lapsed} : {})})
     }
     case 'work.accept_offer': {
       // §10.3: the first valid acceptance won; every later one loses, whatever the state now.
@@ -167,7 +169,8 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       if (reached(at, offer.expiresAt)) return reject('WORK_OFFER_EXPIRED', `offer expired at ${offer.expiresAt}`)
       // §11.3: the grant carries its start-by deadline (the bounded ownership lease).
       const owner = {agentId: command.actor.id, ownershipEpoch: item.ownershipEpoch + 1, sessionEpoch: command.sessionEpoch ?? 1, grantedAt: at, startBy: plusSeconds(at, OWNERSHIP_LEASE_SECONDS)}
-      return one('work.offer.accepted', {offerId: offer.offerId, owner})
+      const selectionBasis = offer.selectionBasis?.[command.actor.id]
+      return one('work.offer.accepted', {offerId: offer.offerId, owner, ...(selectionBasis ? {selectionBasis} : {})})
     }
     default:
       break
@@ -334,4 +337,23 @@ function authorize(state: GroupState, command: DecidedCommand, ctx: DecideContex
     createdAt: ctx.acceptedAt,
   }
   return {events: [{eventId, kind: 'work.authorized', conversationId, payload: {workItem, ...(proposalId !== undefined ? {proposalId} : {})}}]}
+}
+
+/**
+ * §10.3: every assignment records a structured selection basis. The Coordinator states one per
+ * candidate (and only for candidates); the required capabilities are the Work Contract's own, so
+ * the record cannot disagree with the contract. An Agent the Coordinator itself does not find
+ * authorization-eligible cannot be offered the work.
+ */
+function selectionBases(item: WorkItemView, candidates: string[], stated: Record<string, Omit<SelectionBasis, 'requiredCapabilities'>>): Record<string, SelectionBasis> | Rejected {
+  const named = Object.keys(stated)
+  if (named.length !== candidates.length || !candidates.every((c) => Object.hasOwn(stated, c))) return reject('INVALID_COMMAND', 'the selection basis must name exactly the candidates')
+  const requiredCapabilities = (item.contract.requiredCapabilities as {id: string; version: string}[]).map((c) => ({id: c.id, version: c.version}))
+  const out: Record<string, SelectionBasis> = {}
+  for (const c of candidates) {
+    const b = stated[c]!
+    if (!b.authorizationEligible) return reject('INVALID_COMMAND', `candidate ${c} is not authorization-eligible`)
+    out[c] = {requiredCapabilities, ...b}
+  }
+  return out
 }

@@ -120,6 +120,19 @@ export interface WorkOfferView {
   offerId: string
   candidates: string[]
   expiresAt: string
+  /** §10.3: the structured selection basis of each candidate, keyed by Agent ID. */
+  selectionBasis?: Record<string, SelectionBasis>
+}
+
+/** §10.3 / work-item.schema.json selectionBasis: why this Agent, in structured members only. */
+export interface SelectionBasis {
+  requiredCapabilities: {id: string; version: string}[]
+  verifiedMatches: {id: string; version: string}[]
+  authorizationEligible: boolean
+  availabilityEstimate: string
+  expectedCost: number
+  reliabilityEvidence: string[]
+  policyRulesApplied: string[]
 }
 
 /** §11.3: the ownership grant won by the first valid acceptance. */
@@ -152,6 +165,8 @@ export interface ExecutionLeaseView {
 export interface WorkItemView {
   workItemId: string
   conversationId: string
+  /** §10.3: the selection basis recorded with the current assignment (set on acceptance). */
+  selectionBasis?: SelectionBasis
   /** The WorkItem's own revision, advanced by every WorkItem transition. */
   revision: number
   state: WorkState

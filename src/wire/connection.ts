@@ -12,6 +12,7 @@
 // except a frame before HELLO and an expired session.
 
 import {randomBytes} from 'node:crypto'
+import type {Socket} from 'node:net'
 import type WebSocket from 'ws'
 import {submit} from '../authority/ingress.js'
 import {checkSignatureEncoding, verifyEd25519} from '../crypto/ed25519.js'
@@ -48,6 +49,8 @@ export class Connection {
     private readonly context: ServerContext,
     private readonly ws: WebSocket,
     private readonly peer: string,
+    /** The TLS (or loopback TCP) socket under `ws`: corked around a burst of frames. */
+    private readonly socket: Socket,
   ) {
     ws.on('message', (data, isBinary) => {
       this.#lastSeen = Date.now()
@@ -101,10 +104,22 @@ export class Connection {
     this.context.log({level: 'info', event: 'disconnected', peer: this.peer, principal: this.principal?.id})
   }
 
-  #send(text: string): boolean {
+  #send(text: string | Buffer): boolean {
     if (this.ws.readyState !== this.ws.OPEN) return false
-    this.ws.send(text)
+    // A Buffer is a prebuilt frame's UTF-8 text (frames.ts deliveryFrame): still a text message.
+    this.ws.send(text, {binary: false})
     return true
+  }
+
+  /** Frames sent inside `sends` are written together when it returns (one writev, not one per frame). */
+  #burst(sends: () => void): void {
+    this.socket.cork()
+    try {
+      sends()
+    } finally {
+      // Flushed on the next tick, after everything else this turn sent (ws corks the same way).
+      process.nextTick(() => this.socket.uncork())
+    }
   }
 
   #error(code: ErrorCode, extra: Record<string, unknown> = {}): void {
@@ -260,6 +275,7 @@ export class Connection {
         this.context,
         {
           send: (text) => this.#send(text),
+          burst: (sends) => this.#burst(sends),
           bufferedAmount: () => this.ws.bufferedAmount,
           principalId: principal.id,
           principalType: principal.type,
@@ -317,7 +333,7 @@ export class Connection {
     const {groupId, firstSequence, lastSequence} = r.receipt
     const count = lastSequence - firstSequence + 1
     const page = await authority.store.read(groupId, firstSequence - 1, count)
-    page.events.forEach((e, i) => this.#send(eventFrame(e.bytes, receiptFrameId(i + 1, count))))
+    this.#burst(() => page.events.forEach((e, i) => this.#send(eventFrame(e.bytes, receiptFrameId(i + 1, count)))))
     this.context.notify(groupId)
   }
 

@@ -8,6 +8,8 @@
 //     frameIds are `urn:mwp:receipt:<i>-of-<n>:<uuid>` so the client knows when the answer is
 //     complete; each Event's `cause.id` names the Action ID. A refused Command is one ERROR frame
 //     with relatedFrameId (the COMMAND's frameId) and relatedActionId.
+//   - Delivery EVENT frames (subscriptions) carry frameId `urn:mwp:delivery:<Event ID>`
+//     (deliveryFrameId): one frame text per Event, shared by every subscriber.
 //   - Server ACK: "delivered through": every sequence up to `sequence` in that Group was either
 //     delivered on this connection or deliberately not delivered (attention filter, or before the
 //     Membership's visibility start). A sequence not covered by a server ACK and not delivered is
@@ -15,13 +17,14 @@
 //   - BACKPRESSURE and CURSOR_TOO_OLD are ERROR frames carrying `groupId` (and `retryAfterMs`,
 //     resp. the signed snapshot reference in `snapshotArtifactHash` + `details.snapshot`).
 
-import {randomUUID} from 'node:crypto'
+import {createHash, randomUUID} from 'node:crypto'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
 import {type JsonObject, JsonParseError, parseJsonText} from '../json/parse.js'
 import {schemaCatalog} from '../schema/catalog.js'
 
 export const PROTOCOL_VERSION = '0.1'
 export const RECEIPT_FRAME_PREFIX = 'urn:mwp:receipt:'
+export const DELIVERY_FRAME_PREFIX = 'urn:mwp:delivery:'
 
 export type FrameType = 'HELLO' | 'SUBSCRIBE' | 'COMMAND' | 'EVENT' | 'ACK' | 'PING' | 'ERROR'
 
@@ -72,6 +75,22 @@ export function frame(frameType: FrameType, members: JsonObject): string {
 export function eventFrame(eventBytes: Uint8Array | string, frameId = newFrameId()): string {
   const text = typeof eventBytes === 'string' ? eventBytes : Buffer.from(eventBytes.buffer, eventBytes.byteOffset, eventBytes.byteLength).toString('utf8')
   return `{"protocolVersion":"${PROTOCOL_VERSION}","frameId":${JSON.stringify(frameId)},"frameType":"EVENT","event":${text}}`
+}
+
+/**
+ * The frameId of a delivery EVENT frame: derived from the Event ID, so the frame is the same text
+ * on every connection and every redelivery, and is built once per Event however many subscribers
+ * receive it (group-feed.ts). Clients deduplicate by Event ID and sequence, never by frameId. An
+ * Event ID too long for the 512-character frameId is named by its SHA-256 instead.
+ */
+export function deliveryFrameId(eventId: string): string {
+  const direct = `${DELIVERY_FRAME_PREFIX}${eventId}`
+  return direct.length <= 512 ? direct : `${DELIVERY_FRAME_PREFIX}sha256:${createHash('sha256').update(eventId).digest('hex')}`
+}
+
+/** A delivery EVENT frame as UTF-8 bytes, ready to be written to any number of sockets. */
+export function deliveryFrame(eventId: string, eventText: string): Buffer {
+  return Buffer.from(eventFrame(eventText, deliveryFrameId(eventId)), 'utf8')
 }
 
 export function receiptFrameId(index: number, count: number): string {

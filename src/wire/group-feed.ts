@@ -5,12 +5,21 @@
 
 import type {Authority} from '../authority/authority.js'
 import type {GroupState} from '../authority/state.js'
+import type {LoggedEvent} from '../store/group-log.js'
+import {deliveryFrame} from './frames.js'
 
 export interface FeedEvent {
   sequence: number
   kind: string
   /** The stored signed bytes as text (exact). */
   text: string
+  /** The delivery EVENT frame around those bytes (frames.ts deliveryFrame), shared by every subscriber. */
+  frame: Buffer
+}
+
+export function feedEvent(e: LoggedEvent): FeedEvent {
+  const text = Buffer.from(e.bytes.buffer, e.bytes.byteOffset, e.bytes.byteLength).toString('utf8')
+  return {sequence: e.sequence, kind: e.kind, text, frame: deliveryFrame(e.eventId, text)}
 }
 
 /** How many recent Events each Group keeps in memory for live delivery. */
@@ -71,7 +80,7 @@ export class GroupFeed {
       const page = await this.authority.store.read(this.groupId, this.head, PAGE)
       if (page.events.length === 0) break
       for (const e of page.events) {
-        this.#tail.push({sequence: e.sequence, kind: e.kind, text: Buffer.from(e.bytes.buffer, e.bytes.byteOffset, e.bytes.byteLength).toString('utf8')})
+        this.#tail.push(feedEvent(e))
         this.head = e.sequence
       }
     }

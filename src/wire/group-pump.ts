@@ -14,13 +14,15 @@
 
 import type {JsonObject} from '../json/parse.js'
 import type {AttentionFilter} from './client.js'
-import {errorFrame, errorOf, eventFrame, frame} from './frames.js'
-import type {FeedEvent, GroupFeed} from './group-feed.js'
+import {errorFrame, errorOf, frame} from './frames.js'
+import {type FeedEvent, type GroupFeed, feedEvent} from './group-feed.js'
 import type {ServerContext} from './server.js'
 
 export interface PumpSink {
-  /** Sends a text frame; returns false when the connection is gone. */
-  send(text: string): boolean
+  /** Sends a text frame (a string, or its UTF-8 bytes); returns false when the connection is gone. */
+  send(text: string | Buffer): boolean
+  /** Runs `sends` with the socket corked: the frames it sends leave in one write (one TLS record batch). */
+  burst(sends: () => void): void
   /** Bytes queued on the socket (connection-level pressure). */
   bufferedAmount(): number
   principalId: string
@@ -121,22 +123,28 @@ export class GroupPump {
       let events: FeedEvent[] | null = this.feed.after(this.position, limit)
       if (events === null) {
         const page = await authority.store.read(this.groupId, this.position, limit)
-        events = page.events.map((e) => ({sequence: e.sequence, kind: e.kind, text: Buffer.from(e.bytes.buffer, e.bytes.byteOffset, e.bytes.byteLength).toString('utf8')}))
+        events = page.events.map(feedEvent)
       }
       if (events.length === 0) return
-      let skipped = false
-      for (const e of events) {
-        if (this.#stopped) return
-        if (e.sequence >= member.visibilityStartSequence && this.#passes(e.text, e.kind)) {
-          if (!this.sink.send(eventFrame(e.text))) return this.stop()
-          this.#delivered.push(e.sequence)
-        } else {
-          skipped = true
-        }
-        this.position = e.sequence
-      }
-      if (skipped) this.sink.send(frame('ACK', {acknowledgements: [{groupId: this.groupId, sequence: this.position}], sentAt: new Date().toISOString()}))
+      if (this.#stopped) return
+      this.sink.burst(() => this.#deliver(events, member.visibilityStartSequence))
     }
+  }
+
+  /** Sends one page synchronously (inside a socket burst) and advances the position over it. */
+  #deliver(events: FeedEvent[], visibilityStart: number): void {
+    let skipped = false
+    for (const e of events) {
+      if (this.#stopped) return
+      if (e.sequence >= visibilityStart && this.#passes(e.text, e.kind)) {
+        if (!this.sink.send(e.frame)) return this.stop()
+        this.#delivered.push(e.sequence)
+      } else {
+        skipped = true
+      }
+      this.position = e.sequence
+    }
+    if (skipped) this.sink.send(frame('ACK', {acknowledgements: [{groupId: this.groupId, sequence: this.position}], sentAt: new Date().toISOString()}))
   }
 
   /**

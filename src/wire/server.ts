@@ -131,7 +131,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const wss = new WebSocketServer({server: http, maxPayload: 1024 * 1024, perMessageDeflate: false})
   const connections = new Set<Connection>()
   wss.on('connection', (ws, req) => {
-    const c = new Connection(context, ws, `${req.socket.remoteAddress}:${req.socket.remotePort}`)
+    const c = new Connection(context, ws, `${req.socket.remoteAddress}:${req.socket.remotePort}`, req.socket)
     connections.add(c)
     ws.on('close', () => connections.delete(c))
   })
