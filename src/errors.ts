@@ -33,9 +33,11 @@ export type ErrorCode = (typeof ERROR_CODES)[number]
 
 /**
  * Whether an unchanged retry of the same bytes can succeed (§19). Signature, schema and framing
- * failures never heal by themselves; contention and load do.
+ * failures never heal by themselves; load and an authority fault do. REVISION_CONFLICT is not
+ * retryable: revisions only grow, so the same bytes conflict forever — the sender re-reads the
+ * state and issues a new Command with the current expectedRevision.
  */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['BACKPRESSURE', 'RATE_LIMITED', 'INTERNAL_ERROR', 'REVISION_CONFLICT'])
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['BACKPRESSURE', 'RATE_LIMITED', 'INTERNAL_ERROR'])
 
 /** Fixed, non-diagnostic messages: the wire never says which check failed (§6.4). */
 const MESSAGES: Partial<Record<ErrorCode, string>> = {

@@ -155,7 +155,7 @@ describe('L errors and retry (§19)', () => {
       [coord('work.authorize', g, {workItemId: uuid(7), contract: {goal: 'prose only'}}), 'WORK_CONTRACT_INCOMPLETE'],
       [groupCommand(owner, 'message.post', g, {text: 'x'}, {extensions: {[PROFILE]: {version: '1.0.0', critical: true, data: {}}}}), 'UNKNOWN_CRITICAL_EXTENSION'],
     ]
-    const retryable = new Set(['RATE_LIMITED', 'BACKPRESSURE', 'INTERNAL_ERROR', 'REVISION_CONFLICT'])
+    const retryable = new Set(['RATE_LIMITED', 'BACKPRESSURE', 'INTERNAL_ERROR'])
     for (const [bytes, expected] of cases) {
       const r = await run(bytes)
       if (!('error' in r)) throw new Error(`${expected}: accepted`)
