@@ -50,6 +50,9 @@ interface MembershipPayload {
   state: string
   scopes: string[]
   visibilityStartSequence: number
+  provisionalExpiresAt?: string
+  contextPackageId?: string
+  workItemId?: string
 }
 
 const memberOf = (m: MembershipPayload): MemberState => ({
@@ -60,7 +63,16 @@ const memberOf = (m: MembershipPayload): MemberState => ({
   active: m.state === 'active',
   scopes: [...m.scopes],
   visibilityStartSequence: m.visibilityStartSequence,
+  ...(m.state === 'provisional' ? {provisional: {workItemId: m.workItemId!, expiresAt: m.provisionalExpiresAt!, contextPackageId: m.contextPackageId!}} : {}),
 })
+
+/** §8 just-in-time Worker Membership: an offer grants provisional Memberships, acceptance activates one. */
+function jitMembers(members: Record<string, MemberState>, p: Record<string, unknown>): Record<string, MemberState> {
+  let out = members
+  for (const m of (p.provisionalMemberships as (MembershipPayload & {workItemId: string})[] | undefined) ?? []) out = withMember(out, memberOf({...m, workItemId: p.workItemId as string}))
+  if (p.activatedMembership !== undefined) out = withMember(out, memberOf(p.activatedMembership as MembershipPayload))
+  return out
+}
 
 const TERMINAL_BY_EVENT: Readonly<Record<string, MissionState>> = {
   'mission.approved': 'approved',
@@ -180,7 +192,11 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
     case 'work.unblocked':
     case 'work.failed':
     case 'approval.execution.granted':
-      return {...next, workItems: {...state.workItems, [p.workItemId as string]: withLeaseFacts(state.workItems[p.workItemId as string]!, applyWork(state, event), event)}}
+      return {
+        ...next,
+        members: jitMembers(state.members, p),
+        workItems: {...state.workItems, [p.workItemId as string]: withLeaseFacts(state.workItems[p.workItemId as string]!, applyWork(state, event), event)},
+      }
     case 'message.posted':
       // Messages live in the log; the state keeps only the index later corrections need (§9.1).
       return recordMessage(next, p)

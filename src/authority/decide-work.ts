@@ -12,12 +12,13 @@ import {
   coordinatorCheck,
   isOwner,
   isRejected,
+  membershipDoc,
   reject,
   revisionConflict,
 } from './decide-common.js'
 import {schemaCatalog} from '../schema/catalog.js'
 import {workAuthority} from './decide-delegation.js'
-import {type GroupState, type SelectionBasis, type WorkItemView, type WorkState, TERMINAL} from './state.js'
+import {type GroupState, type MemberState, type SelectionBasis, type WorkItemView, type WorkState, TERMINAL} from './state.js'
 import {runningChild} from './mission-tree.js'
 import {allocationCheck} from './decide-budget.js'
 import type {Budget} from './budget.js'
@@ -79,10 +80,10 @@ export const WORK_KINDS: ReadonlySet<string> = new Set(['work.propose', 'work.au
 
 export function workDecide(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
   if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const member = activeMember(state, command)
-  if (isRejected(member)) return member
   const p = command.payload
   const k = command.kind
+  const member = k === 'work.accept_offer' ? offerMember(state, command, ctx.acceptedAt) : activeMember(state, command)
+  if (isRejected(member)) return member
 
   // Who may issue the Command (§10.2 notes, §10.3, §11.3).
   if (k === 'work.authorize' || k === 'work.offer') {
@@ -146,15 +147,17 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       const unmet = unmetDependency(state, item)
       if (unmet !== null) return reject('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
       const candidates = p.candidates as string[]
-      for (const c of candidates) {
-        const m = state.members[c]
-        if (m === undefined || !m.active || m.principal.type !== 'agent') return reject('INVALID_COMMAND', 'every candidate must be an Agent member of the Group')
-      }
       const expiresAt = p.expiresAt as string
       if (reached(at, expiresAt)) return reject('INVALID_COMMAND', 'the offer would already be expired') // full precision (§2)
+      const provisional = provisionalMemberships(state, item, candidates, p.contextPackageId as string | undefined, expiresAt, ctx)
+      if (isRejected(provisional)) return provisional
       const selectionBasis = selectionBases(item, candidates, p.selectionBasis as Record<string, Omit<SelectionBasis, 'requiredCapabilities'>>)
       if (isRejected(selectionBasis)) return selectionBasis
-      return one('work.offer.created', {offer: {offerId: ctx.newId(), candidates: [...candidates], expiresAt, offeredAt: at, selectionBasis}, ...(lapsed !== null ? {fencedOwnership: lapsed} : {})})
+      return one('work.offer.created', {
+        offer: {offerId: ctx.newId(), candidates: [...candidates], expiresAt, offeredAt: at, selectionBasis},
+        ...(lapsed !== null ? {fencedOwnership: lapsed} : {}),
+        ...(provisional.length > 0 ? {provisionalMemberships: provisional} : {}),
+      })
     }
     case 'work.accept_offer': {
       // §10.3: the first valid acceptance won; every later one loses, whatever the state now.
@@ -170,7 +173,9 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       // §11.3: the grant carries its start-by deadline (the bounded ownership lease).
       const owner = {agentId: command.actor.id, ownershipEpoch: item.ownershipEpoch + 1, sessionEpoch: command.sessionEpoch ?? 1, grantedAt: at, startBy: plusSeconds(at, OWNERSHIP_LEASE_SECONDS)}
       const selectionBasis = offer.selectionBasis?.[command.actor.id]
-      return one('work.offer.accepted', {offerId: offer.offerId, owner, ...(selectionBasis ? {selectionBasis} : {})})
+      // §8 step 3: accepting the offer activates a just-in-time Membership (same epoch and visibility).
+      const activatedMembership = member.provisional === undefined ? undefined : activated(state, member, at)
+      return one('work.offer.accepted', {offerId: offer.offerId, owner, ...(selectionBasis ? {selectionBasis} : {}), ...(activatedMembership ? {activatedMembership} : {})})
     }
     default:
       break
@@ -357,3 +362,51 @@ function selectionBases(item: WorkItemView, candidates: string[], stated: Record
   }
   return out
 }
+
+/**
+ * §8 just-in-time Worker Membership, step 1-2: a candidate Agent that is not an active member gets
+ * a provisional Membership with the offer — scoped to this WorkItem, expiring with the offer, bound
+ * to the signed Context Package the offer cites, and seeing history only from the offer on.
+ */
+function provisionalMemberships(state: GroupState, item: WorkItemView, candidates: string[], contextPackageId: string | undefined, expiresAt: string, ctx: DecideContext) {
+  const docs: Record<string, unknown>[] = []
+  for (const c of candidates) {
+    const m = state.members[c]
+    if (m !== undefined && m.principal.type !== 'agent') return reject('INVALID_COMMAND', 'every candidate must be an Agent')
+    if (m?.active) continue
+    if (contextPackageId === undefined) return reject('INVALID_COMMAND', `candidate ${c} has no active Membership: a just-in-time offer cites a Context Package`)
+    docs.push({
+      membershipId: ctx.newId(),
+      missionId: state.missionId,
+      groupId: state.groupId,
+      member: {type: 'agent', id: c},
+      role: 'worker',
+      state: 'provisional',
+      membershipEpoch: (m?.membershipEpoch ?? 0) + 1,
+      scopes: [`workitem:${item.workItemId}`],
+      visibilityStartSequence: state.sequence + 1,
+      contextPackageId,
+      provisionalExpiresAt: expiresAt,
+      grantedAt: ctx.acceptedAt,
+    })
+  }
+  return docs
+}
+
+/** The Membership that may accept an offer: an active one, or the provisional one granted with it. */
+function offerMember(state: GroupState, command: DecidedCommand, at: string): MemberState | Rejected {
+  const m = state.members[command.actor.id]
+  if (m?.provisional === undefined) return activeMember(state, command)
+  if (m.principal.type !== command.actor.type) return reject('MEMBERSHIP_REQUIRED', 'the actor has no Membership in this Group')
+  const epoch = command.membershipEpoch ?? 0
+  if (epoch < m.membershipEpoch) return reject('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${m.membershipEpoch}`)
+  if (epoch > m.membershipEpoch) return reject('MEMBERSHIP_REQUIRED', `membershipEpoch ${epoch} was never issued`)
+  if (m.provisional.workItemId !== command.payload.workItemId) return reject('MEMBERSHIP_REQUIRED', 'the provisional Membership is for another WorkItem')
+  if (reached(at, m.provisional.expiresAt)) return reject('WORK_OFFER_EXPIRED', 'the provisional Membership expired with its offer')
+  return m
+}
+
+const activated = (state: GroupState, m: MemberState, at: string) => ({
+  ...membershipDoc(state, {membershipId: m.membershipId, member: m.principal, role: m.role, membershipEpoch: m.membershipEpoch, scopes: m.scopes, visibilityStartSequence: m.visibilityStartSequence, active: true}, at),
+  contextPackageId: m.provisional!.contextPackageId,
+})

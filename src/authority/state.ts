@@ -19,6 +19,11 @@ export interface MemberState {
   scopes: string[]
   /** §8: MissionOwner and Coordinator see the whole Group (sequence 1 on). */
   visibilityStartSequence: number
+  /**
+   * §8 just-in-time Worker Membership: present while the Membership is provisional (granted with
+   * an offer; `active` is false). Only accepting that offer before `expiresAt` activates it.
+   */
+  provisional?: {workItemId: string; expiresAt: string; contextPackageId: string}
 }
 
 export interface CoordinatorState {

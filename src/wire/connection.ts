@@ -104,10 +104,20 @@ export class Connection {
     this.context.log({level: 'info', event: 'disconnected', peer: this.peer, principal: this.principal?.id})
   }
 
-  #send(text: string | Buffer): boolean {
+  #send(text: string): boolean {
     if (this.ws.readyState !== this.ws.OPEN) return false
-    // A Buffer is a prebuilt frame's UTF-8 text (frames.ts deliveryFrame): still a text message.
-    this.ws.send(text, {binary: false})
+    this.ws.send(text)
+    return true
+  }
+
+  /**
+   * Writes a message framed once for all subscribers (ws-framing.ts) straight to the socket. The
+   * ws library writes its own frames to the same socket synchronously (no compression, no
+   * queue), so the order of messages on the connection is the order of the calls.
+   */
+  #sendFramed(bytes: Buffer): boolean {
+    if (this.ws.readyState !== this.ws.OPEN) return false
+    this.socket.write(bytes)
     return true
   }
 
@@ -275,6 +285,7 @@ export class Connection {
         this.context,
         {
           send: (text) => this.#send(text),
+          sendFramed: (bytes) => this.#sendFramed(bytes),
           burst: (sends) => this.#burst(sends),
           bufferedAmount: () => this.ws.bufferedAmount,
           principalId: principal.id,

@@ -21,6 +21,7 @@ import {createHash, randomUUID} from 'node:crypto'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
 import {type JsonObject, JsonParseError, parseJsonText} from '../json/parse.js'
 import {schemaCatalog} from '../schema/catalog.js'
+import {serverTextFrame} from './ws-framing.js'
 
 export const PROTOCOL_VERSION = '0.1'
 export const RECEIPT_FRAME_PREFIX = 'urn:mwp:receipt:'
@@ -88,9 +89,9 @@ export function deliveryFrameId(eventId: string): string {
   return direct.length <= 512 ? direct : `${DELIVERY_FRAME_PREFIX}sha256:${createHash('sha256').update(eventId).digest('hex')}`
 }
 
-/** A delivery EVENT frame as UTF-8 bytes, ready to be written to any number of sockets. */
+/** A delivery EVENT frame as a complete WebSocket text message (ws-framing.ts), ready for any number of sockets. */
 export function deliveryFrame(eventId: string, eventText: string): Buffer {
-  return Buffer.from(eventFrame(eventText, deliveryFrameId(eventId)), 'utf8')
+  return serverTextFrame(Buffer.from(eventFrame(eventText, deliveryFrameId(eventId)), 'utf8'))
 }
 
 export function receiptFrameId(index: number, count: number): string {

@@ -13,7 +13,7 @@ export interface FeedEvent {
   kind: string
   /** The stored signed bytes as text (exact). */
   text: string
-  /** The delivery EVENT frame around those bytes (frames.ts deliveryFrame), shared by every subscriber. */
+  /** The delivery EVENT frame around those bytes, already framed for the socket (frames.ts deliveryFrame): shared by every subscriber. */
   frame: Buffer
 }
 

@@ -19,8 +19,10 @@ import {type FeedEvent, type GroupFeed, feedEvent} from './group-feed.js'
 import type {ServerContext} from './server.js'
 
 export interface PumpSink {
-  /** Sends a text frame (a string, or its UTF-8 bytes); returns false when the connection is gone. */
-  send(text: string | Buffer): boolean
+  /** Sends a text frame; returns false when the connection is gone. */
+  send(text: string): boolean
+  /** Writes a message already framed for the socket (FeedEvent.frame); returns false when the connection is gone. */
+  sendFramed(bytes: Buffer): boolean
   /** Runs `sends` with the socket corked: the frames it sends leave in one write (one TLS record batch). */
   burst(sends: () => void): void
   /** Bytes queued on the socket (connection-level pressure). */
@@ -137,7 +139,7 @@ export class GroupPump {
     for (const e of events) {
       if (this.#stopped) return
       if (e.sequence >= visibilityStart && this.#passes(e.text, e.kind)) {
-        if (!this.sink.send(e.frame)) return this.stop()
+        if (!this.sink.sendFramed(e.frame)) return this.stop()
         this.#delivered.push(e.sequence)
       } else {
         skipped = true
