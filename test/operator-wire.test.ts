@@ -102,6 +102,12 @@ describe('wire transport', () => {
     expect(tail.stdout.trim().split('\n').map((l) => JSON.parse(l).kind)).toEqual(['mission.created', 'mission.coordinator.assigned'])
   })
 
+  it('group tail --follow on a Group the principal cannot see ends with GROUP_NOT_FOUND (exit 1) instead of waiting forever', async () => {
+    const r = await mwpAsync(['group', 'tail', 'urn:mwp:test:group:nowhere', '--follow', '--config', org.config, '--url', server.url])
+    expect(r.status, r.stderr).toBe(1)
+    expect(r.stdout.trim()).toBe('GROUP_NOT_FOUND')
+  })
+
   it('an unreachable server is an environment error (exit 3)', async () => {
     const r = await mwpAsync(['mission', 'inspect', 'urn:x:group:g', '--json', '--config', org.config, '--url', 'wss://127.0.0.1:1'])
     expect(r.status).toBe(3)

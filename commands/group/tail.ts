@@ -1,5 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import type {Outcome} from '../../src/cli/base.js'
+import type {ErrorCode} from '../../src/errors.js'
 import {environment} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
@@ -48,21 +49,22 @@ ${OPERATOR_EXIT_CODES}`
         return {status: 'ok', result: null}
       }
       const transport = await ctx.transport()
+      // Runs until interrupted, or until the peer ends the subscription (its code is the outcome).
+      let end = (_code: ErrorCode | null) => {}
+      const ended = new Promise<ErrorCode | null>((resolve) => (end = resolve))
+      process.once('SIGINT', () => end(null))
+      process.once('SIGTERM', () => end(null))
       let sub
       try {
-        sub = await transport.follow(args.group, flags.after, print)
+        sub = await transport.follow(args.group, flags.after, print, (code) => end(code))
       } catch (e) {
         throw environment(`cannot follow ${args.group} on ${transport.target}: ${(e as Error).message}`)
       }
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve()
-        process.once('SIGINT', stop)
-        process.once('SIGTERM', stop)
-      })
+      const code = await ended
       await sub.close()
       process.stderr.write(`mwp: ${printed} Event(s), last sequence ${last}\n`)
       this.#streamed = true
-      return {status: 'ok', result: null}
+      return code === null ? {status: 'ok', result: null} : {status: 'rejected', code}
     })
   }
 }

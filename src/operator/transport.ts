@@ -5,6 +5,7 @@
 // Either way every Event handed to a view is the stored signed document, re-verified with the
 // six-stage verifier against the Organization registry before it is folded.
 
+import type {ErrorCode} from '../errors.js'
 import type {SubmitResult} from '../authority/ingress.js'
 import {submit} from '../authority/ingress.js'
 import type {OrgConfig} from '../config/org-config.js'
@@ -38,8 +39,11 @@ export interface Transport {
   submit(commandBytes: Uint8Array): Promise<SubmitResult>
   /** Every Event of the Group after `afterSequence` (all pages), verified. Empty for an unknown Group. */
   events(groupId: string, afterSequence?: number): Promise<EventDoc[]>
-  /** Delivers the Group's Events after `afterSequence` in order, then new ones as they are accepted. */
-  follow(groupId: string, afterSequence: number, onEvent: (event: EventDoc) => void): Promise<Subscription>
+  /**
+   * Delivers the Group's Events after `afterSequence` in order, then new ones as they are accepted,
+   * until closed; `onEnd` reports why the peer or the store ended it (e.g. GROUP_NOT_FOUND).
+   */
+  follow(groupId: string, afterSequence: number, onEvent: (event: EventDoc) => void, onEnd: (code: ErrorCode) => void): Promise<Subscription>
   close(): Promise<void>
 }
 
@@ -77,7 +81,7 @@ export async function openLocalTransport(config: OrgConfig): Promise<Transport> 
     target: config.store,
     submit: (bytes) => submit(authority, bytes),
     events: (groupId, afterSequence = 0) => read(groupId, afterSequence),
-    async follow(groupId, afterSequence, onEvent) {
+    async follow(groupId, afterSequence, onEvent, onEnd) {
       let after = afterSequence
       let stopped = false
       let timer: NodeJS.Timeout | undefined
@@ -95,6 +99,7 @@ export async function openLocalTransport(config: OrgConfig): Promise<Transport> 
           running = tick().then(schedule, (err) => {
             stopped = true
             process.stderr.write(`mwp: ${(err as Error).message}\n`)
+            onEnd('INTERNAL_ERROR')
           })
         }, LOCAL_POLL_MS)
       }

@@ -78,8 +78,9 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
         client.unsubscribe(groupId)
       }
     },
-    async follow(groupId, afterSequence, onEvent): Promise<Subscription> {
-      await client.subscribe(groupId, {afterSequence, onError: (err) => process.stderr.write(`mwp: ${groupId}: ${err.code}\n`)}, (e) => onEvent(doc(e)))
+    async follow(groupId, afterSequence, onEvent, onEnd): Promise<Subscription> {
+      // The client reports a subscription error only when it ended the subscription.
+      await client.subscribe(groupId, {afterSequence, onError: (err) => onEnd(err.code)}, (e) => onEvent(doc(e)))
       return {
         async close() {
           client.unsubscribe(groupId)
