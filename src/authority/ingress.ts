@@ -1,15 +1,19 @@
 // Authority ingress: a Command arrives as bytes and leaves as a receipt or one protocol error
 // (spec §15.1, §19; ACCEPTANCE H1-H7, L1). The order is fixed:
 //   1 acceptNew: six-stage verification, Command freshness, first admission (audited)
-//   2 epoch rules by actor type
-//   3 idempotency by (actor ID, Action ID) against the stored receipt
-//   4 payload schema
-//   5 role / policy authorization (services: only mission.terminate, by the `terminators` policy)
-//   5a mission.approve: six-stage verification of the embedded Approval (§7.3); the decider gets
-//      the verified signer and document, never raw bytes
-//   6 decide on the Group's current state; number, sign and append the Events atomically
-// Steps 3-6 run inside the Group's in-process queue; the store's head check serializes across
-// processes, and a moved head reloads state and decides again.
+//   2 epoch shape by actor type (Organization-scoped kinds go to organization.ts instead)
+//   3 idempotency by (actor ID, Action ID) against the stored receipt — before the Session Epoch
+//     check, so an unchanged retry across a session replacement gets its original receipt
+//   4 Session Epoch fencing (sessions.ts), payload schema, unknown critical extensions
+//   5 role / Organization policy (services: terminators, archivers, override issuers, redactors)
+//   6 embedded signed documents (Approval, Artifact manifest, archive snapshot) verified with the
+//     six-stage verifier; the pure decider gets the verified signer and document, never raw bytes
+//   7 decide on the Group's current state (and, for child Missions and usage, its ancestry's)
+//   8 rate limits and the cited Cooperation Override Grant (rate-limits.ts)
+//   9 number, sign and append the Events with the receipt atomically (cross-group.ts when a
+//     decision spans Groups)
+// Steps 3-9 run inside the involved Groups' in-process queues; the store's head check serializes
+// across processes, and a moved head reloads state and decides again.
 
 import {acceptNew} from '../admission/accept.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
