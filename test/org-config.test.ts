@@ -7,6 +7,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {submit} from '../src/authority/ingress.js'
+import {CARD_REGISTERED} from '../src/authority/organization.js'
 import {createDevOrganization, type DevOrganization} from '../src/config/dev-org.js'
 import {OrgConfigError, loadOrgConfig, openAuthorityFromConfig, parseOrgConfig, resolveStoreUrl} from '../src/config/org-config.js'
 import {readKeyFile} from '../src/crypto/keyfile.js'
@@ -59,6 +60,18 @@ describe('createDevOrganization', () => {
     expect(config.organization).toBe('urn:mwp:test:org:config')
     expect(config.store).toBe(`sqlite:${join(org.dir, 'authority.db')}`)
     expect(config.policy.rootMissionOwners).toEqual([`${org.organization}:human:owner`])
+  })
+
+  it('[+cmd:ext.missionweaveprotocol.registry.agent_card_register] registers every Agent Card with the authority: version 1 of each is in the Organization log', async () => {
+    const {store, close} = await openAuthorityFromConfig(loadOrgConfig(org.config))
+    try {
+      for (const c of org.identities.filter((i) => i.card)) {
+        expect(await store.organizationLog().currentVersion(CARD_REGISTERED, c.principal.id)).toBe(1)
+      }
+      expect(await store.organizationLog().currentVersion(CARD_REGISTERED, `${org.organization}:human:owner`)).toBe(0)
+    } finally {
+      await close()
+    }
   })
 
   it('refuses a non-empty directory without force, and replaces the Organization with force', async () => {

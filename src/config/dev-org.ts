@@ -16,7 +16,8 @@ import type {Principal} from '../signing/profiles.js'
 import {addBinding, initRegistry, serializeRegistry} from '../signing/registry-edit.js'
 import {sign} from '../signing/sign.js'
 import {Rejection, verify} from '../signing/verify.js'
-import {DEFAULT_CONFIG_FILE, DEFAULT_HOST, DEFAULT_PORT, DEFAULT_STORE, OrgConfigError, type OrgConfigFile, configRegistry, loadOrgConfig} from './org-config.js'
+import {CARD_REGISTER, submitOrganizationCommand} from '../authority/organization.js'
+import {DEFAULT_CONFIG_FILE, DEFAULT_HOST, DEFAULT_PORT, DEFAULT_STORE, type OrgConfig, OrgConfigError, type OrgConfigFile, configRegistry, loadOrgConfig, openAuthorityFromConfig} from './org-config.js'
 
 export interface DevOrgOptions {
   /** Organization ID; default urn:mwp:dev:org:<random>. */
@@ -170,5 +171,32 @@ export async function createDevOrganization(dir: string, options: DevOrgOptions 
     const verified = verify('agent-card', readFileSync(join(root, id.card)), evidence)
     if (verified instanceof Rejection) throw new Error(`generated Agent Card ${id.card} does not verify: ${Rejection.diagnostic(verified).reason}`)
   }
+  await registerCards(config, orgKey, identities.filter((i) => i.card !== undefined).map((i) => readFileSync(join(root, i.card!), 'utf8')))
   return {dir: root, config: configPath, organization, registry: config.registry, store: config.store, url: config.server.url, identities}
+}
+
+/**
+ * §6.1: the Organization registers each signed Agent Card with its authority, through the same
+ * signed Organization-scoped Command (agent_card_register) and ingress path a running server uses,
+ * so the new Organization's embedded store already knows its Agents.
+ */
+async function registerCards(config: OrgConfig, orgKey: SigningKey, cards: string[]): Promise<void> {
+  const {authority, close} = await openAuthorityFromConfig(config)
+  try {
+    for (const card of cards) {
+      const unsigned = {
+        protocolVersion: '0.1',
+        actionId: `urn:uuid:${randomUUID()}`,
+        actor: orgKey.principal!,
+        kind: CARD_REGISTER,
+        correlationId: `urn:uuid:${randomUUID()}`,
+        issuedAt: formatUtcNow(),
+        payload: {agentCard: JSON.parse(card) as Record<string, unknown>},
+      }
+      const r = await submitOrganizationCommand(authority, Buffer.from(JSON.stringify(sign('command', unsigned, orgKey).document), 'utf8'))
+      if ('error' in r) throw new Error(`the authority refused an Agent Card registration: ${r.error.code}`)
+    }
+  } finally {
+    await close()
+  }
 }
