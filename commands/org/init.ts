@@ -6,7 +6,7 @@ import {devTlsHook} from '../../src/config/dev-tls-hook.js'
 import {isIdentifier} from '../../src/signing/registry.js'
 
 export default class OrgInit extends MwpCommand {
-  static summary = 'Create a development Organization in DIR: keys, registry, signed Agent Cards and mwp.config.json.'
+  static summary = 'Create a development Organization in DIR: keys, registry, signed Agent Cards registered with its embedded store, and mwp.config.json.'
   static description = `One step to a working development Organization: Ed25519 keys for the Organization registry service (signs Agent Cards), the Group Authority, the admission service, a human MissionOwner (owner) and Agents (coordinator, worker-1 … worker-N); the registry binding them; a signed Agent Card per Agent; development TLS material when available; and DIR/mwp.config.json, which \`mwp authority serve --config\` and the operator commands (\`--config\`, or run them in DIR) read. The MissionOwner key is the configuration's operatorKey.
 
 Refuses a non-empty DIR (exit 3) unless --force. These keys are for development only.
