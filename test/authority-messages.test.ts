@@ -5,6 +5,7 @@
 // unknown critical → UNKNOWN_CRITICAL_EXTENSION, unknown noncritical relayed unchanged. Full
 // ingress on a real SQLite store; replay reproduces the live state.
 
+import {messageEntry} from '../src/authority/message-index.js'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {Authority} from '../src/authority/authority.js'
 import {submit} from '../src/authority/ingress.js'
@@ -70,7 +71,7 @@ describe('message.post indexes the Message', () => {
   it('[+cmd:message.post] [+evt:message.posted] the posted Message is indexed with its author and Conversation', async () => {
     const {g, messageId} = await groupWithMessage()
     const state = (await authority.current(g))!
-    expect(state.messages?.[messageId]).toEqual({author: developer.principal, conversationId: state.conversationId, status: 'posted', redacted: false})
+    expect(messageEntry(state.messages, messageId)).toEqual({author: developer.principal, conversationId: state.conversationId, status: 'posted', redacted: false})
   })
 })
 
@@ -95,7 +96,7 @@ describe('message.correct', () => {
     expect(schemaCatalog().validate('message', m).valid).toBe(true)
     // Conversation, not structure: the aggregate revision stays (§15.2, like message.posted).
     expect(corrected.doc.aggregateRevision).toBe(revision)
-    expect((await authority.current(g))!.messages?.[messageId]?.status).toBe('corrected')
+    expect(messageEntry((await authority.current(g))!.messages, messageId)?.status).toBe('corrected')
     // A Message may be corrected again; each correction is its own Event.
     receiptOf(await run(correct(developer, g, messageId)))
     expect((await events(g)).filter((e) => e.kind === 'message.corrected')).toHaveLength(2)
@@ -123,7 +124,7 @@ describe('message.retract', () => {
     expect(last.doc.payload.message).toMatchObject({kind: 'retraction', targetMessageId: messageId, reason: 'Posted in the wrong Group.', authority: false})
     expect(schemaCatalog().validate('message', last.doc.payload.message).valid).toBe(true)
     expect(all.some((e) => e.doc.payload.message?.messageId === messageId && e.kind === 'message.posted')).toBe(true)
-    expect((await authority.current(g))!.messages?.[messageId]?.status).toBe('retracted')
+    expect(messageEntry((await authority.current(g))!.messages, messageId)?.status).toBe('retracted')
   })
 
   it('[-cmd:message.retract] [-evt:message.retracted] retracting twice or correcting a retracted Message → INVALID_STATE_TRANSITION; a non-author → AUTH_FORBIDDEN', async () => {
@@ -146,7 +147,7 @@ describe('message.redact', () => {
     expect(last.kind).toBe('message.redacted')
     expect(last.doc.payload).toMatchObject({targetMessageId: messageId, policy: 'pii-removal'})
     expect(last.doc.payload.message).toMatchObject({kind: 'redaction', targetMessageId: messageId, reason: 'Contains a customer e-mail address.', author: owner.principal})
-    expect((await authority.current(g))!.messages?.[messageId]?.redacted).toBe(true)
+    expect(messageEntry((await authority.current(g))!.messages, messageId)?.redacted).toBe(true)
   })
 
   it('[+cmd:message.redact] an Organization policy service listed in `redactors` redacts without a Membership', async () => {

@@ -3,6 +3,7 @@
 // and the per-actor rate buckets. Called from apply.ts, so live state and replay share it. Every
 // function returns a new object; nothing is mutated in place.
 
+import {messageEntry, withMessage} from './message-index.js'
 import type {Principal} from '../signing/profiles.js'
 import type {ActorRates, DelegationGrantView, MessageIndexEntry, OverrideGrantView} from './cooperation-state.js'
 import type {GroupState} from './state.js'
@@ -34,7 +35,7 @@ const principal = (p: Principal): Principal => ({type: p.type, id: p.id})
 export function recordMessage(next: GroupState, p: Payload): GroupState {
   const m = p.message as {messageId: string; author: Principal; conversationId: string}
   const entry: MessageIndexEntry = {author: principal(m.author), conversationId: m.conversationId, status: 'posted', redacted: false}
-  return {...next, messages: {...next.messages, [m.messageId]: entry}}
+  return {...next, messages: withMessage(next.messages, m.messageId, entry)}
 }
 
 /** The cooperation Event kinds; throws on a payload that names something the state lacks. */
@@ -44,11 +45,11 @@ export function applyCooperation(next: GroupState, kind: string, p: Payload): Gr
     case 'message.retracted':
     case 'message.redacted': {
       const id = p.targetMessageId as string
-      const entry = next.messages?.[id]
+      const entry = messageEntry(next.messages, id)
       if (entry === undefined) throw new CooperationApplyError(`${kind} for unknown Message ${id}`)
       const changed: MessageIndexEntry =
         kind === 'message.redacted' ? {...entry, redacted: true} : {...entry, status: kind === 'message.corrected' ? 'corrected' : 'retracted'}
-      return {...next, messages: {...next.messages, [id]: changed}}
+      return {...next, messages: withMessage(next.messages, id, changed)}
     }
     case 'artifact.published': {
       const a = p.artifact as {artifactId: string; contentHash: string; workItemId: string; producer: {agentId: string}}

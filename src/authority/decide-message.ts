@@ -3,6 +3,7 @@
 // Event that names the original Message ID; the original Event bytes are never touched. The
 // authority keeps a minimal Message index (cooperation-state.ts) to judge those follow-ups.
 
+import {messageEntry} from './message-index.js'
 import {type DecideContext, type DecidedCommand, type Decision, activeMember, isOwner, isRejected, reject, revisionConflict} from './decide-common.js'
 import {type GroupState, TERMINAL} from './state.js'
 
@@ -64,7 +65,7 @@ export function messageFollowUp(state: GroupState | null, command: DecidedComman
   }
   const p = command.payload
   const messageId = p.messageId as string
-  const target = state.messages?.[messageId]
+  const target = messageEntry(state.messages, messageId)
   if (redaction) {
     if (!policyService && !isOwner(state, command.actor)) return reject('AUTH_FORBIDDEN', 'redaction is a MissionOwner or Organization policy act')
   } else if (target !== undefined && (target.author.type !== command.actor.type || target.author.id !== command.actor.id)) {

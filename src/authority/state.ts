@@ -2,8 +2,9 @@
 // in place: apply() returns a new object, so a cached state can be handed out and compared by
 // canonical hash (replay must reproduce the live state exactly).
 
+import type {MessageIndex} from './message-index.js'
 import type {Principal} from '../signing/profiles.js'
-import type {ActorRates, ArtifactIndexEntry, DelegationGrantView, MessageIndexEntry, OverrideGrantView} from './cooperation-state.js'
+import type {ActorRates, ArtifactIndexEntry, DelegationGrantView, OverrideGrantView} from './cooperation-state.js'
 import type {BudgetLedger, ChildMissionLink, FollowUpLink, MissionParentLink} from './mission-tree.js'
 
 export type MissionState = 'active' | 'awaiting_approval' | 'approved' | 'failed' | 'cancelled'
@@ -78,8 +79,8 @@ export interface GroupState {
   proposals: Record<string, WorkProposalView>
   /** §10.2: WorkItems keyed by WorkItem ID. */
   workItems: Record<string, WorkItemView>
-  /** §9: committed Messages by Message ID (author, Conversation, status) — cooperation-state.ts. */
-  messages?: Record<string, MessageIndexEntry>
+  /** §9: committed Messages (author, Conversation, status), bucketed by Message ID — message-index.ts. */
+  messages?: MessageIndex
   /** §13.1: published Artifacts by artifactId. */
   artifacts?: Record<string, ArtifactIndexEntry>
   /** §9.1: Delegation Grants by Grant ID. */
