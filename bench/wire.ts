@@ -3,19 +3,24 @@
 //
 // Per scenario:
 //   live   — message.post Commands at a fixed rate (MWP_BENCH_WIRE_RATE, default 500/s) for
-//            MWP_BENCH_WIRE_SECONDS (default 3) through a WireClient connection; every subscriber
+//            MWP_BENCH_WIRE_SECONDS (default 3) through one WireClient connection; every subscriber
 //            receives every Event of its Group. Latency: from sending the COMMAND frame to the
-//            Event's arrival at a subscriber (sampled on one subscriber per Group).
+//            Event's first arrival at a subscriber (sampled on one subscriber per Group), for
+//            every Command; all must be accepted.
 //   replay — every subscriber resubscribes from sequence 0: the server's top delivery rate.
-// Subscribers are raw authenticated sockets on a worker thread (bench/wire-subscribers.ts) that
-// count EVENT frames and ACK every 256 Events (the server's per-Group window stays open); they do
-// not verify signatures, so the figure is the gateway's, not the client library's (WireClient
-// verifies every Event). Commands go through one WireClient connection on the main thread.
+// The server (authority, store, gateway) has the main thread to itself, as a server process
+// would. Subscribers are raw authenticated sockets on a worker thread (bench/wire-subscribers.ts)
+// that count EVENT frames and ACK every 256 Events (the server's per-Group window stays open);
+// they do not verify signatures, so the figure is the gateway's, not the client library's. The
+// Command client is a WireClient on another worker thread (bench/wire-commander.ts); it verifies
+// every Event of its answers.
+// MWP_BENCH_WIRE_ONLY=1x100 | 100x1 runs one scenario; MWP_BENCH_WIRE_TRACE=1 prints the worst
+// latency per 100 ms of send time; MWP_BENCH_PROFILE=DIR writes a CPU profile of each live phase.
 // Targets: ≥ 50,000 Events/s delivered; p99 < 25 ms at 500 Commands/s.
 
 import {randomUUID} from 'node:crypto'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {availableParallelism, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {Worker} from 'node:worker_threads'
@@ -26,7 +31,6 @@ import {packageRoot} from '../src/schema/catalog.js'
 import {sign} from '../src/signing/sign.js'
 import {RegistryEvidence} from '../src/signing/registry.js'
 import {DEFAULT_FRESHNESS, initStore, openStore} from '../src/store/index.js'
-import {WireClient} from '../src/wire/client.js'
 import {generateDevTls} from '../src/wire/dev-tls.js'
 import {startServer} from '../src/wire/server.js'
 import {fmt, percentile} from './measure.js'
@@ -77,6 +81,8 @@ interface WireFigure {
   p50ms: number
   p99ms: number
   replayDeliveredPerSec: number
+  /** Event loop utilization (0..1) of the server thread during the live phase. */
+  serverBusy: number
 }
 
 async function scenario(name: string, groupCount: number, subscribersPerGroup: number): Promise<WireFigure> {
@@ -94,11 +100,10 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const heads = new Map<string, number>()
     for (const g of groups) heads.set(g, (await store.head(g))!.sequence)
 
-    // Subscribers on their own thread (bench/wire-subscribers.ts).
-    const sentAt = new Map<string, number>()
-    const latencies: number[] = []
-    const trace: [number, number, string][] = []
-    const groupOf = new Map<string, number>()
+    // Subscribers on their own thread (bench/wire-subscribers.ts); the first arrival of each
+    // Command's Event at its Group's sampling subscriber. Only a live delivery is a Command→Event
+    // latency: the replay phase redelivers the same Events (same cause) seconds later.
+    const arrivedAt = new Map<string, number>()
     let received = 0
     const worker = new Worker(new URL('./wire-subscribers.js', import.meta.url), {
       workerData: {url: server.url, ca: tls.ca, groups, perGroup: subscribersPerGroup, after: Object.fromEntries(heads)},
@@ -108,49 +113,51 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
       worker.on('message', (m: {ready?: boolean; received?: number; arrivals?: [string, number][]}) => {
         if (m.ready) resolve()
         if (m.received !== undefined) received = m.received
-        for (const [cause, at] of m.arrivals ?? []) {
-          // Only a live delivery is a Command→Event latency: the replay phase redelivers the same
-          // Events (same cause) seconds later, so each cause is measured once, at first arrival.
-          const t0 = sentAt.get(cause)
-          sentAt.delete(cause)
-          if (t0 !== undefined) {
-            latencies.push(at - t0)
-            if (TRACE) trace.push([t0, at - t0, cause])
-          }
-        }
+        for (const [cause, at] of m.arrivals ?? []) if (!arrivedAt.has(cause)) arrivedAt.set(cause, at)
       })
     })
     const delivered = async (target: number) => {
       while (received < target) await new Promise((r) => setTimeout(r, 5))
     }
 
-    // Live phase: Commands at RATE/s through one client connection.
+    // Live phase: Commands at RATE/s through one client connection, on its own thread
+    // (bench/wire-commander.ts), as a client process would be.
     const total = Math.round(RATE * SECONDS)
-    const commands = Array.from({length: total}, (_, i) => postTo(groups[i % groupCount]!))
-    const client = await WireClient.connect({url: server.url, key: owner, registry, ca: tls.ca, reconnect: false})
+    const commands = Array.from({length: total}, (_, i) => postTo(groups[i % groupCount]!).toString())
+    const sentAt = new Map<string, number>()
+    let refused = -1
+    const commander = new Worker(new URL('./wire-commander.js', import.meta.url), {workerData: {url: server.url, ca: tls.ca, rate: RATE, commands}})
+    await new Promise<void>((resolve, reject) => {
+      commander.on('error', reject)
+      commander.on('message', (m: {ready?: boolean; sentAt?: [string, number][]; done?: boolean; refused?: number}) => {
+        if (m.ready) resolve()
+        for (const [actionId, at] of m.sentAt ?? []) sentAt.set(actionId, at)
+        if (m.done) refused = m.refused!
+      })
+    })
     const expected = total * subscribersPerGroup
+    // How busy the server's event loop was in the live phase: near 100 % it queues work, and the
+    // latency then measures that queue (on a machine with fewer free cores than busy threads, the
+    // time the thread waits for a core counts as busy too).
+    const loopBefore = performance.eventLoopUtilization()
     const start = now()
-    let sent = 0
-    const pending: Promise<unknown>[] = []
-    await profiled(name, () =>
-    new Promise<void>((resolve) => {
-      const tick = setInterval(() => {
-        const due = Math.min(total, Math.floor(((now() - start) / 1000) * RATE))
-        while (sent < due) {
-          const bytes = commands[sent++]!
-          sentAt.set(JSON.parse(bytes.toString()).actionId as string, now())
-          if (TRACE) groupOf.set(JSON.parse(bytes.toString()).actionId as string, (sent - 1) % groupCount)
-          pending.push(client.submit(bytes))
-        }
-        if (sent >= total) {
-          clearInterval(tick)
-          resolve()
-        }
-      }, 2)
-    }).then(() => delivered(expected)))
+    await profiled(name, async () => {
+      commander.postMessage({go: true})
+      await delivered(expected)
+    })
     const liveSeconds = (now() - start) / 1000
-    await Promise.all(pending)
-    await client.close()
+    const serverBusy = performance.eventLoopUtilization(loopBefore).utilization
+    while (refused < 0) await new Promise((r) => setTimeout(r, 5))
+    await commander.terminate()
+    if (refused > 0) throw new Error(`bench: ${refused} of ${total} Commands were refused`)
+    const latencies: number[] = []
+    const trace: [number, number][] = []
+    for (const [actionId, t0] of sentAt) {
+      const at = arrivedAt.get(actionId)
+      if (at === undefined) throw new Error(`bench: no delivery seen for Command ${actionId}`)
+      latencies.push(at - t0)
+      if (TRACE) trace.push([t0, at - t0])
+    }
 
     // Replay phase: every subscriber from 0.
     const before = received
@@ -166,9 +173,6 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
       // Worst latency per 100 ms of send time: shows where in the window slow deliveries sit.
       const buckets = new Map<number, number>()
       for (const [t0, l] of trace) buckets.set(Math.floor((t0 - start) / 100), Math.max(buckets.get(Math.floor((t0 - start) / 100)) ?? 0, l))
-      const slowGroups = new Map<number, number>()
-      for (const [, l, c] of trace) if (l > 500) slowGroups.set(groupOf.get(c)!, (slowGroups.get(groupOf.get(c)!) ?? 0) + 1)
-      console.log('slow (>500 ms) per group index', [...slowGroups])
       console.log(name, [...buckets].sort((a, b) => a[0] - b[0]).map(([b, l]) => `${b}:${l.toFixed(0)}`).join(' '))
     }
     latencies.sort((a, b) => a - b)
@@ -180,6 +184,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
       p50ms: percentile(latencies, 0.5),
       p99ms: percentile(latencies, 0.99),
       replayDeliveredPerSec: replayExpected / replaySeconds,
+      serverBusy,
     }
   } finally {
     await server.close()
@@ -188,14 +193,17 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
   }
 }
 
+const pct = (u: number) => `${(u * 100).toFixed(0)}%`
+
 export async function runWireBench(): Promise<WireFigure[]> {
-  console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, ${RATE} Commands/s for ${SECONDS}s per scenario`)
+  // Other processes on the machine take the CPU this bench measures with: the load is printed with it.
+  console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, ${RATE} Commands/s for ${SECONDS}s per scenario (load average ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores)`)
   const figures: WireFigure[] = []
   if (ONLY !== '100x1') figures.push(await scenario('1 Group x 100 subscribers', 1, 100))
   if (ONLY !== '1x100') figures.push(await scenario('100 Groups x 1 subscriber', 100, 1))
   for (const f of figures) {
     console.log(
-      `${f.scenario.padEnd(28)} live ${fmt(f.liveDeliveredPerSec).padStart(8)} Events/s delivered (${fmt(f.commandRate)} Commands/s)   p50 ${f.p50ms.toFixed(1)} ms   p99 ${f.p99ms.toFixed(1)} ms   replay ${fmt(f.replayDeliveredPerSec).padStart(8)} Events/s`,
+      `${f.scenario.padEnd(28)} live ${fmt(f.liveDeliveredPerSec).padStart(8)} Events/s delivered (${fmt(f.commandRate)} Commands/s)   p50 ${f.p50ms.toFixed(1)} ms   p99 ${f.p99ms.toFixed(1)} ms   replay ${fmt(f.replayDeliveredPerSec).padStart(8)} Events/s   server busy ${pct(f.serverBusy)}`,
     )
   }
   const best = Math.max(...figures.map((f) => f.replayDeliveredPerSec), ...figures.map((f) => f.liveDeliveredPerSec))

@@ -12,8 +12,10 @@
 //   8 rate limits and the cited Cooperation Override Grant (rate-limits.ts)
 //   9 number, sign and append the Events with the receipt atomically (cross-group.ts when a
 //     decision spans Groups)
-// Steps 3-9 run inside the involved Groups' in-process queues; the store's head check serializes
-// across processes, and a moved head reloads state and decides again.
+// Steps 3-9 run inside the involved Groups' in-process queues, except the wait for step 9's COMMIT:
+// the next Command of the Group decides on the state the in-flight append produces
+// (append-pipeline.ts). The store's head check serializes across processes, and a moved head
+// reloads state and decides again.
 
 import {acceptNew} from '../admission/accept.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
@@ -32,6 +34,7 @@ import {GROUP_ARCHIVE} from './decide-archive.js'
 import {verifyArchiveSnapshot} from './snapshot.js'
 import {unknownCriticalExtension} from './extensions.js'
 import {cooperationGate} from './rate-limits.js'
+import {appendOnTip, drainTips, tipOf} from './append-pipeline.js'
 import {policyRecordOf, servicePolicyAct} from './policy-records.js'
 import type {GroupState} from './state.js'
 
@@ -92,7 +95,10 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
 
   // §12/§14: a Command spanning Groups (Mission ancestry, a child Group) holds all of them.
   const groupIds = await involvedGroups(authority, command)
-  return authority.serializeAll(groupIds, async () => {
+  const decideInQueue = async (): Promise<SubmitResult | InFlight> => {
+    // Commands that involve other Groups or check the stored state itself decide on committed
+    // state only: they wait for the Group's pipelined appends (append-pipeline.ts) to settle.
+    if (groupIds.length > 1 || command.kind === GROUP_ARCHIVE) await drainTips(authority, groupIds)
     // Idempotency (§15.1, H5/H6): the signing hash is the canonical hash of the signed content.
     const contentHash = accepted.verified.signingHash
     const answered = async (): Promise<SubmitResult | null> => {
@@ -139,47 +145,76 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
     }
 
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const state = await authority.current(command.groupId)
+      // The state the Group's in-flight appends produce, else the stored state.
+      const tip = tipOf(authority, command.groupId)
+      const state = tip !== undefined ? tip.state : await authority.current(command.groupId)
       const groups = await otherStates(authority, groupIds, command.groupId)
       const acceptedAt = authority.clock()
       const decision = decide(state, command, {acceptedAt, newId: authority.newId, groups, maxMissionDepth: authority.policy.maxMissionDepth})
       // Another process may have accepted this very Command since the receipt check; its Events
       // then make the decider refuse it (e.g. the Group now exists). The receipt wins (H5).
-      if ('error' in decision && decision.record === undefined) return (await answered()) ?? fail(decision.error)
+      // A refusal decided on in-flight appends stands only once they committed (append-pipeline.ts).
+      const onCommitted = async () => tip === undefined || (await tip.appended)
+      if ('error' in decision && decision.record === undefined) {
+        if (!(await onCommitted())) continue
+        return (await answered()) ?? fail(decision.error)
+      }
       // §4 invariant 5: a refusal that still records non-authoritative history (a late result) is
       // appended with a receipt carrying the error, so the actor and its retries get the error.
       const refused = 'error' in decision ? decision.error : undefined
       const drafts = 'error' in decision ? {events: decision.record!} : decision
       // §20: rate limits and the cited Cooperation Override Grant, on the accepted decision only.
       const gated = state === null || refused !== undefined ? drafts : cooperationGate(state, command, drafts.events, authority.policy.limits, {acceptedAt, newId: authority.newId})
-      if ('error' in gated) return fail(gated.error)
+      if ('error' in gated) {
+        if (!(await onCommitted())) continue
+        return fail(gated.error)
+      }
       if (refused === undefined && crossesGroups(command.groupId, gated.events)) {
+        if (tip !== undefined) {
+          await drainTips(authority, [command.groupId]) // a multi-Group append decides on stored state only
+          continue
+        }
         const across = await appendAcross(authority, command, state, groups, contentHash, acceptedAt, gated.events, seal)
         if (across === 'retry') continue
         return typeof across === 'string' ? fail(across) : {receipt: across.document as unknown as CommandReceipt}
       }
 
       const {stored, next, receipt} = seal(authority, state, command, contentHash, acceptedAt, gated.events, refused)
-      const outcome = await authority.store.append(command.groupId, state?.sequence ?? 0, stored, receipt)
-      switch (outcome.status) {
-        case 'appended':
-          authority.remember(next)
-          return answerOf(receipt.document)
-        case 'duplicate':
-          return answerOf(outcome.receipt.document)
-        case 'action-id-collision':
-          return fail('ACTION_ID_COLLISION')
-        case 'head-moved':
-          continue // another process appended: decide again on the new state
-        default:
-          // sequence-mismatch / duplicate-event-id / invalid are our bugs; unavailable and
-          // indeterminate leave the outcome unknown — the actor retries the same bytes and the
-          // receipt lookup answers.
-          return fail('INTERNAL_ERROR')
-      }
+      // The Group's queue moves on once the append is handed over; the answer waits for the COMMIT.
+      const settled = appendOnTip(authority, command.groupId, tip, state, stored, receipt, next).then((outcome): SubmitResult | 'retry' => {
+        switch (outcome.status) {
+          case 'appended':
+            authority.remember(next)
+            return answerOf(receipt.document)
+          case 'duplicate':
+            return answerOf(outcome.receipt.document)
+          case 'action-id-collision':
+            return fail('ACTION_ID_COLLISION')
+          case 'head-moved':
+            return 'retry' // another process appended, or an earlier append of the chain failed
+          default:
+            // sequence-mismatch / duplicate-event-id / invalid are our bugs; unavailable and
+            // indeterminate leave the outcome unknown — the actor retries the same bytes and the
+            // receipt lookup answers.
+            return fail('INTERNAL_ERROR')
+        }
+      })
+      return {settled}
     }
     return fail('INTERNAL_ERROR')
-  })
+  }
+  for (let attempt = 1; ; attempt++) {
+    const decided = await authority.serializeAll(groupIds, decideInQueue)
+    if (!('settled' in decided)) return decided
+    const answer = await decided.settled
+    if (answer !== 'retry') return answer
+    if (attempt >= MAX_ATTEMPTS) return fail('INTERNAL_ERROR') // decide again, in the queue, on the new state
+  }
+}
+
+/** An append handed to the store: its answer once it committed, or 'retry' to decide again. */
+interface InFlight {
+  settled: Promise<SubmitResult | 'retry'>
 }
 
 /**

@@ -79,8 +79,12 @@ export interface GroupLog {
   /**
    * Appends `events` (sequences expectedHead + 1 … expectedHead + n) and `receipt`, and advances
    * the head and revision, in one atomic write. `expectedHead` is 0 for a new Group.
+   * `expectedHeadEventId`, when given, must be the Event ID at `expectedHead`, else `head-moved`:
+   * an append decided on the Events of an earlier append still in flight (pipelined, see
+   * authority/append-pipeline.ts) commits only on exactly those Events, never on other Events
+   * that happen to end at the same sequence.
    */
-  append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): Promise<AppendOutcome>
+  append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome>
   /**
    * One Command's Events in several Groups (§12/§14 ancestry updates, see multi-append.ts), with
    * the one receipt (its groupId names the Command's Group), atomically, or nothing. A moved head

@@ -9,10 +9,11 @@ const text = (v: unknown): v is string => typeof v === 'string' && v.length > 0
 const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0
 
 /** The checks that need no database: a refusal, or null when the request is well formed. */
-export function checkAppend(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): AppendOutcome | null {
+export function checkAppend(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): AppendOutcome | null {
   const invalid = (detail: string): AppendOutcome => ({status: 'invalid', detail})
   if (!text(groupId)) return invalid('groupId must be a non-empty string')
   if (!count(expectedHead)) return invalid('expectedHead must be a whole number >= 0')
+  if (expectedHeadEventId !== undefined && (!text(expectedHeadEventId) || expectedHead === 0)) return invalid('expectedHeadEventId names the Event at an expectedHead >= 1')
   if (!Array.isArray(events) || events.length === 0) return invalid('an append needs at least one event')
   if (receipt === null || typeof receipt !== 'object') return invalid('an append needs a receipt')
   if (!text(receipt.actorId) || !text(receipt.actionId) || !text(receipt.contentHash) || typeof receipt.document !== 'string') {
@@ -48,17 +49,21 @@ export interface AppendState {
   prior: Receipt | null
   /** One of the request's event IDs already in the log, if any. */
   takenEventId: string | null
+  /** The Event ID at the request's expectedHead (null: none); read only when the request names one. */
+  headEventId?: string | null
 }
 
 /**
  * The append decision: a refusal (nothing is written), or null to write. A known (actorId,
  * actionId) is answered first, so a retry after the head moved still gets its original receipt.
+ * With `expectedHeadEventId`, the head must also be that very Event (GroupLog.append).
  */
-export function decideAppend(state: AppendState, expectedHead: number, events: StoredEvent[], receipt: Receipt): AppendOutcome | null {
+export function decideAppend(state: AppendState, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): AppendOutcome | null {
   const {prior, head} = state
   if (prior) return prior.contentHash === receipt.contentHash ? {status: 'duplicate', receipt: prior} : {status: 'action-id-collision'}
   const current = head?.sequence ?? 0
   if (current !== expectedHead) return {status: 'head-moved', head: current}
+  if (expectedHeadEventId !== undefined && state.headEventId !== expectedHeadEventId) return {status: 'head-moved', head: current}
   if (state.takenEventId !== null) return {status: 'duplicate-event-id', eventId: state.takenEventId}
   if (head && events[0]!.aggregateRevision < head.revision) {
     return {status: 'invalid', detail: `aggregate revision ${events[0]!.aggregateRevision} is below the Group revision ${head.revision}`}

@@ -80,6 +80,7 @@ interface PendingAppend {
   expectedHead: number
   events: StoredEvent[]
   receipt: Receipt
+  expectedHeadEventId?: string
 }
 
 export class PostgresGroupCommit {
@@ -121,8 +122,8 @@ export class PostgresGroupCommit {
   }
 
   /** A well-formed append (checkAppend passed); settles after its batch committed or failed. */
-  append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): Promise<AppendOutcome> {
-    return this.#appends.submit({groupId, expectedHead, events, receipt})
+  append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome> {
+    return this.#appends.submit({groupId, expectedHead, events, receipt, ...(expectedHeadEventId !== undefined ? {expectedHeadEventId} : {})})
   }
 
   /** A prepared first-admission row: committed, the record already holding its key, or a failure. */
@@ -184,6 +185,17 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
     receipts.set(key(r.actorId, r.actionId), r)
   }
   const taken = new Set<string>((await tx`SELECT event_id FROM group_events WHERE event_id IN ${tx(batch.flatMap((p) => p.events.map((e) => e.eventId)))}`).map((r) => String(r.event_id)))
+  // The Event IDs at the heads that pipelined appends name (GroupLog.append expectedHeadEventId):
+  // the committed ones read here, the ones this batch accepts recorded as it goes.
+  const chained = batch.filter((p) => p.expectedHeadEventId !== undefined)
+  const idAt = new Map<string, string>()
+  if (chained.length > 0) {
+    for (const row of await tx`SELECT e.group_id, e.sequence, e.event_id FROM group_events e
+        JOIN unnest(${chained.map((p) => p.groupId)}::text[], ${chained.map((p) => p.expectedHead)}::bigint[]) AS k(group_id, sequence)
+        ON e.group_id = k.group_id AND e.sequence = k.sequence`) {
+      idAt.set(`${String(row.group_id)}\u0000${Number(row.sequence)}`, String(row.event_id))
+    }
+  }
 
   const outcomes: (AppendOutcome | typeof LOCKED_OUT)[] = []
   const eventRows: ReturnType<typeof eventRow>[] = []
@@ -196,8 +208,13 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
       continue
     }
     const k = key(p.receipt.actorId, p.receipt.actionId)
-    const state = {head: heads.get(p.groupId) ?? null, prior: receipts.get(k) ?? null, takenEventId: p.events.find((e) => taken.has(e.eventId))?.eventId ?? null}
-    const verdict = decideAppend(state, p.expectedHead, p.events, p.receipt)
+    const state = {
+      head: heads.get(p.groupId) ?? null,
+      prior: receipts.get(k) ?? null,
+      takenEventId: p.events.find((e) => taken.has(e.eventId))?.eventId ?? null,
+      headEventId: p.expectedHeadEventId === undefined ? undefined : (idAt.get(`${p.groupId}\u0000${p.expectedHead}`) ?? null),
+    }
+    const verdict = decideAppend(state, p.expectedHead, p.events, p.receipt, p.expectedHeadEventId)
     if (verdict) {
       outcomes.push(verdict)
       continue
@@ -206,6 +223,7 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
     for (const e of p.events) {
       eventRows.push(eventRow(p.groupId, e))
       taken.add(e.eventId)
+      idAt.set(`${p.groupId}\u0000${e.sequence}`, e.eventId)
     }
     policy.push(...policyRows(p.groupId, p.events))
     const head = headAfter(p.events)

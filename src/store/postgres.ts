@@ -260,11 +260,11 @@ class PostgresStore implements Store {
     return postgresAppendGroups(this.sql, appends, receipt)
   }
 
-  async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): Promise<AppendOutcome> {
-    const refused = checkAppend(groupId, expectedHead, events, receipt)
+  async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome> {
+    const refused = checkAppend(groupId, expectedHead, events, receipt, expectedHeadEventId)
     if (refused) return refused
     // Batched with the appends arriving meanwhile into one transaction (pg-group-commit.ts).
-    return this.commits.append(groupId, expectedHead, events, receipt)
+    return this.commits.append(groupId, expectedHead, events, receipt, expectedHeadEventId)
   }
 
   async policyLog(groupId: string): Promise<PolicyLogEntry[]> {

@@ -63,6 +63,7 @@ function groupStatements(db: DB) {
     head: db.prepare('SELECT head, revision FROM groups WHERE group_id = ?'),
     receipt: db.prepare('SELECT * FROM receipts WHERE actor_id = ? AND action_id = ?'),
     eventIdTaken: db.prepare('SELECT 1 FROM group_events WHERE event_id = ?'),
+    eventIdAt: db.prepare('SELECT event_id FROM group_events WHERE group_id = ? AND sequence = ?').pluck(),
     events: db.prepare('SELECT sequence, event_id, kind, bytes FROM group_events WHERE group_id = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?'),
     insertEvent: db.prepare(insertSql('group_events', EVENT_COLUMNS)),
     insertReceipt: db.prepare(insertSql('receipts', RECEIPT_COLUMNS)),
@@ -318,8 +319,8 @@ class SqliteStore implements Store {
     return sqliteAppendGroups(this.db, appends, receipt)
   }
 
-  async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt): Promise<AppendOutcome> {
-    const refused = checkAppend(groupId, expectedHead, events, receipt)
+  async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome> {
+    const refused = checkAppend(groupId, expectedHead, events, receipt, expectedHeadEventId)
     if (refused) return refused
     try {
       // One step of the shared write transaction; settles after it committed (group-commit.ts).
@@ -329,8 +330,10 @@ class SqliteStore implements Store {
         head: this.readHead(groupId),
         prior: this.readReceipt(receipt.actorId, receipt.actionId),
         takenEventId: events.find((e) => s.eventIdTaken.get(e.eventId) !== undefined)?.eventId ?? null,
+        // Read inside this write step: an earlier step of the same batch may have written it.
+        headEventId: expectedHeadEventId === undefined ? undefined : ((s.eventIdAt.get(groupId, expectedHead) as string | undefined) ?? null),
       }
-      const verdict = decideAppend(state, expectedHead, events, receipt)
+      const verdict = decideAppend(state, expectedHead, events, receipt, expectedHeadEventId)
       if (verdict) return verdict // nothing was written
       for (const e of events) {
         const row = eventRow(groupId, e)

@@ -70,6 +70,7 @@ export class GroupFeed {
   async #load(): Promise<void> {
     const state = await this.authority.current(this.groupId)
     const target = state?.sequence ?? 0
+    const headBefore = this.#loaded ? this.head : -1
     if (!this.#loaded) {
       // The cache starts at the head: older history is replayed from the store by the pumps.
       this.#loaded = true
@@ -89,7 +90,10 @@ export class GroupFeed {
       this.#tail.splice(0, drop)
       this.#tailStart += drop
     }
+    // Several appends notify at once (one group commit): only a load that found something new
+    // wakes the pumps, so 100 subscribers are not woken again for nothing.
+    const news = state !== this.state || this.head !== headBefore
     this.state = state
-    this.changed()
+    if (news) this.changed()
   }
 }
