@@ -3,14 +3,16 @@
 // across a restart, per-Group BACKPRESSURE, CURSOR_TOO_OLD with a signed snapshot, the
 // no-existence-oracle rule, and malformed or binary frames. Real TLS 1.3 on 127.0.0.1, SQLite.
 
+import {randomUUID} from 'node:crypto'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {submit} from '../src/authority/ingress.js'
+import {openSession} from '../src/authority/sessions.js'
 import {DEFAULT_FRESHNESS, type Store, initStore, openStore} from '../src/store/index.js'
 import {MemoryCursorStore, type SnapshotReference} from '../src/wire/client.js'
-import {admissionKey, codeOf, createCommand, developer, groupCommand, newGroup, owner, post} from './authority-helpers.js'
+import {admissionKey, codeOf, contract, coord, coordinator, createCommand, developer, groupCommand, newGroup, owner, post} from './authority-helpers.js'
 import {type Running, collector, connect, frameId, next, rawSession, serve} from './wire-helpers.js'
 
 let dir: string
@@ -243,6 +245,27 @@ describe('CURSOR_TOO_OLD (§16, I5)', () => {
     } finally {
       await restricted.server.close()
     }
+  })
+})
+
+describe('Just-in-time Worker Membership on the wire (§8)', () => {
+  it('a candidate holding a provisional Membership receives the Group from the offer on (its visibility start); before the offer it could not subscribe', async () => {
+    const g = await group(2)
+    const w = `urn:uuid:${randomUUID()}`
+    const c = await connect(running.server.url, developer, {reconnect: false})
+    const refused = await next<Record<string, unknown>>((resolve) => void c.subscribe(g, {afterSequence: 0, onError: (e) => resolve(e)}, () => undefined))
+    expect(refused.code).toBe('GROUP_NOT_FOUND')
+    // The Coordinator acts through its own session (the server requires Agent sessions).
+    const session = {sessionEpoch: await openSession(running.authority, coordinator.principal!.id)}
+    expect(codeOf(await submit(running.authority, coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, session)))).toBe('ok')
+    const offerSequence = (await head(g)) + 1
+    const offer = coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 60_000).toISOString(), contextPackageId: 'urn:mwp:test:context-package:jit'}, 1, coordinator, session)
+    expect(codeOf(await submit(running.authority, offer))).toBe('ok')
+    const got = collector()
+    await c.subscribe(g, {afterSequence: 0}, got.onEvent)
+    await got.until(() => got.events.length >= 1)
+    expect(got.events.map((e) => [e.sequence, e.kind])).toEqual([[offerSequence, 'work.offer.created']])
+    await c.close()
   })
 })
 

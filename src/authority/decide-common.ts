@@ -2,6 +2,7 @@
 // Nothing here touches time, IDs or I/O except through the DecideContext.
 
 import type {ErrorCode} from '../errors.js'
+import {compareTimestampText} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
 import type {GroupState, MemberRole, MemberState} from './state.js'
 
@@ -128,6 +129,17 @@ export function coordinatorGate(state: GroupState | null, command: DecidedComman
   const member = activeMember(state, command)
   if (isRejected(member)) return member
   return coordinatorCheck(state, command) ?? revisionConflict(state, command) ?? state
+}
+
+/**
+ * §8/§17.2: who may read a Group's history (from its visibility start): an active Membership, or a
+ * provisional (just-in-time) one until the offer it came with expires — so a candidate Worker can
+ * receive its offer and Context Package before accepting.
+ */
+export function mayRead(member: MemberState | undefined, principal: {type: string}, at: string): member is MemberState {
+  if (member === undefined || member.principal.type !== principal.type) return false
+  if (member.active) return true
+  return member.provisional !== undefined && compareTimestampText(at, member.provisional.expiresAt) < 0
 }
 
 export const isOwner = (state: GroupState, actor: Principal) =>

@@ -11,6 +11,7 @@
 // Command is still verified individually by ingress (B8). Errors never close the connection,
 // except a frame before HELLO and an expired session.
 
+import {mayRead} from '../authority/decide-common.js'
 import {randomBytes} from 'node:crypto'
 import type {Socket} from 'node:net'
 import type WebSocket from 'ws'
@@ -261,7 +262,7 @@ export class Connection {
       // §17.2: an unauthorized Group gets exactly the answer a missing one gets (J4).
       const state = await authority.current(g.groupId)
       const member = state?.members[principal.id]
-      if (!state || !member || !member.active || member.principal.type !== principal.type) {
+      if (!state || !mayRead(member, principal, authority.clock())) {
         this.#error('GROUP_NOT_FOUND', {groupId: g.groupId, relatedFrameId: f.frameId})
         continue
       }

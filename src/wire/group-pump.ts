@@ -12,6 +12,7 @@
 // (before the Membership's visibility start, or filtered out) are announced with a server ACK
 // "delivered through" frame after the page, so the client never mistakes them for a gap.
 
+import {mayRead} from '../authority/decide-common.js'
 import type {JsonObject} from '../json/parse.js'
 import type {AttentionFilter} from './client.js'
 import {errorFrame, errorOf, frame} from './frames.js'
@@ -115,7 +116,7 @@ export class GroupPump {
       // Membership is enforced on every page (§17.2): an ended Membership stops delivery.
       const state = this.feed.state
       const member = state?.members[this.sink.principalId]
-      if (!state || !member || !member.active || member.principal.type !== this.sink.principalType) {
+      if (!state || !mayRead(member, {type: this.sink.principalType}, authority.clock())) {
         this.#stopped = true
         this.sink.send(errorFrame(errorOf('GROUP_NOT_FOUND', {groupId: this.groupId})))
         return
