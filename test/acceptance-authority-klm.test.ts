@@ -236,7 +236,7 @@ describe('M rate, recursion and runaway controls (§20)', () => {
     await refused(g, post(developer, g), 'RATE_LIMITED')
     const ids = (await events(g)).map((e) => e.doc.eventId)
     for (const id of posted) expect(ids).toContain(id)
-    expect(Object.values((await state(g)).messages ?? {}).flatMap((bucket) => Object.values(bucket)).filter((m) => (m as {author?: {id: string}}).author?.id === developer.principal!.id)).toHaveLength(3)
+    expect(Object.values((await state(g)).messages ?? {}).flatMap((a) => Object.values(a).flatMap((b) => Object.values(b).flatMap((c) => Object.values(c)))).filter((m) => (m as {author?: {id: string}}).author?.id === developer.principal!.id)).toHaveLength(3)
 
     const until = new Date(Date.now() + 3_600_000).toISOString()
     const [a, b] = [uuid(7), uuid(7)]

@@ -1,28 +1,31 @@
 // The Group's Message index (§9: corrections, retractions and redactions must find the Message
 // they name) without making each message.posted cost O(Messages in the Group). State is immutable
-// (apply returns a new object), so a flat map would be copied whole on every post; the index is
-// split into a fixed number of buckets by a hash of the Message ID, and a post copies one bucket
-// and the bucket table. Deterministic, so replay reproduces it (and its canonical hash) exactly.
+// (apply returns a new object), so a flat map would be copied whole on every post. The index is a
+// fixed-depth trie over a hash of the Message ID — three levels of 16 — so a post copies three
+// 16-entry nodes and one small leaf (Messages / 4096 entries). Deterministic, so replay
+// reproduces it (and its canonical hash) exactly.
 
 import type {MessageIndexEntry} from './cooperation-state.js'
 
-/** Bucket key → Message ID → entry. */
-export type MessageIndex = Record<string, Record<string, MessageIndexEntry>>
+/** Nibble → nibble → nibble → Message ID → entry. */
+export type MessageIndex = Record<string, Record<string, Record<string, Record<string, MessageIndexEntry>>>>
 
-const BUCKETS = 1024
-
-/** FNV-1a (32-bit) of the ID, as a short bucket key. */
-function bucketOf(id: string): string {
+/** Three hex digits of the FNV-1a (32-bit) hash of the ID: the path to its leaf. */
+function pathOf(id: string): [string, string, string] {
   let h = 0x811c9dc5
   for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193)
-  return ((h >>> 0) % BUCKETS).toString(36)
+  const hex = (h >>> 0).toString(16).padStart(8, '0')
+  return [hex[0]!, hex[1]!, hex[2]!]
 }
 
 export function messageEntry(index: MessageIndex | undefined, id: string): MessageIndexEntry | undefined {
-  return index?.[bucketOf(id)]?.[id]
+  const [a, b, c] = pathOf(id)
+  return index?.[a]?.[b]?.[c]?.[id]
 }
 
 export function withMessage(index: MessageIndex | undefined, id: string, entry: MessageIndexEntry): MessageIndex {
-  const b = bucketOf(id)
-  return {...index, [b]: {...index?.[b], [id]: entry}}
+  const [a, b, c] = pathOf(id)
+  const l1 = index?.[a]
+  const l2 = l1?.[b]
+  return {...index, [a]: {...l1, [b]: {...l2, [c]: {...l2?.[c], [id]: entry}}}}
 }
