@@ -26,7 +26,7 @@ import {RegistryEvidence} from '../src/signing/registry.js'
 import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
 import type {StoredEvent} from '../src/store/group-log.js'
 import {type Figure, fmt, measure, percentile} from './measure.js'
-import {postgresUnavailable, startBenchPostgres} from './postgres-cluster.js'
+import {postgresSupport, startPostgres} from '../scripts/postgres-cluster.js'
 
 const root = packageRoot()
 const key = (name: string): SigningKey => readKeyFile(join(root, 'fixtures/keys', `${name}.key.json`))
@@ -249,10 +249,13 @@ export async function runIngressBench(): Promise<void> {
   } finally {
     rmSync(dir, {recursive: true, force: true})
   }
-  const unavailable = process.env.MWP_BENCH_STORES === 'sqlite' ? 'MWP_BENCH_STORES=sqlite' : postgresUnavailable()
+  // A durable throwaway cluster (fsync on), or a fresh database on MWP_BENCH_POSTGRES_URL.
+  const external = process.env.MWP_BENCH_POSTGRES_URL
+  const support = postgresSupport(external)
+  const unavailable = process.env.MWP_BENCH_STORES === 'sqlite' ? 'MWP_BENCH_STORES=sqlite' : support.available ? null : support.reason
   if (unavailable) console.log(`postgres: SKIPPED (${unavailable}); set MWP_BENCH_POSTGRES_URL to use an existing server`)
   else {
-    const pg = await startBenchPostgres()
+    const pg = await startPostgres({external, durable: true})
     try {
       figures.push(...(await benchStore('postgres', pg.url, await pg.newDatabase())))
     } finally {
