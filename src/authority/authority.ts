@@ -85,16 +85,9 @@ export class Authority {
     this.registry = options.registry
     this.key = options.authorityKey
     this.principal = options.authorityKey.principal
-    this.policy = {rootMissionOwners: [...options.policy.rootMissionOwners], terminators: [...(options.policy.terminators ?? [])]}
-    if (options.policy.maxMissionDepth !== undefined) this.policy.maxMissionDepth = options.policy.maxMissionDepth
-    if (options.policy.archivers !== undefined) this.policy.archivers = [...options.policy.archivers]
-    if (options.policy.requireAgentSessions) this.policy.requireAgentSessions = true
-    if (options.policy.overrideIssuers !== undefined) this.policy.overrideIssuers = [...options.policy.overrideIssuers]
-    if (options.policy.redactors !== undefined) this.policy.redactors = [...options.policy.redactors]
-    if (options.policy.limits !== undefined) {
-      checkLimits(options.policy.limits)
-      this.policy.limits = structuredClone(options.policy.limits)
-    }
+    // A private copy: the caller's object cannot change policy under a running authority.
+    checkLimits(options.policy.limits)
+    this.policy = structuredClone(options.policy)
     this.clock = options.clock ?? (() => new Date().toISOString())
     this.newId = options.newId ?? (() => `urn:uuid:${randomUUID()}`)
   }

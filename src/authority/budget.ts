@@ -54,6 +54,13 @@ export function addUsage(usage: Usage, delta: UsageDelta): Usage {
   return out
 }
 
+/** A budget's limits read as amounts per dimension (what is allocated, e.g. under a Delegation Grant). */
+export function limitsAsUsage(budget: Budget | undefined): UsageDelta {
+  const out: UsageDelta = {}
+  for (const [d, limit] of DIMENSIONS) if (budget?.[limit] !== undefined) out[d] = budget[limit]
+  return out
+}
+
 /** True when the delta records nothing (every dimension absent or zero). */
 export const isZeroDelta = (delta: UsageDelta) => DIMENSIONS.every(([d]) => (delta[d] ?? 0) === 0)
 

@@ -12,14 +12,13 @@
 // MissionOwner as an explicit, recorded emergency override (payload.ownerOverride); or the grantee
 // of a persisted Grant it cites (payload.delegationGrantId), re-validated at every use.
 
+import {type Budget, DIMENSIONS, ZERO_USAGE, addUsage, limitsAsUsage, overflow} from './budget.js'
 import {compareTimestampText} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
 import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, coordinatorCheck, coordinatorGate, isOwner, isRejected, reject} from './decide-common.js'
 import type {DelegationGrantView} from './cooperation-state.js'
 import {type GroupState, TERMINAL} from './state.js'
 
-const BUDGET_DIMENSIONS = ['financialLimit', 'modelTokenLimit', 'toolCallLimit', 'computeSecondsLimit', 'wallClockSecondsLimit', 'externalSideEffectLimit'] as const
-type Budget = Partial<Record<(typeof BUDGET_DIMENSIONS)[number], number>> & {currency?: string}
 
 /** The WorkItem states that end a Grant's target (§9.1). */
 const DEAD_TARGET = new Set(['failed', 'cancelled', 'verified'])
@@ -66,7 +65,7 @@ export function grantDelegation(current: GroupState | null, command: DecidedComm
 
 /** The first ceiling wider than the scope it is delegated from, or null. */
 function widerThan(ceilings: Budget, contract: Budget | undefined, mission: Budget | undefined): string | null {
-  for (const d of BUDGET_DIMENSIONS) {
+  for (const [, d] of DIMENSIONS) {
     const from = contract?.[d] !== undefined ? contract : mission
     const bound = from?.[d]
     if (bound === undefined) continue
@@ -132,16 +131,17 @@ export function workAuthority(state: GroupState, command: DecidedCommand, at: st
   const workItemId = p.workItemId as string
   const items = grant.charged.includes(workItemId) ? grant.charged : [...grant.charged, workItemId]
   const ceilings = grant.budgetCeilings as Budget
-  for (const d of BUDGET_DIMENSIONS) {
-    let total = 0
-    for (const w of items) {
-      const budget = (w === workItemId ? contract.budget : state.workItems[w]?.contract.budget) as Budget | undefined
-      if (d === 'financialLimit' && budget?.financialLimit !== undefined && budget.currency !== ceilings.currency) return reject('BUDGET_EXCEEDED', 'a budget in another currency than the Grant')
-      total += budget?.[d] ?? 0
-    }
-    if (total > (ceilings[d] ?? 0)) return reject('BUDGET_EXCEEDED', `cumulative ${d} ${total} exceeds the Grant ceiling ${String(ceilings[d])}`)
+  let total = ZERO_USAGE
+  for (const w of items) {
+    const budget = (w === workItemId ? contract.budget : state.workItems[w]?.contract.budget) as Budget | undefined
+    if (budget?.financialLimit !== undefined && budget.currency !== ceilings.currency) return reject('BUDGET_EXCEEDED', 'a budget in another currency than the Grant')
+    total = addUsage(total, limitsAsUsage(budget))
   }
-  return null
+  // A dimension the Grant leaves unbounded allows nothing under it.
+  const bounded: Budget = {...ceilings}
+  for (const [, limit] of DIMENSIONS) bounded[limit] ??= 0
+  const over = overflow(bounded, total)
+  return over === null ? null : reject('BUDGET_EXCEEDED', `cumulative ${over} exceeds the Grant ceiling`)
 }
 
 /** §9.1: the checks that must still hold at every use; the reason, or null. */
