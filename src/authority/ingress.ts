@@ -93,6 +93,9 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
   // submitOrganizationCommand() (the wire server routes them there).
   if (typeof command.groupId !== 'string') return fail('INVALID_COMMAND')
 
+  // The checks that depend on the Command alone run once, outside the Group's queue (and not again
+  // on a retry); their verdict is applied in its place in the order below.
+  const preflight = commandChecks(authority, command)
   // §12/§14: a Command spanning Groups (Mission ancestry, a child Group) holds all of them.
   const groupIds = await involvedGroups(authority, command)
   const decideInQueue = async (): Promise<SubmitResult | InFlight> => {
@@ -117,28 +120,8 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
     const session = await checkAgentSession(authority, command)
     if (session) return fail(session)
 
-    const payload = checkPayload(command.kind, command.payload)
-    if (payload === 'unknown-kind') return fail('INVALID_COMMAND')
-    if (payload === 'invalid') return fail('SCHEMA_VALIDATION_FAILED')
-    if (unknownCriticalExtension(command.extensions) !== null) return fail('UNKNOWN_CRITICAL_EXTENSION')
-
-    const forbidden = authorize(authority, command)
-    if (forbidden) return fail(forbidden)
-
-    // §7.3: the Approval is a signed document of its own; the pure decider gets only verified facts.
-    if (command.kind === 'mission.approve') {
-      const bytes = Buffer.from(JSON.stringify(command.payload.approval), 'utf8')
-      const approval = verify('approval', bytes, authority.registry)
-      if (approval instanceof Rejection) return fail('INVALID_COMMAND')
-      command.approval = {signer: approval.principal, document: approval.document as Record<string, unknown>}
-    }
-    // §13.1: the Artifact manifest is signed by its producing Agent; verified the same way.
-    if (command.kind === 'artifact.publish') {
-      const manifest = verify('artifact', Buffer.from(JSON.stringify(command.payload.artifact), 'utf8'), authority.registry)
-      if (manifest instanceof Rejection) return fail('INVALID_COMMAND')
-      command.artifact = {signer: manifest.principal, document: manifest.document as Record<string, unknown>}
-    }
-    // §7.4: the archival snapshot likewise (signature, signer, Event IDs: snapshot.ts).
+    if (preflight) return fail(preflight)
+    // §7.4: the archival snapshot, checked against the stored log (signature, signer, Event IDs: snapshot.ts).
     if (command.kind === GROUP_ARCHIVE) {
       const invalid = await verifyArchiveSnapshot(authority, command)
       if (invalid) return fail(invalid)
@@ -239,6 +222,36 @@ function checkEpochs(c: Command): ErrorCode | null {
     case 'service':
       return c.sessionEpoch !== undefined || c.membershipEpoch !== undefined ? 'INVALID_COMMAND' : null
   }
+}
+
+/**
+ * What the Command alone decides, in this order: payload schema, critical extensions, role and
+ * Organization policy, and the embedded signed documents. §7.3/§13.1: an Approval or an Artifact
+ * manifest is a signed document of its own, verified with the six stages; the pure decider gets
+ * the verified signer and document (attached to the command), never raw bytes.
+ */
+function commandChecks(authority: Authority, command: Command): ErrorCode | null {
+  const payload = checkPayload(command.kind, command.payload)
+  if (payload === 'unknown-kind') return 'INVALID_COMMAND'
+  if (payload === 'invalid') return 'SCHEMA_VALIDATION_FAILED'
+  if (unknownCriticalExtension(command.extensions) !== null) return 'UNKNOWN_CRITICAL_EXTENSION'
+  const forbidden = authorize(authority, command)
+  if (forbidden) return forbidden
+  const embedded = (kind: 'approval' | 'artifact', document: unknown) => {
+    const v = verify(kind, Buffer.from(JSON.stringify(document), 'utf8'), authority.registry)
+    return v instanceof Rejection ? null : {signer: v.principal, document: v.document as Record<string, unknown>}
+  }
+  if (command.kind === 'mission.approve') {
+    const approval = embedded('approval', command.payload.approval)
+    if (approval === null) return 'INVALID_COMMAND'
+    command.approval = approval
+  }
+  if (command.kind === 'artifact.publish') {
+    const artifact = embedded('artifact', command.payload.artifact)
+    if (artifact === null) return 'INVALID_COMMAND'
+    command.artifact = artifact
+  }
+  return null
 }
 
 /** Role and Organization policy (AUTH_FORBIDDEN); Membership checks are the decider's. */
