@@ -66,6 +66,24 @@ describe.each(backends.filter((b) => b.enabled))('Organization log and Cursors: 
     }
   })
 
+  it('the Organization log is append-only in the database itself: updating or deleting an Event or a receipt fails', async () => {
+    const url = await backend.fresh()
+    await initStore(url, config)
+    const store = await openStore(url)
+    const raw = backend.raw(url)
+    try {
+      expect(await store.organizationLog().append(entry(`urn:mwp:test:agent:${randomUUID()}`, 1), 0, receipt())).toEqual({status: 'appended'})
+      for (const statement of [`UPDATE org_events SET kind = 'x'`, 'DELETE FROM org_events', `UPDATE org_receipts SET document = 'x'`, 'DELETE FROM org_receipts']) {
+        await expect(raw.exec(statement), statement).rejects.toThrow(/append-only/)
+      }
+      expect(await raw.count('org_events')).toBe(1)
+      expect(await raw.count('org_receipts')).toBe(1)
+    } finally {
+      await raw.close()
+      await store.close()
+    }
+  })
+
   it('Cursors only move forward and survive reopening the store', async () => {
     const url = await backend.fresh()
     await initStore(url, config)

@@ -74,6 +74,10 @@ CREATE TABLE IF NOT EXISTS org_receipts (
   document     TEXT NOT NULL,
   PRIMARY KEY (actor_id, action_id)
 ) STRICT;
+CREATE TRIGGER IF NOT EXISTS org_receipts_no_update BEFORE UPDATE ON org_receipts
+BEGIN SELECT RAISE(ABORT, 'org_receipts is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS org_receipts_no_delete BEFORE DELETE ON org_receipts
+BEGIN SELECT RAISE(ABORT, 'org_receipts is append-only'); END;
 `
 
 const POSTGRES_SCHEMA = `
@@ -93,6 +97,11 @@ CREATE TABLE IF NOT EXISTS org_receipts (
   document     TEXT NOT NULL,
   PRIMARY KEY (actor_id, action_id)
 );
+-- The same append-only guard as the Group log's tables (mwp_append_only() comes with the store schema).
+CREATE OR REPLACE TRIGGER org_events_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON org_events
+  FOR EACH STATEMENT EXECUTE FUNCTION mwp_append_only();
+CREATE OR REPLACE TRIGGER org_receipts_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON org_receipts
+  FOR EACH STATEMENT EXECUTE FUNCTION mwp_append_only();
 `
 
 const receiptFrom = (raw: Record<string, unknown>): OrgReceipt => ({
