@@ -26,8 +26,8 @@ import {compareTimestampText} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
 import {ancestorsOf} from './ancestry.js'
 import {type Budget, allocationProblem, missionUsage, remaining, workItemUsage} from './budget.js'
-import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, coordinatorGate, isRejected, membershipDoc, reject} from './decide-common.js'
-import {missionCreate} from './decide-mission.js'
+import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, coordinatorGate, isRejected, reject} from './decide-common.js'
+import {missionCreate, openingEvents} from './decide-mission.js'
 import {CHILD_CONCLUDED, type ChildFailurePolicy, runningChild} from './mission-tree.js'
 import {type GroupState, TERMINAL, type WorkState} from './state.js'
 
@@ -86,65 +86,40 @@ function createChild(current: GroupState | null, command: DecidedCommand, ctx: D
   // Memberships are keyed by principal: one Agent cannot hold both child roles.
   if (coordinatorAgentId === childOwner.id) return reject('INVALID_COMMAND', 'the child Coordinator must differ from the child MissionOwner (the Parent Coordinator)')
 
-  const at = ctx.acceptedAt
   const failurePolicy = (p.childFailurePolicy as ChildFailurePolicy | undefined) ?? DEFAULT_FAILURE_POLICY
-  const parent = {missionId: state.missionId, groupId: state.groupId, workItemId, depth}
   const childCreatedId = ctx.newId()
-  const createdId = ctx.newId()
-  const assignedId = ctx.newId()
-  const membership = (who: Principal, role: 'mission_owner' | 'coordinator') =>
-    membershipDoc({missionId: childMissionId, groupId: childGroupId}, {membershipId: ctx.newId(), member: who, role, membershipEpoch: 1, scopes: ['group.full'], visibilityStartSequence: 1, active: true}, at)
-  const conversationId = ctx.newId()
-  const mission = {
-    missionId: childMissionId,
+  // The child Group opens like a root one, in the child Group; the Mission names its parent
+  // (mission.schema.json `parent`) and its Group rides beside it.
+  const opening = openingEvents({missionId: childMissionId, groupId: childGroupId}, childOwner, p, ctx, {
+    mission: {parent: {missionId: state.missionId, workItemId, depth}},
+    payload: {parentGroupId: state.groupId},
     groupId: childGroupId,
-    state: 'active',
-    missionOwner: childOwner,
-    objective: p.objective,
-    definitionOfDone: p.definitionOfDone,
-    deadline: p.deadline,
-    budget: p.budget,
-    approvalPolicy: p.approvalPolicy,
-    createdAt: at,
-    parent: {missionId: parent.missionId, workItemId, depth}, // mission.schema.json `parent`
+  })
+  const childCreated: EventDraft = {
+    eventId: childCreatedId,
+    kind: 'mission.child.created',
+    conversationId: item.conversationId,
+    payload: {
+      workItemId,
+      revision: item.revision + 1,
+      child: {
+        missionId: childMissionId,
+        groupId: childGroupId,
+        depth,
+        missionOwner: childOwner,
+        coordinatorAgentId,
+        budget: p.budget,
+        deadline: p.deadline,
+        requiredCapabilities: (p.requiredCapabilities as Capability[] | undefined) ?? item.contract.requiredCapabilities,
+        allowedResources: (p.allowedResources as ResourceGrant[] | undefined) ?? item.contract.allowedResources,
+        failurePolicy,
+      },
+      // §10.2: ownership is fenced while the linked child Mission runs.
+      ...(item.owner !== null ? {fencedOwnershipEpoch: item.owner.ownershipEpoch} : {}),
+      ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {}),
+    },
   }
-  const events: EventDraft[] = [
-    {
-      eventId: childCreatedId,
-      kind: 'mission.child.created',
-      conversationId: item.conversationId,
-      payload: {
-        workItemId,
-        revision: item.revision + 1,
-        child: {
-          missionId: childMissionId,
-          groupId: childGroupId,
-          depth,
-          missionOwner: childOwner,
-          coordinatorAgentId,
-          budget: p.budget,
-          deadline: p.deadline,
-          requiredCapabilities: (p.requiredCapabilities as Capability[] | undefined) ?? item.contract.requiredCapabilities,
-          allowedResources: (p.allowedResources as ResourceGrant[] | undefined) ?? item.contract.allowedResources,
-          failurePolicy,
-        },
-        // §10.2: ownership is fenced while the linked child Mission runs.
-        ...(item.owner !== null ? {fencedOwnershipEpoch: item.owner.ownershipEpoch} : {}),
-        ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {}),
-      },
-    },
-    {eventId: createdId, kind: 'mission.created', groupId: childGroupId, conversationId, payload: {mission, parentGroupId: state.groupId, conversationId, membership: membership(childOwner, 'mission_owner')}},
-    {
-      eventId: assignedId,
-      kind: 'mission.coordinator.assigned',
-      groupId: childGroupId,
-      payload: {
-        coordinator: {agentId: coordinatorAgentId, coordinatorEpoch: 1, leaseId: ctx.newId(), leaseExpiresAt: null},
-        membership: membership({type: 'agent', id: coordinatorAgentId}, 'coordinator'),
-      },
-    },
-  ]
-  return {events}
+  return {events: [childCreated, ...opening]}
 }
 
 /**

@@ -28,48 +28,57 @@ export function missionCreate(state: GroupState | null, command: DecidedCommand,
   if (command.actor.type !== 'human') return reject('AUTH_FORBIDDEN', 'a root MissionOwner is human (§7.1)')
 
   const groupId = p.groupId as string // equal to command.groupId, checked above
-  const missionId = p.missionId as string
-  const at = ctx.acceptedAt
   const owner: Principal = {type: command.actor.type, id: command.actor.id}
-  const coordinator: Principal = {type: 'agent', id: p.coordinatorAgentId as string}
+  return {events: openingEvents({missionId: p.missionId as string, groupId}, owner, p, ctx)}
+}
+
+/**
+ * §7.1: the two Events that open a Group — mission.created (with the MissionOwner's Membership and
+ * the planning Conversation) and mission.coordinator.assigned (Coordinator Epoch 1, a stable lease
+ * ID, the Coordinator's Membership) — from a create payload (objective, definitionOfDone, deadline,
+ * budget, approvalPolicy, coordinatorAgentId). `extra` adds members for child Missions.
+ */
+export function openingEvents(
+  target: {missionId: string; groupId: string},
+  owner: Principal,
+  p: Record<string, unknown>,
+  ctx: DecideContext,
+  extra: {mission?: Record<string, unknown>; payload?: Record<string, unknown>; groupId?: string} = {},
+): EventDraft[] {
+  const at = ctx.acceptedAt
   // Event IDs first, in Event order, so a deterministic generator gives readable test IDs.
   const createdId = ctx.newId()
   const assignedId = ctx.newId()
   // §8: MissionOwner and Coordinator Memberships have complete Group visibility.
   const membership = (member: Principal, role: 'mission_owner' | 'coordinator') =>
-    membershipDoc({missionId, groupId}, {membershipId: ctx.newId(), member, role, membershipEpoch: 1, scopes: ['group.full'], visibilityStartSequence: 1, active: true}, at)
+    membershipDoc(target, {membershipId: ctx.newId(), member, role, membershipEpoch: 1, scopes: ['group.full'], visibilityStartSequence: 1, active: true}, at)
   const conversationId = ctx.newId()
-  const created: EventDraft = {
-    eventId: createdId,
-    kind: 'mission.created',
-    conversationId,
-    payload: {
-      mission: {
-        missionId,
-        groupId,
-        state: 'active',
-        missionOwner: owner,
-        objective: p.objective,
-        definitionOfDone: p.definitionOfDone,
-        deadline: p.deadline,
-        budget: p.budget,
-        approvalPolicy: p.approvalPolicy,
-        createdAt: at,
-      },
-      conversationId,
-      membership: membership(owner, 'mission_owner'),
-    },
+  const mission = {
+    missionId: target.missionId,
+    groupId: target.groupId,
+    state: 'active',
+    missionOwner: owner,
+    objective: p.objective,
+    definitionOfDone: p.definitionOfDone,
+    deadline: p.deadline,
+    budget: p.budget,
+    approvalPolicy: p.approvalPolicy,
+    createdAt: at,
+    ...extra.mission,
   }
+  const inGroup = extra.groupId !== undefined ? {groupId: extra.groupId} : {}
+  const created: EventDraft = {eventId: createdId, kind: 'mission.created', ...inGroup, conversationId, payload: {mission, ...extra.payload, conversationId, membership: membership(owner, 'mission_owner')}}
   const assigned: EventDraft = {
     eventId: assignedId,
     kind: 'mission.coordinator.assigned',
+    ...inGroup,
     payload: {
       // §7.2: epoch 1 and a stable lease ID; the expiry arrives with mission.renew_coordinator.
-      coordinator: {agentId: coordinator.id, coordinatorEpoch: 1, leaseId: ctx.newId(), leaseExpiresAt: null},
-      membership: membership(coordinator, 'coordinator'),
+      coordinator: {agentId: p.coordinatorAgentId as string, coordinatorEpoch: 1, leaseId: ctx.newId(), leaseExpiresAt: null},
+      membership: membership({type: 'agent', id: p.coordinatorAgentId as string}, 'coordinator'),
     },
   }
-  return {events: [created, assigned]}
+  return [created, assigned]
 }
 
 type Who = 'owner' | 'coordinator'
