@@ -4,14 +4,12 @@
 // boundaries can be crossed; the Commands themselves are signed now, so freshness is unaffected.
 // Lines already proven elsewhere are cited in the audit report's traceability table.
 
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {type Authority, openAuthority} from '../src/authority/authority.js'
-import {submit} from '../src/authority/ingress.js'
+import {describe, expect, it} from 'vitest'
+import {openAuthority} from '../src/authority/authority.js'
 import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS} from '../src/authority/work-leases.js'
 import type {SigningKey} from '../src/crypto/keyfile.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {verify} from '../src/signing/verify.js'
-import type {Store} from '../src/store/index.js'
 import {
   authorityKey,
   codeOf,
@@ -26,7 +24,7 @@ import {
   receiptOf,
   registry,
   reviewer,
-  sqliteStore,
+  sqliteSuite,
   uuid,
   candidateBasis,
 } from './authority-helpers.js'
@@ -37,28 +35,20 @@ const DEP_INSERT = 'ext.missionweaveprotocol.core.dependency_insert'
 const RENEW = 'ext.missionweaveprotocol.core.lease_renew'
 const policy = {rootMissionOwners: [owner.principal!.id]}
 
-let store: Store
-let cleanup: () => Promise<void>
-let authority: Authority
 /** Offset of the authority's trusted clock from real time, or a fixed instant when set. */
 let skewMs = 0
 let fixedNow: string | null = null
 const now = () => fixedNow ?? new Date(Date.now() + skewMs).toISOString()
 const touched: string[] = []
 
-beforeAll(async () => {
-  ;({store, cleanup} = await sqliteStore())
-  authority = openAuthority({store, registry, authorityKey, policy, clock: now})
-}, 60_000)
-afterAll(async () => cleanup?.())
+const suite = sqliteSuite((store) => openAuthority({store, registry, authorityKey, policy, clock: now}))
 
-const run = (bytes: Buffer) => submit(authority, bytes)
-const code = async (bytes: Buffer) => codeOf(await run(bytes))
-const head = async (g: string) => (await store.head(g))!.sequence
-const state = async (g: string) => (await authority.current(g))!
+const {run, code} = suite
+const head = async (g: string) => (await suite.store.head(g))!.sequence
+const state = async (g: string) => (await suite.authority.current(g))!
 const item = async (g: string, w: string) => (await state(g)).workItems[w]!
 async function events(g: string) {
-  return (await store.read(g, 0, 1000)).events.map((e) => {
+  return (await suite.store.read(g, 0, 1000)).events.map((e) => {
     const v = verify('event', e.bytes, registry)
     if (!v.ok) throw new Error(`stored Event ${e.sequence} does not verify`)
     return v.document as unknown as {kind: string; payload: Record<string, unknown>}
@@ -188,7 +178,7 @@ describe('E2 a materially revised contract (§10.1)', () => {
     receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId)))
     expect((await item(g, w)).owner).toMatchObject({agentId: developer.principal!.id, ownershipEpoch: 1})
     // The fold of the stored Events reproduces the withdrawal exactly.
-    const fresh = openAuthority({store, registry, authorityKey, policy, clock: now})
+    const fresh = openAuthority({store: suite.store, registry, authorityKey, policy, clock: now})
     expect(canonicalHash((await fresh.current(g)) as never)).toBe(canonicalHash((await state(g)) as never))
   })
 })
@@ -302,7 +292,7 @@ describe('E6 E7 E8 offers and first acceptance (§10.3)', () => {
     const offerId = (await item(g, w)).offer!.offerId
     const before = await head(g)
     fixedNow = expiresAt
-    expect(await authority.current(g)).toMatchObject({sequence: before}) // expiry itself: no Event
+    expect(await suite.authority.current(g)).toMatchObject({sequence: before}) // expiry itself: no Event
     await refused(g, acceptOffer(g, w, offerId), 'WORK_OFFER_EXPIRED')
     expect((await item(g, w)).state).toBe('offered')
   })

@@ -5,8 +5,8 @@
 // acceptedBy check on replay, per-Group order). H7 under a real database failure and H12 across
 // two authorities run on both stores in acceptance-authority-h-stores.test.ts.
 
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {type Authority, openAuthority} from '../src/authority/authority.js'
+import {describe, expect, it} from 'vitest'
+import {openAuthority} from '../src/authority/authority.js'
 import {submit} from '../src/authority/ingress.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
@@ -17,7 +17,6 @@ import {canonicalBytes} from '../src/json/jcs.js'
 import type {JsonObject} from '../src/json/parse.js'
 import {sign} from '../src/signing/sign.js'
 import {verify} from '../src/signing/verify.js'
-import type {Store} from '../src/store/index.js'
 import {
   authorityKey,
   codeOf,
@@ -35,21 +34,14 @@ import {
   receiptOf,
   registry,
   reviewer,
-  sqliteStore,
+  sqliteSuite,
   uuid,
 } from './authority-helpers.js'
 
 const H1 = `sha256:${'d'.repeat(64)}`
-let store: Store
-let cleanup: () => Promise<void>
-let authority: Authority
 const policy = {rootMissionOwners: [owner.principal!.id], terminators: [orgService.principal!.id]}
 
-beforeAll(async () => {
-  ;({store, cleanup} = await sqliteStore())
-  authority = openAuthority({store, registry, authorityKey, policy})
-}, 60_000)
-afterAll(async () => cleanup?.())
+const suite = sqliteSuite((store) => openAuthority({store, registry, authorityKey, policy}))
 
 /**
  * A correctly Ed25519-signed document that the project signer would refuse to produce because it
@@ -64,12 +56,11 @@ function signedAnyway(unsigned: JsonObject, key: SigningKey, timeField: string):
 const rawCommand = (signer: SigningKey, fields: Record<string, unknown>) =>
   signedAnyway({protocolVersion: '0.1', actionId: uuid(1), actor: signer.principal, correlationId: uuid(2), issuedAt: new Date().toISOString(), payload: {}, ...fields} as unknown as JsonObject, signer, 'issuedAt')
 
-const run = (bytes: Buffer) => submit(authority, bytes)
-const code = async (bytes: Buffer) => codeOf(await run(bytes))
-const head = async (g: string) => (await store.head(g))?.sequence ?? 0
-const state = async (g: string) => (await authority.current(g))!
+const {run, code} = suite
+const head = async (g: string) => (await suite.store.head(g))?.sequence ?? 0
+const state = async (g: string) => (await suite.authority.current(g))!
 async function events(g: string) {
-  return (await store.read(g, 0, 1000)).events
+  return (await suite.store.read(g, 0, 1000)).events
 }
 async function group(): Promise<string> {
   const g = newGroup('acc-h')
@@ -84,7 +75,7 @@ async function refusedWithoutTrace(g: string, bytes: Buffer, expected: string) {
   expect(codeOf(r)).toBe(expected)
   expect(await head(g)).toBe(before)
   const doc = JSON.parse(bytes.toString('utf8')) as {actor: {id: string}; actionId: string}
-  expect(await store.receipt(doc.actor.id, doc.actionId)).toBeNull()
+  expect(await suite.store.receipt(doc.actor.id, doc.actionId)).toBeNull()
 }
 
 describe('H1-H4 epochs by actor type (§15.1)', () => {
@@ -114,7 +105,7 @@ describe('H1-H4 epochs by actor type (§15.1)', () => {
     const {groupId: _g, ...noGroup} = fields
     const rejected = async (bytes: Buffer, expected: string) => {
       expect(await code(bytes)).toBe(expected)
-      expect(await store.head(g)).toBeNull()
+      expect(await suite.store.head(g)).toBeNull()
     }
     await rejected(rawCommand(owner, {...fields, membershipEpoch: 1}), 'SCHEMA_VALIDATION_FAILED')
     await rejected(rawCommand(owner, {...fields, sessionEpoch: 1}), 'SCHEMA_VALIDATION_FAILED')
@@ -157,7 +148,7 @@ describe('H1-H4 epochs by actor type (§15.1)', () => {
     await refusedWithoutTrace(g, rawCommand(coordinator, {kind: 'work.accept_result', ...agentFields, payload: {workItemId: w}}), 'SCHEMA_VALIDATION_FAILED')
     await refusedWithoutTrace(g, rawCommand(coordinator, {kind: 'mission.submit_for_approval', ...agentFields, payload: {artifactHashes: [H1]}}), 'SCHEMA_VALIDATION_FAILED')
     // work.authorize may also come from a Grant holder (§9.1), so the schema allows no epoch; the
-    // authority then finds neither a Coordinator lease nor a cited Grant.
+    // suite.authority then finds neither a Coordinator lease nor a cited Grant.
     await refusedWithoutTrace(g, rawCommand(coordinator, {kind: 'work.authorize', ...agentFields, payload: {workItemId: w, contract: contract()}}), 'AUTH_FORBIDDEN')
     await refusedWithoutTrace(g, rawCommand(coordinator, {kind: 'mission.terminate', ...agentFields, payload: {reason: 'Stuck.'}}), 'SCHEMA_VALIDATION_FAILED')
     // A new Coordinator lease makes epoch 1 stale for everyone, including the old holder.
@@ -204,11 +195,11 @@ describe('H5-H7 idempotency and atomic acceptance (§15.1)', () => {
     const actionId = uuid(1)
     const original = receiptOf(await run(post(coordinator, g, {actionId})))
     const seq = await head(g)
-    const stored = await store.receipt(coordinator.principal!.id, actionId)
+    const stored = await suite.store.receipt(coordinator.principal!.id, actionId)
     expect(await code(post(coordinator, g, {actionId, payload: {text: 'different'}}))).toBe('ACTION_ID_COLLISION')
     expect(await code(post(coordinator, g, {actionId, correlationId: uuid(2)}))).toBe('ACTION_ID_COLLISION') // another envelope field counts too
     expect(await head(g)).toBe(seq)
-    expect(await store.receipt(coordinator.principal!.id, actionId)).toEqual(stored)
+    expect(await suite.store.receipt(coordinator.principal!.id, actionId)).toEqual(stored)
     expect(JSON.parse(stored!.document)).toEqual(original)
     // The key is global per actor: the same Action ID with other content in another Group collides too.
     const other = await group()
@@ -230,7 +221,7 @@ describe('H5-H7 idempotency and atomic acceptance (§15.1)', () => {
     await refusedWithoutTrace(g, groupCommand(developer, 'work.start', g, {workItemId: w, ownershipEpoch: 2}), 'AUTH_FORBIDDEN') // never issued
     await refusedWithoutTrace(g, groupCommand(reviewer, 'work.start', g, {workItemId: w, ownershipEpoch: 1}), 'AUTH_FORBIDDEN')
     expect(await head(g)).toBe(seq)
-    expect(canonicalHash(await openAuthority({store, registry, authorityKey, policy}).current(g) as never)).toBe(hash)
+    expect(canonicalHash(await openAuthority({store: suite.store, registry, authorityKey, policy}).current(g) as never)).toBe(hash)
   })
 })
 
@@ -261,7 +252,7 @@ describe('H8-H10 Events and Group order (§15.2)', () => {
 
   it('H8 a Group Event envelope without groupId, sequence or aggregateRevision, or with sequence 0, is schema-invalid', async () => {
     const g = await group()
-    const [e] = (await store.read(g, 0, 1)).events
+    const [e] = (await suite.store.read(g, 0, 1)).events
     const v = verify('event', e!.bytes, registry)
     if (!v.ok) throw new Error('stored Event does not verify')
     const {signature: _sig, ...unsigned} = v.document as Record<string, unknown>
@@ -296,7 +287,7 @@ describe('H8-H10 Events and Group order (§15.2)', () => {
 
   it('H9 a validly signed Event accepted by another service is not a Group fact: replay stops with INTERNAL_ERROR and an audit entry', async () => {
     const g = await group()
-    const [first] = (await store.read(g, 0, 1)).events
+    const [first] = (await suite.store.read(g, 0, 1)).events
     const v = verify('event', first!.bytes, registry)
     if (!v.ok) throw new Error('stored Event does not verify')
     const {signature: _sig, ...unsigned} = v.document as Record<string, unknown>
@@ -312,8 +303,8 @@ describe('H8-H10 Events and Group order (§15.2)', () => {
     }
     const signed = sign('event', rogue, orgService).document
     const bytes = Buffer.from(JSON.stringify(signed), 'utf8')
-    // The rogue writer goes straight to the store (it holds no authority key).
-    const outcome = await store.append(g, seq, [{eventId: rogue.eventId as string, kind: 'message.posted', sequence: seq + 1, aggregateRevision: rogue.aggregateRevision as number, bytes}] as never, {
+    // The rogue writer goes straight to the suite.store (it holds no suite.authority key).
+    const outcome = await suite.store.append(g, seq, [{eventId: rogue.eventId as string, kind: 'message.posted', sequence: seq + 1, aggregateRevision: rogue.aggregateRevision as number, bytes}] as never, {
       actorId: orgService.principal!.id,
       actionId: uuid(1),
       contentHash: `sha256:${'e'.repeat(64)}`,
@@ -323,12 +314,12 @@ describe('H8-H10 Events and Group order (§15.2)', () => {
       document: '{}',
     })
     expect(outcome.status).toBe('appended')
-    const fresh = openAuthority({store, registry, authorityKey, policy})
-    const auditBefore = (await store.listAudit()).length
+    const fresh = openAuthority({store: suite.store, registry, authorityKey, policy})
+    const auditBefore = (await suite.store.listAudit()).length
     const r = await submit(fresh, post(coordinator, g))
     expect(codeOf(r)).toBe('INTERNAL_ERROR')
     expect(await head(g)).toBe(seq + 1)
-    const audit = await store.listAudit()
+    const audit = await suite.store.listAudit()
     expect(audit.length).toBeGreaterThan(auditBefore)
     expect(audit.at(-1)).toMatchObject({stage: 'authority', reason: 'log-integrity'})
   })

@@ -5,9 +5,8 @@
 // signed now, so freshness is unaffected. Lines already proven elsewhere are cited in the audit
 // report's traceability table.
 
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {type Authority, openAuthority} from '../src/authority/authority.js'
-import {submit} from '../src/authority/ingress.js'
+import {describe, expect, it} from 'vitest'
+import {openAuthority} from '../src/authority/authority.js'
 import {signEd25519} from '../src/crypto/ed25519.js'
 import type {SigningKey} from '../src/crypto/keyfile.js'
 import {encodeBase64url} from '../src/json/base64url.js'
@@ -16,7 +15,6 @@ import type {JsonObject} from '../src/json/parse.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import {sign} from '../src/signing/sign.js'
 import {verify} from '../src/signing/verify.js'
-import type {Store} from '../src/store/index.js'
 import {
   authorityKey,
   codeOf,
@@ -34,7 +32,7 @@ import {
   receiptOf,
   registry,
   reviewer,
-  sqliteStore,
+  sqliteSuite,
   uuid,
 } from './authority-helpers.js'
 
@@ -42,23 +40,16 @@ const limits = {messageRate: {soft: 2, hard: 3, windowMinutes: 10}, ownedWorkIte
 const policy = {rootMissionOwners: [owner.principal!.id], overrideIssuers: [orgService.principal!.id], limits}
 const PROFILE = 'https://extensions.example/profiles/acceptance-k'
 
-let store: Store
-let cleanup: () => Promise<void>
-let authority: Authority
 let fixedNow: string | null = null
 const now = () => fixedNow ?? new Date().toISOString()
 
-beforeAll(async () => {
-  ;({store, cleanup} = await sqliteStore())
-  authority = openAuthority({store, registry, authorityKey, policy, clock: now})
-}, 60_000)
-afterAll(async () => cleanup?.())
+const suite = sqliteSuite((store) => openAuthority({store, registry, authorityKey, policy, clock: now}))
 
-const run = (bytes: Buffer) => submit(authority, bytes)
-const head = async (g: string) => (await store.head(g))!.sequence
-const state = async (g: string) => (await authority.current(g))!
+const {run} = suite
+const head = async (g: string) => (await suite.store.head(g))!.sequence
+const state = async (g: string) => (await suite.authority.current(g))!
 async function events(g: string) {
-  return (await store.read(g, 0, 1000)).events.map((e) => {
+  return (await suite.store.read(g, 0, 1000)).events.map((e) => {
     const v = verify('event', e.bytes, registry)
     if (!v.ok) throw new Error(`stored Event ${e.sequence} does not verify`)
     return {bytes: e.bytes, doc: v.document as unknown as {kind: string; eventId: string; cause: {id: string}; payload: Record<string, unknown>; extensions?: unknown}}
@@ -89,7 +80,7 @@ async function refused(g: string, bytes: Buffer, expected: string) {
 }
 
 describe('K extensions (§18)', () => {
-  it('K1 [-cmd:message.post] [-cmd:work.authorize] [+cmd:work.authorize] a critical extension the authority cannot interpret → UNKNOWN_CRITICAL_EXTENSION on any kind; an ext.* kind without a profile is INVALID_COMMAND', async () => {
+  it('K1 [-cmd:message.post] [-cmd:work.authorize] [+cmd:work.authorize] a critical extension the suite.authority cannot interpret → UNKNOWN_CRITICAL_EXTENSION on any kind; an ext.* kind without a profile is INVALID_COMMAND', async () => {
     const g = await group()
     const critical = {[PROFILE]: {version: '1.0.0', critical: true, data: {mode: 'strict'}}}
     const w = uuid(7)
@@ -116,7 +107,7 @@ describe('K extensions (§18)', () => {
     const last = (await events(g)).at(-1)!
     expect(last.doc.kind).toBe('message.posted')
     expect(canonicalBytes(last.doc.extensions as never).equals(canonicalBytes((cmd.document as {extensions: never}).extensions))).toBe(true)
-    // It is inside what the authority signed: change one value and the stored Event no longer verifies.
+    // It is inside what the suite.authority signed: change one value and the stored Event no longer verifies.
     const tampered = Buffer.from(Buffer.from(last.bytes).toString('utf8').replace('"flag":true', '"flag":false'), 'utf8')
     expect(tampered.equals(Buffer.from(last.bytes))).toBe(false)
     const v = verify('event', tampered, registry)
@@ -129,7 +120,7 @@ describe('K extensions (§18)', () => {
     // Raise the developer's Membership Epoch, then present the old one with "overriding" extension data.
     receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
     await refused(g, post(developer, g, {extensions: weakening}), 'MEMBERSHIP_STALE')
-    // A Message whose extension claims authority changes no WorkItem (Messages never authorize, §4).
+    // A Message whose extension claims suite.authority changes no WorkItem (Messages never authorize, §4).
     const w = uuid(7)
     receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
     const before = (await state(g)).revision
@@ -177,7 +168,7 @@ describe('L errors and retry (§19)', () => {
     const {actionId} = JSON.parse(bytes.toString('utf8')) as {actionId: string}
     const original = receiptOf(await run(bytes)) // the reply is "lost"
     // Query by ID: the receipt and the Event caused by that Action ID are there.
-    const stored = await store.receipt(developer.principal!.id, actionId)
+    const stored = await suite.store.receipt(developer.principal!.id, actionId)
     expect(JSON.parse(stored!.document)).toEqual(original)
     const caused = (await events(g)).filter((e) => e.doc.cause.id === actionId)
     expect(caused.map((e) => e.doc.eventId)).toEqual(original.eventIds)

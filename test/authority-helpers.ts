@@ -5,11 +5,12 @@ import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {type Authority, type AuthorityPolicy, openAuthority} from '../src/authority/authority.js'
-import type {SubmitResult} from '../src/authority/ingress.js'
+import {type SubmitResult, submit} from '../src/authority/ingress.js'
 import {readKeyFile, type SigningKey} from '../src/crypto/keyfile.js'
 import {sign} from '../src/signing/sign.js'
 import {RegistryEvidence} from '../src/signing/registry.js'
 import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../src/store/index.js'
+import {afterAll, beforeAll} from 'vitest'
 import {PROJECT_ROOT} from './upstream.js'
 
 export const key = (name: string): SigningKey => readKeyFile(join(PROJECT_ROOT, 'fixtures/keys', `${name}.key.json`))
@@ -150,6 +151,24 @@ export async function sqliteStore(): Promise<{store: Store; cleanup(): Promise<v
       rmSync(dir, {recursive: true, force: true})
     },
   }
+}
+
+/**
+ * The SQLite store and Authority one test file shares: opened before its first test (`open` builds
+ * the Authority, default authorityOn), closed after its last. `run` submits, `code` gives the
+ * outcome's code; read `suite.store` and `suite.authority` inside tests.
+ */
+export function sqliteSuite(open: (store: Store) => Authority = (store) => authorityOn(store)) {
+  const suite = {} as {store: Store; authority: Authority; run(bytes: Buffer): Promise<SubmitResult>; code(bytes: Buffer): Promise<string>}
+  let cleanup: (() => Promise<void>) | undefined
+  beforeAll(async () => {
+    ;({store: suite.store, cleanup} = await sqliteStore())
+    suite.authority = open(suite.store)
+  }, 60_000)
+  afterAll(async () => cleanup?.())
+  suite.run = (bytes) => submit(suite.authority, bytes)
+  suite.code = async (bytes) => codeOf(await suite.run(bytes))
+  return suite
 }
 
 export function authorityOn(store: Store, policy: Partial<AuthorityPolicy> = {}): Authority {

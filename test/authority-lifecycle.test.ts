@@ -2,15 +2,13 @@
 // through the full ingress on SQLite: one positive and at least one negative case per transition
 // row, terminal states, REVISION_CONFLICT for every structured kind, and replay.
 
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {Authority} from '../src/authority/authority.js'
+import {describe, expect, it} from 'vitest'
 import {decide} from '../src/authority/decide.js'
 import {submit} from '../src/authority/ingress.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import type {SigningKey} from '../src/crypto/keyfile.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import {verify} from '../src/signing/verify.js'
-import type {Store} from '../src/store/index.js'
 import {
   approval,
   authorityOn,
@@ -27,30 +25,22 @@ import {
   receiptOf,
   registry,
   reviewer,
-  sqliteStore,
+  sqliteSuite,
 } from './authority-helpers.js'
 
 const H1 = `sha256:${'a'.repeat(64)}`
 const H2 = `sha256:${'b'.repeat(64)}`
 
-let store: Store
-let cleanup: () => Promise<void>
-let authority: Authority
 const touched: string[] = []
 
-beforeAll(async () => {
-  ;({store, cleanup} = await sqliteStore())
-  authority = authorityOn(store, {terminators: [orgService.principal!.id]})
-}, 60_000)
-afterAll(async () => cleanup?.())
+const suite = sqliteSuite((store) => authorityOn(store, {terminators: [orgService.principal!.id]}))
 
-const run = (bytes: Buffer) => submit(authority, bytes)
-const code = async (bytes: Buffer) => codeOf(await run(bytes))
-const head = async (g: string) => (await store.head(g))?.sequence
-const state = async (g: string) => (await authority.current(g))!
+const {run, code} = suite
+const head = async (g: string) => (await suite.store.head(g))?.sequence
+const state = async (g: string) => (await suite.authority.current(g))!
 /** The kinds and verified payloads of the Events after `after` (proves what a Command emitted). */
 async function eventsAfter(g: string, after: number) {
-  return (await store.read(g, after, 100)).events.map((e) => {
+  return (await suite.store.read(g, after, 100)).events.map((e) => {
     const v = verify('event', e.bytes, registry)
     if (!v.ok) throw new Error(`stored Event ${e.sequence} does not verify`)
     return {kind: e.kind, payload: v.document.payload as Record<string, unknown>}
@@ -196,7 +186,7 @@ describe('mission.terminate (non-terminal → failed, Coordinator or Organizatio
   })
   it('[-cmd:mission.terminate] [-evt:mission.terminated] a service outside the policy is AUTH_FORBIDDEN, a stale Coordinator AUTH_STALE_COORDINATOR, the MissionOwner is refused', async () => {
     const g = await created()
-    const strict = authorityOn(store)
+    const strict = authorityOn(suite.store)
     expect(codeOf(await submit(strict, terminate(g, 0, orgService)))).toBe('AUTH_FORBIDDEN')
     receiptOf(await run(assign(g, reviewer.principal!.id)))
     expect(await code(terminate(g, 1))).toBe('AUTH_STALE_COORDINATOR')
@@ -345,16 +335,16 @@ describe('replay', () => {
     const live = await state(g)
     expect(live.mission.state).toBe('approved')
     // Membership documents in Events are real Memberships (membership.schema.json).
-    for (const e of (await store.read(g, 0, 100)).events) {
+    for (const e of (await suite.store.read(g, 0, 100)).events) {
       const v = verify('event', e.bytes, registry)
       if (!v.ok) throw new Error(`stored Event ${e.sequence} does not verify`)
       const membership = (v.document.payload as {membership?: unknown}).membership
       if (membership !== undefined) expect([e.kind, schemaCatalog().validate('membership', membership)]).toEqual([e.kind, {valid: true}])
     }
     // Every Group of this file, including the cancelled and failed ones.
-    const fresh = authorityOn(store, {rootMissionOwners: []})
+    const fresh = authorityOn(suite.store, {rootMissionOwners: []})
     for (const group of touched) {
-      expect(canonicalHash((await fresh.current(group))!)).toBe(canonicalHash((await authority.current(group))!))
+      expect(canonicalHash((await fresh.current(group))!)).toBe(canonicalHash((await suite.authority.current(group))!))
     }
   })
 })

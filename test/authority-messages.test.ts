@@ -6,13 +6,11 @@
 // ingress on a real SQLite store; replay reproduces the live state.
 
 import {messageEntry} from '../src/authority/message-index.js'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {Authority} from '../src/authority/authority.js'
+import {describe, expect, it} from 'vitest'
 import {submit} from '../src/authority/ingress.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import {verify} from '../src/signing/verify.js'
-import type {Store} from '../src/store/index.js'
 import {
   authorityOn,
   codeOf,
@@ -26,27 +24,19 @@ import {
   post,
   receiptOf,
   registry,
-  sqliteStore,
+  sqliteSuite,
   uuid,
 } from './authority-helpers.js'
 
-let store: Store
-let cleanup: () => Promise<void>
-let authority: Authority
 const touched: string[] = []
 
-beforeAll(async () => {
-  ;({store, cleanup} = await sqliteStore())
-  authority = authorityOn(store, {redactors: [orgService.principal!.id]})
-}, 60_000)
-afterAll(async () => cleanup?.())
+const suite = sqliteSuite((store) => authorityOn(store, {redactors: [orgService.principal!.id]}))
 
-const run = (bytes: Buffer) => submit(authority, bytes)
-const code = async (bytes: Buffer) => codeOf(await run(bytes))
-const head = async (g: string) => (await store.head(g))!.sequence
+const {run, code} = suite
+const head = async (g: string) => (await suite.store.head(g))!.sequence
 
 async function events(g: string) {
-  const page = await store.read(g, 0, 1000)
+  const page = await suite.store.read(g, 0, 1000)
   return page.events.map((e) => ({...e, doc: JSON.parse(Buffer.from(e.bytes).toString('utf8')) as Record<string, any>}))
 }
 
@@ -70,7 +60,7 @@ const redact = (signer = owner, g: string, messageId: string, payload: Record<st
 describe('message.post indexes the Message', () => {
   it('[+cmd:message.post] [+evt:message.posted] the posted Message is indexed with its author and Conversation', async () => {
     const {g, messageId} = await groupWithMessage()
-    const state = (await authority.current(g))!
+    const state = (await suite.authority.current(g))!
     expect(messageEntry(state.messages, messageId)).toEqual({author: developer.principal, conversationId: state.conversationId, status: 'posted', redacted: false})
   })
 })
@@ -80,7 +70,7 @@ describe('message.correct', () => {
     const {g, messageId} = await groupWithMessage()
     const before = await events(g)
     const original = before.find((e) => e.doc.payload.message?.messageId === messageId)!
-    const revision = (await authority.current(g))!.revision
+    const revision = (await suite.authority.current(g))!.revision
     const receipt = receiptOf(await run(correct(developer, g, messageId)))
     expect(receipt.eventIds).toHaveLength(1)
     const after = await events(g)
@@ -96,7 +86,7 @@ describe('message.correct', () => {
     expect(schemaCatalog().validate('message', m).valid).toBe(true)
     // Conversation, not structure: the aggregate revision stays (§15.2, like message.posted).
     expect(corrected.doc.aggregateRevision).toBe(revision)
-    expect(messageEntry((await authority.current(g))!.messages, messageId)?.status).toBe('corrected')
+    expect(messageEntry((await suite.authority.current(g))!.messages, messageId)?.status).toBe('corrected')
     // A Message may be corrected again; each correction is its own Event.
     receiptOf(await run(correct(developer, g, messageId)))
     expect((await events(g)).filter((e) => e.kind === 'message.corrected')).toHaveLength(2)
@@ -124,7 +114,7 @@ describe('message.retract', () => {
     expect(last.doc.payload.message).toMatchObject({kind: 'retraction', targetMessageId: messageId, reason: 'Posted in the wrong Group.', authority: false})
     expect(schemaCatalog().validate('message', last.doc.payload.message).valid).toBe(true)
     expect(all.some((e) => e.doc.payload.message?.messageId === messageId && e.kind === 'message.posted')).toBe(true)
-    expect(messageEntry((await authority.current(g))!.messages, messageId)?.status).toBe('retracted')
+    expect(messageEntry((await suite.authority.current(g))!.messages, messageId)?.status).toBe('retracted')
   })
 
   it('[-cmd:message.retract] [-evt:message.retracted] retracting twice or correcting a retracted Message → INVALID_STATE_TRANSITION; a non-author → AUTH_FORBIDDEN', async () => {
@@ -147,7 +137,7 @@ describe('message.redact', () => {
     expect(last.kind).toBe('message.redacted')
     expect(last.doc.payload).toMatchObject({targetMessageId: messageId, policy: 'pii-removal'})
     expect(last.doc.payload.message).toMatchObject({kind: 'redaction', targetMessageId: messageId, reason: 'Contains a customer e-mail address.', author: owner.principal})
-    expect(messageEntry((await authority.current(g))!.messages, messageId)?.redacted).toBe(true)
+    expect(messageEntry((await suite.authority.current(g))!.messages, messageId)?.redacted).toBe(true)
   })
 
   it('[+cmd:message.redact] an Organization policy service listed in `redactors` redacts without a Membership', async () => {
@@ -161,7 +151,7 @@ describe('message.redact', () => {
   it('[-cmd:message.redact] [-evt:message.redacted] the author, an unlisted service, a second redaction or a missing policy are rejected', async () => {
     const {g, messageId} = await groupWithMessage()
     expect(await code(redact(developer, g, messageId))).toBe('AUTH_FORBIDDEN')
-    const strict = authorityOn(store) // no redactors
+    const strict = authorityOn(suite.store) // no redactors
     expect(codeOf(await submit(strict, redact(orgService, g, messageId)))).toBe('AUTH_FORBIDDEN')
     expect(await code(groupCommand(owner, 'message.redact', g, {messageId, reason: 'no policy named'}))).toBe('SCHEMA_VALIDATION_FAILED')
     expect((await events(g)).some((e) => e.kind === 'message.redacted')).toBe(false)
@@ -199,9 +189,9 @@ describe('extensions (§17.4, §18)', () => {
 
 describe('replay', () => {
   it('every Group above replays to the live state (equal canonical hash)', async () => {
-    const fresh = authorityOn(store, {redactors: [orgService.principal!.id]})
+    const fresh = authorityOn(suite.store, {redactors: [orgService.principal!.id]})
     expect(touched.length).toBeGreaterThan(5)
-    for (const g of touched) expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash((await authority.current(g))!))
+    for (const g of touched) expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash((await suite.authority.current(g))!))
   })
 
   it('the action ID of a message.correct is idempotent: the same bytes return the same receipt', async () => {

@@ -2,17 +2,14 @@
 // G4) through the full ingress on SQLite: work.checkpoint, work.block, work.unblock, work.fail and
 // approval.grant_execution, a positive and a negative case per row, and replay to the live state.
 
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {type Authority, openAuthority} from '../src/authority/authority.js'
-import {submit} from '../src/authority/ingress.js'
+import {describe, expect, it} from 'vitest'
+import {openAuthority} from '../src/authority/authority.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import type {SigningKey} from '../src/crypto/keyfile.js'
 import {verify} from '../src/signing/verify.js'
-import type {Store} from '../src/store/index.js'
 import {
   authorityKey,
   authorityOn,
-  codeOf,
   coordinator,
   createCommand,
   developer,
@@ -22,30 +19,22 @@ import {
   receiptOf,
   registry,
   reviewer,
-  sqliteStore,
+  sqliteSuite,
   uuid,
   contract,
-  coord,
+  coord
 } from './authority-helpers.js'
 
 const H1 = `sha256:${'c'.repeat(64)}`
 const H2 = `sha256:${'d'.repeat(64)}`
 
-let store: Store
-let cleanup: () => Promise<void>
-let authority: Authority
 const touched: string[] = []
 
-beforeAll(async () => {
-  ;({store, cleanup} = await sqliteStore())
-  authority = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}})
-}, 60_000)
-afterAll(async () => cleanup?.())
+const suite = sqliteSuite((store) => openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}}))
 
-const run = (bytes: Buffer) => submit(authority, bytes)
-const code = async (bytes: Buffer) => codeOf(await run(bytes))
-const head = async (g: string) => (await store.head(g))?.sequence
-const state = async (g: string) => (await authority.current(g))!
+const {run, code} = suite
+const head = async (g: string) => (await suite.store.head(g))?.sequence
+const state = async (g: string) => (await suite.authority.current(g))!
 const item = async (g: string, w: string) => (await state(g)).workItems[w]!
 
 
@@ -62,12 +51,12 @@ const grant = (g: string, w: string, ownershipEpoch = 1, signer: SigningKey = ow
 const leaseOf = async (g: string, w: string) => (await item(g, w)).lease!.leaseId
 /** The kind and verified payload of the Group's newest Event (proves what a Command emitted). */
 async function lastEvent(g: string) {
-  const [e] = (await store.read(g, (await head(g))! - 1, 1)).events
+  const [e] = (await suite.store.read(g, (await head(g))! - 1, 1)).events
   const v = verify('event', e!.bytes, registry)
   if (!v.ok) throw new Error(`stored Event ${e!.sequence} does not verify`)
   return {kind: e!.kind, payload: v.document.payload as Record<string, unknown>}
 }
-const kindsIn = async (g: string) => (await store.read(g, 0, 1000)).events.map((e) => e.kind)
+const kindsIn = async (g: string) => (await suite.store.read(g, 0, 1000)).events.map((e) => e.kind)
 
 /** A Group with developer and reviewer as Worker members and one WorkItem in `target` state. */
 async function at(target: 'open' | 'queued' | 'active' | 'blocked' | 'submitted', c: Record<string, unknown> = contract()): Promise<{g: string; w: string}> {
@@ -294,14 +283,14 @@ describe('replay', () => {
       expect(r.aggregateRevision).toBe(before.revision + 1)
       expect((await item(g, w)).revision).toBe(before.workItems[w]!.revision + 1)
     }
-    const fresh = authorityOn(store, {rootMissionOwners: []})
+    const fresh = authorityOn(suite.store, {rootMissionOwners: []})
     expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash(await state(g)))
   })
 
   it('every Group touched here replays to the live state', async () => {
-    const fresh = authorityOn(store, {rootMissionOwners: []})
+    const fresh = authorityOn(suite.store, {rootMissionOwners: []})
     for (const group of touched) {
-      expect(canonicalHash((await fresh.current(group))!)).toBe(canonicalHash((await authority.current(group))!))
+      expect(canonicalHash((await fresh.current(group))!)).toBe(canonicalHash((await suite.authority.current(group))!))
     }
   })
 })

@@ -3,14 +3,12 @@
 // implemented transition row, the first-acceptance-wins race, offer expiry (no Event), fencing of
 // stale Ownership Epochs and Lease IDs, REVISION_CONFLICT, and replay to the live state.
 
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {type Authority, openAuthority} from '../src/authority/authority.js'
-import {submit} from '../src/authority/ingress.js'
+import {describe, expect, it} from 'vitest'
+import {openAuthority} from '../src/authority/authority.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import type {SigningKey} from '../src/crypto/keyfile.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import {verify} from '../src/signing/verify.js'
-import type {Store} from '../src/store/index.js'
 import {
   authorityKey,
   authorityOn,
@@ -25,7 +23,7 @@ import {
   receiptOf,
   registry,
   reviewer,
-  sqliteStore,
+  sqliteSuite,
   uuid,
   contract,
   coord,
@@ -33,27 +31,19 @@ import {
 
 const H1 = `sha256:${'c'.repeat(64)}`
 
-let store: Store
-let cleanup: () => Promise<void>
-let authority: Authority
 /** The authority's trusted clock; tests move it forward to expire offers. */
 let skewMs = 0
 const touched: string[] = []
 
-beforeAll(async () => {
-  ;({store, cleanup} = await sqliteStore())
-  authority = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}, clock: () => new Date(Date.now() + skewMs).toISOString()})
-}, 60_000)
-afterAll(async () => cleanup?.())
+const suite = sqliteSuite((store) => openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}, clock: () => new Date(Date.now() + skewMs).toISOString()}))
 
-const run = (bytes: Buffer) => submit(authority, bytes)
-const code = async (bytes: Buffer) => codeOf(await run(bytes))
-const head = async (g: string) => (await store.head(g))?.sequence
-const state = async (g: string) => (await authority.current(g))!
+const {run, code} = suite
+const head = async (g: string) => (await suite.store.head(g))?.sequence
+const state = async (g: string) => (await suite.authority.current(g))!
 const item = async (g: string, w: string) => (await state(g)).workItems[w]!
 /** The kind and verified payload of the Group's newest Event (proves what a Command emitted). */
 async function lastEvent(g: string) {
-  const [e] = (await store.read(g, (await head(g))! - 1, 1)).events
+  const [e] = (await suite.store.read(g, (await head(g))! - 1, 1)).events
   const v = verify('event', e!.bytes, registry)
   if (!v.ok) throw new Error(`stored Event ${e!.sequence} does not verify`)
   return {kind: e!.kind, payload: v.document.payload as Record<string, unknown>}
@@ -143,7 +133,7 @@ describe('work.authorize (none or open Work Proposal → open)', () => {
     receiptOf(await run(authorize(g, w2)))
     expect((await item(g, w2)).state).toBe('open')
     // The Event carries a schema-valid WorkItem.
-    const events = (await store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.authorized')
+    const events = (await suite.store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.authorized')
     for (const e of events) {
       const v = verify('event', e.bytes, registry)
       if (!v.ok) throw new Error('stored Event does not verify')
@@ -212,10 +202,10 @@ describe('work.accept_offer (offered → queued) and offer expiry (offered → o
     expect([codeOf(a), codeOf(b)].sort()).toEqual(['WORK_ALREADY_OWNED', 'ok'])
     const winner = codeOf(a) === 'ok' ? developer : reviewer
     expect((await item(g, w)).owner!.agentId).toBe(winner.principal!.id)
-    expect((await store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.offer.accepted')).toHaveLength(1)
+    expect((await suite.store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.offer.accepted')).toHaveLength(1)
   })
 
-  it('[+row:t10.2:offered->offered:offer_expiry] after the offer expiry (by the authority clock) acceptance is WORK_OFFER_EXPIRED and appends nothing', async () => {
+  it('[+row:t10.2:offered->offered:offer_expiry] after the offer expiry (by the suite.authority clock) acceptance is WORK_OFFER_EXPIRED and appends nothing', async () => {
     const {g, w} = await at('offered')
     const before = await item(g, w)
     const h = await head(g)
@@ -250,7 +240,7 @@ describe('work.start (queued → active)', () => {
     const it1 = await item(g, w)
     expect(it1.state).toBe('active')
     expect(it1.lease).toMatchObject({holderAgentId: developer.principal!.id, ownershipEpoch: 1, sessionEpoch: 1, state: 'active'})
-    const e = (await store.read(g, 0, 100)).events.find((x) => x.kind === 'work.started')!
+    const e = (await suite.store.read(g, 0, 100)).events.find((x) => x.kind === 'work.started')!
     const v = verify('event', e.bytes, registry)
     if (!v.ok) throw new Error('stored Event does not verify')
     const lease = (v.document.payload as {lease: Record<string, unknown>}).lease
@@ -266,7 +256,7 @@ describe('work.start (queued → active)', () => {
     expect(await head(g)).toBe(h)
     receiptOf(await run(start(g, w)))
     expect(await code(start(g, w))).toBe('INVALID_STATE_TRANSITION')
-    expect((await store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.started')).toHaveLength(1)
+    expect((await suite.store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.started')).toHaveLength(1)
   })
 })
 
@@ -291,7 +281,7 @@ describe('work.submit (active → submitted)', () => {
     expect(await code(submitWork(g, w, leaseId))).toBe('WORK_LEASE_EXPIRED')
     const q = await at('queued')
     expect(await code(submitWork(q.g, q.w, uuid(9)))).toBe('WORK_LEASE_EXPIRED')
-    expect((await store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.submitted')).toHaveLength(1)
+    expect((await suite.store.read(g, 0, 100)).events.filter((e) => e.kind === 'work.submitted')).toHaveLength(1)
   })
 
   it('a stale Ownership Epoch is WORK_STALE_OWNERSHIP (fenced in the pure decider)', async () => {
@@ -375,9 +365,9 @@ describe('revision and replay', () => {
     receiptOf(await run(propose(g, uuid(6), contract(), reviewer)))
     const live = await state(g)
     expect(live.workItems[w]!.revision).toBe(6)
-    const fresh = authorityOn(store, {rootMissionOwners: []})
+    const fresh = authorityOn(suite.store, {rootMissionOwners: []})
     for (const group of touched) {
-      expect(canonicalHash((await fresh.current(group))!)).toBe(canonicalHash((await authority.current(group))!))
+      expect(canonicalHash((await fresh.current(group))!)).toBe(canonicalHash((await suite.authority.current(group))!))
     }
   })
 })
