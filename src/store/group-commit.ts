@@ -34,7 +34,19 @@ export class SqliteGroupCommit {
   #queue: Pending[] = []
   #scheduled = false
 
-  constructor(private readonly db: Database.Database) {}
+  /** Transaction control, prepared once: a batch runs three of these per step on the hot path. */
+  readonly #sql: Record<'begin' | 'savepoint' | 'release' | 'rollbackTo' | 'commit' | 'rollback', Database.Statement>
+
+  constructor(private readonly db: Database.Database) {
+    this.#sql = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      savepoint: db.prepare('SAVEPOINT mwp_step'),
+      release: db.prepare('RELEASE mwp_step'),
+      rollbackTo: db.prepare('ROLLBACK TO mwp_step'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+    }
+  }
 
   /** Runs `step` inside the next batch's write transaction; settles after that batch committed. */
   run<T>(step: () => T): Promise<T> {
@@ -55,8 +67,9 @@ export class SqliteGroupCommit {
     this.#queue = []
     if (batch.length === 0) return
     const db = this.db
+    const sql = this.#sql
     try {
-      db.exec('BEGIN IMMEDIATE')
+      sql.begin.run()
     } catch (e) {
       for (const p of batch) p.reject(new GroupCommitFailure('begin', e))
       return
@@ -64,14 +77,14 @@ export class SqliteGroupCommit {
     const outcomes: ({ok: true; value: unknown} | {ok: false; error: unknown})[] = []
     for (const p of batch) {
       try {
-        db.exec('SAVEPOINT mwp_step')
+        sql.savepoint.run()
         const value = p.step()
-        db.exec('RELEASE mwp_step')
+        sql.release.run()
         outcomes.push({ok: true, value})
       } catch (error) {
         try {
-          db.exec('ROLLBACK TO mwp_step')
-          db.exec('RELEASE mwp_step')
+          sql.rollbackTo.run()
+          sql.release.run()
         } catch {
           // The savepoint is gone only if the whole transaction is; COMMIT below then fails too.
         }
@@ -79,10 +92,10 @@ export class SqliteGroupCommit {
       }
     }
     try {
-      db.exec('COMMIT')
+      sql.commit.run()
     } catch (e) {
       try {
-        if (db.inTransaction) db.exec('ROLLBACK')
+        if (db.inTransaction) sql.rollback.run()
       } catch {
         // the transaction is gone either way
       }
