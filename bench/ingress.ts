@@ -11,6 +11,8 @@
 // The history figure: throughput with ~1,000 Events already stored, and again with ~100,000
 // (MWP_BENCH_STORED_EVENTS), the store filled through the same append path in large batches.
 
+import {buildCommand} from '../src/operator/command-builder.js'
+import {missionCreatePayload} from '../src/operator/mission-payloads.js'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {createPublicKey, verify as nodeVerify} from 'node:crypto'
 import {tmpdir} from 'node:os'
@@ -56,30 +58,14 @@ export interface IngressFigure {
 let ids = 0
 const id = (what: string) => `urn:mwp:bench:${what}:${process.pid}-${++ids}`
 
-function signedCommand(signer: SigningKey, fields: Record<string, unknown>): Buffer {
-  const unsigned = {protocolVersion: '0.1', actionId: id('action'), actor: signer.principal, correlationId: id('corr'), issuedAt: new Date().toISOString(), payload: {}, ...fields}
-  return Buffer.from(JSON.stringify(sign('command', unsigned, signer).document), 'utf8')
-}
-
+// Commands come from the operator's builder (the one the CLI signs with), with fixed epochs.
 function missionCreate(groupId: string): Buffer {
-  return signedCommand(owner, {
-    kind: 'mission.create',
-    groupId,
-    payload: {
-      missionId: groupId.replace(':group:', ':mission:'),
-      groupId,
-      objective: 'Benchmark the ingress',
-      definitionOfDone: [{criterionId: 'done', description: 'Measured', evidenceRequired: ['human_review']}],
-      deadline: '2027-12-31T00:00:00Z',
-      budget: {currency: 'EUR', financialLimit: 100, modelTokenLimit: 1_000_000},
-      approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
-      coordinatorAgentId: coordinator.principal!.id,
-    },
-  })
+  const payload = missionCreatePayload({groupId, objective: 'Benchmark the ingress', coordinatorAgentId: coordinator.principal!.id, budget: {currency: 'EUR', financialLimit: 100, modelTokenLimit: 1_000_000}})
+  return buildCommand(owner, {kind: 'mission.create', groupId, payload}).bytes
 }
 
 const messagePost = (groupId: string, n: number) =>
-  signedCommand(coordinator, {kind: 'message.post', groupId, sessionEpoch: 1, membershipEpoch: 1, payload: {text: `Progress note ${n}: section drafted, review requested.`}})
+  buildCommand(coordinator, {kind: 'message.post', groupId, sessionEpoch: 1, membershipEpoch: 1, payload: {text: `Progress note ${n}: section drafted, review requested.`}}).bytes
 
 function expectReceipt(r: SubmitResult, what: string) {
   if ('error' in r) throw new Error(`${what} rejected: ${r.error.code}`)

@@ -18,7 +18,8 @@
 // latency per 100 ms of send time; MWP_BENCH_PROFILE=DIR writes a CPU profile of each live phase.
 // Targets: ≥ 50,000 Events/s delivered; p99 < 25 ms at 500 Commands/s.
 
-import {randomUUID} from 'node:crypto'
+import {buildCommand} from '../src/operator/command-builder.js'
+import {missionCreatePayload} from '../src/operator/mission-payloads.js'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {availableParallelism, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -28,7 +29,6 @@ import {openAuthority} from '../src/authority/authority.js'
 import {submit} from '../src/authority/ingress.js'
 import {readKeyFile, type SigningKey} from '../src/crypto/keyfile.js'
 import {packageRoot} from '../src/schema/catalog.js'
-import {sign} from '../src/signing/sign.js'
 import {RegistryEvidence} from '../src/signing/registry.js'
 import {DEFAULT_FRESHNESS, initStore, openStore} from '../src/store/index.js'
 import {generateDevTls} from '../src/wire/dev-tls.js'
@@ -49,29 +49,10 @@ const TRACE = process.env.MWP_BENCH_WIRE_TRACE === '1'
 /** MWP_BENCH_WIRE_ONLY=1x100 | 100x1: run one scenario. */
 const ONLY = process.env.MWP_BENCH_WIRE_ONLY
 
-const fid = () => `urn:uuid:${randomUUID()}`
 const now = () => performance.timeOrigin + performance.now()
-const signed = (signer: SigningKey, fields: Record<string, unknown>) =>
-  Buffer.from(
-    JSON.stringify(sign('command', {protocolVersion: '0.1', actionId: fid(), actor: signer.principal, correlationId: fid(), issuedAt: new Date().toISOString(), payload: {}, ...fields}, signer).document),
-  )
-
-const createFor = (g: string) =>
-  signed(owner, {
-    kind: 'mission.create',
-    groupId: g,
-    payload: {
-      missionId: g.replace(':group:', ':mission:'),
-      groupId: g,
-      objective: 'Bench the wire',
-      definitionOfDone: [{criterionId: 'done', description: 'Delivered', evidenceRequired: ['human_review']}],
-      deadline: '2030-01-01T00:00:00Z',
-      budget: {currency: 'EUR', financialLimit: 1},
-      approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
-      coordinatorAgentId: coordinator.principal!.id,
-    },
-  })
-const postTo = (g: string) => signed(owner, {kind: 'message.post', groupId: g, membershipEpoch: 1, payload: {text: 'bench'}})
+const createFor = (groupId: string) =>
+  buildCommand(owner, {kind: 'mission.create', groupId, payload: missionCreatePayload({groupId, objective: 'Bench the wire', coordinatorAgentId: coordinator.principal!.id, budget: {currency: 'EUR', financialLimit: 1}})}).bytes
+const postTo = (groupId: string) => buildCommand(owner, {kind: 'message.post', groupId, membershipEpoch: 1, payload: {text: 'bench'}}).bytes
 
 interface WireFigure {
   scenario: string
