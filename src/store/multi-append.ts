@@ -22,6 +22,7 @@ import type {AppendOutcome, GroupHead, Receipt, StoredEvent} from './group-log.j
 import {EVENT_COLUMNS, RECEIPT_COLUMNS, appended, checkAppend, eventRow, headAfter, headFrom, receiptFrom, receiptRow} from './group-records.js'
 import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
 import {describeError} from './records.js'
+import {notifyAppendedReturning} from './pg-notify.js'
 
 /** The Events one Command appends to one Group. */
 export interface GroupAppend {
@@ -195,7 +196,8 @@ export async function postgresAppendGroups(sql: postgres.Sql, appends: GroupAppe
             ...EVENT_COLUMNS,
           )}`
           const after = headAfter(a.events)
-          await tx`UPDATE groups SET head = ${after.sequence}, revision = ${after.revision} WHERE group_id = ${a.groupId}`
+          // The notify rides on the head update; LISTENers get it on COMMIT only (pg-notify.ts).
+          await tx`UPDATE groups SET head = ${after.sequence}, revision = ${after.revision} WHERE group_id = ${a.groupId} ${notifyAppendedReturning(tx, 'group_id')}`
           const policy = policyRows(a.groupId, a.events)
           if (policy.length > 0) await tx`INSERT INTO policy_log ${tx(policy, ...POLICY_LOG_COLUMNS)}`
         }

@@ -18,6 +18,7 @@ import {EVENT_COLUMNS, RECEIPT_COLUMNS, appended, decideAppend, eventRow, headAf
 import type {AppendResult, Candidate} from '../admission/log.js'
 import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
 import {type AdmissionAuthority, type AdmissionRow, ROW_COLUMNS, admissionRow, describeError} from './records.js'
+import {notifyAppendedReturning} from './pg-notify.js'
 
 /** Serialization failure and deadlock: the transaction did nothing and may be retried. */
 const RETRYABLE = new Set(['40001', '40P01'])
@@ -242,7 +243,8 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
   await tx`UPDATE groups AS g SET head = v.head, revision = v.revision
     FROM (SELECT unnest(${ids}::text[]) AS group_id, unnest(${ids.map((g) => newHeads.get(g)!.sequence)}::bigint[]) AS head,
                  unnest(${ids.map((g) => newHeads.get(g)!.revision)}::bigint[]) AS revision) AS v
-    WHERE g.group_id = v.group_id`
+    WHERE g.group_id = v.group_id
+    ${notifyAppendedReturning(tx, 'g.group_id')}` // delivered to LISTENers on COMMIT only (pg-notify.ts)
   for (let i = 0; i < receiptRows.length; i += INSERT_CHUNK) await tx`INSERT INTO receipts ${tx(receiptRows.slice(i, i + INSERT_CHUNK), ...RECEIPT_COLUMNS)}`
   return outcomes
 }

@@ -45,6 +45,7 @@ import {type GroupAppend, postgresAppendGroups} from './multi-append.js'
 import {type OrgLog, postgresOrgLog} from './org-log.js'
 import {type CursorTable, postgresCursors} from './cursors.js'
 import {PostgresGroupCommit} from './pg-group-commit.js'
+import {listenAppends} from './pg-notify.js'
 
 type Sql = postgres.Sql | postgres.TransactionSql
 
@@ -308,6 +309,15 @@ class PostgresStore implements Store {
   }
   cursors(): CursorTable {
     return (this.cursorTable ??= postgresCursors(this.sql))
+  }
+
+  /** LISTEN for the notify every Group append issues in its transaction (pg-notify.ts). */
+  async watchAppends(listener: (groupId: string) => void, onResync?: () => void): Promise<() => Promise<void>> {
+    try {
+      return await listenAppends(this.sql, listener, onResync)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot listen for Group appends: ${describeError(e)}`)
+    }
   }
 
   async close(): Promise<void> {

@@ -58,6 +58,14 @@ export interface Store extends AdmissionLog, TrustedContextSource, GroupLog, Pol
   organizationLog(): OrgLog
   /** Durable per-principal per-Group delivery Cursors (cursors.ts). */
   cursors(): CursorTable
+  /**
+   * Push notice of appends committed by any process sharing the store (PostgreSQL LISTEN/NOTIFY,
+   * pg-notify.ts): `listener` gets the Group ID of each append after its COMMIT, never for a
+   * rolled-back one; `onResync` runs when notices may have been lost (listener reconnected).
+   * Resolves once listening; the returned function stops it. Undefined where the store cannot
+   * push (SQLite): callers poll.
+   */
+  watchAppends?(listener: (groupId: string) => void, onResync?: () => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 

@@ -7,8 +7,9 @@
 // TLS 1.3 only (`minVersion` and `maxVersion` pinned); plain ws only with 'insecure-loopback',
 // which refuses any non-loopback bind. Each connection (connection.ts) runs HELLO, then
 // multiplexes SUBSCRIBE / COMMAND / ACK / PING for its principal. Group deliveries are pumped from
-// the store (group-pump.ts), woken when this server appends to the Group and by a slow poll for
-// appends made by other processes sharing the store.
+// the store (group-pump.ts), woken when this server appends to the Group, when the store pushes
+// an append made by another process sharing it (PostgreSQL LISTEN/NOTIFY, store/pg-notify.ts),
+// and by a poll: the only path on a store that cannot push, a slow safety net on one that can.
 
 import {createServer as createHttpServer, type Server as HttpServer} from 'node:http'
 import {createServer as createHttpsServer} from 'node:https'
@@ -33,7 +34,10 @@ export interface ServerOptions {
   sendWindow?: number
   /** Events read from the store per page. */
   pageSize?: number
-  /** How often subscribed Groups are checked for Events appended by other processes (ms). */
+  /**
+   * How often subscribed Groups are checked for Events appended by other processes (ms, default
+   * 500); PUSHED_POLL_FACTOR times slower when the store pushes appends (Store.watchAppends).
+   */
   pollMs?: number
   /**
    * §16 online log: replay from before this sequence is answered with CURSOR_TOO_OLD and a signed
@@ -64,6 +68,9 @@ export interface ServerContext {
   register(pump: GroupPump): void
   unregister(pump: GroupPump): void
 }
+
+/** With pushed appends the poll only catches what a push missed (a listener reconnecting). */
+export const PUSHED_POLL_FACTOR = 10
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 
@@ -148,10 +155,24 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const url = `${secure ? 'wss' : 'ws'}://${host}:${port}`
   log({level: 'info', event: 'listening', url})
 
-  // Appends by other processes sharing the store: a slow poll of each subscribed Group's head.
-  const poll = setInterval(() => {
+  // Appends by other processes sharing the store: pushed when the store can (a notice for a
+  // Group nobody here subscribes to is dropped by notify; after a lost listener connection every
+  // feed is re-read), and a poll of each subscribed Group's head. A store that cannot listen right
+  // now leaves the full-rate poll in charge.
+  const refreshAll = () => {
     for (const feed of feeds.values()) refresh(feed)
-  }, options.pollMs ?? 500)
+  }
+  const resync = () => {
+    log({level: 'info', event: 'appends-resync', groups: feeds.size})
+    refreshAll()
+  }
+  const unwatch = await options.authority.store.watchAppends?.((groupId) => context.notify(groupId), resync).catch((e: Error) => {
+    log({level: 'warn', event: 'listen-appends-failed', reason: e.message})
+    return undefined
+  })
+  if (unwatch) log({level: 'info', event: 'listening-appends'})
+  // (setInterval turns a delay above 2^31 - 1 ms into 1 ms.)
+  const poll = setInterval(refreshAll, Math.min((options.pollMs ?? 500) * (unwatch ? PUSHED_POLL_FACTOR : 1), 2 ** 31 - 1))
   poll.unref()
 
   let closing: Promise<void> | undefined
@@ -161,6 +182,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     close: () =>
       (closing ??= (async () => {
         clearInterval(poll)
+        await unwatch?.().catch((e: Error) => log({level: 'warn', event: 'unlisten-appends-failed', reason: e.message}))
         log({level: 'info', event: 'shutdown', connections: connections.size})
         await Promise.all([...connections].map((c) => c.shutdown()))
         await new Promise<void>((resolve) => wss.close(() => resolve()))
