@@ -20,7 +20,7 @@
 
 import {buildCommand} from '../src/operator/command-builder.js'
 import {missionCreatePayload} from '../src/operator/mission-payloads.js'
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
 import {availableParallelism, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
@@ -64,6 +64,8 @@ interface WireFigure {
   replayDeliveredPerSec: number
   /** Event loop utilization (0..1) of the server thread during the live phase. */
   serverBusy: number
+  /** CPU time of the whole bench process (server, subscriber and Command threads) per second of the live phase, in cores. */
+  processCores: number
 }
 
 async function scenario(name: string, groupCount: number, subscribersPerGroup: number): Promise<WireFigure> {
@@ -121,6 +123,8 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     // latency then measures that queue (on a machine with fewer free cores than busy threads, the
     // time the thread waits for a core counts as busy too).
     const loopBefore = performance.eventLoopUtilization()
+    const cpuBefore = process.cpuUsage()
+    const threadsBefore = threadTimes()
     const start = now()
     await profiled(name, async () => {
       commander.postMessage({go: true})
@@ -128,6 +132,9 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     })
     const liveSeconds = (now() - start) / 1000
     const serverBusy = performance.eventLoopUtilization(loopBefore).utilization
+    const cpu = process.cpuUsage(cpuBefore)
+    const processCores = (cpu.user + cpu.system) / 1e6 / liveSeconds
+    if (process.env.MWP_BENCH_THREADS) { const after = threadTimes(); console.log(name, [...after].map(([t, v]) => [t, ((v[0] - (threadsBefore.get(t)?.[0] ?? 0)) / 100 / liveSeconds).toFixed(2), ((v[1] - (threadsBefore.get(t)?.[1] ?? 0)) / 100 / liveSeconds).toFixed(2)]).filter((x) => Number(x[1]) + Number(x[2]) > 0.02).map((x) => x.join(' ')).join(' | ')) }
     while (refused < 0) await new Promise((r) => setTimeout(r, 5))
     await commander.terminate()
     if (refused > 0) throw new Error(`bench: ${refused} of ${total} Commands were refused`)
@@ -166,12 +173,23 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
       p99ms: percentile(latencies, 0.99),
       replayDeliveredPerSec: replayExpected / replaySeconds,
       serverBusy,
+      processCores,
     }
   } finally {
     await server.close()
     await store.close()
     rmSync(dir, {recursive: true, force: true})
   }
+}
+
+function threadTimes(): Map<string, [number, number]> {
+  // schedstat: nanoseconds on a CPU, nanoseconds runnable but waiting for one.
+  const m = new Map<string, [number, number]>()
+  for (const tid of readdirSync('/proc/self/task')) {
+    const [run, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
+    m.set(tid, [run! / 1e7, wait! / 1e7])
+  }
+  return m
 }
 
 const pct = (u: number) => `${(u * 100).toFixed(0)}%`
@@ -184,7 +202,7 @@ export async function runWireBench(): Promise<WireFigure[]> {
   if (ONLY !== '1x100') figures.push(await scenario('100 Groups x 1 subscriber', 100, 1))
   for (const f of figures) {
     console.log(
-      `${f.scenario.padEnd(28)} live ${fmt(f.liveDeliveredPerSec).padStart(8)} Events/s delivered (${fmt(f.commandRate)} Commands/s)   p50 ${f.p50ms.toFixed(1)} ms   p99 ${f.p99ms.toFixed(1)} ms   replay ${fmt(f.replayDeliveredPerSec).padStart(8)} Events/s   server busy ${pct(f.serverBusy)}`,
+      `${f.scenario.padEnd(28)} live ${fmt(f.liveDeliveredPerSec).padStart(8)} Events/s delivered (${fmt(f.commandRate)} Commands/s)   p50 ${f.p50ms.toFixed(1)} ms   p99 ${f.p99ms.toFixed(1)} ms   replay ${fmt(f.replayDeliveredPerSec).padStart(8)} Events/s   server busy ${pct(f.serverBusy)}   CPU ${f.processCores.toFixed(2)} cores`,
     )
   }
   const best = Math.max(...figures.map((f) => f.replayDeliveredPerSec), ...figures.map((f) => f.liveDeliveredPerSec))

@@ -16,6 +16,7 @@ import type {Store} from '../store/types.js'
 import {type AppliedEvent, apply} from './apply.js'
 import type {GroupState} from './state.js'
 import {type CooperationLimits, checkLimits} from './rate-limits.js'
+import {drainTips, tipOf} from './append-pipeline.js'
 
 export interface AuthorityPolicy {
   /** Human principal IDs allowed to create root Missions (§7.1, issue 4 role policy). */
@@ -127,24 +128,32 @@ export class Authority {
   /** The Group's state at the store's current head, or null for a Group with no Events. */
   async current(groupId: string): Promise<GroupState | null> {
     const head = await this.store.head(groupId)
-    if (head === null) {
-      this.#cache.delete(groupId)
-      return null
-    }
     let state = this.#cache.get(groupId) ?? null
-    if (state !== null && state.sequence > head.sequence) state = null // store replaced under us: refold
+    // Only committed states are cached: one ahead of the head just read was remembered by an
+    // append of this process that committed while the read was in flight.
+    if (state !== null && state.sequence >= (head?.sequence ?? 0)) return state
+    if (head === null) return null
+    // Commits become visible before their answers arrive (the SQLite writer thread): when this
+    // process still has appends of the Group in flight, their answers bring the states without
+    // folding (and re-verifying) the Events they wrote. Waited for once; the rest is folded.
+    if (tipOf(this, groupId) !== undefined) {
+      await drainTips(this, [groupId])
+      state = this.#cache.get(groupId) ?? null
+      if (state !== null && state.sequence >= head.sequence) return state
+    }
     while ((state?.sequence ?? 0) < head.sequence) {
       const page = await this.store.read(groupId, state?.sequence ?? 0, PAGE)
       if (page.events.length === 0) throw new AuthorityIntegrityError(`Group ${groupId} head ${head.sequence} but no Event after ${state?.sequence ?? 0}`)
       for (const logged of page.events) state = this.#fold(groupId, state, logged.sequence, logged.bytes)
     }
-    this.#cache.set(groupId, state!)
-    return state
+    this.remember(state!)
+    return this.#cache.get(groupId)!
   }
 
-  /** Records the state the live path produced by applying the Events it just appended. */
+  /** Records a committed state (the live path's, after its append committed); the cache only moves forward. */
   remember(state: GroupState): void {
-    this.#cache.set(state.groupId, state)
+    const cached = this.#cache.get(state.groupId)
+    if (cached === undefined || cached.sequence < state.sequence) this.#cache.set(state.groupId, state)
   }
 
   #fold(groupId: string, state: GroupState | null, sequence: number, bytes: Uint8Array): GroupState {

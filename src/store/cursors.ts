@@ -17,21 +17,30 @@ const fail = (e: unknown): never => {
   throw new StoreError('unavailable', `cannot use the cursor table: ${describeError(e)}`)
 }
 
-export function sqliteCursors(db: Database.Database): CursorTable {
-  db.exec(`CREATE TABLE IF NOT EXISTS delivery_cursors (
+const SQLITE_SCHEMA = `CREATE TABLE IF NOT EXISTS delivery_cursors (
     principal_id TEXT NOT NULL,
     group_id     TEXT NOT NULL,
     sequence     INTEGER NOT NULL,
     PRIMARY KEY (principal_id, group_id)
-  ) STRICT`)
+  ) STRICT`
+
+/** The cursor upsert alone, synchronous: the store's writer runs it inside its group commit (sqlite-writes.ts). */
+export function sqliteCursorAdvance(db: Database.Database): (principalId: string, groupId: string, sequence: number) => number {
+  db.exec(SQLITE_SCHEMA)
   const upsert = db.prepare(`INSERT INTO delivery_cursors (principal_id, group_id, sequence) VALUES (?, ?, ?)
     ON CONFLICT (principal_id, group_id) DO UPDATE SET sequence = MAX(sequence, excluded.sequence)
     RETURNING sequence`)
+  return (principalId, groupId, sequence) => Number((upsert.get(principalId, groupId, sequence) as {sequence: number}).sequence)
+}
+
+/** Reads on `db`; `advance` is the store writer's (sqlite-writes.ts), which owns every write. */
+export function sqliteCursors(db: Database.Database, advance: CursorTable['advance']): CursorTable {
+  db.exec(SQLITE_SCHEMA)
   const select = db.prepare('SELECT sequence FROM delivery_cursors WHERE principal_id = ? AND group_id = ?')
   return {
     advance: async (principalId, groupId, sequence) => {
       try {
-        return Number((upsert.get(principalId, groupId, sequence) as {sequence: number}).sequence)
+        return await advance(principalId, groupId, sequence)
       } catch (e) {
         return fail(e)
       }

@@ -2,37 +2,20 @@
 //
 // WAL lets readers proceed while one writer commits; `synchronous=FULL` makes every commit
 // durable on return; the busy timeout makes a process wait for another's write transaction
-// instead of failing. The append is `BEGIN IMMEDIATE` (take the write lock first), an
-// `INSERT … ON CONFLICT DO NOTHING`, and — when nothing was inserted — a read of the row already
-// there, all in one transaction. Every verdict comes from records.ts.
-//
-// The Group log append is the same shape: `BEGIN IMMEDIATE` (SQLite has one writer, so appends
-// to every Group serialize here, which is fine for the embedded store), read the Group's state,
-// ask group-records.ts, then write the events, the head and the receipt, or roll back.
+// instead of failing. This connection only reads; every write runs on the store's writer thread
+// (sqlite-writer.ts, sqlite-writes.ts) inside a transaction that reads what it decides on: the
+// admission insert (`INSERT … ON CONFLICT DO NOTHING`, then the row already there) and the Group
+// append (the Group's head, receipt and Event IDs, then the events, head and receipt, or
+// nothing). Every verdict comes from records.ts and group-records.ts.
 
 import {existsSync} from 'node:fs'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {AppendOutcome, GroupHead, LoggedEvent, Receipt, StoredEvent} from './group-log.js'
+import {checkAppend, checkRead, headFrom, loggedEvent, receiptFrom} from './group-records.js'
 import {
-  EVENT_COLUMNS,
-  RECEIPT_COLUMNS,
-  appended,
-  checkAppend,
-  checkRead,
-  decideAppend,
-  eventRow,
-  headAfter,
-  headFrom,
-  loggedEvent,
-  receiptFrom,
-  receiptRow,
-} from './group-records.js'
-import {
-  AUDIT_COLUMNS,
   AdmissionAuthority,
-  ROW_COLUMNS,
   SCHEMA_VERSION,
   StoreError,
   admissionRow,
@@ -46,35 +29,24 @@ import {
   storedConfig,
 } from './records.js'
 import type {AcceptanceContext, AuditEntry, AuditRow, Store, StoreConfig} from './types.js'
-import {POLICY_LOG_COLUMNS, type PolicyLogEntry, SQLITE_POLICY_LOG_SCHEMA, policyEntryFrom, policyRows} from './policy-log.js'
-import {type GroupAppend, sqliteAppendGroups} from './multi-append.js'
+import {type PolicyLogEntry, SQLITE_POLICY_LOG_SCHEMA, policyEntryFrom} from './policy-log.js'
+import type {GroupAppend} from './multi-append.js'
 import {type OrgLog, sqliteOrgLog} from './org-log.js'
 import {type CursorTable, sqliteCursors} from './cursors.js'
-import {GroupCommitFailure, SqliteGroupCommit} from './group-commit.js'
+import {GroupCommitFailure} from './group-commit.js'
+import {SqliteWriter} from './sqlite-writer.js'
+import {connectSqlite} from './sqlite-writes.js'
 
 type DB = Database.Database
 
-const insertSql = (table: string, columns: readonly string[]) =>
-  `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`
-
-/** The Group log statements, prepared on first use. */
+/** The Group log's read statements, prepared on first use (the writes are sqlite-writes.ts'). */
 function groupStatements(db: DB) {
   return {
     head: db.prepare('SELECT head, revision FROM groups WHERE group_id = ?'),
     receipt: db.prepare('SELECT * FROM receipts WHERE actor_id = ? AND action_id = ?'),
-    eventIdTaken: db.prepare('SELECT 1 FROM group_events WHERE event_id = ?'),
-    eventIdAt: db.prepare('SELECT event_id FROM group_events WHERE group_id = ? AND sequence = ?').pluck(),
     events: db.prepare('SELECT sequence, event_id, kind, bytes FROM group_events WHERE group_id = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?'),
-    insertEvent: db.prepare(insertSql('group_events', EVENT_COLUMNS)),
-    insertReceipt: db.prepare(insertSql('receipts', RECEIPT_COLUMNS)),
-    setHead: db.prepare(
-      'INSERT INTO groups (group_id, head, revision) VALUES (?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET head = excluded.head, revision = excluded.revision',
-    ),
   }
 }
-
-/** How long a statement waits for another process's write lock before failing (ms). */
-const BUSY_TIMEOUT_MS = 15_000
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS config (
@@ -155,18 +127,6 @@ CREATE TRIGGER IF NOT EXISTS receipts_no_delete BEFORE DELETE ON receipts
 BEGIN SELECT RAISE(ABORT, 'receipts is append-only'); END;
 `
 
-function connect(path: string, create: boolean): DB {
-  const db = new Database(path, {fileMustExist: !create, timeout: BUSY_TIMEOUT_MS})
-  try {
-    db.pragma('journal_mode = WAL')
-    db.pragma('synchronous = FULL')
-  } catch (e) {
-    db.close()
-    throw e
-  }
-  return db
-}
-
 function readConfig(db: DB): {version: string; config: string} | null {
   const present = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'config'").get()
   return storedConfig(present ? (db.prepare('SELECT name, value FROM config').all() as {name: unknown; value: unknown}[]) : null)
@@ -180,7 +140,7 @@ export async function initSqliteStore(path: string, config: StoreConfig): Promis
   const wanted = configJson(config)
   let db: DB | undefined
   try {
-    db = connect(path, true)
+    db = connectSqlite(path, true)
     db.exec('BEGIN IMMEDIATE')
     try {
       if (checkInit(readConfig(db), wanted, where) === 'create') {
@@ -206,9 +166,9 @@ export async function openSqliteStore(path: string, url: string, admissionKey?: 
   if (!existsSync(path)) throw new StoreError('not-initialized', `no initialized store at ${where}; run mwp store init`)
   let db: DB | undefined
   try {
-    db = connect(path, false)
+    db = connectSqlite(path, false)
     const config = checkOpen(readConfig(db), where)
-    return new SqliteStore(db, url, new AdmissionAuthority(config, admissionKey))
+    return new SqliteStore(db, path, url, new AdmissionAuthority(config, admissionKey))
   } catch (e) {
     db?.close()
     throw environment(e, where)
@@ -218,24 +178,19 @@ export async function openSqliteStore(path: string, url: string, admissionKey?: 
 class SqliteStore implements Store {
   readonly config: StoreConfig
   private readonly selectRow
-  private readonly insertRow
-  private readonly insertAudit
   private groupSql: ReturnType<typeof groupStatements> | undefined
-  /** Admission records and Group appends share one write transaction per event-loop turn (group-commit.ts). */
-  private readonly commits: SqliteGroupCommit
+  /** Every write goes to the writer thread (sqlite-writer.ts); this connection only reads. */
+  private readonly writer: SqliteWriter
 
   constructor(
     private readonly db: DB,
+    path: string,
     readonly url: string,
     private readonly authority: AdmissionAuthority,
   ) {
     this.config = authority.config
     this.selectRow = db.prepare('SELECT * FROM admission_records WHERE organization_id = ? AND signing_hash = ?')
-    this.insertRow = db.prepare(
-      `INSERT INTO admission_records (${ROW_COLUMNS.join(', ')}) VALUES (${ROW_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`,
-    )
-    this.insertAudit = db.prepare(`INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`)
-    this.commits = new SqliteGroupCommit(db)
+    this.writer = new SqliteWriter(path)
   }
 
   private stored(organizationId: string, signingHash: string) {
@@ -259,12 +214,9 @@ class SqliteStore implements Store {
     if ('refused' in prepared) return prepared.refused
     const {row} = prepared
     try {
-      // Settles only after the shared transaction committed (group-commit.ts).
-      return await this.commits.run(() =>
-        this.insertRow.run(...ROW_COLUMNS.map((c) => row[c])).changes === 1
-          ? this.authority.committed(row)
-          : this.authority.resolveExisting(this.stored(row.organization_id, row.signing_hash), candidate),
-      )
+      // Settles only after the writer's shared transaction committed (group-commit.ts).
+      const outcome = await this.writer.call('admit', row)
+      return outcome.inserted ? this.authority.committed(row) : this.authority.resolveExisting(outcome.existing ? admissionRow(outcome.existing) : undefined, candidate)
     } catch (e) {
       if (e instanceof GroupCommitFailure && e.phase === 'commit') return {status: 'commit-failed', detail: describeError(e)}
       return {status: 'unavailable', detail: describeError(e)}
@@ -316,37 +268,19 @@ class SqliteStore implements Store {
 
   /** Multi-Group atomic append (multi-append.ts): one BEGIN IMMEDIATE transaction. */
   async appendGroups(appends: GroupAppend[], receipt: Receipt): Promise<AppendOutcome> {
-    return sqliteAppendGroups(this.db, appends, receipt)
+    try {
+      return await this.writer.call('appendGroups', appends, receipt)
+    } catch (e) {
+      return {status: 'unavailable', detail: describeError(e)}
+    }
   }
 
   async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome> {
     const refused = checkAppend(groupId, expectedHead, events, receipt, expectedHeadEventId)
     if (refused) return refused
     try {
-      // One step of the shared write transaction; settles after it committed (group-commit.ts).
-      return await this.commits.run((): AppendOutcome => {
-      const s = this.group
-      const state = {
-        head: this.readHead(groupId),
-        prior: this.readReceipt(receipt.actorId, receipt.actionId),
-        takenEventId: events.find((e) => s.eventIdTaken.get(e.eventId) !== undefined)?.eventId ?? null,
-        // Read inside this write step: an earlier step of the same batch may have written it.
-        headEventId: expectedHeadEventId === undefined ? undefined : ((s.eventIdAt.get(groupId, expectedHead) as string | undefined) ?? null),
-      }
-      const verdict = decideAppend(state, expectedHead, events, receipt, expectedHeadEventId)
-      if (verdict) return verdict // nothing was written
-      for (const e of events) {
-        const row = eventRow(groupId, e)
-        s.insertEvent.run(...EVENT_COLUMNS.map((c) => row[c]))
-      }
-      // §20 Policy Log rows ride in the same transaction (policy-log.ts); prepared only when used.
-      for (const row of policyRows(groupId, events)) this.db.prepare(insertSql('policy_log', POLICY_LOG_COLUMNS)).run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
-      const head = headAfter(events)
-      s.setHead.run(groupId, head.sequence, head.revision)
-      const r = receiptRow(receipt)
-      s.insertReceipt.run(...RECEIPT_COLUMNS.map((c) => r[c]))
-      return appended(events)
-      })
+      // One step of the writer's shared write transaction; settles after it committed (group-commit.ts).
+      return await this.writer.call('append', groupId, expectedHead, events, receipt, expectedHeadEventId)
     } catch (e) {
       if (e instanceof GroupCommitFailure && e.phase === 'commit') return {status: 'indeterminate', detail: `commit failed: ${describeError(e)}`}
       return {status: 'unavailable', detail: describeError(e)}
@@ -368,7 +302,7 @@ class SqliteStore implements Store {
   async audit(entry: AuditEntry): Promise<void> {
     const row = auditInsert(entry)
     try {
-      this.insertAudit.run(...AUDIT_COLUMNS.map((c) => row[c]))
+      await this.writer.call('audit', row)
     } catch (e) {
       throw new StoreError('unavailable', `cannot write the audit log: ${describeError(e)}`)
     }
@@ -397,13 +331,19 @@ class SqliteStore implements Store {
   private orgLog: OrgLog | undefined
   private cursorTable: CursorTable | undefined
   organizationLog(): OrgLog {
-    return (this.orgLog ??= sqliteOrgLog(this.db))
+    // Reads here; the append goes to the writer thread.
+    return (this.orgLog ??= {
+      ...sqliteOrgLog(this.db),
+      append: (entry, expectedVersion, receipt) =>
+        this.writer.call('orgAppend', entry, expectedVersion, receipt).catch((e: unknown) => ({status: 'unavailable' as const, detail: describeError(e)})),
+    })
   }
   cursors(): CursorTable {
-    return (this.cursorTable ??= sqliteCursors(this.db))
+    return (this.cursorTable ??= sqliteCursors(this.db, (principalId, groupId, sequence) => this.writer.call('advanceCursor', principalId, groupId, sequence)))
   }
 
   async close(): Promise<void> {
+    await this.writer.close()
     if (this.db.open) this.db.close()
   }
 }

@@ -1,0 +1,120 @@
+// The SQLite store's writes run on a worker thread of their own (sqlite-writes.ts says why):
+// the store's thread posts each write and awaits its verdict, so an fsync never blocks the
+// thread that verifies Commands and feeds sockets. Reads stay on the store's thread, on its own
+// connection: WAL lets them proceed while the writer commits, and a write's verdict arrives only
+// after its COMMIT, so a read that follows it sees it.
+//
+// The thread starts on the first write (read-only CLI commands never pay for it), keeps the
+// process alive only while a write is in flight, and is stopped by close(). Errors cross the
+// thread boundary as data and are rebuilt as the classes callers test for.
+
+import {createRequire} from 'node:module'
+import {pathToFileURL} from 'node:url'
+import {Worker} from 'node:worker_threads'
+import {GroupCommitFailure} from './group-commit.js'
+import {StoreError, type StoreErrorCode, describeError} from './records.js'
+import type {SqliteWrites, WriteOp} from './sqlite-writes.js'
+
+/** An error as it crosses the thread boundary. */
+export type WireError = {kind: 'group-commit'; phase: 'begin' | 'commit'; message: string} | {kind: 'store'; code: StoreErrorCode; message: string} | {kind: 'other'; message: string}
+
+export function errorToData(e: unknown): WireError {
+  if (e instanceof GroupCommitFailure) return {kind: 'group-commit', phase: e.phase, message: e.message}
+  if (e instanceof StoreError) return {kind: 'store', code: e.code, message: e.message}
+  return {kind: 'other', message: describeError(e)}
+}
+
+function errorFromData(d: WireError): Error {
+  const e = d.kind === 'group-commit' ? new GroupCommitFailure(d.phase, '') : d.kind === 'store' ? new StoreError(d.code, d.message) : new Error(d.message)
+  e.message = d.message
+  return e
+}
+
+/** What the writer thread answers, by request ID. */
+export type WriterReply = {id: number; value?: unknown; error?: WireError}
+
+/** One request to the writer thread; requests and replies travel in batches (one message per turn). */
+export type WriterRequest = {id: number; op: WriteOp; args: unknown[]}
+
+type Args<K extends WriteOp> = Parameters<SqliteWrites[K]>
+type Result<K extends WriteOp> = Awaited<ReturnType<SqliteWrites[K]>>
+
+/**
+ * The writer thread's entry: the compiled sibling module; under a TypeScript loader (vitest, tsx)
+ * the .ts source, loaded through tsx's register API since Node 20 workers ignore `--import`.
+ */
+function spawn(path: string): Worker {
+  const entry = new URL(import.meta.url.endsWith('.ts') ? './sqlite-writer-thread.ts' : './sqlite-writer-thread.js', import.meta.url)
+  const workerData = {path}
+  if (!entry.pathname.endsWith('.ts')) return new Worker(entry, {workerData})
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href
+  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}) })`, {eval: true, workerData})
+}
+
+export class SqliteWriter {
+  #worker: Worker | undefined
+  readonly #pending = new Map<number, {resolve: (v: unknown) => void; reject: (e: Error) => void}>()
+  #next = 1
+  #closed = false
+  /** Requests of this turn, posted together: one message (one structured clone) per turn, not per write. */
+  #outbox: WriterRequest[] = []
+
+  constructor(private readonly path: string) {}
+
+  call<K extends WriteOp>(op: K, ...args: Args<K>): Promise<Result<K>> {
+    if (this.#closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'))
+    const worker = (this.#worker ??= this.#start())
+    if (this.#pending.size === 0) worker.ref()
+    const id = this.#next++
+    if (this.#outbox.length === 0) process.nextTick(() => this.#post(worker))
+    this.#outbox.push({id, op, args})
+    return new Promise<Result<K>>((resolve, reject) => {
+      this.#pending.set(id, {resolve: resolve as (v: unknown) => void, reject})
+    })
+  }
+
+  #post(worker: Worker): void {
+    const batch = this.#outbox
+    this.#outbox = []
+    worker.postMessage(batch)
+  }
+
+  #start(): Worker {
+    const worker = spawn(this.path)
+    // A batch's replies settle together, as one commit's outcomes did on a single thread: whatever
+    // runs next sees every write of that commit answered (and remembered) at once.
+    worker.on('message', (replies: WriterReply[]) => {
+      for (const m of replies) {
+        const p = this.#pending.get(m.id)
+        if (!p) continue
+        this.#pending.delete(m.id)
+        if (m.error) p.reject(errorFromData(m.error))
+        else p.resolve(m.value)
+      }
+      if (this.#pending.size === 0) worker.unref()
+    })
+    // A thread that dies takes its in-flight writes with it: their outcome is unknown, and the
+    // next write starts a new thread.
+    const lost = (reason: string) => {
+      if (this.#worker === worker) this.#worker = undefined
+      for (const p of this.#pending.values()) p.reject(new StoreError('unavailable', `the SQLite writer thread stopped: ${reason}`))
+      this.#pending.clear()
+    }
+    worker.on('error', (e) => lost(describeError(e)))
+    worker.on('exit', (code) => lost(`exit code ${code}`))
+    worker.unref()
+    return worker
+  }
+
+  /** Stops the thread once the writes in flight are answered (it closes its connection). */
+  async close(): Promise<void> {
+    this.#closed = true
+    const worker = this.#worker
+    if (!worker) return
+    worker.ref()
+    await new Promise<void>((resolve) => {
+      worker.once('exit', () => resolve())
+      worker.postMessage({close: true})
+    })
+  }
+}

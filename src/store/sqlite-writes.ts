@@ -1,0 +1,141 @@
+// Every write of the embedded SQLite store, on one connection of its own (sqlite-writer.ts runs
+// this on a worker thread). better-sqlite3 is synchronous: under `synchronous=FULL` each COMMIT
+// blocks its thread for an fsync, so on the thread that also verifies Commands and writes to
+// sockets every commit would stall the whole authority. Here the stall is this connection's only.
+//
+// Admission records, Group appends, delivery cursors and audit entries of one event-loop turn
+// share one transaction and one COMMIT (group-commit.ts); the multi-Group append and the
+// Organization log keep their own BEGIN IMMEDIATE transactions. Every method returns plain data
+// (structured-clonable): verdicts, never connections or prepared statements.
+
+import Database from 'better-sqlite3'
+import type {AppendOutcome, Receipt, StoredEvent} from './group-log.js'
+import {EVENT_COLUMNS, RECEIPT_COLUMNS, appended, decideAppend, eventRow, headAfter, headFrom, receiptFrom, receiptRow} from './group-records.js'
+import {AUDIT_COLUMNS, ROW_COLUMNS, type AuditInsert} from './records.js'
+import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
+import {type GroupAppend, sqliteAppendGroups} from './multi-append.js'
+import {type OrgAppendOutcome, type OrgEntry, type OrgReceipt, sqliteOrgLog} from './org-log.js'
+import {sqliteCursorAdvance} from './cursors.js'
+import {SqliteGroupCommit} from './group-commit.js'
+
+type DB = Database.Database
+
+/** How long a statement waits for another process's write lock before failing (ms). */
+const BUSY_TIMEOUT_MS = 15_000
+
+/** One connection in WAL mode with durable commits; `create` allows a new file. */
+export function connectSqlite(path: string, create: boolean): DB {
+  const db = new Database(path, {fileMustExist: !create, timeout: BUSY_TIMEOUT_MS})
+  try {
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = FULL')
+  } catch (e) {
+    db.close()
+    throw e
+  }
+  return db
+}
+
+export const insertSql = (table: string, columns: readonly string[]) =>
+  `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`
+
+/** An admission row as the worker receives it: BLOBs may arrive as plain Uint8Arrays. */
+export type AdmissionRowValues = Record<(typeof ROW_COLUMNS)[number], unknown>
+
+/** The first-admission insert: inserted, or the row already there (raw, for records.ts to judge). */
+export type AdmitOutcome = {inserted: true} | {inserted: false; existing: Record<string, unknown> | null}
+
+const bindable = (v: unknown) => (v instanceof Uint8Array && !Buffer.isBuffer(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v)
+
+export class SqliteWrites {
+  readonly #commits: SqliteGroupCommit
+  readonly #s
+  readonly #org
+  readonly #advance
+
+  constructor(private readonly db: DB) {
+    this.#commits = new SqliteGroupCommit(db)
+    this.#s = {
+      selectAdmission: db.prepare('SELECT * FROM admission_records WHERE organization_id = ? AND signing_hash = ?'),
+      insertAdmission: db.prepare(`${insertSql('admission_records', ROW_COLUMNS)} ON CONFLICT DO NOTHING`),
+      insertAudit: db.prepare(insertSql('audit_log', AUDIT_COLUMNS)),
+      head: db.prepare('SELECT head, revision FROM groups WHERE group_id = ?'),
+      receipt: db.prepare('SELECT * FROM receipts WHERE actor_id = ? AND action_id = ?'),
+      eventIdTaken: db.prepare('SELECT 1 FROM group_events WHERE event_id = ?'),
+      eventIdAt: db.prepare('SELECT event_id FROM group_events WHERE group_id = ? AND sequence = ?').pluck(),
+      insertEvent: db.prepare(insertSql('group_events', EVENT_COLUMNS)),
+      insertReceipt: db.prepare(insertSql('receipts', RECEIPT_COLUMNS)),
+      insertPolicy: db.prepare(insertSql('policy_log', POLICY_LOG_COLUMNS)),
+      setHead: db.prepare(
+        'INSERT INTO groups (group_id, head, revision) VALUES (?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET head = excluded.head, revision = excluded.revision',
+      ),
+    }
+    this.#org = sqliteOrgLog(db)
+    this.#advance = sqliteCursorAdvance(db)
+  }
+
+  /** Settles after the shared transaction committed (group-commit.ts). */
+  admit(row: AdmissionRowValues): Promise<AdmitOutcome> {
+    const s = this.#s
+    return this.#commits.run((): AdmitOutcome => {
+      if (s.insertAdmission.run(...ROW_COLUMNS.map((c) => bindable(row[c]))).changes === 1) return {inserted: true}
+      const existing = s.selectAdmission.get(row.organization_id, row.signing_hash) as Record<string, unknown> | undefined
+      return {inserted: false, existing: existing ?? null}
+    })
+  }
+
+  /** One step of the shared write transaction: the Group's state is read inside it (group-records.ts decides). */
+  append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome> {
+    const s = this.#s
+    return this.#commits.run((): AppendOutcome => {
+      const prior = s.receipt.get(receipt.actorId, receipt.actionId) as Record<string, unknown> | undefined
+      const state = {
+        head: headFrom(s.head.get(groupId) as Record<string, unknown> | undefined),
+        prior: prior ? receiptFrom(prior) : null,
+        takenEventId: events.find((e) => s.eventIdTaken.get(e.eventId) !== undefined)?.eventId ?? null,
+        // Read inside this write step: an earlier step of the same batch may have written it.
+        headEventId: expectedHeadEventId === undefined ? undefined : ((s.eventIdAt.get(groupId, expectedHead) as string | undefined) ?? null),
+      }
+      const verdict = decideAppend(state, expectedHead, events, receipt, expectedHeadEventId)
+      if (verdict) return verdict // nothing was written
+      for (const e of events) {
+        const row = eventRow(groupId, e)
+        s.insertEvent.run(...EVENT_COLUMNS.map((c) => row[c]))
+      }
+      // §20 Policy Log rows ride in the same transaction (policy-log.ts).
+      for (const row of policyRows(groupId, events)) s.insertPolicy.run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
+      const head = headAfter(events)
+      s.setHead.run(groupId, head.sequence, head.revision)
+      const r = receiptRow(receipt)
+      s.insertReceipt.run(...RECEIPT_COLUMNS.map((c) => r[c]))
+      return appended(events)
+    })
+  }
+
+  /** Multi-Group atomic append (multi-append.ts): its own BEGIN IMMEDIATE transaction. */
+  async appendGroups(appends: GroupAppend[], receipt: Receipt): Promise<AppendOutcome> {
+    return sqliteAppendGroups(this.db, appends, receipt)
+  }
+
+  orgAppend(entry: OrgEntry, expectedVersion: number, receipt: OrgReceipt): Promise<OrgAppendOutcome> {
+    return this.#org.append(entry, expectedVersion, receipt)
+  }
+
+  /** Raises (never lowers) a delivery cursor; returns the stored value. */
+  advanceCursor(principalId: string, groupId: string, sequence: number): Promise<number> {
+    return this.#commits.run(() => this.#advance(principalId, groupId, sequence))
+  }
+
+  audit(row: AuditInsert): Promise<void> {
+    return this.#commits.run(() => {
+      this.#s.insertAudit.run(...AUDIT_COLUMNS.map((c) => row[c]))
+    })
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close()
+  }
+}
+
+/** The operations a writer thread serves: SqliteWrites' methods by name. */
+export type WriteOp = Exclude<keyof SqliteWrites, 'close'>
