@@ -1,19 +1,13 @@
 // Worker thread of bench/wire.ts: the subscriber sockets run here, on their own thread, so the
 // server's event loop is measured without 100 TLS clients sharing it. Each subscriber is a raw
-// authenticated socket (HELLO as the MissionOwner) that counts EVENT frames and ACKs every 256;
-// the first subscriber of each Group reports arrival times (performance.timeOrigin-based, so
+// authenticated socket (bench/raw-socket.ts) that counts EVENT frames and ACKs every 256; the
+// first subscriber of each Group reports arrival times (performance.timeOrigin-based, so
 // comparable across threads) for Command→Event latency.
 
-import {randomBytes, randomUUID} from 'node:crypto'
-import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {parentPort, workerData} from 'node:worker_threads'
-import WebSocket from 'ws'
-import {signEd25519} from '../src/crypto/ed25519.js'
-import {readKeyFile} from '../src/crypto/keyfile.js'
-import {encodeBase64url} from '../src/json/base64url.js'
-import {packageRoot} from '../src/schema/catalog.js'
-import {transcriptBytes} from '../src/wire/hello.js'
+import {frameId, rawSession} from './raw-socket.js'
+import {threadId} from './threads.js'
 
 export interface SubscriberJob {
   url: string
@@ -24,8 +18,6 @@ export interface SubscriberJob {
 }
 
 const job = workerData as SubscriberJob
-const owner = readKeyFile(join(packageRoot(), 'fixtures/keys', 'mission-owner.key.json'))
-const fid = () => `urn:uuid:${randomUUID()}`
 const now = () => performance.timeOrigin + performance.now()
 
 let received = 0
@@ -35,26 +27,7 @@ const QUOTE = 0x22
 const arrivals: [string, number][] = []
 
 async function subscriber(sampler: boolean) {
-  const ws = new WebSocket(job.url, {ca: job.ca, minVersion: 'TLSv1.3', perMessageDeflate: false})
-  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
-  const queue: string[] = []
-  let wake: (() => void) | null = null
-  ws.on('message', (d) => {
-    queue.push(d.toString())
-    wake?.()
-  })
-  const next = async () => {
-    while (queue.length === 0) await new Promise<void>((r) => (wake = r))
-    return JSON.parse(queue.shift()!) as Record<string, string>
-  }
-  const clientNonce = encodeBase64url(randomBytes(32))
-  const id = owner.principal!.id
-  ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'HELLO', phase: 'client_init', agentId: id, keyId: owner.keyId, clientNonce, supportedVersions: ['0.1']}))
-  const ch = await next()
-  const sig = signEd25519(owner.seed, transcriptBytes({principalId: id, keyId: owner.keyId, clientNonce, serverNonce: ch.serverNonce!, challenge: ch.challenge!, selectedVersion: '0.1'}))
-  ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'HELLO', phase: 'client_response', agentId: id, keyId: owner.keyId, clientNonce, serverNonce: ch.serverNonce, challengeSignature: encodeBase64url(sig)}))
-  if ((await next()).phase !== 'server_accept') throw new Error('bench subscriber HELLO failed')
-  ws.removeAllListeners('message')
+  const ws = await rawSession(job.url, job.ca)
   // A counting sink, cheap enough that 100 of them on one thread keep up with the server: frames
   // are searched as bytes, never decoded whole (this socket subscribes to one Group).
   let unacked = 0
@@ -72,12 +45,12 @@ async function subscriber(sampler: boolean) {
       const text = d.toString()
       const groupId = /"groupId":"([^"]+)"/.exec(text)![1]!
       const sequence = Number(/"sequence":(\d+)/.exec(text)![1])
-      ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'ACK', acknowledgements: [{groupId, sequence}], sentAt: new Date().toISOString()}))
+      ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'ACK', acknowledgements: [{groupId, sequence}], sentAt: new Date().toISOString()}))
       unacked = 0
     }
   })
   return (groupId: string, after: number) =>
-    ws.send(JSON.stringify({protocolVersion: '0.1', frameId: fid(), frameType: 'SUBSCRIBE', subscriptionId: fid(), groups: [{groupId, afterSequence: after}]}))
+    ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: frameId(), groups: [{groupId, afterSequence: after}]}))
 }
 
 const subscribe: {groupId: string; send: (g: string, after: number) => void}[] = []
@@ -93,4 +66,4 @@ setInterval(() => {
 parentPort!.on('message', (m: {replay?: boolean}) => {
   if (m.replay) for (const s of subscribe) s.send(s.groupId, 0)
 })
-parentPort!.postMessage({ready: true})
+parentPort!.postMessage({ready: true, tid: threadId()})

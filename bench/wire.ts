@@ -3,7 +3,7 @@
 //
 // Per scenario:
 //   live   — message.post Commands at a fixed rate (MWP_BENCH_WIRE_RATE, default 500/s) for
-//            MWP_BENCH_WIRE_SECONDS (default 3) through one WireClient connection; every subscriber
+//            MWP_BENCH_WIRE_SECONDS (default 3) through one client connection; every subscriber
 //            receives every Event of its Group. Latency: from sending the COMMAND frame to the
 //            Event's first arrival at a subscriber (sampled on one subscriber per Group), for
 //            every Command; all must be accepted.
@@ -11,16 +11,17 @@
 // The server (authority, store, gateway) has the main thread to itself, as a server process
 // would. Subscribers are raw authenticated sockets on a worker thread (bench/wire-subscribers.ts)
 // that count EVENT frames and ACK every 256 Events (the server's per-Group window stays open);
-// they do not verify signatures, so the figure is the gateway's, not the client library's. The
-// Command client is a WireClient on another worker thread (bench/wire-commander.ts); it verifies
-// every Event of its answers.
+// the Command sender is a raw socket on another worker thread (bench/wire-commander.ts). Neither
+// verifies signatures (bench/raw-socket.ts): the figures are the server's, not the client
+// library's, and on a 2-core machine the load generators' CPU would otherwise be the server's
+// wait. The per-thread line shows what each thread used and how long it waited for a core.
 // MWP_BENCH_WIRE_ONLY=1x100 | 100x1 runs one scenario; MWP_BENCH_WIRE_TRACE=1 prints the worst
 // latency per 100 ms of send time; MWP_BENCH_PROFILE=DIR writes a CPU profile of each live phase.
 // Targets: ≥ 50,000 Events/s delivered; p99 < 25 ms at 500 Commands/s.
 
 import {buildCommand} from '../src/operator/command-builder.js'
 import {missionCreatePayload} from '../src/operator/mission-payloads.js'
-import {mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {availableParallelism, loadavg, tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {performance} from 'node:perf_hooks'
@@ -35,6 +36,7 @@ import {generateDevTls} from '../src/wire/dev-tls.js'
 import {startServer} from '../src/wire/server.js'
 import {fmt, percentile} from './measure.js'
 import {profiled} from './profile.js'
+import {threadId, threadTimes, threadUse} from './threads.js'
 
 const root = packageRoot()
 const key = (name: string): SigningKey => readKeyFile(join(root, 'fixtures/keys', `${name}.key.json`))
@@ -66,6 +68,8 @@ interface WireFigure {
   serverBusy: number
   /** CPU time of the whole bench process (server, subscriber and Command threads) per second of the live phase, in cores. */
   processCores: number
+  /** Per thread of the live phase (Linux): cores used, and cores' worth of time spent runnable but waiting for a CPU. */
+  threads: string
 }
 
 async function scenario(name: string, groupCount: number, subscribersPerGroup: number): Promise<WireFigure> {
@@ -88,13 +92,18 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     // latency: the replay phase redelivers the same Events (same cause) seconds later.
     const arrivedAt = new Map<string, number>()
     let received = 0
+    let subscriberTid = ''
+    let commanderTid = ''
     const worker = new Worker(new URL('./wire-subscribers.js', import.meta.url), {
       workerData: {url: server.url, ca: tls.ca, groups, perGroup: subscribersPerGroup, after: Object.fromEntries(heads)},
     })
     await new Promise<void>((resolve, reject) => {
       worker.on('error', reject)
-      worker.on('message', (m: {ready?: boolean; received?: number; arrivals?: [string, number][]}) => {
-        if (m.ready) resolve()
+      worker.on('message', (m: {ready?: boolean; tid?: string; received?: number; arrivals?: [string, number][]}) => {
+        if (m.ready) {
+          subscriberTid = m.tid ?? ''
+          resolve()
+        }
         if (m.received !== undefined) received = m.received
         for (const [cause, at] of m.arrivals ?? []) if (!arrivedAt.has(cause)) arrivedAt.set(cause, at)
       })
@@ -112,8 +121,11 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const commander = new Worker(new URL('./wire-commander.js', import.meta.url), {workerData: {url: server.url, ca: tls.ca, rate: RATE, commands}})
     await new Promise<void>((resolve, reject) => {
       commander.on('error', reject)
-      commander.on('message', (m: {ready?: boolean; sentAt?: [string, number][]; done?: boolean; refused?: number}) => {
-        if (m.ready) resolve()
+      commander.on('message', (m: {ready?: boolean; tid?: string; sentAt?: [string, number][]; done?: boolean; refused?: number}) => {
+        if (m.ready) {
+          commanderTid = m.tid ?? ''
+          resolve()
+        }
         for (const [actionId, at] of m.sentAt ?? []) sentAt.set(actionId, at)
         if (m.done) refused = m.refused!
       })
@@ -134,7 +146,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const serverBusy = performance.eventLoopUtilization(loopBefore).utilization
     const cpu = process.cpuUsage(cpuBefore)
     const processCores = (cpu.user + cpu.system) / 1e6 / liveSeconds
-    if (process.env.MWP_BENCH_THREADS) { const after = threadTimes(); console.log(name, [...after].map(([t, v]) => [t, ((v[0] - (threadsBefore.get(t)?.[0] ?? 0)) / 100 / liveSeconds).toFixed(2), ((v[1] - (threadsBefore.get(t)?.[1] ?? 0)) / 100 / liveSeconds).toFixed(2)]).filter((x) => Number(x[1]) + Number(x[2]) > 0.02).map((x) => x.join(' ')).join(' | ')) }
+    const threads = threadUse(threadsBefore, threadTimes(), liveSeconds, {[threadId()]: 'server', [subscriberTid]: 'subscribers', [commanderTid]: 'commander'})
     while (refused < 0) await new Promise((r) => setTimeout(r, 5))
     await commander.terminate()
     if (refused > 0) throw new Error(`bench: ${refused} of ${total} Commands were refused`)
@@ -174,22 +186,13 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
       replayDeliveredPerSec: replayExpected / replaySeconds,
       serverBusy,
       processCores,
+      threads,
     }
   } finally {
     await server.close()
     await store.close()
     rmSync(dir, {recursive: true, force: true})
   }
-}
-
-function threadTimes(): Map<string, [number, number]> {
-  // schedstat: nanoseconds on a CPU, nanoseconds runnable but waiting for one.
-  const m = new Map<string, [number, number]>()
-  for (const tid of readdirSync('/proc/self/task')) {
-    const [run, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
-    m.set(tid, [run! / 1e7, wait! / 1e7])
-  }
-  return m
 }
 
 const pct = (u: number) => `${(u * 100).toFixed(0)}%`
@@ -204,6 +207,7 @@ export async function runWireBench(): Promise<WireFigure[]> {
     console.log(
       `${f.scenario.padEnd(28)} live ${fmt(f.liveDeliveredPerSec).padStart(8)} Events/s delivered (${fmt(f.commandRate)} Commands/s)   p50 ${f.p50ms.toFixed(1)} ms   p99 ${f.p99ms.toFixed(1)} ms   replay ${fmt(f.replayDeliveredPerSec).padStart(8)} Events/s   server busy ${pct(f.serverBusy)}   CPU ${f.processCores.toFixed(2)} cores`,
     )
+    if (f.threads) console.log(`${''.padEnd(28)} threads, cores used / waiting for a core: ${f.threads}`)
   }
   const best = Math.max(...figures.map((f) => f.replayDeliveredPerSec), ...figures.map((f) => f.liveDeliveredPerSec))
   const worstP99 = Math.max(...figures.map((f) => f.p99ms))

@@ -13,6 +13,7 @@ import type {Principal} from '../signing/profiles.js'
 import type {RegistryEvidence} from '../signing/registry.js'
 import {Rejection, verify} from '../signing/verify.js'
 import type {Store} from '../store/types.js'
+import type {LoggedEvent} from '../store/group-log.js'
 import {type AppliedEvent, apply} from './apply.js'
 import type {GroupState} from './state.js'
 import {type CooperationLimits, checkLimits} from './rate-limits.js'
@@ -66,6 +67,9 @@ export class AuthorityIntegrityError extends Error {
 }
 
 const PAGE = 500
+
+/** Told of every append this process commits (Authority.onAppended). */
+export type AppendListener = (state: GroupState, events: readonly LoggedEvent[]) => void
 
 export class Authority {
   readonly store: Store
@@ -146,14 +150,38 @@ export class Authority {
       if (page.events.length === 0) throw new AuthorityIntegrityError(`Group ${groupId} head ${head.sequence} but no Event after ${state?.sequence ?? 0}`)
       for (const logged of page.events) state = this.#fold(groupId, state, logged.sequence, logged.bytes)
     }
-    this.remember(state!)
+    this.#remember(state!)
     return this.#cache.get(groupId)!
   }
 
-  /** Records a committed state (the live path's, after its append committed); the cache only moves forward. */
-  remember(state: GroupState): void {
+  /** Records a committed state; the cache only moves forward. */
+  #remember(state: GroupState): void {
     const cached = this.#cache.get(state.groupId)
     if (cached === undefined || cached.sequence < state.sequence) this.#cache.set(state.groupId, state)
+  }
+
+  readonly #appendListeners = new Set<AppendListener>()
+
+  /**
+   * Calls `listener` with the state and Events of every append this process commits, right after
+   * its COMMIT (the wire server's Group feeds take them from here instead of reading them back).
+   * Returns the function that stops it.
+   */
+  onAppended(listener: AppendListener): () => void {
+    this.#appendListeners.add(listener)
+    return () => this.#appendListeners.delete(listener)
+  }
+
+  /** The live path's append committed: remember the state it produced and tell the listeners. */
+  committed(state: GroupState, events: readonly LoggedEvent[]): void {
+    this.#remember(state)
+    for (const listener of this.#appendListeners) {
+      try {
+        listener(state, events)
+      } catch {
+        // a listener's failure is its own; the append stands
+      }
+    }
   }
 
   #fold(groupId: string, state: GroupState | null, sequence: number, bytes: Uint8Array): GroupState {

@@ -115,7 +115,7 @@ export async function appendAcross<C extends DecidedCommand & {groupId: string}>
   const outcome = await authority.store.appendGroups(appends, full)
   switch (outcome.status) {
     case 'appended':
-      for (const n of nexts) authority.remember(n)
+      nexts.forEach((n, i) => authority.committed(n, appends[i]!.events))
       return {document}
     case 'duplicate':
       return {document: JSON.parse(outcome.receipt.document) as Record<string, unknown>}

@@ -167,7 +167,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
       const settled = appendOnTip(authority, command.groupId, tip, state, stored, receipt, next).then((outcome): SubmitResult | 'retry' => {
         switch (outcome.status) {
           case 'appended':
-            authority.remember(next)
+            authority.committed(next, stored)
             return answerOf(receipt.document)
           case 'duplicate':
             return answerOf(outcome.receipt.document)

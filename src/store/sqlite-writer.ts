@@ -36,6 +36,22 @@ export type WriterReply = {id: number; value?: unknown; error?: WireError}
 /** One request to the writer thread; requests and replies travel in batches (one message per turn). */
 export type WriterRequest = {id: number; op: WriteOp; args: unknown[]}
 
+/**
+ * Byte views copied to buffers of their own size: a structured clone copies a view's WHOLE
+ * underlying ArrayBuffer (a Buffer from Node's 8 KB pool, or a slice of a received frame), which
+ * made posting one Event cost as much as verifying it.
+ */
+function compact(value: unknown): unknown {
+  if (value instanceof Uint8Array) return value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value : new Uint8Array(value)
+  if (Array.isArray(value)) return value.map(compact)
+  if (value !== null && typeof value === 'object') {
+    const copy: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(value)) copy[k] = compact(v)
+    return copy
+  }
+  return value
+}
+
 type Args<K extends WriteOp> = Parameters<SqliteWrites[K]>
 type Result<K extends WriteOp> = Awaited<ReturnType<SqliteWrites[K]>>
 
@@ -67,7 +83,7 @@ export class SqliteWriter {
     if (this.#pending.size === 0) worker.ref()
     const id = this.#next++
     if (this.#outbox.length === 0) process.nextTick(() => this.#post(worker))
-    this.#outbox.push({id, op, args})
+    this.#outbox.push({id, op, args: args.map(compact)})
     return new Promise<Result<K>>((resolve, reject) => {
       this.#pending.set(id, {resolve: resolve as (v: unknown) => void, reject})
     })

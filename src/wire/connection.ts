@@ -346,7 +346,6 @@ export class Connection {
     const count = lastSequence - firstSequence + 1
     const page = await authority.store.read(groupId, firstSequence - 1, count)
     this.#burst(() => page.events.forEach((e, i) => this.#send(eventFrame(e.bytes, receiptFrameId(i + 1, count)))))
-    this.context.notify(groupId)
   }
 
   async #ack(f: Frame): Promise<void> {

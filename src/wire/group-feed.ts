@@ -1,11 +1,18 @@
 // One Group's shared read side on this server: the Group state (for Membership checks) and a
-// bounded cache of its most recent Events, refreshed once per append or poll, whatever the number
-// of subscribers. Pumps serve live delivery from this cache and page older history (replay) from
-// the store, so 100 subscribers of one Group cost one store read per append, not 100.
+// bounded cache of its most recent Events, whatever the number of subscribers. Appends this
+// process commits arrive with their state and Events (Authority.onAppended → appended()); appends
+// by other processes sharing the store make the server refresh() from the store. Pumps serve
+// live delivery from this cache and page older history (replay) from the store, so 100
+// subscribers of one Group cost nothing per append beyond the socket writes.
+//
+// Waking the pumps is coalesced: after a wake, the next one waits until COALESCE_MS have passed,
+// so a busy Group sends each subscriber several Events per socket write (one TLS record, one
+// syscall) instead of one write per Event; the first Event after a quiet spell goes at once.
 
 import type {Authority} from '../authority/authority.js'
 import type {GroupState} from '../authority/state.js'
 import type {LoggedEvent} from '../store/group-log.js'
+import {performance} from 'node:perf_hooks'
 import {deliveryFrame} from './frames.js'
 
 export interface FeedEvent {
@@ -25,6 +32,8 @@ export function feedEvent(e: LoggedEvent): FeedEvent {
 /** How many recent Events each Group keeps in memory for live delivery. */
 const TAIL = 512
 const PAGE = 500
+/** The shortest time between two wakes of a Group's pumps (ms). */
+const COALESCE_MS = 4
 
 export class GroupFeed {
   /** The state at `head` (null: the Group has no Events / does not exist). */
@@ -36,6 +45,8 @@ export class GroupFeed {
   #loaded = false
   #running: Promise<void> | null = null
   #again = false
+  #lastWake = -Infinity
+  #wakeTimer: NodeJS.Timeout | null = null
 
   constructor(
     private readonly authority: Authority,
@@ -48,6 +59,21 @@ export class GroupFeed {
     const index = position + 1 - this.#tailStart
     if (index < 0) return null
     return this.#tail.slice(index, index + limit)
+  }
+
+  /**
+   * An append this process committed: its state and Events. Taken as they are when they follow
+   * the cache's head; false when they cannot be (not loaded yet, a load in flight, a gap), and the
+   * caller refreshes from the store instead.
+   */
+  appended(state: GroupState, events: readonly LoggedEvent[]): boolean {
+    if (!this.#loaded || this.#running || events.length === 0 || events[0]!.sequence !== this.head + 1) return false
+    for (const e of events) this.#tail.push(feedEvent(e))
+    this.head = events[events.length - 1]!.sequence
+    this.state = state
+    this.#trim()
+    this.#wake()
+    return true
   }
 
   /** Brings state, head and cache up to the store's head (single flight), then wakes the pumps. */
@@ -85,15 +111,33 @@ export class GroupFeed {
         this.head = e.sequence
       }
     }
+    this.#trim()
+    // Several appends notify at once (one group commit): only a load that found something new
+    // wakes the pumps, so 100 subscribers are not woken again for nothing.
+    const news = state !== this.state || this.head !== headBefore
+    this.state = state
+    if (news) this.#wake()
+  }
+
+  #trim(): void {
     if (this.#tail.length > TAIL) {
       const drop = this.#tail.length - TAIL
       this.#tail.splice(0, drop)
       this.#tailStart += drop
     }
-    // Several appends notify at once (one group commit): only a load that found something new
-    // wakes the pumps, so 100 subscribers are not woken again for nothing.
-    const news = state !== this.state || this.head !== headBefore
-    this.state = state
-    if (news) this.changed()
+  }
+
+  #wake(): void {
+    if (this.#wakeTimer !== null) return // a wake is already scheduled: it delivers this too
+    const wait = this.#lastWake + COALESCE_MS - performance.now()
+    if (wait <= 0) return this.#wakeNow()
+    this.#wakeTimer = setTimeout(() => this.#wakeNow(), wait)
+    this.#wakeTimer.unref()
+  }
+
+  #wakeNow(): void {
+    this.#wakeTimer = null
+    this.#lastWake = performance.now()
+    this.changed()
   }
 }

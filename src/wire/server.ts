@@ -7,9 +7,10 @@
 // TLS 1.3 only (`minVersion` and `maxVersion` pinned); plain ws only with 'insecure-loopback',
 // which refuses any non-loopback bind. Each connection (connection.ts) runs HELLO, then
 // multiplexes SUBSCRIBE / COMMAND / ACK / PING for its principal. Group deliveries are pumped from
-// the store (group-pump.ts), woken when this server appends to the Group, when the store pushes
-// an append made by another process sharing it (PostgreSQL LISTEN/NOTIFY, store/pg-notify.ts),
-// and by a poll: the only path on a store that cannot push, a slow safety net on one that can.
+// the store (group-pump.ts), woken when this process appends to the Group (Authority.onAppended
+// hands over the Events), when the store pushes an append made by another process sharing it
+// (PostgreSQL LISTEN/NOTIFY, store/pg-notify.ts), and by a poll: the only path on a store that
+// cannot push, a slow safety net on one that can.
 
 import {createServer as createHttpServer, type Server as HttpServer} from 'node:http'
 import {createServer as createHttpsServer} from 'node:https'
@@ -61,8 +62,6 @@ export interface ServerContext {
   readonly authority: Authority
   readonly options: Required<Pick<ServerOptions, 'sendWindow' | 'pageSize' | 'sessionTtlSeconds' | 'pingIntervalMs'>> & ServerOptions
   log(entry: Record<string, unknown>): void
-  /** Refreshes the Group's feed, which wakes its pumps (after an append on this server). */
-  notify(groupId: string): void
   /** The Group's shared feed (created on first use, dropped with its last pump). */
   feed(groupId: string): GroupFeed
   register(pump: GroupPump): void
@@ -97,10 +96,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     authority: options.authority,
     options: {sendWindow: 1024, pageSize: 256, sessionTtlSeconds: 3600, pingIntervalMs: 15_000, ...options},
     log,
-    notify(groupId) {
-      const feed = feeds.get(groupId)
-      if (feed) refresh(feed)
-    },
     feed(groupId) {
       let feed = feeds.get(groupId)
       if (!feed) {
@@ -156,7 +151,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   log({level: 'info', event: 'listening', url})
 
   // Appends by other processes sharing the store: pushed when the store can (a notice for a
-  // Group nobody here subscribes to is dropped by notify; after a lost listener connection every
+  // Group nobody here subscribes to is dropped; after a lost listener connection every
   // feed is re-read), and a poll of each subscribed Group's head. A store that cannot listen right
   // now leaves the full-rate poll in charge.
   const refreshAll = () => {
@@ -166,7 +161,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     log({level: 'info', event: 'appends-resync', groups: feeds.size})
     refreshAll()
   }
-  const unwatch = await options.authority.store.watchAppends?.((groupId) => context.notify(groupId), resync).catch((e: Error) => {
+  // Appends of this process arrive with their Events; the feed reads the store only after a gap.
+  const unhook = options.authority.onAppended((state, events) => {
+    const feed = feeds.get(state.groupId)
+    if (feed && !feed.appended(state, events)) refresh(feed)
+  })
+  const unwatch = await options.authority.store.watchAppends?.((groupId) => {
+    const feed = feeds.get(groupId)
+    if (feed) refresh(feed)
+  }, resync).catch((e: Error) => {
     log({level: 'warn', event: 'listen-appends-failed', reason: e.message})
     return undefined
   })
@@ -182,6 +185,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     close: () =>
       (closing ??= (async () => {
         clearInterval(poll)
+        unhook()
         await unwatch?.().catch((e: Error) => log({level: 'warn', event: 'unlisten-appends-failed', reason: e.message}))
         log({level: 'info', event: 'shutdown', connections: connections.size})
         await Promise.all([...connections].map((c) => c.shutdown()))
