@@ -37,6 +37,8 @@ import {startServer} from '../src/wire/server.js'
 import {fmt, percentile} from './measure.js'
 import {profiled} from './profile.js'
 import {threadId, threadTimes, threadUse} from './threads.js'
+import {baselineFanout} from './wire-baseline.js'
+import {feedEvent} from '../src/wire/group-feed.js'
 
 const root = packageRoot()
 const key = (name: string): SigningKey => readKeyFile(join(root, 'fixtures/keys', `${name}.key.json`))
@@ -167,6 +169,10 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     worker.postMessage({replay: true})
     await delivered(before + replayExpected)
     const replaySeconds = (now() - replayStart) / 1000
+    // The baseline's frame: the exact EVENT frame the gateway sent for this scenario's last Event.
+    const head = (await store.head(groups[0]!))!.sequence
+    const last = (await store.read(groups[0]!, head - 1, 1)).events[0]!
+    sampleFrame = feedEvent(last).frame
     await worker.terminate()
 
     if (TRACE) {
@@ -195,6 +201,9 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
   }
 }
 
+/** An EVENT frame of the last scenario run (for the baseline). */
+let sampleFrame: Buffer | undefined
+
 const pct = (u: number) => `${(u * 100).toFixed(0)}%`
 
 export async function runWireBench(): Promise<WireFigure[]> {
@@ -208,6 +217,11 @@ export async function runWireBench(): Promise<WireFigure[]> {
       `${f.scenario.padEnd(28)} live ${fmt(f.liveDeliveredPerSec).padStart(8)} Events/s delivered (${fmt(f.commandRate)} Commands/s)   p50 ${f.p50ms.toFixed(1)} ms   p99 ${f.p99ms.toFixed(1)} ms   replay ${fmt(f.replayDeliveredPerSec).padStart(8)} Events/s   server busy ${pct(f.serverBusy)}   CPU ${f.processCores.toFixed(2)} cores`,
     )
     if (f.threads) console.log(`${''.padEnd(28)} threads, cores used / waiting for a core: ${f.threads}`)
+  }
+  if (sampleFrame) {
+    const raw = await baselineFanout(sampleFrame, 100)
+    const replay = Math.max(...figures.map((f) => f.replayDeliveredPerSec))
+    console.log(`  baseline: bare ws over TLS 1.3, the same ${sampleFrame.length}-byte EVENT frame to 100 sockets   ${fmt(raw).padStart(8)} frames/s   (best replay ${Math.round((100 * replay) / raw)}% of it)`)
   }
   const best = Math.max(...figures.map((f) => f.replayDeliveredPerSec), ...figures.map((f) => f.liveDeliveredPerSec))
   const worstP99 = Math.max(...figures.map((f) => f.p99ms))
