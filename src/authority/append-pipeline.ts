@@ -28,18 +28,11 @@ export interface Tip {
   readonly appended: Promise<boolean>
 }
 
-const tips = new WeakMap<Authority, Map<string, Tip>>()
 let chains = 0
-
-const tipsOf = (authority: Authority): Map<string, Tip> => {
-  let map = tips.get(authority)
-  if (!map) tips.set(authority, (map = new Map()))
-  return map
-}
 
 /** The Group's in-flight tip, if an append of it has not settled yet. Call inside the Group's queue. */
 export function tipOf(authority: Authority, groupId: string): Tip | undefined {
-  return tipsOf(authority).get(groupId)
+  return authority.tips.get(groupId)
 }
 
 /**
@@ -48,7 +41,7 @@ export function tipOf(authority: Authority, groupId: string): Tip | undefined {
  */
 export async function drainTips(authority: Authority, groupIds: readonly string[]): Promise<void> {
   for (;;) {
-    const pending = groupIds.map((g) => tipsOf(authority).get(g)?.settled).filter((p) => p !== undefined)
+    const pending = groupIds.map((g) => authority.tips.get(g)?.settled).filter((p) => p !== undefined)
     if (pending.length === 0) return
     await Promise.all(pending)
   }
@@ -68,7 +61,7 @@ export function appendOnTip(
   receipt: Receipt,
   next: GroupState,
 ): Promise<AppendOutcome> {
-  const map = tipsOf(authority)
+  const map = authority.tips
   const chain = tip?.chain ?? ++chains
   const outcome = authority.store.append(groupId, state?.sequence ?? 0, stored, receipt, tip?.lastEventId)
   const settled = outcome.then(

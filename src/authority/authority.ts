@@ -17,7 +17,7 @@ import type {LoggedEvent} from '../store/group-log.js'
 import {type AppliedEvent, apply} from './apply.js'
 import type {GroupState} from './state.js'
 import {type CooperationLimits, checkLimits} from './rate-limits.js'
-import {drainTips, tipOf} from './append-pipeline.js'
+import {type Tip, drainTips, tipOf} from './append-pipeline.js'
 
 export interface AuthorityPolicy {
   /** Human principal IDs allowed to create root Missions (§7.1, issue 4 role policy). */
@@ -81,6 +81,8 @@ export class Authority {
   readonly newId: () => string
   readonly #cache = new Map<string, GroupState>()
   readonly #queues = new Map<string, Promise<unknown>>()
+  /** Per Group, the newest append in flight and the state it produces (append-pipeline.ts). */
+  readonly tips = new Map<string, Tip>()
 
   constructor(options: AuthorityOptions) {
     if (!options.authorityKey.principal || options.authorityKey.principal.type !== 'service') {

@@ -91,6 +91,7 @@ export class SqliteWriter {
 
   #post(worker: Worker): void {
     const batch = this.#outbox
+    if (batch.length === 0) return // close() posted it already
     this.#outbox = []
     worker.postMessage(batch)
   }
@@ -128,6 +129,7 @@ export class SqliteWriter {
     const worker = this.#worker
     if (!worker) return
     worker.ref()
+    this.#post(worker) // this turn's writes go before the close, not after it
     await new Promise<void>((resolve) => {
       worker.once('exit', () => resolve())
       worker.postMessage({close: true})

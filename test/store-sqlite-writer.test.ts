@@ -1,0 +1,95 @@
+// The SQLite store's writer thread (src/store/sqlite-writer.ts): every write runs on its own
+// connection off the caller's thread. What callers rely on: a write's verdict arrives after its
+// COMMIT (a read that follows sees it), close() answers the writes already issued before it stops
+// the thread, a write after close is refused as unavailable, and an Event's bytes are stored
+// exactly as the view the caller passed (the copy to a buffer of its own size before the
+// structured clone keeps the view's range, not its whole underlying buffer).
+
+import {createHash, randomUUID} from 'node:crypto'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, describe, expect, it} from 'vitest'
+import type {Receipt, StoredEvent} from '../src/store/group-log.js'
+import {openStore} from '../src/store/index.js'
+import {devStoreAt} from './authority-helpers.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'mwp-writer-'))
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
+let n = 0
+const url = () => `sqlite:${join(dir, `store-${++n}.db`)}`
+
+function append(groupId: string, head: number, bytes: Uint8Array): {events: StoredEvent[]; receipt: Receipt} {
+  const actionId = `urn:uuid:${randomUUID()}`
+  const sequence = head + 1
+  return {
+    events: [{eventId: `urn:uuid:${randomUUID()}`, kind: 'message.posted', sequence, aggregateRevision: sequence, bytes}],
+    receipt: {
+      actorId: 'https://org.example/people/alice',
+      actionId,
+      contentHash: `sha256:${createHash('sha256').update(actionId).digest('hex')}`,
+      groupId,
+      firstSequence: sequence,
+      lastSequence: sequence,
+      document: JSON.stringify({actionId}),
+    },
+  }
+}
+
+describe('SQLite writer thread', () => {
+  it('a write is visible to the next read as soon as its verdict arrives', async () => {
+    const store = await devStoreAt(url())
+    const g = `urn:mwp:test:group:${randomUUID()}`
+    for (let head = 0; head < 5; head++) {
+      const a = append(g, head, Buffer.from(`event ${head + 1}`))
+      expect((await store.append(g, head, a.events, a.receipt)).status).toBe('appended')
+      expect((await store.head(g))?.sequence).toBe(head + 1)
+    }
+    await store.close()
+  })
+
+  it('close() answers the writes issued before it; a write after close is refused as unavailable, nothing changes', async () => {
+    const at = url()
+    const store = await devStoreAt(at)
+    const g = `urn:mwp:test:group:${randomUUID()}`
+    const first = append(g, 0, Buffer.from('first'))
+    const pending = store.append(g, 0, first.events, first.receipt) // not awaited before close
+    await store.close()
+    expect((await pending).status).toBe('appended')
+    const late = append(g, 1, Buffer.from('late'))
+    expect((await store.append(g, 1, late.events, late.receipt)).status).toBe('unavailable')
+    const reopened = await openStore(at)
+    expect((await reopened.head(g))?.sequence).toBe(1)
+    await reopened.close()
+  })
+
+  it('bytes given as a view into a larger buffer are stored as exactly that view', async () => {
+    const store = await devStoreAt(url())
+    const g = `urn:mwp:test:group:${randomUUID()}`
+    const big = Buffer.from('prefix-{"the":"event"}-suffix and a lot more bytes around it')
+    const view = big.subarray(7, 22)
+    const a = append(g, 0, view)
+    expect((await store.append(g, 0, a.events, a.receipt)).status).toBe('appended')
+    const [stored] = (await store.read(g, 0, 1)).events
+    expect(Buffer.from(stored!.bytes).toString()).toBe('{"the":"event"}')
+    await store.close()
+  })
+
+  // Each append names the head it expects: only issue order applied in order commits them all.
+  it('writes from many turns keep their order and all commit', async () => {
+    const store = await devStoreAt(url())
+    const g = `urn:mwp:test:group:${randomUUID()}`
+    const writes = [] as Promise<{status: string}>[]
+    let head = 0
+    for (let i = 0; i < 20; i++) {
+      const a = append(g, head, Buffer.from(`e${i}`))
+      writes.push(store.append(g, head, a.events, a.receipt))
+      if (i % 3 === 0) await new Promise((r) => setImmediate(r))
+      head++
+    }
+    expect((await Promise.all(writes)).map((w) => w.status)).toEqual(Array(20).fill('appended'))
+    const events = (await store.read(g, 0, 50)).events
+    expect(events.map((e) => Buffer.from(e.bytes).toString())).toEqual(Array.from({length: 20}, (_, i) => `e${i}`))
+    await store.close()
+  })
+})
