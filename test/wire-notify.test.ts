@@ -69,6 +69,13 @@ function receiptFor(own: GroupAppend, actionId = `urn:uuid:${randomUUID()}`, con
 }
 const rawGroup = () => `urn:mwp:test:group:notify-${randomUUID()}`
 
+/** Appends one Event to a new Group (or `g`) through `store` and checks it was appended; returns the Group ID. */
+async function appendedTo(store: Store, g = rawGroup()): Promise<string> {
+  const p = part(g, 0)
+  expect((await store.append(g, 0, p.events, receiptFor(p))).status).toBe('appended')
+  return g
+}
+
 describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
   let url: string
   let storeA: Store
@@ -216,9 +223,7 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
       expect(first.ids.filter((g) => g === x || g === y).sort()).toEqual([x, y].sort())
 
       await stopFirst()
-      const z = rawGroup()
-      const pz = part(z, 0)
-      expect((await storeB.append(z, 0, pz.events, receiptFor(pz))).status).toBe('appended')
+      const z = await appendedTo(storeB)
       // Both listeners hang off the store's one LISTEN connection and get each notify together.
       await second.seen(z)
       expect(first.ids).not.toContain(z)
@@ -250,16 +255,12 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
       expect(await storeA.head(y)).toBeNull()
 
       // Refused without a write: a moved head.
-      const h = rawGroup()
-      const ph = part(h, 0)
-      expect((await storeB.append(h, 0, ph.events, receiptFor(ph))).status).toBe('appended')
+      const h = await appendedTo(storeB)
       const stale = part(h, 0)
       expect((await storeB.append(h, 0, stale.events, receiptFor(stale))).status).toBe('head-moved')
 
       // The fence: notifies arrive in commit order, so everything committed before it arrived.
-      const fence = rawGroup()
-      const pf = part(fence, 0)
-      expect((await storeB.append(fence, 0, pf.events, receiptFor(pf))).status).toBe('appended')
+      const fence = await appendedTo(storeB)
       await seen.seen(fence)
       expect(seen.ids.filter((id) => [g, x, y, h, fence].includes(id))).toEqual([h, fence])
     } finally {
@@ -272,13 +273,9 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
     const stop = await storeA.watchAppends!(seen.listener)
     try {
       // Compressible, so the group_id index accepts it.
-      const long = `urn:mwp:test:group:${'x'.repeat(MAX_NOTIFY_PAYLOAD_BYTES)}`
-      const p = part(long, 0)
-      expect((await storeB.append(long, 0, p.events, receiptFor(p))).status).toBe('appended')
+      const long = await appendedTo(storeB, `urn:mwp:test:group:${'x'.repeat(MAX_NOTIFY_PAYLOAD_BYTES)}`)
       expect((await storeA.head(long))!.sequence).toBe(1)
-      const fence = rawGroup()
-      const pf = part(fence, 0)
-      expect((await storeB.append(fence, 0, pf.events, receiptFor(pf))).status).toBe('appended')
+      const fence = await appendedTo(storeB)
       await seen.seen(fence)
       expect(seen.ids).not.toContain(long)
     } finally {
@@ -308,16 +305,12 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
       expect(resyncs).toBe(0) // the first LISTEN is not a resync
       await dropListenConnections()
       await resync
-      const g = rawGroup()
-      const p = part(g, 0)
-      expect((await storeB.append(g, 0, p.events, receiptFor(p))).status).toBe('appended')
+      const g = await appendedTo(storeB)
       await seen.seen(g)
 
       // The library re-registers listeners on reconnect; stopping must still silence this one.
       await stop()
-      const after = rawGroup()
-      const pa = part(after, 0)
-      expect((await storeB.append(after, 0, pa.events, receiptFor(pa))).status).toBe('appended')
+      const after = await appendedTo(storeB)
       await fence.seen(after)
       expect(seen.ids).not.toContain(after)
     } finally {
@@ -359,9 +352,7 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
       got.listener(p)
     })
     try {
-      const g = rawGroup()
-      const p = part(g, 0)
-      expect((await storeB.append(g, 0, p.events, receiptFor(p))).status).toBe('appended')
+      const g = await appendedTo(storeB)
       await got.seen(g)
       expect(payloads).toContain(g)
     } finally {
