@@ -36,7 +36,7 @@ export function connectSqlite(path: string, create: boolean): DB {
   return db
 }
 
-export const insertSql = (table: string, columns: readonly string[]) =>
+const insertSql = (table: string, columns: readonly string[]) =>
   `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`
 
 /** An admission row as the worker receives it: BLOBs may arrive as plain Uint8Arrays. */

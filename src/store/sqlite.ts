@@ -179,7 +179,8 @@ class SqliteStore implements Store {
   readonly config: StoreConfig
   private readonly selectRow
   private groupSql: ReturnType<typeof groupStatements> | undefined
-  /** Every write goes to the writer thread (sqlite-writer.ts); this connection only reads. */
+  /** Every write goes to the writer thread (sqlite-writer.ts); this connection reads (and creates the
+   * Organization-log and cursor tables on first use, as the writer does). */
   private readonly writer: SqliteWriter
 
   constructor(

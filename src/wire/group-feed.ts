@@ -4,15 +4,10 @@
 // by other processes sharing the store make the server refresh() from the store. Pumps serve
 // live delivery from this cache and page older history (replay) from the store, so 100
 // subscribers of one Group cost nothing per append beyond the socket writes.
-//
-// Waking the pumps is coalesced: after a wake, the next one waits until COALESCE_MS have passed,
-// so a busy Group sends each subscriber several Events per socket write (one TLS record, one
-// syscall) instead of one write per Event; the first Event after a quiet spell goes at once.
 
 import type {Authority} from '../authority/authority.js'
 import type {GroupState} from '../authority/state.js'
 import type {LoggedEvent} from '../store/group-log.js'
-import {performance} from 'node:perf_hooks'
 import {deliveryFrame} from './frames.js'
 
 export interface FeedEvent {
@@ -32,8 +27,6 @@ export function feedEvent(e: LoggedEvent): FeedEvent {
 /** How many recent Events each Group keeps in memory for live delivery. */
 const TAIL = 512
 const PAGE = 500
-/** The shortest time between two wakes of a Group's pumps (ms). */
-const COALESCE_MS = 4
 
 export class GroupFeed {
   /** The state at `head` (null: the Group has no Events / does not exist). */
@@ -45,8 +38,6 @@ export class GroupFeed {
   #loaded = false
   #running: Promise<void> | null = null
   #again = false
-  #lastWake = -Infinity
-  #wakeTimer: NodeJS.Timeout | null = null
 
   constructor(
     private readonly authority: Authority,
@@ -72,7 +63,7 @@ export class GroupFeed {
     this.head = events[events.length - 1]!.sequence
     this.state = state
     this.#trim()
-    this.#wake()
+    this.changed()
     return true
   }
 
@@ -116,7 +107,7 @@ export class GroupFeed {
     // wakes the pumps, so 100 subscribers are not woken again for nothing.
     const news = state !== this.state || this.head !== headBefore
     this.state = state
-    if (news) this.#wake()
+    if (news) this.changed()
   }
 
   #trim(): void {
@@ -125,19 +116,5 @@ export class GroupFeed {
       this.#tail.splice(0, drop)
       this.#tailStart += drop
     }
-  }
-
-  #wake(): void {
-    if (this.#wakeTimer !== null) return // a wake is already scheduled: it delivers this too
-    const wait = this.#lastWake + COALESCE_MS - performance.now()
-    if (wait <= 0) return this.#wakeNow()
-    this.#wakeTimer = setTimeout(() => this.#wakeNow(), wait)
-    this.#wakeTimer.unref()
-  }
-
-  #wakeNow(): void {
-    this.#wakeTimer = null
-    this.#lastWake = performance.now()
-    this.changed()
   }
 }
