@@ -27,9 +27,14 @@ const docPath = useUpstream ? join(upstream, 'cryptography/vectors/signed-docume
 const regPath = useUpstream ? join(upstream, 'cryptography/keys/registry-valid.json') : join(root, 'fixtures/registry.json')
 const seconds = benchSeconds()
 
-// MWP_BENCH_ONLY=ingress runs only the Group Authority ingress figures (bench/ingress.ts).
+// MWP_BENCH_ONLY=ingress | wire runs only the Group Authority ingress figures (bench/ingress.ts)
+// or only the WebSocket binding's (bench/wire.ts).
 if (process.env.MWP_BENCH_ONLY === 'ingress') {
   await runIngressBench()
+  process.exit(0)
+}
+if (process.env.MWP_BENCH_ONLY === 'wire') {
+  await (await import('./wire.js')).runWireBench()
   process.exit(0)
 }
 

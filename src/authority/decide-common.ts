@@ -136,10 +136,11 @@ export function coordinatorGate(state: GroupState | null, command: DecidedComman
  * provisional (just-in-time) one until the offer it came with expires — so a candidate Worker can
  * receive its offer and Context Package before accepting.
  */
-export function mayRead(member: MemberState | undefined, principal: {type: string}, at: string): member is MemberState {
+export function mayRead(member: MemberState | undefined, principal: {type: string}, now: () => string): member is MemberState {
   if (member === undefined || member.principal.type !== principal.type) return false
   if (member.active) return true
-  return member.provisional !== undefined && compareTimestampText(at, member.provisional.expiresAt) < 0
+  // The clock is read only here: the wire checks every page of every subscriber.
+  return member.provisional !== undefined && compareTimestampText(now(), member.provisional.expiresAt) < 0
 }
 
 export const isOwner = (state: GroupState, actor: Principal) =>

@@ -50,7 +50,7 @@ export class Connection {
     private readonly context: ServerContext,
     private readonly ws: WebSocket,
     private readonly peer: string,
-    /** The TLS (or loopback TCP) socket under `ws`: corked around a burst of frames. */
+    /** The TLS (or loopback TCP) socket under `ws`: corked while a tick's frames are sent (#cork). */
     private readonly socket: Socket,
   ) {
     ws.on('message', (data, isBinary) => {
@@ -122,15 +122,22 @@ export class Connection {
     return true
   }
 
-  /** Frames sent inside `sends` are written together when it returns (one writev, not one per frame). */
-  #burst(sends: () => void): void {
+  #corked = false
+  readonly #uncork = () => {
+    this.#corked = false
+    this.socket.uncork()
+  }
+
+  /**
+   * Frames sent from now to the end of this tick are written together (one writev, one batch of
+   * TLS records, not one per frame): however many pumps of this connection send, the socket is
+   * corked once and uncorked once, on the next tick (ws corks the same way).
+   */
+  #cork(): void {
+    if (this.#corked) return
+    this.#corked = true
     this.socket.cork()
-    try {
-      sends()
-    } finally {
-      // Flushed on the next tick, after everything else this turn sent (ws corks the same way).
-      process.nextTick(() => this.socket.uncork())
-    }
+    process.nextTick(this.#uncork)
   }
 
   #error(code: ErrorCode, extra: Record<string, unknown> = {}): void {
@@ -262,7 +269,7 @@ export class Connection {
       // §17.2: an unauthorized Group gets exactly the answer a missing one gets (J4).
       const state = await authority.current(g.groupId)
       const member = state?.members[principal.id]
-      if (!state || !mayRead(member, principal, authority.clock())) {
+      if (!state || !mayRead(member, principal, authority.clock)) {
         this.#error('GROUP_NOT_FOUND', {groupId: g.groupId, relatedFrameId: f.frameId})
         continue
       }
@@ -287,7 +294,7 @@ export class Connection {
         {
           send: (text) => this.#send(text),
           sendFramed: (bytes) => this.#sendFramed(bytes),
-          burst: (sends) => this.#burst(sends),
+          cork: () => this.#cork(),
           bufferedAmount: () => this.ws.bufferedAmount,
           principalId: principal.id,
           principalType: principal.type,
@@ -345,7 +352,8 @@ export class Connection {
     const {groupId, firstSequence, lastSequence} = r.receipt
     const count = lastSequence - firstSequence + 1
     const page = await authority.store.read(groupId, firstSequence - 1, count)
-    this.#burst(() => page.events.forEach((e, i) => this.#send(eventFrame(e.bytes, receiptFrameId(i + 1, count)))))
+    this.#cork()
+    page.events.forEach((e, i) => this.#send(eventFrame(e.bytes, receiptFrameId(i + 1, count))))
   }
 
   async #ack(f: Frame): Promise<void> {

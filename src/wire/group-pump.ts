@@ -24,8 +24,8 @@ export interface PumpSink {
   send(text: string): boolean
   /** Writes a message already framed for the socket (FeedEvent.frame); returns false when the connection is gone. */
   sendFramed(bytes: Buffer): boolean
-  /** Runs `sends` with the socket corked: the frames it sends leave in one write (one TLS record batch). */
-  burst(sends: () => void): void
+  /** Corks the socket until the end of this tick: the frames sent meanwhile leave in one write (one TLS record batch). */
+  cork(): void
   /** Bytes queued on the socket (connection-level pressure). */
   bufferedAmount(): number
   principalId: string
@@ -38,8 +38,8 @@ const SOCKET_HIGH_WATER = 4 * 1024 * 1024
 export class GroupPump {
   position: number
   #delivered: number[] = []
-  #running = false
-  #again = false
+  /** A page is being read from the store (replay): the read goes on with wake() when it arrives. */
+  #reading = false
   #paused = false
   #stopped = false
 
@@ -73,68 +73,79 @@ export class GroupPump {
     }
   }
 
+  /**
+   * Delivers what there is to deliver. Live Events come from the feed's cache and go out
+   * synchronously, in this call (100 subscribers of a busy Group wake 100 pumps per append: no
+   * promise per wake); only a page older than the cache (replay) is read from the store, and the
+   * pump goes on from there when it arrives.
+   */
   wake(): void {
-    if (this.#stopped) return
-    if (this.#running) {
-      this.#again = true
-      return
+    if (this.#stopped || this.#reading) return
+    for (;;) {
+      const next = this.#next()
+      if (next === null) return
+      const events = this.feed.after(this.position, next.limit)
+      if (events === null) return this.#read(next.limit)
+      if (events.length === 0) return
+      this.sink.cork()
+      this.#deliver(events, next.visibilityStart)
     }
-    this.#running = true
-    void this.#run()
+  }
+
+  /** A page older than the feed's cache, from the store; then on with wake(). */
+  #read(limit: number): void {
+    this.#reading = true
+    this.context.authority.store
+      .read(this.groupId, this.position, limit)
+      .then((page) => {
+        this.#reading = false
+        // Checked again: the Membership may have ended while the page was read.
+        const next = this.#next()
+        if (next === null || page.events.length === 0) return
+        this.sink.cork()
+        this.#deliver(page.events.map(feedEvent), next.visibilityStart)
+        this.wake()
+      })
       .catch((e: Error) => {
+        this.#reading = false
         this.context.log({level: 'error', event: 'pump-failed', groupId: this.groupId, reason: e.message})
         this.sink.send(errorFrame(errorOf('INTERNAL_ERROR', {groupId: this.groupId})))
         this.#stopped = true
       })
-      .finally(() => {
-        this.#running = false
-        if (this.#again && !this.#stopped) {
-          this.#again = false
-          this.wake()
-        }
-      })
   }
 
-  async #run(): Promise<void> {
+  /**
+   * Whether the pump may send now, and how much: null when it is stopped, paused, caught up, its
+   * socket is full, or its Membership no longer lets it read (it then stops with GROUP_NOT_FOUND).
+   */
+  #next(): {limit: number; visibilityStart: number} | null {
     const {authority, options} = this.context
-    for (;;) {
-      this.#again = false
-      if (this.#stopped || this.#paused) return
-      if (this.sink.bufferedAmount() > SOCKET_HIGH_WATER) {
-        setTimeout(() => this.wake(), 10).unref()
-        return
-      }
-      if (this.position >= this.feed.head) return // nothing to send: a full window is no pressure
-      const room = options.sendWindow - this.#delivered.length
-      if (room <= 0) {
-        this.#paused = true
-        const retryAfterMs = 250
-        this.sink.send(errorFrame(errorOf('BACKPRESSURE', {groupId: this.groupId, retryAfterMs})))
-        this.context.log({level: 'info', event: 'backpressure', groupId: this.groupId, principal: this.sink.principalId})
-        return
-      }
-      // Membership is enforced on every page (§17.2): an ended Membership stops delivery.
-      const state = this.feed.state
-      const member = state?.members[this.sink.principalId]
-      if (!state || !mayRead(member, {type: this.sink.principalType}, authority.clock())) {
-        this.#stopped = true
-        this.sink.send(errorFrame(errorOf('GROUP_NOT_FOUND', {groupId: this.groupId})))
-        return
-      }
-      const limit = Math.min(options.pageSize, room)
-      // Live delivery from the shared cache; older history (replay) paged from the store.
-      let events: FeedEvent[] | null = this.feed.after(this.position, limit)
-      if (events === null) {
-        const page = await authority.store.read(this.groupId, this.position, limit)
-        events = page.events.map(feedEvent)
-      }
-      if (events.length === 0) return
-      if (this.#stopped) return
-      this.sink.burst(() => this.#deliver(events, member.visibilityStartSequence))
+    if (this.#stopped || this.#paused) return null
+    if (this.sink.bufferedAmount() > SOCKET_HIGH_WATER) {
+      setTimeout(() => this.wake(), 10).unref()
+      return null
     }
+    if (this.position >= this.feed.head) return null // nothing to send: a full window is no pressure
+    const room = options.sendWindow - this.#delivered.length
+    if (room <= 0) {
+      this.#paused = true
+      const retryAfterMs = 250
+      this.sink.send(errorFrame(errorOf('BACKPRESSURE', {groupId: this.groupId, retryAfterMs})))
+      this.context.log({level: 'info', event: 'backpressure', groupId: this.groupId, principal: this.sink.principalId})
+      return null
+    }
+    // Membership is enforced on every page (§17.2): an ended Membership stops delivery.
+    const state = this.feed.state
+    const member = state?.members[this.sink.principalId]
+    if (!state || !mayRead(member, {type: this.sink.principalType}, authority.clock)) {
+      this.#stopped = true
+      this.sink.send(errorFrame(errorOf('GROUP_NOT_FOUND', {groupId: this.groupId})))
+      return null
+    }
+    return {limit: Math.min(options.pageSize, room), visibilityStart: member.visibilityStartSequence}
   }
 
-  /** Sends one page synchronously (inside a socket burst) and advances the position over it. */
+  /** Sends one page (the socket is corked) and advances the position over it. */
   #deliver(events: FeedEvent[], visibilityStart: number): void {
     let skipped = false
     for (const e of events) {
