@@ -9,10 +9,11 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {submit} from '../src/authority/ingress.js'
+import {Rejection, verify} from '../src/signing/verify.js'
 import {openSession} from '../src/authority/sessions.js'
 import {DEFAULT_FRESHNESS, type Store, initStore, openStore} from '../src/store/index.js'
 import {MemoryCursorStore, type SnapshotReference} from '../src/wire/client.js'
-import {admissionKey, codeOf, contract, coord, coordinator, createCommand, developer, groupCommand, newGroup, owner, post} from './authority-helpers.js'
+import {admissionKey, registry, codeOf, contract, coord, coordinator, createCommand, developer, groupCommand, newGroup, owner, post} from './authority-helpers.js'
 import {type Running, collector, connect, frameId, next, rawSession, serve} from './wire-helpers.js'
 
 let dir: string
@@ -308,12 +309,15 @@ describe('Framing (§17.1, J2, J5, J7)', () => {
     s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'HELLO', phase: 'client_init', agentId: owner.principal!.id, keyId: owner.keyId, clientNonce: 'AAAA', supportedVersions: ['0.1']}))
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
 
-    // A Command with a number outside binary64 fails canonicalization (PROTOCOL_VIOLATION),
-    // never silently re-serialized into something else; nothing is appended.
+    // A Command with a number outside binary64 is verified as received (never re-serialized into
+    // something else): the answer is the six-stage verifier's own code for those bytes, and
+    // nothing is appended.
     const before = await head(g)
     const overflow = post(owner, g).toString('utf8').replace('"membershipEpoch":1', '"membershipEpoch":1e400')
+    const verdict = verify('command', Buffer.from(overflow), registry)
+    expect(verdict).toBeInstanceOf(Rejection)
     s.ws.send(`{"protocolVersion":"0.1","frameId":"${frameId()}","frameType":"COMMAND","command":${overflow}}`)
-    expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
+    expect((await s.next()).error.code).toBe((verdict as Rejection).code)
     expect(await head(g)).toBe(before)
 
     // The same connection still works: PING is echoed, SUBSCRIBE replays.

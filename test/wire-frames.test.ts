@@ -38,6 +38,14 @@ describe('parseFrame', () => {
     expect(parseFrame(JSON.stringify({...base, frameType: 'COMMAND', command: []}))).toMatchObject({ok: false, code: 'SCHEMA_VALIDATION_FAILED'})
     expect(parseFrame(JSON.stringify({...base, frameType: 'COMMAND', command: {kind: 'x'}})).ok).toBe(true) // the Command itself is ingress's to verify
   })
+
+  it('gives the document inside a COMMAND or EVENT frame exactly as received, not re-serialized', () => {
+    const received = '{ "kind" : "message.post",  "payload":{"n":1.0} }'
+    const parsed = parseFrame(`{"protocolVersion":"0.1","frameId":"${base.frameId}","frameType":"COMMAND","command":${received}}`)
+    if (!parsed.ok) throw new Error('not parsed')
+    expect(parsed.source(parsed.frame.command as object)).toBe(received)
+    expect(JSON.stringify(parsed.frame.command)).not.toBe(received)
+  })
 })
 
 describe('receipt frame IDs', () => {

@@ -19,7 +19,7 @@
 
 import {acceptNew} from '../admission/accept.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
-import type {JsonObject} from '../json/parse.js'
+import {type JsonObject, sourceAt} from '../json/parse.js'
 import {sign} from '../signing/sign.js'
 import {Rejection, verify} from '../signing/verify.js'
 import type {Receipt, StoredEvent} from '../store/group-log.js'
@@ -95,7 +95,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
 
   // The checks that depend on the Command alone run once, outside the Group's queue (and not again
   // on a retry); their verdict is applied in its place in the order below.
-  const preflight = commandChecks(authority, command)
+  const preflight = commandChecks(authority, command, commandBytes)
   // §12/§14: a Command spanning Groups (Mission ancestry, a child Group) holds all of them.
   const groupIds = await involvedGroups(authority, command)
   const decideInQueue = async (): Promise<SubmitResult | InFlight> => {
@@ -123,7 +123,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
     if (preflight) return fail(preflight)
     // §7.4: the archival snapshot, checked against the stored log (signature, signer, Event IDs: snapshot.ts).
     if (command.kind === GROUP_ARCHIVE) {
-      const invalid = await verifyArchiveSnapshot(authority, command)
+      const invalid = await verifyArchiveSnapshot(authority, command, commandBytes)
       if (invalid) return fail(invalid)
     }
 
@@ -230,24 +230,25 @@ function checkEpochs(c: Command): ErrorCode | null {
  * manifest is a signed document of its own, verified with the six stages; the pure decider gets
  * the verified signer and document (attached to the command), never raw bytes.
  */
-function commandChecks(authority: Authority, command: Command): ErrorCode | null {
+function commandChecks(authority: Authority, command: Command, commandBytes: Uint8Array): ErrorCode | null {
   const payload = checkPayload(command.kind, command.payload)
   if (payload === 'unknown-kind') return 'INVALID_COMMAND'
   if (payload === 'invalid') return 'SCHEMA_VALIDATION_FAILED'
   if (unknownCriticalExtension(command.extensions) !== null) return 'UNKNOWN_CRITICAL_EXTENSION'
   const forbidden = authorize(authority, command)
   if (forbidden) return forbidden
-  const embedded = (kind: 'approval' | 'artifact', document: unknown) => {
-    const v = verify(kind, Buffer.from(JSON.stringify(document), 'utf8'), authority.registry)
+  // An embedded document is verified exactly as it stood in the received Command (principle 4).
+  const embedded = (kind: 'approval' | 'artifact', member: string) => {
+    const v = verify(kind, Buffer.from(sourceAt(commandBytes, ['payload', member]) ?? '', 'utf8'), authority.registry)
     return v instanceof Rejection ? null : {signer: v.principal, document: v.document as Record<string, unknown>}
   }
   if (command.kind === 'mission.approve') {
-    const approval = embedded('approval', command.payload.approval)
+    const approval = embedded('approval', 'approval')
     if (approval === null) return 'INVALID_COMMAND'
     command.approval = approval
   }
   if (command.kind === 'artifact.publish') {
-    const artifact = embedded('artifact', command.payload.artifact)
+    const artifact = embedded('artifact', 'artifact')
     if (artifact === null) return 'INVALID_COMMAND'
     command.artifact = artifact
   }

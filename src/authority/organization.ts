@@ -16,7 +16,7 @@ import {acceptNew} from '../admission/accept.js'
 import type {Authority} from './authority.js'
 import {checkPayload} from './payloads.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
-import type {JsonObject} from '../json/parse.js'
+import {type JsonObject, sourceAt} from '../json/parse.js'
 import type {Principal} from '../signing/profiles.js'
 import {RegistryFault} from '../signing/registry.js'
 import {sign} from '../signing/sign.js'
@@ -98,7 +98,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
   if (payload === 'unknown-kind') return fail('INVALID_COMMAND')
   if (payload === 'invalid') return fail('SCHEMA_VALIDATION_FAILED')
 
-  const subject = command.kind === SESSION_OPEN ? sessionSubject(authority, command) : cardSubject(authority, command)
+  const subject = command.kind === SESSION_OPEN ? sessionSubject(authority, command) : cardSubject(authority, command, commandBytes)
   if (typeof subject === 'string') return fail(subject)
 
   const eventKind = EVENT_OF[command.kind]!
@@ -172,8 +172,9 @@ function sessionSubject(authority: Authority, command: OrgCommand): Subject | Er
  * of its own, verified with the six stages; its signer must be the issuing service itself and it
  * must belong to this Organization.
  */
-function cardSubject(authority: Authority, command: OrgCommand): Subject | ErrorCode {
-  const bytes = Buffer.from(JSON.stringify(command.payload.agentCard), 'utf8')
+function cardSubject(authority: Authority, command: OrgCommand, commandBytes: Uint8Array): Subject | ErrorCode {
+  // The card exactly as it stood in the received Command (principle 4), never a re-serialization.
+  const bytes = Buffer.from(sourceAt(commandBytes, ['payload', 'agentCard']) ?? '', 'utf8')
   const card = verify('agent-card', bytes, authority.registry)
   if (card instanceof Rejection) return card.code === 'SCHEMA_VALIDATION_FAILED' ? 'SCHEMA_VALIDATION_FAILED' : 'INVALID_COMMAND'
   if (card.principal.id !== command.actor.id) return 'AUTH_FORBIDDEN'

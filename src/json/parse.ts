@@ -41,8 +41,15 @@ export class JsonParseError extends Error {
 
 const decoder = new TextDecoder('utf-8', {fatal: true, ignoreBOM: true})
 
+/**
+ * Where a parse records the exact source text of every object it builds: a document embedded in
+ * another (an Approval in a Command, a Command in a frame) is then verified as it was received,
+ * never as a re-serialization of the parsed value (ARCHITECTURE principle 4).
+ */
+export type SourceTexts = WeakMap<object, string>
+
 /** Parses bytes that must hold exactly one UTF-8 JSON value. */
-export function parseJsonBytes(bytes: Uint8Array): JsonValue {
+export function parseJsonBytes(bytes: Uint8Array, sources?: SourceTexts): JsonValue {
   if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     throw new JsonParseError('utf8-bom', 0, 'UTF-8 byte-order mark is not allowed')
   }
@@ -52,18 +59,29 @@ export function parseJsonBytes(bytes: Uint8Array): JsonValue {
   } catch {
     throw new JsonParseError('invalid-utf8', 0, 'input is not valid UTF-8')
   }
-  return parseJsonText(text)
+  return parseJsonText(text, sources)
 }
 
 /** Parses a string that must hold exactly one JSON value (the text is already decoded). */
-export function parseJsonText(text: string): JsonValue {
+export function parseJsonText(text: string, sources?: SourceTexts): JsonValue {
   if (text.charCodeAt(0) === 0xfeff) throw new JsonParseError('utf8-bom', 0, 'byte-order mark is not allowed')
-  const parser = new Parser(text)
+  const parser = new Parser(text, sources)
   parser.skipWhitespace()
   const value = parser.value(0)
   parser.skipWhitespace()
   if (parser.pos !== text.length) throw new JsonParseError('trailing-data', parser.pos, 'unexpected data after the JSON value')
   return value
+}
+
+/**
+ * The exact source text of the object at `path` inside one JSON value (its UTF-8 bytes are the
+ * bytes received), or undefined when there is no object there. Throws JsonParseError.
+ */
+export function sourceAt(bytes: Uint8Array, path: readonly string[]): string | undefined {
+  const sources: SourceTexts = new WeakMap()
+  let node: JsonValue | undefined = parseJsonBytes(bytes, sources)
+  for (const key of path) node = node !== null && typeof node === 'object' && !Array.isArray(node) ? node[key] : undefined
+  return node !== null && typeof node === 'object' ? sources.get(node) : undefined
 }
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y
@@ -73,7 +91,10 @@ const ESCAPES: Record<string, string> = {'"': '"', '\\': '\\', '/': '/', b: '\b'
 
 class Parser {
   pos = 0
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly sources: SourceTexts | undefined,
+  ) {}
 
   skipWhitespace(): void {
     const t = this.text
@@ -182,6 +203,13 @@ class Parser {
 
   object(depth: number): JsonObject {
     if (depth > MAX_DEPTH) throw new JsonParseError('depth-limit', this.pos, `nesting deeper than ${MAX_DEPTH}`)
+    const start = this.pos
+    const out = this.members(depth)
+    this.sources?.set(out, this.text.slice(start, this.pos))
+    return out
+  }
+
+  members(depth: number): JsonObject {
     this.pos++
     const out: JsonObject = Object.create(null)
     this.skipWhitespace()

@@ -32,6 +32,9 @@ import type {OrganizationReceipt, OrganizationSubmitResult} from '../authority/o
 
 export {FileCursorStore, MemoryCursorStore, type CursorStore} from './cursor-store.js'
 
+/** The exact text an object of a received frame arrived as (frames.ts parseFrame). */
+type Source = (o: object) => string | undefined
+
 /** §8/§17.2: attention filters change live delivery only (websocket-frame attentionFilter). */
 export interface AttentionFilter {
   eventKinds?: string[]
@@ -316,7 +319,7 @@ export class WireClient {
   async #open(reconnect: boolean): Promise<void> {
     const {url, ca, key} = this.#options
     const ws = new WebSocket(url, {ca, minVersion: 'TLSv1.3', maxPayload: 16 * 1024 * 1024, perMessageDeflate: false})
-    const frames: Frame[] = []
+    const frames: {frame: Frame; source: Source}[] = []
     let wake: (() => void) | null = null
     let failure: Error | null = null
     const next = async (): Promise<Frame> => {
@@ -331,11 +334,11 @@ export class WireClient {
         })
         wake = null
       }
-      return frames.shift()!
+      return frames.shift()!.frame
     }
     const onHelloMessage = (data: WebSocket.RawData, isBinary: boolean) => {
       const parsed = isBinary ? null : parseFrame(data.toString())
-      if (parsed?.ok) frames.push(parsed.frame)
+      if (parsed?.ok) frames.push(parsed)
       else failure = new WireError('PROTOCOL_VIOLATION', 'the server sent a malformed frame during HELLO')
       wake?.()
     }
@@ -389,7 +392,7 @@ export class WireClient {
     this.#ws = ws
     this.#options.onSession?.({sessionEpoch: this.#sessionEpoch, reconnect})
     // Frames that arrived right behind server_accept.
-    for (const f of frames) this.#onFrame(f)
+    for (const f of frames) this.#onFrame(f.frame, f.source)
   }
 
   #onClose(ws: WebSocket): void {
@@ -469,13 +472,14 @@ export class WireClient {
     if (isBinary) return this.#options.onNotice?.({code: 'PROTOCOL_VIOLATION', detail: 'binary frame from the server'})
     const parsed = parseFrame(data.toString())
     if (!parsed.ok) return this.#options.onNotice?.({code: parsed.code, detail: 'malformed frame from the server'})
-    this.#onFrame(parsed.frame)
+    this.#onFrame(parsed.frame, parsed.source)
   }
 
-  #onFrame(f: Frame): void {
+  /** `source`: the exact text each object of the frame arrived as; signed documents are verified from it. */
+  #onFrame(f: Frame, source: Source): void {
     switch (f.frameType) {
       case 'EVENT':
-        return this.#onEvent(f)
+        return this.#onEvent(f, source)
       case 'ACK':
         for (const a of f.acknowledgements as unknown as {groupId: string; sequence: number}[]) {
           const sub = this.#subs.get(a.groupId)
@@ -494,14 +498,16 @@ export class WireClient {
         }
         return
       case 'ERROR':
-        return this.#onError(f.error as unknown as ProtocolError)
+        return this.#onError(f.error as unknown as ProtocolError, source)
       default:
         this.#options.onNotice?.({code: 'PROTOCOL_VIOLATION', detail: `unexpected ${f.frameType} frame`})
     }
   }
 
-  #verified(raw: JsonObject): DeliveredEvent | null {
-    const bytes = Buffer.from(JSON.stringify(raw), 'utf8')
+  /** The Event exactly as received (`text`), six-stage verified. */
+  #verified(text: string | undefined): DeliveredEvent | null {
+    if (text === undefined) return null
+    const bytes = Buffer.from(text, 'utf8')
     const v = verify('event', bytes, this.#options.registry)
     if (v instanceof Rejection) return null
     const d = v.document
@@ -510,8 +516,8 @@ export class WireClient {
     return {groupId: d.groupId as string, sequence: d.sequence as number, eventId: d.eventId as string, kind: d.kind as string, document: d, bytes}
   }
 
-  #onEvent(f: Frame): void {
-    const event = this.#verified(f.event as JsonObject)
+  #onEvent(f: Frame, source: Source): void {
+    const event = this.#verified(source(f.event as JsonObject))
     if (event === null) {
       this.#options.onNotice?.({code: 'AUTH_INVALID_SIGNATURE', detail: 'an Event failed verification and was dropped'})
       return
@@ -547,7 +553,7 @@ export class WireClient {
     }
   }
 
-  #onError(error: ProtocolError): void {
+  #onError(error: ProtocolError, source: Source): void {
     const related = error.relatedFrameId
     if (typeof related === 'string' && this.#pending.has(related)) {
       const p = this.#pending.get(related)!
@@ -556,7 +562,7 @@ export class WireClient {
     }
     const groupId = error.groupId as string | undefined
     const sub = groupId ? this.#subs.get(groupId) : undefined
-    if (sub && error.code === 'CURSOR_TOO_OLD') return void this.#restore(sub, error)
+    if (sub && error.code === 'CURSOR_TOO_OLD') return void this.#restore(sub, error, source)
     if (sub && error.code === 'BACKPRESSURE') {
       // The server paused this Group until we ACK (§17.3): report what was processed so far, so a
       // slow consumer throttles delivery and a fast one resumes it. Without autoAck the Cursor
@@ -575,11 +581,11 @@ export class WireClient {
     this.#options.onNotice?.({code: error.code, groupId, detail: error})
   }
 
-  async #restore(sub: Subscription, error: ProtocolError): Promise<void> {
+  async #restore(sub: Subscription, error: ProtocolError, source: Source): Promise<void> {
     const snapshot = (error.details as JsonObject | undefined)?.snapshot as JsonObject | undefined
 
     const details = error.details as JsonObject | undefined
-    const reference = snapshot ? this.#checkSnapshot(sub, snapshot, error.snapshotArtifactHash as string | undefined, details?.state as JsonObject | undefined) : null
+    const reference = snapshot ? this.#checkSnapshot(sub, source(snapshot), error.snapshotArtifactHash as string | undefined, details?.state as JsonObject | undefined) : null
     if (reference === null || !sub.options.onSnapshot) {
       sub.active = false
       this.#subs.delete(sub.groupId)
@@ -595,8 +601,9 @@ export class WireClient {
   }
 
   /** I5: schema, hash, signature, Group binding and sequence of the snapshot, or null. */
-  #checkSnapshot(sub: Subscription, snapshot: JsonObject, hash: string | undefined, state: JsonObject | undefined): SnapshotReference | null {
-    const v = verify('group-snapshot', Buffer.from(JSON.stringify(snapshot), 'utf8'), this.#options.registry)
+  #checkSnapshot(sub: Subscription, snapshot: string | undefined, hash: string | undefined, state: JsonObject | undefined): SnapshotReference | null {
+    if (snapshot === undefined) return null
+    const v = verify('group-snapshot', Buffer.from(snapshot, 'utf8'), this.#options.registry)
     if (v instanceof Rejection) return null
     const d = v.document
     if (d.groupId !== sub.groupId || typeof d.throughSequence !== 'number' || d.throughSequence <= sub.cursor) return null

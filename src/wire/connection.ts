@@ -19,7 +19,6 @@ import {submit} from '../authority/ingress.js'
 import {checkSignatureEncoding, verifyEd25519} from '../crypto/ed25519.js'
 import type {ErrorCode} from '../errors.js'
 import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
-import {canonicalBytes} from '../json/jcs.js'
 import type {JsonObject} from '../json/parse.js'
 import {compareInstants, parseTimestamp} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
@@ -160,7 +159,7 @@ export class Connection {
       case 'challenged':
         return this.#clientResponse(f)
       case 'ready':
-        return this.#ready(f)
+        return this.#ready(f, parsed.source)
       case 'closed':
         return
     }
@@ -242,12 +241,12 @@ export class Connection {
     return b
   }
 
-  async #ready(f: Frame): Promise<void> {
+  async #ready(f: Frame, source: (o: object) => string | undefined): Promise<void> {
     switch (f.frameType) {
       case 'SUBSCRIBE':
         return this.#subscribe(f)
       case 'COMMAND':
-        void this.#command(f).catch((e: Error) => {
+        void this.#command(f, source(f.command as JsonObject)!).catch((e: Error) => {
           this.context.log({level: 'error', event: 'command-failed', peer: this.peer, reason: e.message})
           this.#error('INTERNAL_ERROR', {relatedFrameId: f.frameId})
         })
@@ -316,18 +315,12 @@ export class Connection {
     }
   }
 
-  async #command(f: Frame): Promise<void> {
+  /** `received`: the Command exactly as it stood in the frame; ingress verifies those bytes (never a re-serialization). */
+  async #command(f: Frame, received: string): Promise<void> {
     const command = f.command as JsonObject
     const actor = command.actor as JsonObject | undefined
     const related = {relatedFrameId: f.frameId, ...(typeof command.actionId === 'string' ? {relatedActionId: command.actionId} : {})}
-    let bytes: Buffer
-    try {
-      // Non-finite numbers and lone surrogates fail here, before any re-serialization could hide them.
-      canonicalBytes(command)
-      bytes = Buffer.from(JSON.stringify(command), 'utf8')
-    } catch {
-      return this.#error('PROTOCOL_VIOLATION', related)
-    }
+    const bytes = Buffer.from(received, 'utf8')
     const principal = this.principal!
     if (actor?.id !== principal.id || actor?.type !== principal.type) return this.#error('AUTH_FORBIDDEN', related)
     if (principal.type === 'agent' && command.sessionEpoch !== undefined && command.sessionEpoch !== this.sessionEpoch) {

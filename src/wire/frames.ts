@@ -19,7 +19,7 @@
 
 import {createHash, randomUUID} from 'node:crypto'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
-import {type JsonObject, JsonParseError, parseJsonText} from '../json/parse.js'
+import {type JsonObject, JsonParseError, type SourceTexts, parseJsonText} from '../json/parse.js'
 import {schemaCatalog} from '../schema/catalog.js'
 import {serverTextFrame} from './ws-framing.js'
 
@@ -37,7 +37,14 @@ export interface Frame extends JsonObject {
 
 export const newFrameId = (): string => `urn:uuid:${randomUUID()}`
 
-export type ParsedFrame = {ok: true; frame: Frame} | {ok: false; code: ErrorCode; frameId?: string}
+export type ParsedFrame =
+  | {
+      ok: true
+      frame: Frame
+      /** The exact text an object of the frame was received as: documents inside frames are verified from it, never re-serialized. */
+      source: (o: object) => string | undefined
+    }
+  | {ok: false; code: ErrorCode; frameId?: string}
 
 /**
  * Parses and validates one text message. COMMAND and EVENT frames are validated for their
@@ -46,8 +53,10 @@ export type ParsedFrame = {ok: true; frame: Frame} | {ok: false; code: ErrorCode
  */
 export function parseFrame(text: string): ParsedFrame {
   let value: unknown
+  const sources: SourceTexts = new WeakMap()
+  const source = (o: object) => sources.get(o)
   try {
-    value = parseJsonText(text)
+    value = parseJsonText(text, sources)
   } catch (e) {
     if (e instanceof JsonParseError) return {ok: false, code: 'PROTOCOL_VIOLATION'}
     throw e
@@ -61,11 +70,11 @@ export function parseFrame(text: string): ParsedFrame {
     const inner = o[member]
     const ok = keys === [member, 'frameId', 'frameType', 'protocolVersion'].sort().join(',') && o.protocolVersion === PROTOCOL_VERSION && frameId !== undefined
     if (!ok || inner === null || typeof inner !== 'object' || Array.isArray(inner)) return {ok: false, code: 'SCHEMA_VALIDATION_FAILED', frameId}
-    return {ok: true, frame: o as Frame}
+    return {ok: true, frame: o as Frame, source}
   }
   const validate = schemaCatalog().validator('websocket-frame')
   if (!(validate(o) as boolean)) return {ok: false, code: typeof o.frameType === 'string' ? 'SCHEMA_VALIDATION_FAILED' : 'PROTOCOL_VIOLATION', frameId}
-  return {ok: true, frame: o as Frame}
+  return {ok: true, frame: o as Frame, source}
 }
 
 export function frame(frameType: FrameType, members: JsonObject): string {
