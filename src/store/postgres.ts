@@ -172,11 +172,27 @@ export async function openPostgresStore(url: string, admissionKey?: SigningKey):
   const sql = connect(url)
   try {
     const config = checkOpen(await readConfig(sql), where)
+    await addLaterTables(sql)
     return new PostgresStore(sql, url, new AdmissionAuthority(config, admissionKey))
   } catch (e) {
     await sql.end({timeout: 1})
     throw environment(e, where)
   }
+}
+
+/**
+ * Tables added after schema version 1 was first released, for stores initialized before them:
+ * created once, under the init lock, and only when missing (their trigger DDL would otherwise
+ * lock the table on every open).
+ */
+async function addLaterTables(sql: postgres.Sql): Promise<void> {
+  const [row] = await sql`SELECT to_regclass('policy_log') IS NOT NULL AS present`
+  if (row?.present) return
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext('mwp store init'))`
+    const [again] = await tx`SELECT to_regclass('policy_log') IS NOT NULL AS present`
+    if (!again?.present) await tx.unsafe(POSTGRES_POLICY_LOG_SCHEMA).simple()
+  })
 }
 
 async function selectRow(sql: Sql, organizationId: string, signingHash: string) {

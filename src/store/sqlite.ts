@@ -168,6 +168,9 @@ export async function openSqliteStore(path: string, url: string, admissionKey?: 
   try {
     db = connectSqlite(path, false)
     const config = checkOpen(readConfig(db), where)
+    // Tables added after schema version 1 was first released, for stores initialized before them
+    // (IF NOT EXISTS: nothing is written when they are there).
+    db.exec(SQLITE_POLICY_LOG_SCHEMA)
     return new SqliteStore(db, path, url, new AdmissionAuthority(config, admissionKey))
   } catch (e) {
     db?.close()
