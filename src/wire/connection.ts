@@ -83,12 +83,18 @@ export class Connection {
     this.#closed()
     await new Promise<void>((resolve) => {
       if (this.ws.readyState === this.ws.CLOSED) return resolve()
-      this.ws.once('close', () => resolve())
-      this.ws.close(1001, 'server shutting down')
-      setTimeout(() => {
+      // A peer that never answers the close is cut off after 2 s. The timer keeps the process
+      // alive until then: an unref'd one let a shutdown waiting only on a silent peer end the
+      // process with its close() still pending.
+      const cutOff = setTimeout(() => {
         this.ws.terminate()
         resolve()
-      }, 2000).unref()
+      }, 2000)
+      this.ws.once('close', () => {
+        clearTimeout(cutOff)
+        resolve()
+      })
+      this.ws.close(1001, 'server shutting down')
     })
   }
 
