@@ -17,6 +17,7 @@ import type {LoggedEvent} from '../store/group-log.js'
 import {type AppliedEvent, apply} from './apply.js'
 import type {GroupState} from './state.js'
 import {type CooperationLimits, checkLimits} from './rate-limits.js'
+import {type LeasePolicy, checkLeasePolicy} from './work-leases.js'
 import {type Tip, drainTips, tipOf} from './append-pipeline.js'
 
 export interface AuthorityPolicy {
@@ -44,6 +45,8 @@ export interface AuthorityPolicy {
   redactors?: string[]
   /** §20: per-actor rate and count limits (rate-limits.ts); unset: nothing is limited. */
   limits?: CooperationLimits
+  /** §11.3/§11.4: ownership, Execution and blocked lease lengths in seconds (work-leases.ts); unset: the defaults. */
+  leases?: LeasePolicy
 }
 
 export interface AuthorityOptions {
@@ -94,6 +97,7 @@ export class Authority {
     this.principal = options.authorityKey.principal
     // A private copy: the caller's object cannot change policy under a running authority.
     checkLimits(options.policy.limits)
+    checkLeasePolicy(options.policy.leases)
     this.policy = structuredClone(options.policy)
     this.clock = options.clock ?? (() => new Date().toISOString())
     this.newId = options.newId ?? (() => `urn:uuid:${randomUUID()}`)

@@ -5,6 +5,7 @@ import type {ErrorCode} from '../errors.js'
 import {compareTimestampText} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
 import type {GroupState, MemberRole, MemberState} from './state.js'
+import type {LeasePolicy} from './work-leases.js'
 
 /** An Approval document ingress has already verified with the six-stage verifier (§7.3). */
 export interface VerifiedApproval {
@@ -53,6 +54,8 @@ export interface DecideContext {
   groups?: Readonly<Record<string, GroupState | null>>
   /** §14/§20: the Organization's default maximum Mission depth (AuthorityPolicy.maxMissionDepth). */
   maxMissionDepth?: number
+  /** §11.3/§11.4: the Organization's lease lengths (AuthorityPolicy.leases); unset: the defaults. */
+  leases?: LeasePolicy
 }
 
 /** An Event before the authority numbers and signs it. */

@@ -17,7 +17,7 @@
 import {type DecideContext, type DecidedCommand, type Decision, coordinatorGate, isRejected, reject} from './decide-common.js'
 import {dependencyCycle} from './decide-work.js'
 import {type GroupState, TERMINAL, type WorkState} from './state.js'
-import {OWNERSHIP_LEASE_SECONDS, plusSeconds} from './work-leases.js'
+import {leaseLengths, plusSeconds} from './work-leases.js'
 
 export const DEPENDENCY_INSERT = 'ext.missionweaveprotocol.core.dependency_insert'
 
@@ -54,7 +54,7 @@ export function dependencyInsert(found: GroupState | null, command: DecidedComma
           contract,
           addedDependencyWorkItemIds: [...added],
           ...(p.reason !== undefined ? {reason: p.reason} : {}),
-          ...(revoke ? {revokedLeaseId: item.lease!.leaseId, ownershipLeaseExpiresAt: plusSeconds(ctx.acceptedAt, OWNERSHIP_LEASE_SECONDS)} : {}),
+          ...(revoke ? {revokedLeaseId: item.lease!.leaseId, ownershipLeaseExpiresAt: plusSeconds(ctx.acceptedAt, leaseLengths(ctx.leases).ownershipSeconds)} : {}),
           // §10.1: a revised contract needs renewed acceptance; the pending offer (old contract) is withdrawn.
           ...(item.state === 'offered' && item.offer !== null ? {withdrawnOfferId: item.offer.offerId} : {}),
         },

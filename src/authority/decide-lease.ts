@@ -8,7 +8,7 @@
 import {type DecideContext, type DecidedCommand, type Decision, activeMember, isRejected, reject, revisionConflict} from './decide-common.js'
 import {ownerCheck} from './decide-work.js'
 import {type GroupState, TERMINAL} from './state.js'
-import {EXECUTION_LEASE_SECONDS, currentLease, plusSeconds} from './work-leases.js'
+import {currentLease, leaseLengths, plusSeconds} from './work-leases.js'
 
 export const LEASE_RENEW = 'ext.missionweaveprotocol.core.lease_renew'
 
@@ -30,7 +30,7 @@ export function leaseRenew(state: GroupState | null, command: DecidedCommand, ct
   if (isRejected(lease)) return lease
   if (item.state !== 'active') return reject('INVALID_STATE_TRANSITION', `lease renewal while ${item.state}`)
   const renewed = {
-    expiresAt: plusSeconds(at, (p.leaseSeconds as number | undefined) ?? EXECUTION_LEASE_SECONDS),
+    expiresAt: plusSeconds(at, (p.leaseSeconds as number | undefined) ?? leaseLengths(ctx.leases).executionSeconds),
     renewalCount: (lease.renewalCount ?? 0) + 1,
     lastRenewedAt: at,
   }

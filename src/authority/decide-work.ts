@@ -22,7 +22,7 @@ import {type GroupState, type MemberState, type SelectionBasis, type WorkItemVie
 import {runningChild} from './mission-tree.js'
 import {allocationCheck} from './decide-budget.js'
 import type {Budget} from './budget.js'
-import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS, currentLease, lapsedOwnership, lateResultDraft, plusSeconds, reached} from './work-leases.js'
+import {currentLease, lapsedOwnership, lateResultDraft, leaseLengths, plusSeconds, reached} from './work-leases.js'
 
 /** §10.1: the fields every Work Contract must carry (work-contract.schema.json `required`). */
 export const CONTRACT_FIELDS = [
@@ -76,6 +76,13 @@ const gated = (item: WorkItemView) => item.contract.executionApproval !== undefi
 /** Owner Commands that present the current Execution Lease ID (§11.3). */
 const LEASED: ReadonlySet<string> = new Set(['work.submit', 'work.checkpoint', 'work.block'])
 
+/**
+ * §11.3 "every ... Worker-reported failure MUST reference the current Lease ID": a leased kind
+ * always cites it; the owner's work.fail cites it while the WorkItem holds an active Execution
+ * Lease (a queued or blocked item has none to cite, and the Coordinator's failure never does).
+ */
+const citesLease = (k: string, item: WorkItemView): boolean => LEASED.has(k) || (k === 'work.fail' && item.lease?.state === 'active')
+
 export const WORK_KINDS: ReadonlySet<string> = new Set(['work.propose', 'work.authorize', ...Object.keys(FROM)])
 
 export function workDecide(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
@@ -116,6 +123,8 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
   if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `${k} in a ${state.mission.state} Mission`)
 
   const at = ctx.acceptedAt
+  // §11.3/§11.4: the Organization's lease lengths; each Event records the boundary they give.
+  const lengths = leaseLengths(ctx.leases)
   const actor = {type: command.actor.type, id: command.actor.id}
   if (k === 'work.propose') {
     const proposalId = p.proposalId as string
@@ -171,7 +180,7 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       if (p.offerId !== offer.offerId) return reject('WORK_OFFER_EXPIRED', 'that offer was replaced')
       if (reached(at, offer.expiresAt)) return reject('WORK_OFFER_EXPIRED', `offer expired at ${offer.expiresAt}`)
       // §11.3: the grant carries its start-by deadline (the bounded ownership lease).
-      const owner = {agentId: command.actor.id, ownershipEpoch: item.ownershipEpoch + 1, sessionEpoch: command.sessionEpoch ?? 1, grantedAt: at, startBy: plusSeconds(at, OWNERSHIP_LEASE_SECONDS)}
+      const owner = {agentId: command.actor.id, ownershipEpoch: item.ownershipEpoch + 1, sessionEpoch: command.sessionEpoch ?? 1, grantedAt: at, startBy: plusSeconds(at, lengths.ownershipSeconds)}
       const selectionBasis = offer.selectionBasis?.[command.actor.id]
       // §8 step 3: accepting the offer activates a just-in-time Membership (same epoch and visibility).
       const activatedMembership = member.provisional === undefined ? undefined : activated(state, member, at)
@@ -190,7 +199,7 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       const late = k === 'work.submit' && owned.error === 'WORK_STALE_OWNERSHIP' ? lateResultDraft(item, command.actor.id, p as {ownershipEpoch: number; leaseId: string; artifactHashes: string[]}, eventId, at) : null
       return late !== null ? {...owned, record: [late]} : owned
     }
-    if (LEASED.has(k)) {
+    if (citesLease(k, item)) {
       const lease = currentLease(item, p.leaseId, command.sessionEpoch, at)
       if (isRejected(lease)) return lease
     }
@@ -217,7 +226,7 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
         ownershipEpoch: owner.ownershipEpoch,
         issuedAt: at,
         startsAt: at,
-        expiresAt: plusSeconds(at, EXECUTION_LEASE_SECONDS),
+        expiresAt: plusSeconds(at, lengths.executionSeconds),
         state: 'active',
         renewalCount: 0,
       }
@@ -232,15 +241,15 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
     case 'work.block': {
       const checkpoint = {progress: (p.progress as string | undefined) ?? (p.requiredResolution as string), artifactHashes: [...((p.artifactHashes as string[] | undefined) ?? [])].sort()}
       // §11.3/§11.4: ownership stays under a bounded ownership (queued) or blocked lease.
-      if (k === 'work.checkpoint') return one('work.checkpointed', {leaseId: item.lease!.leaseId, checkpoint, ownershipLeaseExpiresAt: plusSeconds(at, OWNERSHIP_LEASE_SECONDS)})
-      return one('work.blocked', {leaseId: item.lease!.leaseId, checkpoint, requiredResolution: p.requiredResolution, blockedLeaseExpiresAt: plusSeconds(at, BLOCKED_LEASE_SECONDS)})
+      if (k === 'work.checkpoint') return one('work.checkpointed', {leaseId: item.lease!.leaseId, checkpoint, ownershipLeaseExpiresAt: plusSeconds(at, lengths.ownershipSeconds)})
+      return one('work.blocked', {leaseId: item.lease!.leaseId, checkpoint, requiredResolution: p.requiredResolution, blockedLeaseExpiresAt: plusSeconds(at, lengths.blockedSeconds)})
     }
     case 'work.unblock': {
       // §10.2: back to its queue (under a fresh ownership lease) while the owner holds live
       // ownership; after ownership expiry it is fenced and the item is open for re-offer.
       const lapsed = lapsedOwnership(item, at)
       const resolution = p.resolution !== undefined ? {resolution: p.resolution} : {}
-      if (item.owner !== null && lapsed === null) return one('work.unblocked', {to: 'queued', ownershipLeaseExpiresAt: plusSeconds(at, OWNERSHIP_LEASE_SECONDS), ...resolution})
+      if (item.owner !== null && lapsed === null) return one('work.unblocked', {to: 'queued', ownershipLeaseExpiresAt: plusSeconds(at, lengths.ownershipSeconds), ...resolution})
       return one('work.unblocked', {to: 'open', ...(lapsed !== null ? {fencedOwnership: lapsed} : {}), ...resolution})
     }
     case 'work.fail':

@@ -133,7 +133,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
       const state = tip !== undefined ? tip.state : await authority.current(command.groupId)
       const groups = await otherStates(authority, groupIds, command.groupId)
       const acceptedAt = authority.clock()
-      const decision = decide(state, command, {acceptedAt, newId: authority.newId, groups, maxMissionDepth: authority.policy.maxMissionDepth})
+      const decision = decide(state, command, {acceptedAt, newId: authority.newId, groups, maxMissionDepth: authority.policy.maxMissionDepth, leases: authority.policy.leases})
       // Another process may have accepted this very Command since the receipt check; its Events
       // then make the decider refuse it (e.g. the Group now exists). The receipt wins (H5).
       // A refusal decided on in-flight appends stands only once they committed (append-pipeline.ts).

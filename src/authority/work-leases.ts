@@ -6,12 +6,44 @@ import {compareTimestampText} from '../json/timestamp.js'
 import {type EventDraft, type Rejected, reject} from './decide-common.js'
 import type {EndedOwnershipView, ExecutionLeaseView, WorkItemView} from './state.js'
 
-/** §11.3: an Execution Lease lasts this long from work.start or its last renewal (default). */
+/** §11.3: an Execution Lease lasts this long from work.start or its last renewal (default of AuthorityPolicy.leases.executionSeconds). */
 export const EXECUTION_LEASE_SECONDS = 600
-/** §11.3: the ownership grant's start-by window (after acceptance, checkpoint or unblock). */
+/** §11.3: the ownership grant's start-by window after acceptance, checkpoint or unblock (default of leases.ownershipSeconds). */
 export const OWNERSHIP_LEASE_SECONDS = 900
-/** §11.4: "Ownership MAY remain during a bounded blocked lease". */
+/** §11.4: "Ownership MAY remain during a bounded blocked lease" (default of leases.blockedSeconds). */
 export const BLOCKED_LEASE_SECONDS = 3600
+
+/**
+ * The Organization's lease lengths in seconds (AuthorityPolicy.leases); an unset member takes the
+ * default above. Ingress hands the policy to the decider in its context, so decide stays pure and
+ * each Event records the resulting boundary: replay never needs the policy.
+ */
+export interface LeasePolicy {
+  ownershipSeconds?: number
+  executionSeconds?: number
+  blockedSeconds?: number
+}
+
+/** The effective lease lengths a decision uses: the policy's, else the defaults. */
+export function leaseLengths(policy: LeasePolicy | undefined): Required<LeasePolicy> {
+  return {
+    ownershipSeconds: policy?.ownershipSeconds ?? OWNERSHIP_LEASE_SECONDS,
+    executionSeconds: policy?.executionSeconds ?? EXECUTION_LEASE_SECONDS,
+    blockedSeconds: policy?.blockedSeconds ?? BLOCKED_LEASE_SECONDS,
+  }
+}
+
+/** Refuses a lease policy that is not made of positive whole seconds (checked when the authority opens). */
+export function checkLeasePolicy(policy: LeasePolicy | undefined): void {
+  if (policy === undefined) return
+  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) throw new Error('leases must be an object')
+  const known = new Set(['ownershipSeconds', 'executionSeconds', 'blockedSeconds'])
+  for (const [name, value] of Object.entries(policy)) {
+    if (!known.has(name)) throw new Error(`leases.${name} is not a lease length`)
+    if (value === undefined) continue
+    if (!Number.isSafeInteger(value) || (value as number) < 1) throw new Error(`leases.${name} must be a positive whole number of seconds`)
+  }
+}
 
 /** §4 invariant 5: the Event kind that keeps a stale owner's result as non-authoritative Evidence. */
 export const LATE_RESULT_RECORDED = 'ext.missionweaveprotocol.core.late_result_recorded'
