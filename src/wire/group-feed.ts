@@ -27,6 +27,8 @@ export function feedEvent(e: LoggedEvent): FeedEvent {
 /** How many recent Events each Group keeps in memory for live delivery. */
 const TAIL = 512
 const PAGE = 500
+/** How many history pages (replay) a Group keeps for the subscribers replaying behind each other. */
+const HISTORY_PAGES = 16
 
 export class GroupFeed {
   /** The state at `head` (null: the Group has no Events / does not exist). */
@@ -38,6 +40,8 @@ export class GroupFeed {
   #loaded = false
   #running: Promise<void> | null = null
   #again = false
+  /** Recent history pages by `after:limit`; the log is append-only, so a page never changes. */
+  readonly #history = new Map<string, Promise<FeedEvent[]>>()
 
   constructor(
     private readonly authority: Authority,
@@ -50,6 +54,23 @@ export class GroupFeed {
     const index = position + 1 - this.#tailStart
     if (index < 0) return null
     return this.#tail.slice(index, index + limit)
+  }
+
+  /**
+   * Up to `limit` stored Events after `position`, for replay: one store read and one set of
+   * frames per page however many subscribers replay the same history (a hundred subscribers
+   * resubscribing from 0 read each page once, not a hundred times).
+   */
+  history(position: number, limit: number): Promise<FeedEvent[]> {
+    const key = `${position}:${limit}`
+    let page = this.#history.get(key)
+    if (page === undefined) {
+      page = this.authority.store.read(this.groupId, position, limit).then((p) => p.events.map(feedEvent))
+      page.catch(() => this.#history.delete(key)) // a failed read is not remembered
+      this.#history.set(key, page)
+      if (this.#history.size > HISTORY_PAGES) this.#history.delete(this.#history.keys().next().value!)
+    }
+    return page
   }
 
   /**

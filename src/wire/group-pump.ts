@@ -16,7 +16,7 @@ import {mayRead} from '../authority/decide-common.js'
 import type {JsonObject} from '../json/parse.js'
 import type {AttentionFilter} from './client.js'
 import {errorFrame, errorOf, frame} from './frames.js'
-import {type FeedEvent, type GroupFeed, feedEvent} from './group-feed.js'
+import type {FeedEvent, GroupFeed} from './group-feed.js'
 import type {ServerContext} from './server.js'
 
 export interface PumpSink {
@@ -92,18 +92,18 @@ export class GroupPump {
     }
   }
 
-  /** A page older than the feed's cache, from the store; then on with wake(). */
+  /** A page older than the feed's cache, from the store (shared by the Group's replaying pumps); then on with wake(). */
   #read(limit: number): void {
     this.#reading = true
-    this.context.authority.store
-      .read(this.groupId, this.position, limit)
-      .then((page) => {
+    this.feed
+      .history(this.position, limit)
+      .then((events) => {
         this.#reading = false
         // Checked again: the Membership may have ended while the page was read.
         const next = this.#next()
-        if (next === null || page.events.length === 0) return
+        if (next === null || events.length === 0) return
         this.sink.cork()
-        this.#deliver(page.events.map(feedEvent), next.visibilityStart)
+        this.#deliver(events, next.visibilityStart)
         this.wake()
       })
       .catch((e: Error) => {
