@@ -15,23 +15,23 @@ import {GroupCommitFailure} from './group-commit.js'
 import {StoreError, type StoreErrorCode, describeError} from './records.js'
 import type {SqliteWrites, WriteOp} from './sqlite-writes.js'
 
-/** An error as it crosses the thread boundary. */
-export type WireError = {kind: 'group-commit'; phase: 'begin' | 'commit'; message: string} | {kind: 'store'; code: StoreErrorCode; message: string} | {kind: 'other'; message: string}
+/** An error as it crosses the thread boundary (plain data: classes do not survive a structured clone). */
+export type CrossedError = {kind: 'group-commit'; phase: 'begin' | 'commit'; message: string} | {kind: 'store'; code: StoreErrorCode; message: string} | {kind: 'other'; message: string}
 
-export function errorToData(e: unknown): WireError {
+export function errorToData(e: unknown): CrossedError {
   if (e instanceof GroupCommitFailure) return {kind: 'group-commit', phase: e.phase, message: e.message}
   if (e instanceof StoreError) return {kind: 'store', code: e.code, message: e.message}
   return {kind: 'other', message: describeError(e)}
 }
 
-function errorFromData(d: WireError): Error {
+function errorFromData(d: CrossedError): Error {
   const e = d.kind === 'group-commit' ? new GroupCommitFailure(d.phase, '') : d.kind === 'store' ? new StoreError(d.code, d.message) : new Error(d.message)
   e.message = d.message
   return e
 }
 
 /** What the writer thread answers, by request ID. */
-export type WriterReply = {id: number; value?: unknown; error?: WireError}
+export type WriterReply = {id: number; value?: unknown; error?: CrossedError}
 
 /** One request to the writer thread; requests and replies travel in batches (one message per turn). */
 export type WriterRequest = {id: number; op: WriteOp; args: unknown[]}
