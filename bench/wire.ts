@@ -79,6 +79,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
   const url = `sqlite:${join(dir, 'authority.db')}`
   const admissionKey = key('admission')
   await initStore(url, {organizationId: 'urn:mwp:dev:org:example', admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64}, freshness: DEFAULT_FRESHNESS})
+  phase = `${name}: setup`
   const store = await openStore(url, {admissionKey})
   const authority = openAuthority({store, registry, authorityKey: key('group-authority'), policy: {rootMissionOwners: [owner.principal!.id]}})
   const tls = generateDevTls()
@@ -140,6 +141,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const cpuBefore = process.cpuUsage()
     const threadsBefore = threadTimes()
     const start = now()
+    phase = `${name}: live`
     await profiled(name, async () => {
       commander.postMessage({go: true})
       await delivered(expected)
@@ -162,6 +164,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     }
 
     // Replay phase: every subscriber from 0.
+    phase = `${name}: replay`
     const before = received
     let replayExpected = 0
     for (let i = 0; i < groupCount * subscribersPerGroup; i++) replayExpected += (await store.head(groups[i % groupCount]!))!.sequence
@@ -195,7 +198,9 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
       threads,
     }
   } finally {
+    phase = `${name}: server close`
     await server.close()
+    phase = `${name}: store close`
     await store.close()
     rmSync(dir, {recursive: true, force: true})
   }
@@ -203,6 +208,14 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
 
 /** An EVENT frame of the last scenario run (for the baseline). */
 let sampleFrame: Buffer | undefined
+
+/** Where the bench is, for the exit report below. */
+let phase = 'start'
+// A bench that stops early says where: an exit with an await still pending prints nothing and
+// sets exit code 13 only after the 'exit' handlers ran (they see 0).
+process.on('exit', (code) => {
+  if (phase !== 'done') console.error(`mwp bench wire: exited (code ${code}) during ${phase}`)
+})
 
 const pct = (u: number) => `${(u * 100).toFixed(0)}%`
 
@@ -227,5 +240,6 @@ export async function runWireBench(): Promise<WireFigure[]> {
   const worstP99 = Math.max(...figures.map((f) => f.p99ms))
   console.log(`target: ≥ 50,000 Events/s delivered → ${fmt(best)}/s: ${best >= 50_000 ? 'met' : 'NOT met'}; p99 < 25 ms at ${RATE} Commands/s → ${worstP99.toFixed(1)} ms: ${worstP99 < 25 ? 'met' : 'NOT met'}`)
   console.log(JSON.stringify({bench: 'wire', results: figures}))
+  phase = 'done'
   return figures
 }

@@ -5,15 +5,18 @@
 // exactly as the view the caller passed (the copy to a buffer of its own size before the
 // structured clone keeps the view's range, not its whole underlying buffer).
 
+import {spawn} from 'node:child_process'
 import {createHash, randomUUID} from 'node:crypto'
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 import {afterAll, describe, expect, it} from 'vitest'
 import type {Receipt, StoredEvent} from '../src/store/group-log.js'
 import {openStore} from '../src/store/index.js'
 import {devStoreAt} from './authority-helpers.js'
 
+const CLOSER = join(dirname(fileURLToPath(import.meta.url)), 'fixtures-writer-close.mjs')
 const dir = mkdtempSync(join(tmpdir(), 'mwp-writer-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
 let n = 0
@@ -61,6 +64,23 @@ describe('SQLite writer thread', () => {
     const reopened = await openStore(at)
     expect((await reopened.head(g))?.sequence).toBe(1)
     await reopened.close()
+  })
+
+  it('a process closing its store with a write in flight ends normally, after close() returned (exit code 0, not 13)', async () => {
+    const at = url()
+    await (await devStoreAt(at)).close()
+    for (let i = 0; i < 5; i++) {
+      const {code, stdout} = await new Promise<{code: number | null; stdout: string}>((resolve) => {
+        const child = spawn(process.execPath, [CLOSER, at], {stdio: ['ignore', 'pipe', 'inherit']})
+        let stdout = ''
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+        child.on('close', (code) => resolve({code, stdout}))
+      })
+      expect({code, stdout: stdout.trim()}).toEqual({code: 0, stdout: 'closed'})
+    }
+    const store = await openStore(at)
+    expect((await store.listAudit()).filter((a) => a.reason === 'in flight at close')).toHaveLength(5)
+    await store.close()
   })
 
   it('bytes given as a view into a larger buffer are stored as exactly that view', async () => {

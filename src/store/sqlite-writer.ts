@@ -108,7 +108,9 @@ export class SqliteWriter {
         if (m.error) p.reject(errorFromData(m.error))
         else p.resolve(m.value)
       }
-      if (this.#pending.size === 0) worker.unref()
+      // Idle: the thread no longer keeps the process alive — except while close() waits for it to
+      // exit (unref'd then, the process could end first, with close() pending: exit code 13).
+      if (this.#pending.size === 0 && !this.#closed) worker.unref()
     })
     // A thread that dies takes its in-flight writes with it: their outcome is unknown, and the
     // next write starts a new thread.
