@@ -53,6 +53,13 @@ describe('GroupFeed.history', () => {
     expect(c.reads()).toBe(2)
   })
 
+  it('a short page (the head of its moment) is not remembered: later Events are not hidden behind it', async () => {
+    const c = counted()
+    expect((await c.feed.history(6, 4)).map((e) => e.sequence)).toEqual([7, 8])
+    expect((await c.feed.history(6, 4)).map((e) => e.sequence)).toEqual([7, 8])
+    expect(c.reads()).toBe(2)
+  })
+
   it('a failed read is not remembered: the next subscriber reads again', async () => {
     const c = counted()
     c.failNext()

@@ -65,7 +65,11 @@ export class GroupFeed {
     const key = `${position}:${limit}`
     let page = this.#history.get(key)
     if (page === undefined) {
-      page = this.authority.store.read(this.groupId, position, limit).then((p) => p.events.map(feedEvent))
+      page = this.authority.store.read(this.groupId, position, limit).then((p) => {
+        // Only a full page stays: a short one ends at the head of its moment, which moves on.
+        if (p.events.length < limit) this.#history.delete(key)
+        return p.events.map(feedEvent)
+      })
       page.catch(() => this.#history.delete(key)) // a failed read is not remembered
       this.#history.set(key, page)
       if (this.#history.size > HISTORY_PAGES) this.#history.delete(this.#history.keys().next().value!)
