@@ -4,7 +4,7 @@
 // sets comes from the Event payload, never from a clock, so replay reproduces it exactly.
 
 import {ApplyError, type AppliedEvent} from './apply.js'
-import type {EndedOwnershipView, ExecutionLeaseView, GroupState, LateResultView, WorkItemView} from './state.js'
+import {type EndedOwnershipView, type ExecutionLeaseView, type GroupState, type LateResultView, UNFINISHED_WORK, type WorkItemView} from './state.js'
 import {LATE_RESULT_RECORDED} from './work-leases.js'
 
 /** The Events folded entirely here. work.progressed and work.contract.revised advance the WorkItem revision. */
@@ -98,7 +98,6 @@ export function applyLeaseEvent(next: GroupState, event: AppliedEvent): GroupSta
 }
 
 /** §10.2: the WorkItem states a terminal Mission still finds unfinished. */
-const UNFINISHED: ReadonlySet<string> = new Set(['open', 'offered', 'queued', 'active', 'blocked', 'submitted'])
 
 /**
  * §10.2 row "parent Mission failure or cancellation → failed or cancelled": a terminal Mission
@@ -112,7 +111,7 @@ export function endUnfinishedWork(next: GroupState, kind: string, reason: unknow
   if (kind !== 'mission.cancelled' && kind !== 'mission.terminated') return next
   const workItems: Record<string, WorkItemView> = {}
   for (const [id, item] of Object.entries(next.workItems)) {
-    if (!UNFINISHED.has(item.state)) {
+    if (!UNFINISHED_WORK.has(item.state)) {
       workItems[id] = item
       continue
     }

@@ -6,6 +6,9 @@
 //   message-rate      message.post + message.correct per sliding window of whole minutes
 //   proposal-rate     work.propose per window
 //   owned-work-items  queued + active WorkItems an Agent owns, checked at work.accept_offer
+//   group-work-items  unfinished WorkItems of the whole Group (§20 "active and queued
+//                     WorkItems": open, offered, queued, active, blocked, submitted), checked at
+//                     work.authorize, where new work enters the Group
 //   delegation-depth  the maxDescendantDepth a membership.grant_delegation may confer (§9.1
 //                     "Descendant depth MUST satisfy both the Grant maximum and Organization
 //                     cooperation policy": the Grant maximum is bounded here at issuance)
@@ -24,7 +27,7 @@ import type {Principal} from '../signing/profiles.js'
 import {LIMIT_NOTICE, OVERRIDE_CONSUMED, RATE_HORIZON_MINUTES, minuteOf} from './apply-cooperation.js'
 import type {OverrideGrantView} from './cooperation-state.js'
 import {type EventDraft, type Rejected, reject} from './decide-common.js'
-import type {GroupState} from './state.js'
+import {type GroupState, UNFINISHED_WORK} from './state.js'
 
 export interface RateLimit {
   /** Accepted, plus a notice Event to the Coordinator when a Command reaches this count. */
@@ -45,6 +48,7 @@ export interface CooperationLimits {
   messageRate?: RateLimit
   proposalRate?: RateLimit
   ownedWorkItems?: CountLimit
+  groupWorkItems?: CountLimit
   delegationDepth?: CountLimit
 }
 
@@ -53,6 +57,7 @@ export const LIMIT_POLICIES: Readonly<Record<string, readonly string[]>> = {
   'message-rate': ['message.post', 'message.correct'],
   'proposal-rate': ['work.propose'],
   'owned-work-items': ['work.accept_offer'],
+  'group-work-items': ['work.authorize'],
   'delegation-depth': ['membership.grant_delegation'],
   // §14: a child beyond the Organization's maxMissionDepth (checked in decide-child.ts).
   'mission-depth': ['mission.create_child'],
@@ -60,13 +65,16 @@ export const LIMIT_POLICIES: Readonly<Record<string, readonly string[]>> = {
 
 const policyFor = (kind: string): string | null => Object.entries(LIMIT_POLICIES).find(([, kinds]) => kinds.includes(kind))?.[0] ?? null
 
+/** The limits that count (no window). */
+const COUNT_LIMITS: ReadonlySet<string> = new Set(['ownedWorkItems', 'groupWorkItems', 'delegationDepth'])
+
 /** Rejects a limits configuration the counting cannot honour (called once by the Authority). */
 export function checkLimits(limits: CooperationLimits | undefined): void {
   const whole = (n: unknown, min: number) => Number.isSafeInteger(n) && (n as number) >= min
   for (const [name, l] of Object.entries(limits ?? {}) as [string, Partial<RateLimit> | undefined][]) {
     if (l === undefined) continue
     if (!whole(l.hard, 0) || (l.soft !== undefined && !(whole(l.soft, 1) && l.soft <= l.hard!))) throw new Error(`limits.${name}: need 0 <= soft <= hard`)
-    if (name !== 'ownedWorkItems' && name !== 'delegationDepth' && !(whole(l.windowMinutes, 1) && l.windowMinutes! <= RATE_HORIZON_MINUTES)) {
+    if (!COUNT_LIMITS.has(name) && !(whole(l.windowMinutes, 1) && l.windowMinutes! <= RATE_HORIZON_MINUTES)) {
       throw new Error(`limits.${name}.windowMinutes must be 1..${RATE_HORIZON_MINUTES}`)
     }
   }
@@ -80,6 +88,10 @@ function usage(state: GroupState, command: GatedCommand, policy: string, limits:
     if (limits.delegationDepth === undefined) return null
     // "count before this Command" such that count + 1 is the depth the Grant would confer.
     return {count: (command.payload?.maxDescendantDepth as number) - 1, limit: limits.delegationDepth}
+  }
+  if (policy === 'group-work-items') {
+    if (limits.groupWorkItems === undefined) return null
+    return {count: Object.values(state.workItems).filter((w) => UNFINISHED_WORK.has(w.state)).length, limit: limits.groupWorkItems}
   }
   if (policy === 'owned-work-items') {
     if (limits.ownedWorkItems === undefined) return null
