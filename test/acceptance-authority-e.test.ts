@@ -11,6 +11,7 @@ import type {SigningKey} from '../src/crypto/keyfile.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {verify} from '../src/signing/verify.js'
 import {
+  addWorkers,
   authorityKey,
   codeOf,
   contract,
@@ -77,7 +78,7 @@ async function group(): Promise<string> {
   const g = newGroup('acc-e')
   touched.push(g)
   receiptOf(await run(createCommand(g)))
-  for (const m of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: m.principal, role: 'worker'})))
+  await addWorkers(run, g)
   return g
 }
 

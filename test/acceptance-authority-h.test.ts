@@ -18,6 +18,7 @@ import type {JsonObject} from '../src/json/parse.js'
 import {sign} from '../src/signing/sign.js'
 import {verify} from '../src/signing/verify.js'
 import {
+  addWorkers,
   authorityKey,
   codeOf,
   contract,
@@ -65,7 +66,7 @@ async function events(g: string) {
 async function group(): Promise<string> {
   const g = newGroup('acc-h')
   receiptOf(await run(createCommand(g)))
-  for (const w of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: w.principal, role: 'worker'})))
+  await addWorkers(run, g)
   return g
 }
 /** Rejected, and neither the Group log nor the receipt table moved. */

@@ -16,6 +16,7 @@ import {schemaCatalog} from '../src/schema/catalog.js'
 import {sign} from '../src/signing/sign.js'
 import {verify} from '../src/signing/verify.js'
 import {
+  addWorkers,
   authorityKey,
   codeOf,
   command,
@@ -68,7 +69,7 @@ async function group(): Promise<string> {
   fixedNow = null
   const g = newGroup('acc-klm')
   receiptOf(await run(createCommand(g)))
-  for (const m of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: m.principal, role: 'worker'})))
+  await addWorkers(run, g)
   return g
 }
 async function refused(g: string, bytes: Buffer, expected: string) {

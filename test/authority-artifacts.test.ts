@@ -10,7 +10,7 @@ import type {SigningKey} from '../src/crypto/keyfile.js'
 import {sign} from '../src/signing/sign.js'
 import {verify} from '../src/signing/verify.js'
 import type {Store} from '../src/store/index.js'
-import {authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, missionIdOf, newGroup, owner, receiptOf, registry, reviewer, sqliteStore, uuid} from './authority-helpers.js'
+import {addWorkers, authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, missionIdOf, newGroup, receiptOf, registry, reviewer, sqliteStore, uuid} from './authority-helpers.js'
 
 let store: Store
 let cleanup: () => Promise<void>
@@ -33,7 +33,7 @@ async function activeWork(): Promise<{g: string; leaseId: string}> {
   const g = newGroup('art')
   touched.push(g)
   receiptOf(await run(createCommand(g)))
-  for (const w of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: w.principal, role: 'worker'})))
+  await addWorkers(run, g)
   receiptOf(await run(coord('work.authorize', g, {workItemId: W, contract: contract()})))
   receiptOf(await run(coord('work.offer', g, {workItemId: W, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 3_600_000).toISOString()})))
   const offerId = (await authority.current(g))!.workItems[W]!.offer!.offerId

@@ -9,7 +9,7 @@ import type {SigningKey} from '../src/crypto/keyfile.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import type {Store} from '../src/store/index.js'
-import {authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, authorityKey, reviewer, sqliteStore, uuid} from './authority-helpers.js'
+import {addWorkers, authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, authorityKey, reviewer, sqliteStore, uuid} from './authority-helpers.js'
 
 const H1 = `sha256:${'d'.repeat(64)}`
 const INSERT = 'ext.missionweaveprotocol.core.dependency_insert'
@@ -39,7 +39,7 @@ const insert = (g: string, w: string, deps: string[], extra: Record<string, unkn
 async function group(): Promise<string> {
   const g = newGroup('deps')
   receiptOf(await run(createCommand(g)))
-  for (const m of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: m.principal, role: 'worker'})))
+  await addWorkers(run, g)
   return g
 }
 async function authorize(g: string, deps: string[] = []): Promise<string> {

@@ -2,24 +2,14 @@
 // a member; the offer grants a provisional Membership scoped to that WorkItem, bound to a signed
 // Context Package and seeing history only from the offer on; accepting the offer activates it.
 
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {type Authority, openAuthority} from '../src/authority/authority.js'
-import {submit} from '../src/authority/ingress.js'
+import {describe, expect, it} from 'vitest'
+import {openAuthority} from '../src/authority/authority.js'
 import {canonicalHash} from '../src/json/jcs.js'
-import type {Store} from '../src/store/index.js'
-import {authorityKey, authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, post, receiptOf, registry, sqliteStore, uuid} from './authority-helpers.js'
+import {authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, post, receiptOf, registry, sqliteSuite, uuid} from './authority-helpers.js'
 
-let store: Store
-let authority: Authority
-let cleanup: () => Promise<void>
-beforeAll(async () => {
-  ;({store, cleanup} = await sqliteStore())
-  authority = authorityOn(store)
-})
-afterAll(async () => cleanup())
-
-const run = (bytes: Buffer) => submit(authority, bytes)
-const state = async (g: string) => (await authority.current(g))!
+const suite = sqliteSuite()
+const run = suite.run
+const state = async (g: string) => (await suite.authority.current(g))!
 const later = (ms: number) => new Date(Date.now() + ms).toISOString()
 const agent = developer.principal!.id
 const pkg = 'urn:mwp:test:context-package:release-notes'
@@ -50,15 +40,15 @@ describe('just-in-time Worker Membership (§8)', () => {
     expect(s.workItems[w]!.owner).toMatchObject({agentId: agent, ownershipEpoch: 1})
     receiptOf(await run(post(developer, g)))
     // Replay reproduces the live state exactly.
-    const replayed = await openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}}).current(g)
+    const replayed = await openAuthority({store: suite.store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}}).current(g)
     expect(canonicalHash(replayed as never)).toBe(canonicalHash((await state(g)) as never))
   })
 
   it('[-cmd:work.offer] [-cmd:work.accept_offer] without a Context Package a non-member cannot be offered work; an expired, foreign-WorkItem or stale-epoch provisional acceptance is refused', async () => {
     const {g, w} = await open()
-    const before = (await store.head(g))!.sequence
+    const before = (await suite.store.head(g))!.sequence
     expect(codeOf(await run(coord('work.offer', g, {workItemId: w, candidates: [agent], expiresAt: later(60_000)})))).toBe('INVALID_COMMAND')
-    expect((await store.head(g))!.sequence).toBe(before)
+    expect((await suite.store.head(g))!.sequence).toBe(before)
 
     const w2 = uuid(7)
     receiptOf(await run(coord('work.authorize', g, {workItemId: w2, contract: contract()})))

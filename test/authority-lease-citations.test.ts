@@ -10,7 +10,7 @@ import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS}
 import type {SigningKey} from '../src/crypto/keyfile.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {verify} from '../src/signing/verify.js'
-import {authorityKey, authorityOn, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, sqliteSuite, uuid} from './authority-helpers.js'
+import {addWorkers, authorityKey, authorityOn, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, sqliteSuite, uuid} from './authority-helpers.js'
 
 const H1 = `sha256:${'d'.repeat(64)}`
 const H2 = `sha256:${'e'.repeat(64)}`
@@ -49,7 +49,7 @@ function leaseSuite(policy: Partial<AuthorityPolicy>) {
     const g = newGroup('lease-cite')
     touched.push(g)
     receiptOf(await suite.run(createCommand(g)))
-    for (const m of [developer, reviewer]) receiptOf(await suite.run(groupCommand(owner, 'membership.change', g, {member: m.principal, role: 'worker'})))
+    await addWorkers(suite.run, g)
     const w = uuid(7)
     receiptOf(await suite.run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
     receiptOf(await suite.run(offer(g, w, developer)))

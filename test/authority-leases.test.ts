@@ -12,7 +12,7 @@ import {canonicalHash} from '../src/json/jcs.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import {verify} from '../src/signing/verify.js'
 import type {Store} from '../src/store/index.js'
-import {authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, uuid, devStoreAt} from './authority-helpers.js'
+import {addWorkers, authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, uuid, devStoreAt} from './authority-helpers.js'
 import {storeBackends} from './store-backends.js'
 
 const H1 = `sha256:${'a'.repeat(64)}`
@@ -65,7 +65,7 @@ for (const backend of storeBackends('authority-leases')) {
       skewMs = 0
       const g = newGroup('lease')
       receiptOf(await run(createCommand(g)))
-      for (const m of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: m.principal, role: 'worker'})))
+      await addWorkers(run, g)
       const w = uuid(7)
       receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
       receiptOf(await run(offer(g, w, [developer, reviewer])))

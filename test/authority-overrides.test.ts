@@ -16,6 +16,7 @@ import type {SigningKey} from '../src/crypto/keyfile.js'
 import {verify} from '../src/signing/verify.js'
 import type {Store} from '../src/store/index.js'
 import {
+  addWorkers,
   authorityKey,
   codeOf,
   contract,
@@ -73,7 +74,7 @@ for (const backend of storeBackends('authority-overrides')) {
       const g = newGroup('ovr')
       touched.push(g)
       receiptOf(await run(createCommand(g)))
-      for (const w of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: w.principal, role: 'worker'})))
+      await addWorkers(run, g)
       return g
     }
     const grant = (g: string, fields: Record<string, unknown> = {}, signer: SigningKey = owner) =>

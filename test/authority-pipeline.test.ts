@@ -10,7 +10,7 @@ import {type Authority, openAuthority} from '../src/authority/authority.js'
 import {submit, type SubmitResult} from '../src/authority/ingress.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {openStore, type Store} from '../src/store/index.js'
-import {admissionKey, authorityKey, codeOf, coord, contract, createCommand, developer, devStoreAt, groupCommand, newGroup, owner, receiptOf, registry, reviewer, uuid} from './authority-helpers.js'
+import {addWorkers, admissionKey, authorityKey, codeOf, coord, contract, createCommand, developer, devStoreAt, groupCommand, newGroup, owner, receiptOf, registry, reviewer, uuid} from './authority-helpers.js'
 import {treeSteps} from './mission-tree-helpers.js'
 import {type RawDb, storeBackends} from './store-backends.js'
 
@@ -123,7 +123,7 @@ for (const backend of storeBackends('authority-pipeline')) {
     it('[-cmd:work.accept_offer] [+cmd:work.accept_offer] a refusal decided on an in-flight append waits for it: when that append fails, the Command is decided again and accepted', async () => {
       const g = newGroup('pipeline-refusal')
       receiptOf(await submit(authority, createCommand(g)))
-      for (const w of [developer, reviewer]) receiptOf(await submit(authority, groupCommand(owner, 'membership.change', g, {member: w.principal, role: 'worker'})))
+      await addWorkers((bytes) => submit(authority, bytes), g)
       const w = uuid(7)
       receiptOf(await submit(authority, coord('work.authorize', g, {workItemId: w, contract: contract()})))
       const expiresAt = new Date(Date.now() + 60_000).toISOString()

@@ -8,6 +8,7 @@ import {canonicalHash} from '../src/json/jcs.js'
 import type {SigningKey} from '../src/crypto/keyfile.js'
 import {verify} from '../src/signing/verify.js'
 import {
+  addWorkers,
   authorityKey,
   authorityOn,
   coordinator,
@@ -63,7 +64,7 @@ async function at(target: 'open' | 'queued' | 'active' | 'blocked' | 'submitted'
   const g = newGroup('rows')
   touched.push(g)
   receiptOf(await run(createCommand(g)))
-  for (const m of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: m.principal, role: 'worker'})))
+  await addWorkers(run, g)
   const w = uuid(7)
   receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: c})))
   if (target === 'open') return {g, w}

@@ -10,6 +10,7 @@ import type {SigningKey} from '../src/crypto/keyfile.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 import {verify} from '../src/signing/verify.js'
 import {
+  addWorkers,
   authorityKey,
   authorityOn,
   codeOf,
@@ -70,7 +71,7 @@ async function group(): Promise<string> {
   const g = newGroup('work')
   touched.push(g)
   receiptOf(await run(createCommand(g)))
-  for (const w of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: w.principal, role: 'worker'})))
+  await addWorkers(run, g)
   return g
 }
 

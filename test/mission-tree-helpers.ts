@@ -8,7 +8,7 @@ import {RESOURCE_USAGE_RECORD} from '../src/authority/mission-tree.js'
 import type {SigningKey} from '../src/crypto/keyfile.js'
 import {verify} from '../src/signing/verify.js'
 import type {Store} from '../src/store/index.js'
-import {command, contract, coord, coordinator, createCommand, developer, groupCommand, missionIdOf, missionPayload, newGroup, owner, receiptOf, registry, reviewer, uuid} from './authority-helpers.js'
+import {addWorkers, command, contract, coord, coordinator, createCommand, developer, groupCommand, missionIdOf, missionPayload, newGroup, owner, receiptOf, registry, reviewer, uuid} from './authority-helpers.js'
 
 export const H1 = `sha256:${'a'.repeat(64)}`
 
@@ -33,7 +33,7 @@ export function treeSteps(get: () => {authority: Authority; store: Store}) {
   async function rootGroup(budget?: Record<string, unknown>): Promise<string> {
     const g = newGroup('tree')
     receiptOf(await run(budget === undefined ? createCommand(g) : command(owner, {kind: 'mission.create', groupId: g, payload: missionPayload(g, {budget})})))
-    for (const w of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: w.principal, role: 'worker'})))
+    await addWorkers(run, g)
     return g
   }
 
