@@ -70,15 +70,21 @@ export async function submit(authority: Authority, commandBytes: Uint8Array): Pr
   try {
     return await submitUnguarded(authority, commandBytes)
   } catch (e) {
-    // A store outage, a stored Event that no longer verifies or folds, or a bug: nothing was
-    // accepted that the actor could not find again by its receipt. The wire gets INTERNAL_ERROR
-    // (retryable); the operator gets the reason in the protected audit log.
-    const reason = e instanceof AuthorityIntegrityError ? 'log-integrity' : e instanceof StoreError ? `store-${e.code}` : 'internal'
-    await authority.store
-      .audit({at: new Date().toISOString(), stage: 'authority', reason, documentKind: 'command', subject: 'authority ingress', detail: (e as Error)?.message})
-      .catch(() => undefined)
-    return {error: protocolError('INTERNAL_ERROR', authority.clock())}
+    return internalError(authority, 'authority ingress', e)
   }
+}
+
+/**
+ * A store outage, a stored Event that no longer verifies or folds, or a bug: nothing was accepted
+ * that the actor could not find again by its receipt. The wire gets INTERNAL_ERROR (retryable);
+ * the operator gets the reason in the protected audit log.
+ */
+export async function internalError(authority: Authority, subject: string, e: unknown): Promise<{error: ProtocolError}> {
+  const reason = e instanceof AuthorityIntegrityError ? 'log-integrity' : e instanceof StoreError ? `store-${e.code}` : 'internal'
+  await authority.store
+    .audit({at: new Date().toISOString(), stage: 'authority', reason, documentKind: 'command', subject, detail: (e as Error)?.message})
+    .catch(() => undefined)
+  return {error: protocolError('INTERNAL_ERROR', authority.clock())}
 }
 
 async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): Promise<SubmitResult> {

@@ -15,6 +15,7 @@
 import {acceptNew} from '../admission/accept.js'
 import type {Authority} from './authority.js'
 import {checkPayload} from './payloads.js'
+import {internalError} from './ingress.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
 import {type JsonObject, sourceAt} from '../json/parse.js'
 import type {Principal} from '../signing/profiles.js'
@@ -66,10 +67,7 @@ export async function submitOrganizationCommand(authority: Authority, commandByt
   try {
     return await submitUnguarded(authority, commandBytes)
   } catch (e) {
-    await authority.store
-      .audit({at: new Date().toISOString(), stage: 'authority', reason: 'internal', documentKind: 'command', subject: 'organization ingress', detail: (e as Error)?.message})
-      .catch(() => undefined)
-    return {error: protocolError('INTERNAL_ERROR', authority.clock())}
+    return internalError(authority, 'organization ingress', e)
   }
 }
 
