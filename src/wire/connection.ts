@@ -20,7 +20,8 @@ import {checkSignatureEncoding, verifyEd25519} from '../crypto/ed25519.js'
 import type {ErrorCode} from '../errors.js'
 import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
 import type {JsonObject} from '../json/parse.js'
-import {compareInstants, parseTimestamp} from '../json/timestamp.js'
+import {parseTimestamp} from '../json/timestamp.js'
+import {keyStatus} from '../signing/registry-edit.js'
 import type {Principal} from '../signing/profiles.js'
 import {RegistryFault, type ResolvedBinding} from '../signing/registry.js'
 import type {AttentionFilter} from './client.js'
@@ -240,11 +241,7 @@ export class Connection {
     if (registry instanceof RegistryFault) return null
     const b = registry.bindings.get(keyId)
     if (!b || b.principal.id !== principalId) return null
-    const now = parseTimestamp(this.context.authority.clock())!
-    if (compareInstants(now, b.validFrom.instant) < 0) return null
-    if (b.validUntil && compareInstants(now, b.validUntil.instant) >= 0) return null
-    if (b.revokedAt && compareInstants(now, b.revokedAt.instant) >= 0) return null
-    return b
+    return keyStatus(b, parseTimestamp(this.context.authority.clock())!) === 'valid' ? b : null
   }
 
   async #ready(f: Frame, source: (o: object) => string | undefined): Promise<void> {
