@@ -94,24 +94,32 @@ const appendedFor = (appends: GroupAppend[], receipt: Receipt): AppendOutcome =>
 // ---------------------------------------------------------------------------------------------
 // SQLite: one writer, so BEGIN IMMEDIATE serializes every Group at once.
 
-const sqliteStatements = new WeakMap<Database.Database, ReturnType<typeof prepareSqlite>>()
-
-function prepareSqlite(db: Database.Database) {
-  const insert = (table: string, columns: readonly string[]) => `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`
-  return {
-    head: db.prepare('SELECT head, revision FROM groups WHERE group_id = ?'),
-    receipt: db.prepare('SELECT * FROM receipts WHERE actor_id = ? AND action_id = ?'),
-    eventIdTaken: db.prepare('SELECT 1 FROM group_events WHERE event_id = ?'),
-    insertEvent: db.prepare(insert('group_events', EVENT_COLUMNS)),
-    insertReceipt: db.prepare(insert('receipts', RECEIPT_COLUMNS)),
-    insertPolicy: db.prepare(insert('policy_log', POLICY_LOG_COLUMNS)),
-    setHead: db.prepare(
-      'INSERT INTO groups (group_id, head, revision) VALUES (?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET head = excluded.head, revision = excluded.revision',
-    ),
-  }
+/** The prepared statements the SQLite multi-Group append runs (the writer's: sqlite-writes.ts). */
+export interface SqliteAppendStatements {
+  head: Database.Statement
+  receipt: Database.Statement
+  eventIdTaken: Database.Statement
+  insertEvent: Database.Statement
+  insertReceipt: Database.Statement
+  insertPolicy: Database.Statement
+  setHead: Database.Statement
 }
 
-export function sqliteAppendGroups(db: Database.Database, appends: GroupAppend[], receipt: Receipt): AppendOutcome {
+/**
+ * Writes one Group's Events, its new head and their §20 Policy Log rows (all in the caller's
+ * transaction): the single-Group append (sqlite-writes.ts) and the multi-Group one share it.
+ */
+export function sqliteWriteEvents(s: SqliteAppendStatements, groupId: string, events: StoredEvent[]): void {
+  for (const e of events) {
+    const row = eventRow(groupId, e)
+    s.insertEvent.run(...EVENT_COLUMNS.map((c) => row[c]))
+  }
+  const head = headAfter(events)
+  s.setHead.run(groupId, head.sequence, head.revision)
+  for (const row of policyRows(groupId, events)) s.insertPolicy.run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
+}
+
+export function sqliteAppendGroups(db: Database.Database, s: SqliteAppendStatements, appends: GroupAppend[], receipt: Receipt): AppendOutcome {
   const refused = checkAppendGroups(appends, receipt)
   if (refused) return refused
   const rollback = () => {
@@ -122,8 +130,6 @@ export function sqliteAppendGroups(db: Database.Database, appends: GroupAppend[]
     }
   }
   try {
-    let s = sqliteStatements.get(db)
-    if (s === undefined) sqliteStatements.set(db, (s = prepareSqlite(db)))
     db.exec('BEGIN IMMEDIATE')
     const prior = s.receipt.get(receipt.actorId, receipt.actionId) as Record<string, unknown> | undefined
     const heads = new Map(appends.map((a) => [a.groupId, headFrom(s.head.get(a.groupId) as Record<string, unknown> | undefined)]))
@@ -133,16 +139,7 @@ export function sqliteAppendGroups(db: Database.Database, appends: GroupAppend[]
       rollback() // nothing was written
       return verdict
     }
-    for (const a of lockOrder(appends)) {
-      for (const e of a.events) {
-        const row = eventRow(a.groupId, e)
-        s.insertEvent.run(...EVENT_COLUMNS.map((c) => row[c]))
-      }
-      const head = headAfter(a.events)
-      s.setHead.run(a.groupId, head.sequence, head.revision)
-      // §20 Policy Log rows ride in the same transaction, as in the single-Group append.
-      for (const row of policyRows(a.groupId, a.events)) s.insertPolicy.run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
-    }
+    for (const a of lockOrder(appends)) sqliteWriteEvents(s, a.groupId, a.events)
     const r = receiptRow(receipt)
     s.insertReceipt.run(...RECEIPT_COLUMNS.map((c) => r[c]))
   } catch (e) {

@@ -10,10 +10,10 @@
 
 import Database from 'better-sqlite3'
 import type {AppendOutcome, Receipt, StoredEvent} from './group-log.js'
-import {EVENT_COLUMNS, RECEIPT_COLUMNS, appended, decideAppend, eventRow, headAfter, headFrom, receiptFrom, receiptRow} from './group-records.js'
+import {EVENT_COLUMNS, RECEIPT_COLUMNS, appended, decideAppend, headFrom, receiptFrom, receiptRow} from './group-records.js'
 import {AUDIT_COLUMNS, ROW_COLUMNS, type AuditInsert} from './records.js'
-import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
-import {type GroupAppend, sqliteAppendGroups} from './multi-append.js'
+import {POLICY_LOG_COLUMNS} from './policy-log.js'
+import {type GroupAppend, sqliteAppendGroups, sqliteWriteEvents} from './multi-append.js'
 import {type OrgAppendOutcome, type OrgEntry, type OrgReceipt, sqliteOrgLog} from './org-log.js'
 import {sqliteCursorAdvance} from './cursors.js'
 import {SqliteGroupCommit} from './group-commit.js'
@@ -98,14 +98,7 @@ export class SqliteWrites {
       }
       const verdict = decideAppend(state, expectedHead, events, receipt, expectedHeadEventId)
       if (verdict) return verdict // nothing was written
-      for (const e of events) {
-        const row = eventRow(groupId, e)
-        s.insertEvent.run(...EVENT_COLUMNS.map((c) => row[c]))
-      }
-      // §20 Policy Log rows ride in the same transaction (policy-log.ts).
-      for (const row of policyRows(groupId, events)) s.insertPolicy.run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
-      const head = headAfter(events)
-      s.setHead.run(groupId, head.sequence, head.revision)
+      sqliteWriteEvents(s, groupId, events)
       const r = receiptRow(receipt)
       s.insertReceipt.run(...RECEIPT_COLUMNS.map((c) => r[c]))
       return appended(events)
@@ -114,7 +107,7 @@ export class SqliteWrites {
 
   /** Multi-Group atomic append (multi-append.ts): its own BEGIN IMMEDIATE transaction. */
   async appendGroups(appends: GroupAppend[], receipt: Receipt): Promise<AppendOutcome> {
-    return sqliteAppendGroups(this.db, appends, receipt)
+    return sqliteAppendGroups(this.db, this.#s, appends, receipt)
   }
 
   orgAppend(entry: OrgEntry, expectedVersion: number, receipt: OrgReceipt): Promise<OrgAppendOutcome> {
