@@ -18,7 +18,7 @@ import {type AppliedEvent, apply} from './apply.js'
 import type {GroupState} from './state.js'
 import {type CooperationLimits, checkLimits} from './rate-limits.js'
 import {type LeasePolicy, checkLeasePolicy} from './work-leases.js'
-import {type Tip, drainTips, tipOf} from './append-pipeline.js'
+import {type Tip, drainTips} from './append-pipeline.js'
 
 export interface AuthorityPolicy {
   /** Human principal IDs allowed to create root Missions (§7.1, issue 4 role policy). */
@@ -146,7 +146,7 @@ export class Authority {
     // Commits become visible before their answers arrive (the SQLite writer thread): when this
     // process still has appends of the Group in flight, their answers bring the states without
     // folding (and re-verifying) the Events they wrote. Waited for once; the rest is folded.
-    if (tipOf(this, groupId) !== undefined) {
+    if (this.tips.has(groupId)) {
       await drainTips(this, [groupId])
       state = this.#cache.get(groupId) ?? null
       if (state !== null && state.sequence >= head.sequence) return state

@@ -582,9 +582,8 @@ export class WireClient {
   }
 
   async #restore(sub: Subscription, error: ProtocolError, source: Source): Promise<void> {
-    const snapshot = (error.details as JsonObject | undefined)?.snapshot as JsonObject | undefined
-
     const details = error.details as JsonObject | undefined
+    const snapshot = details?.snapshot as JsonObject | undefined
     const reference = snapshot ? this.#checkSnapshot(sub, source(snapshot), error.snapshotArtifactHash as string | undefined, details?.state as JsonObject | undefined) : null
     if (reference === null || !sub.options.onSnapshot) {
       sub.active = false
