@@ -43,13 +43,18 @@ export type WriterRequest = {id: number; op: WriteOp; args: unknown[]}
  */
 function compact(value: unknown): unknown {
   if (value instanceof Uint8Array) return value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value : new Uint8Array(value)
-  if (Array.isArray(value)) return value.map(compact)
-  if (value !== null && typeof value === 'object') {
-    const copy: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) copy[k] = compact(v)
-    return copy
+  if (value === null || typeof value !== 'object') return value
+  // Containers are copied only when something inside them was.
+  if (Array.isArray(value)) {
+    const items = value.map(compact)
+    return items.some((v, i) => v !== value[i]) ? items : value
   }
-  return value
+  let copy: Record<string, unknown> | undefined
+  for (const [k, v] of Object.entries(value)) {
+    const c = compact(v)
+    if (c !== v) (copy ??= {...(value as Record<string, unknown>)})[k] = c
+  }
+  return copy ?? value
 }
 
 type Args<K extends WriteOp> = Parameters<SqliteWrites[K]>
