@@ -51,13 +51,7 @@ export interface CommandReceipt {
   rejectedWith?: ErrorCode
 }
 
-export type SubmitResult =
-  | {
-      receipt: CommandReceipt
-      /** The Events this call appended (absent when the receipt is an earlier acceptance's): the wire answers with them instead of reading them back. */
-      events?: readonly StoredEvent[]
-    }
-  | {error: ProtocolError}
+export type SubmitResult = {receipt: CommandReceipt} | {error: ProtocolError}
 
 /** Head moves are contention from another process; a few retries settle them. */
 const MAX_ATTEMPTS = 5
@@ -178,11 +172,9 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
       // The Group's queue moves on once the append is handed over; the answer waits for the COMMIT.
       const settled = appendOnTip(authority, command.groupId, tip, state, stored, receipt, next).then((outcome): SubmitResult | 'retry' => {
         switch (outcome.status) {
-          case 'appended': {
+          case 'appended':
             authority.committed(next, stored)
-            const answer = answerOf(receipt.document)
-            return 'receipt' in answer ? {...answer, events: stored} : answer
-          }
+            return answerOf(receipt.document)
           case 'duplicate':
             return answerOf(outcome.receipt.document)
           case 'action-id-collision':

@@ -347,9 +347,9 @@ export class Connection {
     }
     const {groupId, firstSequence, lastSequence} = r.receipt
     const count = lastSequence - firstSequence + 1
-    const events = r.events ?? (await authority.store.read(groupId, firstSequence - 1, count)).events
+    const page = await authority.store.read(groupId, firstSequence - 1, count)
     this.#cork()
-    events.forEach((e, i) => this.#send(eventFrame(e.bytes, receiptFrameId(i + 1, count))))
+    page.events.forEach((e, i) => this.#send(eventFrame(e.bytes, receiptFrameId(i + 1, count))))
   }
 
   async #ack(f: Frame): Promise<void> {
