@@ -3,10 +3,13 @@
 //
 // Per scenario:
 //   live   — message.post Commands at a fixed rate (MWP_BENCH_WIRE_RATE, default 500/s) for
-//            MWP_BENCH_WIRE_SECONDS (default 3) through one client connection; every subscriber
-//            receives every Event of its Group. Latency: from sending the COMMAND frame to the
-//            Event's first arrival at a subscriber (sampled on one subscriber per Group), for
-//            every Command; all must be accepted.
+//            MWP_BENCH_WIRE_WARMUP (default 1) + MWP_BENCH_WIRE_SECONDS (default 3) seconds through
+//            one client connection; every subscriber receives every Event of its Group. Latency:
+//            from sending the COMMAND frame to the Event's first arrival at a subscriber (sampled
+//            on one subscriber per Group); all Commands must be accepted. p50/p99 are those of the
+//            Commands sent after the warm-up, the steady state a running server is in; the
+//            warm-up's own p99 (a server seconds after start, V8 still compiling the hot paths:
+//            about 1 s at 3-4× the steady-state tail on a 2-core machine) is printed beside it.
 //   replay — every subscriber resubscribes from sequence 0: the server's top delivery rate.
 // The server (authority, store, gateway) has the main thread to itself, as a server process
 // would. Subscribers are raw authenticated sockets on a worker thread (bench/wire-subscribers.ts)
@@ -48,6 +51,7 @@ const registry = RegistryEvidence.fromBytes(readFileSync(join(root, 'fixtures/re
 
 const RATE = Number(process.env.MWP_BENCH_WIRE_RATE ?? 500)
 const SECONDS = Number(process.env.MWP_BENCH_WIRE_SECONDS ?? 3)
+const WARMUP = Number(process.env.MWP_BENCH_WIRE_WARMUP ?? 1)
 /** MWP_BENCH_WIRE_TRACE=1: also print the worst latency per 100 ms of send time. */
 const TRACE = process.env.MWP_BENCH_WIRE_TRACE === '1'
 /** MWP_BENCH_WIRE_ONLY=1x100 | 100x1: run one scenario. */
@@ -65,6 +69,8 @@ interface WireFigure {
   liveDeliveredPerSec: number
   p50ms: number
   p99ms: number
+  /** p99 of the warm-up Commands (the first MWP_BENCH_WIRE_WARMUP seconds after the server started). */
+  warmupP99ms: number
   replayDeliveredPerSec: number
   /** Event loop utilization (0..1) of the server thread during the live phase. */
   serverBusy: number
@@ -117,7 +123,8 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
 
     // Live phase: Commands at RATE/s through one client connection, on its own thread
     // (bench/wire-commander.ts), as a client process would be.
-    const total = Math.round(RATE * SECONDS)
+    const warm = Math.round(RATE * WARMUP)
+    const total = warm + Math.round(RATE * SECONDS)
     const commands = Array.from({length: total}, (_, i) => postTo(groups[i % groupCount]!).toString())
     const sentAt = new Map<string, number>()
     let refused = -1
@@ -155,11 +162,13 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     await commander.terminate()
     if (refused > 0) throw new Error(`bench: ${refused} of ${total} Commands were refused`)
     const latencies: number[] = []
+    const warmup: number[] = []
+    const warmIds = new Set(commands.slice(0, warm).map((text) => JSON.parse(text).actionId as string))
     const trace: [number, number][] = []
     for (const [actionId, t0] of sentAt) {
       const at = arrivedAt.get(actionId)
       if (at === undefined) throw new Error(`bench: no delivery seen for Command ${actionId}`)
-      latencies.push(at - t0)
+      ;(warmIds.has(actionId) ? warmup : latencies).push(at - t0)
       if (TRACE) trace.push([t0, at - t0])
     }
 
@@ -185,6 +194,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
       console.log(name, [...buckets].sort((a, b) => a[0] - b[0]).map(([b, l]) => `${b}:${l.toFixed(0)}`).join(' '))
     }
     latencies.sort((a, b) => a - b)
+    warmup.sort((a, b) => a - b)
     return {
       scenario: name,
       commands: total,
@@ -192,6 +202,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
       liveDeliveredPerSec: expected / liveSeconds,
       p50ms: percentile(latencies, 0.5),
       p99ms: percentile(latencies, 0.99),
+      warmupP99ms: warmup.length > 0 ? percentile(warmup, 0.99) : NaN,
       replayDeliveredPerSec: replayExpected / replaySeconds,
       serverBusy,
       processCores,
@@ -221,13 +232,13 @@ const pct = (u: number) => `${(u * 100).toFixed(0)}%`
 
 export async function runWireBench(): Promise<WireFigure[]> {
   // Other processes on the machine take the CPU this bench measures with: the load is printed with it.
-  console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, ${RATE} Commands/s for ${SECONDS}s per scenario (load average ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores)`)
+  console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, ${RATE} Commands/s for ${WARMUP}s warm-up + ${SECONDS}s per scenario (load average ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores)`)
   const figures: WireFigure[] = []
   if (ONLY !== '100x1') figures.push(await scenario('1 Group x 100 subscribers', 1, 100))
   if (ONLY !== '1x100') figures.push(await scenario('100 Groups x 1 subscriber', 100, 1))
   for (const f of figures) {
     console.log(
-      `${f.scenario.padEnd(28)} live ${fmt(f.liveDeliveredPerSec).padStart(8)} Events/s delivered (${fmt(f.commandRate)} Commands/s)   p50 ${f.p50ms.toFixed(1)} ms   p99 ${f.p99ms.toFixed(1)} ms   replay ${fmt(f.replayDeliveredPerSec).padStart(8)} Events/s   server busy ${pct(f.serverBusy)}   CPU ${f.processCores.toFixed(2)} cores`,
+      `${f.scenario.padEnd(28)} live ${fmt(f.liveDeliveredPerSec).padStart(8)} Events/s delivered (${fmt(f.commandRate)} Commands/s)   p50 ${f.p50ms.toFixed(1)} ms   p99 ${f.p99ms.toFixed(1)} ms (warm-up p99 ${f.warmupP99ms.toFixed(0)} ms)   replay ${fmt(f.replayDeliveredPerSec).padStart(8)} Events/s   server busy ${pct(f.serverBusy)}   CPU ${f.processCores.toFixed(2)} cores`,
     )
     if (f.threads) console.log(`${''.padEnd(28)} threads, cores used / waiting for a core: ${f.threads}`)
   }
