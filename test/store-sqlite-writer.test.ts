@@ -7,13 +7,15 @@
 
 import {spawn} from 'node:child_process'
 import {createHash, randomUUID} from 'node:crypto'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, describe, expect, it} from 'vitest'
 import type {Receipt, StoredEvent} from '../src/store/group-log.js'
 import {openStore} from '../src/store/index.js'
+import {CHECKPOINT_EVERY_MS} from '../src/store/sqlite-writer.js'
+import {SqliteWrites, WAL_BACKSTOP_PAGES, connectSqlite} from '../src/store/sqlite-writes.js'
 import {devStoreAt} from './authority-helpers.js'
 
 const CLOSER = join(dirname(fileURLToPath(import.meta.url)), 'fixtures-writer-close.mjs')
@@ -93,6 +95,30 @@ describe('SQLite writer thread', () => {
     const [stored] = (await store.read(g, 0, 1)).events
     expect(Buffer.from(stored!.bytes).toString()).toBe('{"the":"event"}')
     await store.close()
+  })
+
+  // SQLite's automatic checkpoint ran inside the COMMIT crossing 1,000 WAL pages, stalling every
+  // write queued behind it for 50-150 ms (the wire bench's worst latencies). The writer's own
+  // threshold is now 16,384 pages: the 400 KB written here (about 100 pages) reach the database
+  // file only through the checkpoint thread.
+  it('WAL checkpoints run beside the writer, not inside its COMMITs: the database file takes the appends while the writer threshold is the backstop', async () => {
+    const at = url()
+    const path = at.slice('sqlite:'.length)
+    const store = await devStoreAt(at)
+    const before = statSync(path).size
+    const g = `urn:mwp:test:group:${randomUUID()}`
+    for (let head = 0; head < 200; head++) {
+      const a = append(g, head, Buffer.alloc(2000, 0x61 + (head % 26)))
+      expect((await store.append(g, head, a.events, a.receipt)).status).toBe('appended')
+    }
+    const deadline = Date.now() + 40 * CHECKPOINT_EVERY_MS
+    while (statSync(path).size < before + 400_000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, CHECKPOINT_EVERY_MS / 5))
+    expect(statSync(path).size).toBeGreaterThanOrEqual(before + 400_000)
+    await store.close()
+    const writerConnection = connectSqlite(path, false)
+    const writes = new SqliteWrites(writerConnection)
+    expect(writerConnection.pragma('wal_autocheckpoint', {simple: true})).toBe(WAL_BACKSTOP_PAGES)
+    writes.close()
   })
 
   // Each append names the head it expects: only issue order applied in order commits them all.

@@ -64,16 +64,21 @@ type Result<K extends WriteOp> = Awaited<ReturnType<SqliteWrites[K]>>
  * The writer thread's entry: the compiled sibling module; under a TypeScript loader (vitest, tsx)
  * the .ts source, loaded through tsx's register API since Node 20 workers ignore `--import`.
  */
-function spawn(path: string): Worker {
-  const entry = new URL(import.meta.url.endsWith('.ts') ? './sqlite-writer-thread.ts' : './sqlite-writer-thread.js', import.meta.url)
-  const workerData = {path}
+function spawn(module: 'sqlite-writer-thread' | 'sqlite-checkpointer', path: string): Worker {
+  const entry = new URL(`./${module}.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url)
+  const workerData = {path, everyMs: CHECKPOINT_EVERY_MS}
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry, {workerData})
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href
   return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}) })`, {eval: true, workerData})
 }
 
+/** How often the checkpoint thread checkpoints the WAL; with nothing new to copy that costs one read of the WAL index. */
+export const CHECKPOINT_EVERY_MS = 250
+
 export class SqliteWriter {
   #worker: Worker | undefined
+  /** The WAL's checkpoints (sqlite-checkpointer.ts): started with the writer, never keeps the process alive. */
+  #checkpointer: Worker | undefined
   readonly #pending = new Map<number, {resolve: (v: unknown) => void; reject: (e: Error) => void}>()
   #next = 1
   #closed = false
@@ -102,7 +107,17 @@ export class SqliteWriter {
   }
 
   #start(): Worker {
-    const worker = spawn(this.path)
+    const worker = spawn('sqlite-writer-thread', this.path)
+    if (!this.#checkpointer) {
+      const checkpointer = spawn('sqlite-checkpointer', this.path)
+      checkpointer.unref()
+      // A stopped checkpointer leaves the writer's backstop threshold in charge; the next writer start replaces it.
+      checkpointer.on('error', () => undefined)
+      checkpointer.on('exit', () => {
+        if (this.#checkpointer === checkpointer) this.#checkpointer = undefined
+      })
+      this.#checkpointer = checkpointer
+    }
     // A batch's replies settle together, as one commit's outcomes did on a single thread: whatever
     // runs next sees every write of that commit answered (and remembered) at once.
     worker.on('message', (replies: WriterReply[]) => {
@@ -134,12 +149,17 @@ export class SqliteWriter {
   async close(): Promise<void> {
     this.#closed = true
     const worker = this.#worker
-    if (!worker) return
-    worker.ref()
-    this.#post(worker) // this turn's writes go before the close, not after it
-    await new Promise<void>((resolve) => {
-      worker.once('exit', () => resolve())
-      worker.postMessage({close: true})
-    })
+    const checkpointer = this.#checkpointer
+    if (worker) this.#post(worker) // this turn's writes go before the close, not after it
+    await Promise.all([worker && stop(worker, {close: true}), checkpointer && stop(checkpointer, 'close')])
   }
+}
+
+/** Asks a thread to finish and waits for it to exit, keeping the process alive meanwhile (else: exit code 13). */
+function stop(worker: Worker, message: unknown): Promise<void> {
+  worker.ref()
+  return new Promise<void>((resolve) => {
+    worker.once('exit', () => resolve())
+    worker.postMessage(message)
+  })
 }

@@ -23,6 +23,9 @@ type DB = Database.Database
 /** How long a statement waits for another process's write lock before failing (ms). */
 const BUSY_TIMEOUT_MS = 15_000
 
+/** The writer's automatic checkpoint threshold, in pages: a backstop (sqlite-checkpointer.ts). */
+export const WAL_BACKSTOP_PAGES = 16_384
+
 /** One connection in WAL mode with durable commits; `create` allows a new file. */
 export function connectSqlite(path: string, create: boolean): DB {
   const db = new Database(path, {fileMustExist: !create, timeout: BUSY_TIMEOUT_MS})
@@ -54,6 +57,10 @@ export class SqliteWrites {
   readonly #advance
 
   constructor(private readonly db: DB) {
+    // The checkpoints run beside this connection (sqlite-checkpointer.ts), never inside its COMMITs;
+    // this threshold (64 MB of WAL at 4 KB pages, SQLite's default is 1,000 pages) is only the
+    // backstop should that thread stop.
+    db.pragma(`wal_autocheckpoint = ${WAL_BACKSTOP_PAGES}`)
     this.#commits = new SqliteGroupCommit(db)
     this.#s = {
       selectAdmission: db.prepare('SELECT * FROM admission_records WHERE organization_id = ? AND signing_hash = ?'),

@@ -1,0 +1,29 @@
+// The SQLite store's WAL checkpoints, on a thread of their own (sqlite-writer.ts starts it beside
+// the writer thread). SQLite's automatic checkpoint runs inside the COMMIT that crosses the WAL
+// threshold: on the writer thread that COMMIT, and every write queued behind it, waited while
+// megabytes were copied into the database file and fsynced — 50 to 150 ms on this project's
+// virtual disks, the wire bench's worst latency spikes. A PASSIVE checkpoint takes no write lock:
+// here it runs beside the writer, appends go on while it copies, and the writer's first
+// transaction after a complete checkpoint restarts the WAL from its beginning. The writer keeps a
+// far higher automatic threshold as a backstop (sqlite-writes.ts), should this thread stop.
+
+import Database from 'better-sqlite3'
+import {parentPort, workerData} from 'node:worker_threads'
+
+const port = parentPort!
+const {path, everyMs} = workerData as {path: string; everyMs: number}
+const db = new Database(path, {fileMustExist: true})
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
+const timer = setInterval(() => {
+  try {
+    checkpoint.get()
+  } catch {
+    // a busy or failing checkpoint is retried on the next tick; the writer's backstop bounds the WAL
+  }
+}, everyMs)
+
+port.on('message', () => {
+  clearInterval(timer)
+  db.close()
+  port.close()
+})
