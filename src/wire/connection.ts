@@ -347,9 +347,11 @@ export class Connection {
     }
     const {groupId, firstSequence, lastSequence} = r.receipt
     const count = lastSequence - firstSequence + 1
-    const page = await authority.store.read(groupId, firstSequence - 1, count)
+    // A live Group's feed holds the Events just appended; a retry's older Events come from the store.
+    const cached = this.context.recent(groupId, firstSequence - 1, count)
+    const texts = cached ?? (await authority.store.read(groupId, firstSequence - 1, count)).events.map((e) => e.bytes)
     this.#cork()
-    page.events.forEach((e, i) => this.#send(eventFrame(e.bytes, receiptFrameId(i + 1, count))))
+    texts.forEach((text, i) => this.#send(eventFrame(text, receiptFrameId(i + 1, count))))
   }
 
   async #ack(f: Frame): Promise<void> {

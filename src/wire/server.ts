@@ -64,6 +64,8 @@ export interface ServerContext {
   log(entry: Record<string, unknown>): void
   /** The Group's shared feed (created on first use, dropped with its last pump). */
   feed(groupId: string): GroupFeed
+  /** The signed texts of `count` Events after `position` when the Group's feed still holds them all, else null. */
+  recent(groupId: string, position: number, count: number): string[] | null
   register(pump: GroupPump): void
   unregister(pump: GroupPump): void
 }
@@ -105,6 +107,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         feeds.set(groupId, feed)
       }
       return feed
+    },
+    recent(groupId, position, count) {
+      const events = feeds.get(groupId)?.after(position, count)
+      return events?.length === count ? events.map((e) => e.text) : null
     },
     register(pump) {
       let set = pumps.get(pump.groupId)
