@@ -1,10 +1,11 @@
 // Worker thread of bench/wire.ts: the Command load generator. One raw authenticated connection
 // (bench/raw-socket.ts) sends the prepared signed Commands at a fixed rate, on its own thread, as
-// a client process would. An accepted Command is answered with its EVENT frames (frameId
+// a client process would; in rounds (a warm-up, then the measured window), each a range of the
+// list the parent names. An accepted Command is answered with its EVENT frames (frameId
 // urn:mwp:receipt:…), a refused one with an ERROR frame; both are recognized as bytes, so the
 // generator takes little CPU from the server it measures. Reports each Command's send time
-// (performance.timeOrigin-based, comparable across threads) by Action ID, then how many Commands
-// were refused.
+// (performance.timeOrigin-based, comparable across threads) by Action ID, then, when every Command
+// of the round is answered, how many Commands were refused so far.
 
 import {performance} from 'node:perf_hooks'
 import {parentPort, workerData} from 'node:worker_threads'
@@ -28,20 +29,23 @@ const ws = await rawSession(job.url, job.ca)
 const commands = job.commands.map((text) => ({frame: (id: string) => `{"protocolVersion":"0.1","frameId":"${id}","frameType":"COMMAND","command":${text}}`, actionId: JSON.parse(text).actionId as string}))
 let answered = 0
 let refused = 0
+/** The end of the current round's range. */
+let until = 0
 ws.on('message', (d: Buffer) => {
   if (d.indexOf(ERROR_MARK) >= 0) {
     refused++
     answered++
   } else if (d.indexOf(ANSWER_MARK) >= 0) answered++
   // The thread stays until bench/wire.ts terminates it, after it read every thread's CPU time.
-  if (answered === commands.length) parentPort!.postMessage({done: true, refused})
+  if (answered === until) parentPort!.postMessage({done: true, refused})
 })
 
-parentPort!.once('message', () => {
+parentPort!.on('message', (round: {from: number; to: number}) => {
   const start = now()
-  let sent = 0
+  let sent = round.from
+  until = round.to
   const tick = setInterval(() => {
-    const due = Math.min(commands.length, Math.floor(((now() - start) / 1000) * job.rate))
+    const due = Math.min(round.to, round.from + Math.floor(((now() - start) / 1000) * job.rate))
     const sentAt: [string, number][] = []
     while (sent < due) {
       const c = commands[sent++]!
@@ -49,7 +53,7 @@ parentPort!.once('message', () => {
       ws.send(c.frame(frameId()))
     }
     if (sentAt.length > 0) parentPort!.postMessage({sentAt})
-    if (sent >= commands.length) clearInterval(tick)
+    if (sent >= round.to) clearInterval(tick)
   }, 2)
 })
 parentPort!.postMessage({ready: true, tid: threadId()})

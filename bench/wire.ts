@@ -3,13 +3,14 @@
 //
 // Per scenario:
 //   live   — message.post Commands at a fixed rate (MWP_BENCH_WIRE_RATE, default 500/s) for
-//            MWP_BENCH_WIRE_WARMUP (default 1) + MWP_BENCH_WIRE_SECONDS (default 3) seconds through
-//            one client connection; every subscriber receives every Event of its Group. Latency:
-//            from sending the COMMAND frame to the Event's first arrival at a subscriber (sampled
-//            on one subscriber per Group); all Commands must be accepted. p50/p99 are those of the
-//            Commands sent after the warm-up, the steady state a running server is in; the
-//            warm-up's own p99 (a server seconds after start, V8 still compiling the hot paths:
-//            about 1 s at 3-4× the steady-state tail on a 2-core machine) is printed beside it.
+//            MWP_BENCH_WIRE_SECONDS (default 3) through one client connection; every subscriber
+//            receives every Event of its Group. Latency: from sending the COMMAND frame to the
+//            Event's first arrival at a subscriber (sampled on one subscriber per Group); all
+//            Commands must be accepted. Before it, a warm-up round of MWP_BENCH_WIRE_WARMUP
+//            (default 2) seconds at the same rate, delivered in full before the measured window
+//            opens: p50/p99 are a running server's, and the warm-up's own p99 (a server seconds
+//            after start, V8 still compiling the hot paths: 3-4× the steady-state tail on a 2-core
+//            machine, and at near-full load its backlog drains for seconds) is printed beside them.
 //   replay — every subscriber resubscribes from sequence 0: the server's top delivery rate.
 // The server (authority, store, gateway) has the main thread to itself, as a server process
 // would. Subscribers are raw authenticated sockets on a worker thread (bench/wire-subscribers.ts)
@@ -51,7 +52,7 @@ const registry = RegistryEvidence.fromBytes(readFileSync(join(root, 'fixtures/re
 
 const RATE = Number(process.env.MWP_BENCH_WIRE_RATE ?? 500)
 const SECONDS = Number(process.env.MWP_BENCH_WIRE_SECONDS ?? 3)
-const WARMUP = Number(process.env.MWP_BENCH_WIRE_WARMUP ?? 1)
+const WARMUP = Number(process.env.MWP_BENCH_WIRE_WARMUP ?? 2)
 /** MWP_BENCH_WIRE_TRACE=1: also print the worst latency per 100 ms of send time. */
 const TRACE = process.env.MWP_BENCH_WIRE_TRACE === '1'
 /** MWP_BENCH_WIRE_ONLY=1x100 | 100x1: run one scenario. */
@@ -128,6 +129,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const commands = Array.from({length: total}, (_, i) => postTo(groups[i % groupCount]!).toString())
     const sentAt = new Map<string, number>()
     let refused = -1
+    let roundDone = () => {}
     const commander = new Worker(new URL('./wire-commander.js', import.meta.url), {workerData: {url: server.url, ca: tls.ca, rate: RATE, commands}})
     await new Promise<void>((resolve, reject) => {
       commander.on('error', reject)
@@ -137,10 +139,22 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
           resolve()
         }
         for (const [actionId, at] of m.sentAt ?? []) sentAt.set(actionId, at)
-        if (m.done) refused = m.refused!
+        if (m.done) {
+          refused = m.refused!
+          roundDone()
+        }
       })
     })
-    const expected = total * subscribersPerGroup
+    /** Sends commands[from, to) at RATE and waits until every subscriber has their Events. */
+    const round = async (from: number, to: number) => {
+      const answered = new Promise<void>((resolve) => (roundDone = resolve))
+      commander.postMessage({from, to})
+      await answered
+      await delivered(to * subscribersPerGroup)
+    }
+    phase = `${name}: warm-up`
+    await round(0, warm)
+    const expected = (total - warm) * subscribersPerGroup
     // How busy the server's event loop was in the live phase: near 100 % it queues work, and the
     // latency then measures that queue (on a machine with fewer free cores than busy threads, the
     // time the thread waits for a core counts as busy too).
@@ -149,16 +163,12 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const threadsBefore = threadTimes()
     const start = now()
     phase = `${name}: live`
-    await profiled(name, async () => {
-      commander.postMessage({go: true})
-      await delivered(expected)
-    })
+    await profiled(name, () => round(warm, total))
     const liveSeconds = (now() - start) / 1000
     const serverBusy = performance.eventLoopUtilization(loopBefore).utilization
     const cpu = process.cpuUsage(cpuBefore)
     const processCores = (cpu.user + cpu.system) / 1e6 / liveSeconds
     const threads = threadUse(threadsBefore, threadTimes(), liveSeconds, {[threadId()]: 'server', [subscriberTid]: 'subscribers', [commanderTid]: 'commander'})
-    while (refused < 0) await new Promise((r) => setTimeout(r, 5))
     await commander.terminate()
     if (refused > 0) throw new Error(`bench: ${refused} of ${total} Commands were refused`)
     const latencies: number[] = []
@@ -197,8 +207,8 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     warmup.sort((a, b) => a - b)
     return {
       scenario: name,
-      commands: total,
-      commandRate: total / liveSeconds,
+      commands: total - warm,
+      commandRate: (total - warm) / liveSeconds,
       liveDeliveredPerSec: expected / liveSeconds,
       p50ms: percentile(latencies, 0.5),
       p99ms: percentile(latencies, 0.99),
