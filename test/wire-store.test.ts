@@ -108,6 +108,21 @@ describe.each(backends.filter((b) => b.enabled))('Organization log and Cursors: 
     }
   })
 
+  it('a Cursor write on a closed store is refused as unavailable, saying so once', async () => {
+    const url = await backend.fresh()
+    await initStore(url, config)
+    const store = await openStore(url)
+    const cursors = store.cursors()
+    await cursors.advance('urn:mwp:test:human:reader', 'urn:mwp:test:group:closed', 1) // the table exists
+    await store.close()
+    const refused = await cursors.advance('urn:mwp:test:human:reader', 'urn:mwp:test:group:closed', 2).then(
+      () => null,
+      (e: Error & {code?: string}) => e,
+    )
+    expect(refused?.code).toBe('unavailable')
+    expect(refused?.message).not.toMatch(/unavailable: /) // not the writer's error wrapped again
+  })
+
   it('serves the WebSocket binding over this store: a session, a Command, its Event delivered; epochs survive a restart', async () => {
     const url = await backend.fresh()
     const store = await devStoreAt(url)

@@ -14,7 +14,8 @@ export interface CursorTable {
 }
 
 const fail = (e: unknown): never => {
-  throw new StoreError('unavailable', `cannot use the cursor table: ${describeError(e)}`)
+  // The writer thread's own StoreError already says what failed.
+  throw e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the cursor table: ${describeError(e)}`)
 }
 
 const SQLITE_SCHEMA = `CREATE TABLE IF NOT EXISTS delivery_cursors (
