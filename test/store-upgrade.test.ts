@@ -1,6 +1,7 @@
-// Stores initialized before a table was added to schema version 1 (the Policy Log came after the
-// first release of the store): opening one adds the missing table, on both backends, and keeps
-// everything already stored; opening a current store changes nothing.
+// Stores initialized before a table was added to schema version 1 (the Policy Log, the
+// Organization log and delivery Cursors came after the first release of the store): opening one
+// adds the missing tables, on both backends, and keeps everything already stored; opening a
+// current store changes nothing.
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {devStoreAt} from './authority-helpers.js'
@@ -13,18 +14,22 @@ describe.each(backends.filter((b) => b.enabled))('store opened from an earlier b
   beforeAll(() => backend.start(), 120_000)
   afterAll(() => backend.stop())
 
-  it('gets the Policy Log it lacks when opened; what it held is still there', async () => {
+  it('gets the Policy Log, Organization log and Cursor tables it lacks when opened; what it held is still there', async () => {
     const url = await backend.fresh()
     const store = await devStoreAt(url)
     await store.audit({at: '2026-11-30T00:00:00Z', stage: 'test', reason: 'kept'})
     await store.close()
     const raw = backend.raw(url)
-    await raw.exec('DROP TABLE policy_log') // as a store initialized before the Policy Log existed
+    // as a store initialized before these tables existed
+    for (const table of ['policy_log', 'org_receipts', 'org_events', 'delivery_cursors']) await raw.exec(`DROP TABLE IF EXISTS ${table}`)
     await raw.close()
 
     const reopened = await openStore(url)
     expect(await reopened.policyLog('urn:mwp:test:group:none')).toEqual([])
     expect((await reopened.listAudit()).map((a) => a.reason)).toEqual(['kept'])
+    expect(await reopened.organizationLog().currentVersion('session', 'urn:mwp:test:agent:none')).toBe(0)
+    expect(await reopened.cursors().get('urn:mwp:test:human:reader', 'urn:mwp:test:group:none')).toBeNull()
+    expect(await reopened.cursors().advance('urn:mwp:test:human:reader', 'urn:mwp:test:group:none', 3)).toBe(3)
     await reopened.close()
     const again = backend.raw(url)
     expect(await again.count('policy_log')).toBe(0)

@@ -1,6 +1,7 @@
 // Durable delivery Cursors (spec §16, §17.3): per principal and Group, the highest contiguous
 // sequence the principal ACKed over the wire. A Cursor only moves forward; it permits delivery
-// cleanup and never touches the authoritative Group history. Tables are created on first use.
+// cleanup and never touches the authoritative Group history. The SQLite table comes with the store
+// (sqlite.ts adds it to an older one when opened); on PostgreSQL it is created on first use.
 
 import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
@@ -18,7 +19,8 @@ const fail = (e: unknown): never => {
   throw e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the cursor table: ${describeError(e)}`)
 }
 
-const SQLITE_SCHEMA = `CREATE TABLE IF NOT EXISTS delivery_cursors (
+/** Created with the store (and added when an older store is opened: sqlite.ts). */
+export const SQLITE_CURSOR_SCHEMA = `CREATE TABLE IF NOT EXISTS delivery_cursors (
     principal_id TEXT NOT NULL,
     group_id     TEXT NOT NULL,
     sequence     INTEGER NOT NULL,
@@ -27,7 +29,6 @@ const SQLITE_SCHEMA = `CREATE TABLE IF NOT EXISTS delivery_cursors (
 
 /** The cursor upsert alone, synchronous: the store's writer runs it inside its group commit (sqlite-writes.ts). */
 export function sqliteCursorAdvance(db: Database.Database): (principalId: string, groupId: string, sequence: number) => number {
-  db.exec(SQLITE_SCHEMA)
   const upsert = db.prepare(`INSERT INTO delivery_cursors (principal_id, group_id, sequence) VALUES (?, ?, ?)
     ON CONFLICT (principal_id, group_id) DO UPDATE SET sequence = MAX(sequence, excluded.sequence)
     RETURNING sequence`)
@@ -36,7 +37,6 @@ export function sqliteCursorAdvance(db: Database.Database): (principalId: string
 
 /** Reads on `db`; `advance` is the store writer's (sqlite-writes.ts), which owns every write. */
 export function sqliteCursors(db: Database.Database, advance: CursorTable['advance']): CursorTable {
-  db.exec(SQLITE_SCHEMA)
   const select = db.prepare('SELECT sequence FROM delivery_cursors WHERE principal_id = ? AND group_id = ?')
   return {
     advance: async (principalId, groupId, sequence) => {

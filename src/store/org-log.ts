@@ -8,8 +8,9 @@
 // highest version); a moved version refuses the append, so two processes issuing a Session Epoch
 // for one Agent never both win — the loser decides again (strictly higher epochs, §6.3).
 //
-// Tables are created on first use (CREATE … IF NOT EXISTS), so stores initialized before this log
-// existed keep working. Rows are append-only.
+// On SQLite the tables come with the store and are added when a store initialized before this log
+// existed is opened (sqlite.ts); on PostgreSQL they are created on first use (CREATE … IF NOT
+// EXISTS). Rows are append-only.
 
 import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
@@ -53,7 +54,8 @@ export interface OrgLog {
   event(eventId: string): Promise<Uint8Array | null>
 }
 
-const SQLITE_SCHEMA = `
+/** Created with the store (and added when an older store is opened: sqlite.ts). */
+export const SQLITE_ORG_LOG_SCHEMA = `
 CREATE TABLE IF NOT EXISTS org_events (
   position   INTEGER PRIMARY KEY AUTOINCREMENT,
   event_id   TEXT NOT NULL UNIQUE,
@@ -118,20 +120,43 @@ function refusal(prior: OrgReceipt | null, receipt: OrgReceipt, current: number,
   return null
 }
 
-export function sqliteOrgLog(db: Database.Database): OrgLog {
-  db.exec(SQLITE_SCHEMA)
-  const s = {
-    current: db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM org_events WHERE kind = ? AND subject_id = ?'),
-    receipt: db.prepare('SELECT * FROM org_receipts WHERE actor_id = ? AND action_id = ?'),
-    event: db.prepare('SELECT bytes FROM org_events WHERE event_id = ?'),
-    insertEvent: db.prepare('INSERT INTO org_events (event_id, kind, subject_id, version, bytes) VALUES (?, ?, ?, ?, ?)'),
-    insertReceipt: db.prepare('INSERT INTO org_receipts (actor_id, action_id, content_hash, document) VALUES (?, ?, ?, ?)'),
+/** The version and receipt lookups both the reads and the append need. */
+function sqliteLookups(db: Database.Database) {
+  const version = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM org_events WHERE kind = ? AND subject_id = ?')
+  const stored = db.prepare('SELECT * FROM org_receipts WHERE actor_id = ? AND action_id = ?')
+  return {
+    current: (kind: string, subjectId: string) => Number((version.get(kind, subjectId) as {v: number}).v),
+    receipt: (actorId: string, actionId: string) => {
+      const raw = stored.get(actorId, actionId) as Record<string, unknown> | undefined
+      return raw ? receiptFrom(raw) : null
+    },
   }
-  const current = (kind: string, subjectId: string) => Number((s.current.get(kind, subjectId) as {v: number}).v)
-  const receipt = (actorId: string, actionId: string) => {
-    const raw = s.receipt.get(actorId, actionId) as Record<string, unknown> | undefined
-    return raw ? receiptFrom(raw) : null
+}
+
+/** The append, in a transaction of its own: the SQLite store's writer runs it (sqlite-writes.ts). */
+export function sqliteOrgAppend(db: Database.Database): OrgLog['append'] {
+  const {current, receipt} = sqliteLookups(db)
+  const insertEvent = db.prepare('INSERT INTO org_events (event_id, kind, subject_id, version, bytes) VALUES (?, ?, ?, ?, ?)')
+  const insertReceipt = db.prepare('INSERT INTO org_receipts (actor_id, action_id, content_hash, document) VALUES (?, ?, ?, ?)')
+  return async (entry, expectedVersion, r) => {
+    try {
+      return db.transaction((): OrgAppendOutcome => {
+        const refused = refusal(receipt(r.actorId, r.actionId), r, current(entry.kind, entry.subjectId), expectedVersion)
+        if (refused) return refused
+        insertEvent.run(entry.eventId, entry.kind, entry.subjectId, entry.version, Buffer.from(entry.bytes))
+        insertReceipt.run(r.actorId, r.actionId, r.contentHash, r.document)
+        return {status: 'appended'}
+      }).immediate()
+    } catch (e) {
+      return {status: 'unavailable', detail: describeError(e)}
+    }
   }
+}
+
+/** The reads, on the SQLite store's read connection. */
+export function sqliteOrgReads(db: Database.Database): Omit<OrgLog, 'append'> {
+  const {current, receipt} = sqliteLookups(db)
+  const event = db.prepare('SELECT bytes FROM org_events WHERE event_id = ?')
   const guarded = <T>(what: string, f: () => T): T => {
     try {
       return f()
@@ -144,22 +169,9 @@ export function sqliteOrgLog(db: Database.Database): OrgLog {
     receipt: async (actorId, actionId) => guarded('receipt', () => receipt(actorId, actionId)),
     event: async (eventId) =>
       guarded('event', () => {
-        const raw = s.event.get(eventId) as {bytes: Uint8Array} | undefined
+        const raw = event.get(eventId) as {bytes: Uint8Array} | undefined
         return raw ? new Uint8Array(raw.bytes) : null
       }),
-    append: async (entry, expectedVersion, r) => {
-      try {
-        return db.transaction((): OrgAppendOutcome => {
-          const refused = refusal(receipt(r.actorId, r.actionId), r, current(entry.kind, entry.subjectId), expectedVersion)
-          if (refused) return refused
-          s.insertEvent.run(entry.eventId, entry.kind, entry.subjectId, entry.version, Buffer.from(entry.bytes))
-          s.insertReceipt.run(r.actorId, r.actionId, r.contentHash, r.document)
-          return {status: 'appended'}
-        }).immediate()
-      } catch (e) {
-        return {status: 'unavailable', detail: describeError(e)}
-      }
-    },
   }
 }
 

@@ -14,7 +14,7 @@ import {EVENT_COLUMNS, RECEIPT_COLUMNS, appended, decideAppend, headFrom, receip
 import {AUDIT_COLUMNS, ROW_COLUMNS, type AuditInsert} from './records.js'
 import {POLICY_LOG_COLUMNS} from './policy-log.js'
 import {type GroupAppend, sqliteAppendGroups, sqliteWriteEvents} from './multi-append.js'
-import {type OrgAppendOutcome, type OrgEntry, type OrgReceipt, sqliteOrgLog} from './org-log.js'
+import {type OrgAppendOutcome, type OrgEntry, type OrgReceipt, sqliteOrgAppend} from './org-log.js'
 import {sqliteCursorAdvance} from './cursors.js'
 import {SqliteGroupCommit} from './group-commit.js'
 
@@ -53,7 +53,7 @@ const bindable = (v: unknown) => (v instanceof Uint8Array && !Buffer.isBuffer(v)
 export class SqliteWrites {
   readonly #commits: SqliteGroupCommit
   readonly #s
-  readonly #org
+  readonly #orgAppend
   readonly #advance
 
   constructor(private readonly db: DB) {
@@ -77,7 +77,7 @@ export class SqliteWrites {
         'INSERT INTO groups (group_id, head, revision) VALUES (?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET head = excluded.head, revision = excluded.revision',
       ),
     }
-    this.#org = sqliteOrgLog(db)
+    this.#orgAppend = sqliteOrgAppend(db)
     this.#advance = sqliteCursorAdvance(db)
   }
 
@@ -118,7 +118,7 @@ export class SqliteWrites {
   }
 
   orgAppend(entry: OrgEntry, expectedVersion: number, receipt: OrgReceipt): Promise<OrgAppendOutcome> {
-    return this.#org.append(entry, expectedVersion, receipt)
+    return this.#orgAppend(entry, expectedVersion, receipt)
   }
 
   /** Raises (never lowers) a delivery cursor; returns the stored value. */

@@ -31,8 +31,8 @@ import {
 import type {AcceptanceContext, AuditEntry, AuditRow, Store, StoreConfig} from './types.js'
 import {type PolicyLogEntry, SQLITE_POLICY_LOG_SCHEMA, policyEntryFrom} from './policy-log.js'
 import type {GroupAppend} from './multi-append.js'
-import {type OrgLog, sqliteOrgLog} from './org-log.js'
-import {type CursorTable, sqliteCursors} from './cursors.js'
+import {type OrgLog, SQLITE_ORG_LOG_SCHEMA, sqliteOrgReads} from './org-log.js'
+import {type CursorTable, SQLITE_CURSOR_SCHEMA, sqliteCursors} from './cursors.js'
 import {GroupCommitFailure} from './group-commit.js'
 import {SqliteWriter} from './sqlite-writer.js'
 import {connectSqlite} from './sqlite-writes.js'
@@ -135,6 +135,9 @@ function readConfig(db: DB): {version: string; config: string} | null {
 const environment = (e: unknown, where: string): StoreError =>
   e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the SQLite store ${where}: ${describeError(e)}`)
 
+/** The tables added to schema version 1 after its first release: created with a new store, added to an older one when opened. */
+const LATER_TABLES = [SQLITE_POLICY_LOG_SCHEMA, SQLITE_ORG_LOG_SCHEMA, SQLITE_CURSOR_SCHEMA].join(';\n')
+
 export async function initSqliteStore(path: string, config: StoreConfig): Promise<void> {
   const where = `sqlite:${path}`
   const wanted = configJson(config)
@@ -145,7 +148,7 @@ export async function initSqliteStore(path: string, config: StoreConfig): Promis
     try {
       if (checkInit(readConfig(db), wanted, where) === 'create') {
         db.exec(SCHEMA)
-        db.exec(SQLITE_POLICY_LOG_SCHEMA)
+        db.exec(LATER_TABLES)
         const insert = db.prepare('INSERT INTO config (name, value) VALUES (?, ?)')
         insert.run('schema-version', SCHEMA_VERSION)
         insert.run('store-config', wanted)
@@ -170,7 +173,7 @@ export async function openSqliteStore(path: string, url: string, admissionKey?: 
     const config = checkOpen(readConfig(db), where)
     // Tables added after schema version 1 was first released, for stores initialized before them
     // (IF NOT EXISTS: nothing is written when they are there).
-    db.exec(SQLITE_POLICY_LOG_SCHEMA)
+    db.exec(LATER_TABLES)
     return new SqliteStore(db, path, url, new AdmissionAuthority(config, admissionKey))
   } catch (e) {
     db?.close()
@@ -337,7 +340,7 @@ class SqliteStore implements Store {
   organizationLog(): OrgLog {
     // Reads here; the append goes to the writer thread.
     return (this.orgLog ??= {
-      ...sqliteOrgLog(this.db),
+      ...sqliteOrgReads(this.db),
       append: (entry, expectedVersion, receipt) =>
         this.writer.call('orgAppend', entry, expectedVersion, receipt).catch((e: unknown) => ({status: 'unavailable' as const, detail: describeError(e)})),
     })
