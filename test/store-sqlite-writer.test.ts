@@ -98,8 +98,8 @@ describe('SQLite writer thread', () => {
   })
 
   // SQLite's automatic checkpoint ran inside the COMMIT crossing 1,000 WAL pages, stalling every
-  // write queued behind it for 50-150 ms (the wire bench's worst latencies). The writer's own
-  // threshold is now 16,384 pages: the 400 KB written here (about 100 pages) reach the database
+  // write queued behind it for tens of milliseconds (the wire bench's worst latencies). The writer's own
+  // threshold is now 4,096 pages: the 400 KB written here (about 100 pages) reach the database
   // file only through the checkpoint thread.
   it('WAL checkpoints run beside the writer, not inside its COMMITs: the database file takes the appends while the writer threshold is the backstop', async () => {
     const at = url()

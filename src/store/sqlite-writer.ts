@@ -111,7 +111,7 @@ export class SqliteWriter {
     if (!this.#checkpointer) {
       const checkpointer = spawn('sqlite-checkpointer', this.path)
       checkpointer.unref()
-      // A stopped checkpointer leaves the writer's backstop threshold in charge; the next writer start replaces it.
+      // A stopped checkpointer leaves the writer's own threshold in charge; the next writer start replaces it.
       checkpointer.on('error', () => undefined)
       checkpointer.on('exit', () => {
         if (this.#checkpointer === checkpointer) this.#checkpointer = undefined
