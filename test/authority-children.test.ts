@@ -273,6 +273,70 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     expect((await item(g, w)).state).toBe('blocked')
   })
 
+  // §14: "Root-human approval is additionally required when risk policy says so": a child Mission
+  // created with approvalPolicy.finalHumanApproval true needs the root human MissionOwner's
+  // child_mission Approval beside its own MissionOwner's (payload.rootApproval).
+  const humanGated = {approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true}}
+
+  it('[+cmd:mission.approve] a child whose risk policy asks for final human approval is approved with the root human MissionOwner\'s Approval too — also two levels down', async () => {
+    const {g, w, cg} = await withChild('open', humanGated)
+    const revision = await submitChild(cg)
+    const own = approval(cg, revision, [H1], {kind: 'child_mission'}, coordinator)
+    const root = approval(cg, revision, [H1], {kind: 'child_mission'}, owner)
+    receiptOf(await run(groupCommand(coordinator, 'mission.approve', cg, {approval: own, rootApproval: root})))
+    expect((await state(cg)).mission.state).toBe('approved')
+    const approved = (await events(cg)).at(-1)!
+    expect(approved).toMatchObject({kind: 'mission.approved', payload: {approval: {approvalId: own.approvalId}, rootApproval: {approvalId: root.approvalId, approver: owner.principal}}})
+    expect((await item(g, w)).state).toBe('verified')
+
+    // A grandchild: its MissionOwner is the child's Coordinator; the human is the tree's root owner.
+    const mid = await withChild()
+    const midItem = await workItem(mid.cg, 'open', small, reviewer)
+    const grand = childGroup()
+    receiptOf(await run(createChild(mid.cg, midItem, grand, {...humanGated, budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
+    receiptOf(await run(coord('mission.submit_for_approval', grand, {artifactHashes: [H1]}, 1, developer)))
+    const gr = (await state(grand)).mission.submission!.missionRevision
+    const byChildOwner = approval(grand, gr, [H1], {kind: 'child_mission'}, coordinator) // the Parent Coordinator one level up is not the root human
+    expect(await code(groupCommand(reviewer, 'mission.approve', grand, {approval: approval(grand, gr, [H1], {kind: 'child_mission'}, reviewer), rootApproval: byChildOwner}))).toBe('INVALID_COMMAND')
+    receiptOf(await run(groupCommand(reviewer, 'mission.approve', grand, {approval: approval(grand, gr, [H1], {kind: 'child_mission'}, reviewer), rootApproval: approval(grand, gr, [H1], {kind: 'child_mission'}, owner)})))
+    expect((await state(grand)).mission.state).toBe('approved')
+    expect((await item(mid.cg, midItem)).state).toBe('verified')
+  })
+
+  it("[-cmd:mission.approve] without the root human's Approval, or with one that is not exactly it, nothing changes; a rootApproval where none is asked for is refused", async () => {
+    const {g, w, cg} = await withChild('open', humanGated)
+    const revision = await submitChild(cg)
+    const own = approval(cg, revision, [H1], {kind: 'child_mission'}, coordinator)
+    const before = [await head(g), await head(cg)]
+    const refused = async (payload: Record<string, unknown>) => expect(await code(groupCommand(coordinator, 'mission.approve', cg, {approval: own, ...payload}))).toBe('INVALID_COMMAND')
+    await refused({}) // the root human's Approval is missing
+    await refused({rootApproval: approval(cg, revision, [H1], {kind: 'child_mission'}, otherHuman)}) // another human
+    await refused({rootApproval: approval(cg, revision, [H1], {}, owner)}) // a root Mission's mission_final kind
+    await refused({rootApproval: approval(cg, revision - 1, [H1], {kind: 'child_mission'}, owner)}) // another revision
+    await refused({rootApproval: approval(cg, revision, [`sha256:${'b'.repeat(64)}`], {kind: 'child_mission'}, owner)}) // another Artifact set
+    await refused({rootApproval: approval(cg, revision, [H1], {kind: 'child_mission', decision: 'denied'}, owner)})
+    const forged = {...approval(cg, revision, [H1], {kind: 'child_mission'}, owner), comments: 'changed after signing'}
+    await refused({rootApproval: forged}) // fails verification
+    await unchanged([g, cg], before)
+    expect((await state(cg)).mission.state).toBe('awaiting_approval')
+    expect((await item(g, w)).state).toBe('blocked')
+
+    // A child that does not ask for it, and a root Mission, take no rootApproval.
+    const plain = await withChild()
+    const pr = await submitChild(plain.cg)
+    const plainBefore = [await head(plain.g), await head(plain.cg)]
+    expect(
+      await code(groupCommand(coordinator, 'mission.approve', plain.cg, {approval: approval(plain.cg, pr, [H1], {kind: 'child_mission'}, coordinator), rootApproval: approval(plain.cg, pr, [H1], {kind: 'child_mission'}, owner)})),
+    ).toBe('INVALID_COMMAND')
+    await unchanged([plain.g, plain.cg], plainBefore)
+    const root = await rootGroup()
+    receiptOf(await run(coord('mission.submit_for_approval', root, {artifactHashes: [H1]})))
+    const rr = (await state(root)).mission.submission!.missionRevision
+    const rootBefore = [await head(root)]
+    expect(await code(groupCommand(owner, 'mission.approve', root, {approval: approval(root, rr, [H1]), rootApproval: approval(root, rr, [H1], {kind: 'child_mission'})}))).toBe('INVALID_COMMAND')
+    await unchanged([root], rootBefore)
+  })
+
   it(`[+row:t10.2:blocked->blocked_or_failed:child_mission_failure] a failed child leaves the parent WorkItem blocked with structured failure Evidence (default policy); the parent Mission does not fail`, async () => {
     const {g, w, cg} = await withChild()
     receiptOf(await run(coord('mission.terminate', cg, {reason: 'The source data is unavailable.'}, 1, reviewer)))

@@ -28,6 +28,8 @@ export interface DecidedCommand {
   payload: Record<string, unknown>
   /** mission.approve only: the verified payload.approval, attached by ingress. */
   approval?: VerifiedApproval
+  /** mission.approve of a child Mission that asks for it (§14): the root human MissionOwner's verified payload.rootApproval. */
+  rootApproval?: VerifiedApproval
   /** artifact.publish only: the verified payload.artifact manifest (§13.1), attached by ingress. */
   artifact?: VerifiedApproval
   /** ext.missionweaveprotocol.core.group_archive only: the verified payload.snapshot (snapshot.ts). */

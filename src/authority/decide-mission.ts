@@ -9,6 +9,7 @@ import {
   type DecidedCommand,
   type Decision,
   type EventDraft,
+  type VerifiedApproval,
   activeMember,
   coordinatorCheck,
   isOwner,
@@ -18,6 +19,7 @@ import {
   revisionConflict,
 } from './decide-common.js'
 import {type GroupState, type MissionState, TERMINAL} from './state.js'
+import {ancestorsOf} from './ancestry.js'
 
 export function missionCreate(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
   if (state !== null) return reject('INVALID_STATE_TRANSITION', 'the Group already exists')
@@ -126,7 +128,7 @@ export function missionLifecycle(state: GroupState | null, command: DecidedComma
     case 'mission.request_changes':
       return one('mission.changes_requested', {missionId: state.missionId, reason: p.reason})
     case 'mission.approve':
-      return approve(state, command, one)
+      return approve(state, command, ctx, one)
     case 'mission.cancel':
       return one('mission.cancelled', {missionId: state.missionId, reason: p.reason})
     case 'mission.terminate':
@@ -141,29 +143,54 @@ export function missionLifecycle(state: GroupState | null, command: DecidedComma
   }
 }
 
-/** §7.3: the Approval must name exactly what was submitted, signed by the MissionOwner. */
-function approve(state: GroupState, command: DecidedCommand, one: (kind: string, payload: Record<string, unknown>) => Decision): Decision {
+/**
+ * §7.3: the Approval must name exactly what was submitted, signed by the MissionOwner. §14: a child
+ * Mission whose approval policy asks for final human approval (its risk policy) needs the root
+ * human MissionOwner's Approval of the same revision and Artifact set too, as `rootApproval`; any
+ * other Mission takes none.
+ */
+function approve(state: GroupState, command: DecidedCommand, ctx: DecideContext, one: (kind: string, payload: Record<string, unknown>) => Decision): Decision {
   const a = command.approval
   if (a === undefined) return reject('INVALID_COMMAND', 'mission.approve needs a verified Approval')
+  const child = state.mission.parent !== undefined
+  // §14: a child Mission's owner (the Parent Coordinator, an Agent) signs a `child_mission` Approval.
+  if (!approves(state, a, state.mission.missionOwner, child ? 'child_mission' : 'mission_final')) {
+    return reject('INVALID_COMMAND', 'the Approval does not match the submitted Mission revision and Artifact set')
+  }
+  const root = command.rootApproval
+  if (!child || state.mission.approvalPolicy.finalHumanApproval !== true) {
+    if (root !== undefined) return reject('INVALID_COMMAND', 'rootApproval is only for a child Mission whose approval policy asks for final human approval (§14)')
+    return one('mission.approved', {missionId: state.missionId, approval: a.document})
+  }
+  if (root === undefined) return reject('INVALID_COMMAND', "this child Mission's approval policy asks for final human approval: the root human MissionOwner's Approval must come too, as rootApproval (§14)")
+  const ancestors = ancestorsOf(state, ctx)
+  if (isRejected(ancestors)) return ancestors
+  const rootOwner = ancestors.at(-1)!.state.mission.missionOwner
+  if (!approves(state, root, rootOwner, 'child_mission')) {
+    return reject('INVALID_COMMAND', "rootApproval must be the root human MissionOwner's child_mission Approval of the submitted revision and Artifact set")
+  }
+  return one('mission.approved', {missionId: state.missionId, approval: a.document, rootApproval: root.document})
+}
+
+/** A verified Approval by `by` of `kind` that approves exactly the submitted revision and Artifact set. */
+function approves(state: GroupState, a: VerifiedApproval, by: Principal, kind: string): boolean {
   const d = a.document
-  const owner = state.mission.missionOwner
   const submitted = state.mission.submission!
   const approver = d.approver as Principal
   const hashes = d.artifactHashes as string[]
   const sameSet = hashes.length === submitted.artifactHashes.length && hashes.every((h) => submitted.artifactHashes.includes(h))
-  const mismatch =
-    a.signer.id !== owner.id ||
-    approver.id !== owner.id ||
-    approver.type !== owner.type ||
-    // §14: a child Mission's owner (the Parent Coordinator, an Agent) signs a `child_mission` Approval.
-    d.kind !== (state.mission.parent !== undefined ? 'child_mission' : 'mission_final') ||
-    d.decision !== 'approved' ||
-    d.missionId !== state.missionId ||
-    d.groupId !== state.groupId ||
-    d.missionRevision !== submitted.missionRevision ||
-    !sameSet
-  if (mismatch) return reject('INVALID_COMMAND', 'the Approval does not match the submitted Mission revision and Artifact set')
-  return one('mission.approved', {missionId: state.missionId, approval: d})
+  return (
+    a.signer.id === by.id &&
+    a.signer.type === by.type &&
+    approver.id === by.id &&
+    approver.type === by.type &&
+    d.kind === kind &&
+    d.decision === 'approved' &&
+    d.missionId === state.missionId &&
+    d.groupId === state.groupId &&
+    d.missionRevision === submitted.missionRevision &&
+    sameSet
+  )
 }
 
 /** §7.2: a new lease for a new Agent at Coordinator Epoch + 1; the old epoch is fenced from now on. */

@@ -252,6 +252,11 @@ function commandChecks(authority: Authority, command: Command, commandBytes: Uin
     const approval = embedded('approval', 'approval')
     if (approval === null) return 'INVALID_COMMAND'
     command.approval = approval
+    if (command.payload.rootApproval !== undefined) {
+      const root = embedded('approval', 'rootApproval')
+      if (root === null) return 'INVALID_COMMAND'
+      command.rootApproval = root
+    }
   }
   if (command.kind === 'artifact.publish') {
     const artifact = embedded('artifact', 'artifact')
