@@ -63,8 +63,8 @@ export async function missionTree(authority: Authority, groupId: string, viewer:
   return node(top)
 }
 
-/** The viewer owns this Mission or one of its ancestors. */
-async function ownsFromAbove(authority: Authority, state: GroupState, viewer: Principal): Promise<boolean> {
+/** The viewer owns this Mission or one of its ancestors (the wire's inspection right, connection.ts). */
+export async function ownsFromAbove(authority: Authority, state: GroupState, viewer: Principal): Promise<boolean> {
   const seen = new Set<string>()
   for (let s: GroupState | null = state; s !== null && !seen.has(s.groupId); ) {
     if (same(s.mission.missionOwner, viewer)) return true

@@ -32,6 +32,7 @@ import {isOrganizationKind, submitOrganizationCommand} from '../authority/organi
 import type {ServerContext} from './server.js'
 import {SessionError, openSession} from '../authority/sessions.js'
 import {snapshotFor} from './snapshot-reference.js'
+import {ownsFromAbove} from '../authority/mission-tree-view.js'
 
 type Phase = {name: 'init'} | {name: 'challenged'; principalId: string; keyId: string; clientNonce: string; serverNonce: string; challenge: string} | {name: 'ready'} | {name: 'closed'}
 
@@ -271,16 +272,21 @@ export class Connection {
       // §17.2: an unauthorized Group gets exactly the answer a missing one gets (J4).
       const state = await authority.current(g.groupId)
       const member = state?.members[principal.id]
-      if (!state || !mayRead(member, principal, authority.clock)) {
+      const reads = state !== null && mayRead(member, principal, authority.clock)
+      // §14: the MissionOwner of a Mission above this one (the root human, a Parent Coordinator
+      // further up) inspects it on demand with full visibility, without a Membership of its own.
+      const inspects = state !== null && !reads && (await ownsFromAbove(authority, state, principal))
+      if (!reads && !inspects) {
         this.#error('GROUP_NOT_FOUND', {groupId: g.groupId, relatedFrameId: f.frameId})
         continue
       }
+      const visibilityStart = reads ? member!.visibilityStartSequence : 1
       const floor = (await this.context.options.onlineLogFloor?.(g.groupId)) ?? 0
-      const from = Math.max(g.afterSequence, member.visibilityStartSequence - 1)
+      const from = Math.max(g.afterSequence, visibilityStart - 1)
       if (from < floor) {
         const snapshot = await snapshotFor(authority, g.groupId, floor)
         // The state itself goes only to members who may see the whole history (§8).
-        const state = member.visibilityStartSequence <= 1 ? {state: snapshot.state as unknown as JsonObject} : {}
+        const state = visibilityStart <= 1 ? {state: snapshot.state as unknown as JsonObject} : {}
         this.#error('CURSOR_TOO_OLD', {
           groupId: g.groupId,
           relatedFrameId: f.frameId,
@@ -300,6 +306,7 @@ export class Connection {
           bufferedAmount: () => this.ws.bufferedAmount,
           principalId: principal.id,
           principalType: principal.type,
+          inspects,
         },
         feed,
         g.groupId,

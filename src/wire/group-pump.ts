@@ -30,6 +30,8 @@ export interface PumpSink {
   bufferedAmount(): number
   principalId: string
   principalType: string
+  /** §14: the principal owns a Mission above this one and inspects it without a Membership (connection.ts); fixed for the Group's life, since Mission links and owners never change. */
+  inspects: boolean
 }
 
 /** Socket-level bound: above this many queued bytes every pump of the connection waits. */
@@ -134,6 +136,8 @@ export class GroupPump {
       this.context.log({level: 'info', event: 'backpressure', groupId: this.groupId, principal: this.sink.principalId})
       return null
     }
+    const limit = Math.min(options.pageSize, room)
+    if (this.sink.inspects) return {limit, visibilityStart: 1}
     // Membership is enforced on every page (§17.2): an ended Membership stops delivery.
     const state = this.feed.state
     const member = state?.members[this.sink.principalId]
@@ -142,7 +146,7 @@ export class GroupPump {
       this.sink.send(errorFrame(errorOf('GROUP_NOT_FOUND', {groupId: this.groupId})))
       return null
     }
-    return {limit: Math.min(options.pageSize, room), visibilityStart: member.visibilityStartSequence}
+    return {limit, visibilityStart: member.visibilityStartSequence}
   }
 
   /** Sends one page (the socket is corked) and advances the position over it. */
