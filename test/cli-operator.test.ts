@@ -121,6 +121,66 @@ describe('mission commands', async () => {
     expect((await logged(g, 'mission.approved')).length).toBe(1)
   })
 
+  it("a child Mission that asks for final human approval (§14): the root human signs with --sign-only, the child's MissionOwner approves with --root-approval", async () => {
+    const g = await givenMission()
+    const w = 'urn:uuid:bbbbbbbb-0000-4000-8000-000000000001'
+    // Inside the Mission's deadline (mission create: 30 days from now).
+    const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
+    await given(o, 'coordinator', 'work.authorize', g, {
+      workItemId: w,
+      contract: {
+        contractVersion: 1,
+        goal: 'Draft the notes as a child Mission',
+        requiredDeliverables: [{deliverableId: 'notes', description: 'Notes', mediaType: 'text/markdown', schema: 'urn:mwp:dev:schema:notes'}],
+        acceptanceCriteria: [{criterionId: 'notes', description: 'Complete', evidenceRequired: ['human_review']}],
+        inputArtifacts: [],
+        dependencyWorkItemIds: [],
+        allowedResources: [],
+        requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
+        deadline: inDays(20),
+        requestedUrgency: 'normal',
+        businessImpact: 'Release',
+        retryPolicy: {maxAttempts: 1, backoff: 'fixed', maxDelay: 'PT1M', retryableFailures: []},
+        budget: {currency: 'EUR', financialLimit: 5},
+        sideEffectRisk: 'none',
+        executionApproval: 'not_required',
+      },
+    })
+    const cg = `${g}-child`
+    await given(o, 'coordinator', 'mission.create_child', g, {
+      workItemId: w,
+      missionId: `${cg}:mission`,
+      groupId: cg,
+      objective: 'Draft the notes',
+      definitionOfDone: [{criterionId: 'notes', description: 'Draft ready', evidenceRequired: ['human_review']}],
+      deadline: inDays(10),
+      budget: {currency: 'EUR', financialLimit: 5},
+      approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
+      coordinatorAgentId: 'urn:mwp:dev:org:local:agent:worker-1',
+    })
+    await given(o, 'worker-1', 'mission.submit_for_approval', cg, {artifactHashes: [H1]})
+
+    // The child's MissionOwner alone is refused: the root human's Approval must come too.
+    const alone = op(['mission', 'approve', cg, '--key', key('coordinator'), '--yes', '--json'])
+    expect(alone.status, alone.stdout + alone.stderr).toBe(1)
+    expect(json(alone)).toMatchObject({status: 'rejected', error: {code: 'INVALID_COMMAND'}})
+    // The root human signs without sending: stdout is the Approval alone, the review on stderr.
+    const signed = op(['mission', 'approve', cg, '--sign-only', '--yes'])
+    expect(signed.status, signed.stderr).toBe(0)
+    expect(signed.stderr).toContain(H1)
+    const rootApproval = JSON.parse(signed.stdout)
+    expect(rootApproval).toMatchObject({kind: 'child_mission', decision: 'approved', groupId: cg, artifactHashes: [H1], approver: {type: 'human', id: 'urn:mwp:dev:org:local:human:owner'}})
+    expect((await logged(cg)).at(-1)!.kind).toBe('mission.submitted_for_approval') // nothing was sent
+    const file = join(root, 'root-approval.json')
+    writeFileSync(file, signed.stdout)
+    const r = op(['mission', 'approve', cg, '--key', key('coordinator'), '--root-approval', file, '--yes', '--json'])
+    expect(r.status, r.stdout + r.stderr).toBe(0)
+    const approved = (await logged(cg)).at(-1)!
+    expect(approved.kind).toBe('mission.approved')
+    expect(approved.payload).toMatchObject({approval: {kind: 'child_mission', approver: {id: 'urn:mwp:dev:org:local:agent:coordinator'}}, rootApproval: {approvalId: rootApproval.approvalId}})
+    expect(op(['mission', 'approve', cg, '--sign-only', '--root-approval', file, '--yes']).status).toBe(2) // one or the other
+  })
+
   it('the approval table shows the submitted revision, Artifacts and required Evidence', async () => {
     const g = await givenMission()
     const receipt = await givenSubmission(g)

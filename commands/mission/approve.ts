@@ -1,4 +1,5 @@
 import {Args, Flags} from '@oclif/core'
+import {type JsonObject, parseJsonBytes} from '../../src/json/parse.js'
 import {type Outcome, usage} from '../../src/cli/base.js'
 import {buildFinalApproval} from '../../src/operator/command-builder.js'
 import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
@@ -13,21 +14,31 @@ export default class MissionApprove extends OperatorCommand {
 
 The prompt appears only on a terminal without --json; scripts pass --yes (without it, a non-interactive run is a usage error, exit 2).
 
+A child Mission whose approval policy asks for final human approval (§14) is approved by its own MissionOwner with the root human MissionOwner's Approval beside it: the root human runs this command with --sign-only and hands the printed Approval over; the child's MissionOwner passes that file as --root-approval.
+
 ${OPERATOR_EXIT_CODES}`
 
-  static examples = ['<%= config.bin %> mission approve G', '<%= config.bin %> mission approve G --yes --comments "Reviewed the release notes." --json']
+  static examples = [
+    '<%= config.bin %> mission approve G',
+    '<%= config.bin %> mission approve G --yes --comments "Reviewed the release notes." --json',
+    '<%= config.bin %> mission approve CHILD --sign-only --yes > root-approval.json',
+    '<%= config.bin %> mission approve CHILD --key coordinator.key.json --root-approval root-approval.json --yes',
+  ]
   static args = {group: Args.string({description: 'Group ID.', required: true})}
   static flags = {
     ...operatorFlags,
     yes: Flags.boolean({description: 'Approve without asking (for scripts).', default: false}),
     comments: Flags.string({description: 'Comments recorded in the signed Approval.'}),
     condition: Flags.string({description: 'A condition recorded in the Approval (repeatable).', multiple: true}),
+    'sign-only': Flags.boolean({description: "Print the signed Approval instead of sending it: the root human's Approval of a child Mission, for its MissionOwner's --root-approval.", default: false, exclusive: ['root-approval']}),
+    'root-approval': Flags.string({description: "The root human MissionOwner's signed Approval (a file from --sign-only, or - for stdin), for a child Mission whose approval policy asks for it."}),
   }
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionApprove)
     const interactive = Boolean(process.stdin.isTTY) && !flags.json
     if (!flags.yes && !interactive) throw usage('approving needs a confirmation: run on a terminal without --json, or pass --yes')
+    const rootApproval = flags['root-approval'] === undefined ? undefined : await this.#approvalFile(flags['root-approval'])
     return this.withContext(flags, async (ctx) => {
       const events = await ctx.events(args.group)
       const view = inspectMission(events)
@@ -35,13 +46,27 @@ ${OPERATOR_EXIT_CODES}`
       if (view === null || state === null) throw usage(`Group ${args.group} has no Events here (unknown, or not visible to you)`)
       if (view.submission === null) throw usage(`Mission ${view.missionId} has nothing awaiting approval (state ${view.state})`)
       const review = renderSubmission(view.submission)
-      if (!flags.json) process.stdout.write(`Mission ${view.missionId}: ${view.objective}\n${review}\n`)
+      // With --sign-only stdout carries the Approval alone (for a file); the review goes to stderr.
+      if (!flags.json) (flags['sign-only'] ? process.stderr : process.stdout).write(`Mission ${view.missionId}: ${view.objective}\n${review}\n`)
       if (!flags.yes && !(await confirmApproval(view.missionId, view.submission.missionRevision))) {
         return {status: 'ok', result: {approved: false, submission: view.submission}, text: 'not approved'}
       }
       const approval = buildFinalApproval(ctx.key(), state, {...(flags.comments ? {comments: flags.comments} : {}), ...(flags.condition ? {conditions: flags.condition} : {})})
-      const built = ctx.build({kind: 'mission.approve', groupId: args.group, payload: {approval}, state, expectedRevision: state.revision})
+      if (flags['sign-only']) return {status: 'ok', result: {approval}, text: JSON.stringify(approval, null, 2)}
+      const built = ctx.build({kind: 'mission.approve', groupId: args.group, payload: {approval, ...(rootApproval ? {rootApproval} : {})}, state, expectedRevision: state.revision})
       return submissionOutcome(await ctx.send(built.bytes), {groupId: args.group, approved: true, approvalId: approval.approvalId, submission: view.submission}, (r) => `approved revision ${view.submission!.missionRevision} (Approval ${String(approval.approvalId)}, Event sequence ${String(r.lastSequence)})`)
     })
+  }
+
+  /** A signed Approval document from a file or stdin (checked by the authority, with its signature). */
+  async #approvalFile(path: string): Promise<JsonObject> {
+    let parsed: unknown
+    try {
+      parsed = parseJsonBytes(await this.readInput(path))
+    } catch (e) {
+      throw usage(`--root-approval ${path}: ${(e as Error).message}`)
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw usage(`--root-approval ${path} must hold one signed Approval`)
+    return parsed as JsonObject
   }
 }

@@ -109,7 +109,9 @@ export function buildFinalApproval(key: SigningKey, state: GroupState, options: 
   if (!submission) throw new CommandBuildError(`Mission ${state.missionId} has no submission awaiting approval (state ${state.mission.state})`)
   const unsigned = {
     approvalId: newUrn(),
-    kind: 'mission_final',
+    // §14: a child Mission's result is approved with a `child_mission` Approval (by its own
+    // MissionOwner and, where its risk policy asks, by the root human too).
+    kind: state.mission.parent !== undefined ? 'child_mission' : 'mission_final',
     decision: 'approved',
     missionId: state.missionId,
     groupId: state.groupId,
