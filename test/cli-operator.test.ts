@@ -8,7 +8,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {inspectMission} from '../src/operator/views.js'
 import {json, mwp} from './cli.js'
-import {type OperatorOrg, given, givenMission as givenMissionOn, keyPath, logged as loggedOn, opOn, operatorOrg, text} from './operator-helpers.js'
+import {type OperatorOrg, devContract, given, givenMission as givenMissionOn, keyPath, logged as loggedOn, opOn, operatorOrg, text} from './operator-helpers.js'
 
 const H1 = `sha256:${'f'.repeat(64)}`
 
@@ -128,23 +128,7 @@ describe('mission commands', async () => {
     const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
     await given(o, 'coordinator', 'work.authorize', g, {
       workItemId: w,
-      contract: {
-        contractVersion: 1,
-        goal: 'Draft the notes as a child Mission',
-        requiredDeliverables: [{deliverableId: 'notes', description: 'Notes', mediaType: 'text/markdown', schema: 'urn:mwp:dev:schema:notes'}],
-        acceptanceCriteria: [{criterionId: 'notes', description: 'Complete', evidenceRequired: ['human_review']}],
-        inputArtifacts: [],
-        dependencyWorkItemIds: [],
-        allowedResources: [],
-        requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-        deadline: inDays(20),
-        requestedUrgency: 'normal',
-        businessImpact: 'Release',
-        retryPolicy: {maxAttempts: 1, backoff: 'fixed', maxDelay: 'PT1M', retryableFailures: []},
-        budget: {currency: 'EUR', financialLimit: 5},
-        sideEffectRisk: 'none',
-        executionApproval: 'not_required',
-      },
+      contract: devContract({goal: 'Draft the notes as a child Mission', deadline: inDays(20)}),
     })
     const cg = `${g}-child`
     await given(o, 'coordinator', 'mission.create_child', g, {

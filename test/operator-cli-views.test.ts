@@ -10,7 +10,7 @@ import {confirm} from '@inquirer/prompts'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {approvalQuestion} from '../src/operator/prompt.js'
 import {json, mwp} from './cli.js'
-import {type OperatorOrg, givenMission, keyPath, opOn, operatorOrg, text} from './operator-helpers.js'
+import {type OperatorOrg, devContract, givenMission, keyPath, opOn, operatorOrg, text} from './operator-helpers.js'
 import {PROJECT_ROOT} from './upstream.js'
 
 let o: OperatorOrg
@@ -64,28 +64,11 @@ describe('work and group views', async () => {
     const g = await createMission()
     const w1 = 'urn:uuid:aaaaaaaa-0000-4000-8000-000000000001'
     const w2 = 'urn:uuid:aaaaaaaa-0000-4000-8000-000000000002'
-    const base = {
-      contractVersion: 1,
-      goal: 'Draft the notes',
-      requiredDeliverables: [{deliverableId: 'notes', description: 'Notes', mediaType: 'text/markdown', schema: 'urn:mwp:dev:schema:notes'}],
-      acceptanceCriteria: [{criterionId: 'notes', description: 'Complete', evidenceRequired: ['human_review']}],
-      inputArtifacts: [],
-      dependencyWorkItemIds: [] as string[],
-      allowedResources: [],
-      requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-      deadline: '2027-01-15T00:00:00Z',
-      requestedUrgency: 'normal',
-      businessImpact: 'Release',
-      retryPolicy: {maxAttempts: 1, backoff: 'fixed', maxDelay: 'PT1M', retryableFailures: []},
-      budget: {currency: 'EUR', financialLimit: 5},
-      sideEffectRisk: 'none',
-      executionApproval: 'not_required',
-    }
     for (const [w, deps] of [
       [w1, []],
       [w2, [w1]],
     ] as const) {
-      const r = op(['command', 'issue', '--kind', 'work.authorize', '--group', g, '--payload', '-', '--key', key('coordinator')], {input: JSON.stringify({workItemId: w, contract: {...base, dependencyWorkItemIds: deps}})})
+      const r = op(['command', 'issue', '--kind', 'work.authorize', '--group', g, '--payload', '-', '--key', key('coordinator')], {input: JSON.stringify({workItemId: w, contract: devContract({dependencyWorkItemIds: deps})})})
       expect(r.status, r.stdout + r.stderr).toBe(0)
     }
     const list = json(op(['work', 'list', g, '--json'])).result

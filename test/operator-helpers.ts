@@ -71,5 +71,25 @@ export async function logged(o: OperatorOrg, g: string, kind?: string): Promise<
   return kind ? all.filter((e) => e.kind === kind) : all
 }
 
+/** A Work Contract (§10.1) for the dev Organization's capability; `extra` overrides fields. */
+export const devContract = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  contractVersion: 1,
+  goal: 'Draft the notes',
+  requiredDeliverables: [{deliverableId: 'notes', description: 'Notes', mediaType: 'text/markdown', schema: 'urn:mwp:dev:schema:notes'}],
+  acceptanceCriteria: [{criterionId: 'notes', description: 'Complete', evidenceRequired: ['human_review']}],
+  inputArtifacts: [],
+  dependencyWorkItemIds: [],
+  allowedResources: [],
+  requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
+  deadline: '2027-01-15T00:00:00Z',
+  requestedUrgency: 'normal',
+  businessImpact: 'Release',
+  retryPolicy: {maxAttempts: 1, backoff: 'fixed', maxDelay: 'PT1M', retryableFailures: []},
+  budget: {currency: 'EUR', financialLimit: 5},
+  sideEffectRisk: 'none',
+  executionApproval: 'not_required',
+  ...extra,
+})
+
 /** The text of a message.posted Event, as the views read it. */
 export const text = (e: {payload: Record<string, unknown>}) => messageText(e as never)
