@@ -69,3 +69,59 @@ describe('just-in-time Worker Membership (§8)', () => {
     expect((await state(g)).workItems[w3]!.owner).toBeNull()
   })
 })
+
+describe('just-in-time Membership ends with the last WorkItem (§8 step 4)', () => {
+  /** developer joins just in time for w (offer → accept → start); its Membership epoch is `epoch`. */
+  async function owning(g: string, w: string, epoch = 1) {
+    receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [agent], expiresAt: later(60_000), contextPackageId: pkg})))
+    receiptOf(await run(groupCommand(developer, 'work.accept_offer', g, {workItemId: w, offerId: (await state(g)).workItems[w]!.offer!.offerId}, {membershipEpoch: epoch})))
+    receiptOf(await run(groupCommand(developer, 'work.start', g, {workItemId: w, ownershipEpoch: 1}, {membershipEpoch: epoch})))
+  }
+  const submit = async (g: string, w: string, epoch = 1) =>
+    receiptOf(await run(groupCommand(developer, 'work.submit', g, {workItemId: w, ownershipEpoch: 1, leaseId: (await state(g)).workItems[w]!.lease!.leaseId, artifactHashes: [`sha256:${'c'.repeat(64)}`]}, {membershipEpoch: epoch})))
+  const kinds = async (g: string, from: number) => (await suite.store.read(g, from, 50)).events.map((e) => e.kind)
+
+  it('[+evt:membership.ended] the accepted result ends the Worker\'s Membership in the same append; an offer later provisions it again', async () => {
+    const {g, w} = await open()
+    await owning(g, w)
+    await submit(g, w)
+    const before = (await suite.store.head(g))!.sequence
+    receiptOf(await run(coord('work.accept_result', g, {workItemId: w})))
+    expect(await kinds(g, before)).toEqual(['work.result.accepted', 'membership.ended'])
+    expect((await state(g)).members[agent]).toMatchObject({active: false, membershipEpoch: 1})
+    expect(codeOf(await run(post(developer, g)))).toBe('MEMBERSHIP_REQUIRED')
+    // The next offer provisions the Worker again (epoch 2), and it works on.
+    const w2 = uuid(7)
+    receiptOf(await run(coord('work.authorize', g, {workItemId: w2, contract: contract()})))
+    await owning(g, w2, 2)
+    expect((await state(g)).members[agent]).toMatchObject({active: true, membershipEpoch: 2, justInTime: true})
+    // A failure of its last WorkItem ends it too (the Coordinator's work.fail).
+    receiptOf(await run(coord('work.fail', g, {workItemId: w2, reason: 'Dropped.', evidenceHashes: [`sha256:${'d'.repeat(64)}`]})))
+    expect((await state(g)).members[agent]).toMatchObject({active: false, membershipEpoch: 2})
+    const replayed = await openAuthority({store: suite.store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}}).current(g)
+    expect(canonicalHash(replayed as never)).toBe(canonicalHash((await state(g)) as never))
+  })
+
+  it('[-evt:membership.ended] a Worker with another WorkItem, or one added by membership.change, keeps its Membership', async () => {
+    const {g, w} = await open()
+    await owning(g, w)
+    const w2 = uuid(7)
+    receiptOf(await run(coord('work.authorize', g, {workItemId: w2, contract: contract()})))
+    receiptOf(await run(coord('work.offer', g, {workItemId: w2, candidates: [agent], expiresAt: later(60_000)})))
+    receiptOf(await run(coord('work.cancel', g, {workItemId: w, reason: 'Not needed.'})))
+    // Still offered w2: the Membership stays.
+    expect((await state(g)).members[agent]).toMatchObject({active: true, justInTime: true})
+    receiptOf(await run(groupCommand(developer, 'work.accept_offer', g, {workItemId: w2, offerId: (await state(g)).workItems[w2]!.offer!.offerId})))
+    receiptOf(await run(coord('work.cancel', g, {workItemId: w2, reason: 'Not needed either.'})))
+    expect((await state(g)).members[agent]!.active).toBe(false)
+
+    // A Membership the Coordinator granted outright is not just in time: it stays until membership.end.
+    const other = await open()
+    receiptOf(await run(coord('membership.change', other.g, {member: {type: 'agent', id: agent}, role: 'worker', scopes: ['group.read']})))
+    receiptOf(await run(coord('work.offer', other.g, {workItemId: other.w, candidates: [agent], expiresAt: later(60_000)})))
+    receiptOf(await run(groupCommand(developer, 'work.accept_offer', other.g, {workItemId: other.w, offerId: (await state(other.g)).workItems[other.w]!.offer!.offerId})))
+    receiptOf(await run(coord('work.cancel', other.g, {workItemId: other.w, reason: 'Not needed.'})))
+    expect((await state(other.g)).members[agent]).toMatchObject({active: true})
+    expect((await state(other.g)).members[agent]!.justInTime).toBeUndefined()
+  })
+})

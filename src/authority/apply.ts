@@ -64,6 +64,8 @@ const memberOf = (m: MembershipPayload): MemberState => ({
   scopes: [...m.scopes],
   visibilityStartSequence: m.visibilityStartSequence,
   ...(m.state === 'provisional' ? {provisional: {workItemId: m.workItemId!, expiresAt: m.provisionalExpiresAt!, contextPackageId: m.contextPackageId!}} : {}),
+  // An active Membership citing a Context Package was activated by accepting a just-in-time offer.
+  ...(m.state === 'active' && m.contextPackageId !== undefined ? {justInTime: true as const} : {}),
 })
 
 /** §8 just-in-time Worker Membership: an offer grants provisional Memberships, acceptance activates one. */

@@ -18,7 +18,7 @@ import {
 } from './decide-common.js'
 import {schemaCatalog} from '../schema/catalog.js'
 import {workAuthority} from './decide-delegation.js'
-import {type GroupState, type MemberState, type SelectionBasis, type WorkItemView, type WorkState, TERMINAL} from './state.js'
+import {type GroupState, type MemberState, type SelectionBasis, type WorkItemView, type WorkState, TERMINAL, UNFINISHED_WORK} from './state.js'
 import {runningChild} from './mission-tree.js'
 import {allocationCheck} from './decide-budget.js'
 import type {Budget} from './budget.js'
@@ -236,7 +236,7 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
     case 'work.submit':
       return one('work.submitted', {leaseId: item.lease!.leaseId, artifactHashes: [...(p.artifactHashes as string[])].sort()})
     case 'work.accept_result':
-      return one('work.result.accepted', {artifactHashes: item.submission?.artifactHashes ?? []})
+      return endingIdle(state, item, one('work.result.accepted', {artifactHashes: item.submission?.artifactHashes ?? []}), ctx)
     case 'work.checkpoint':
     case 'work.block': {
       const checkpoint = {progress: (p.progress as string | undefined) ?? (p.requiredResolution as string), artifactHashes: [...((p.artifactHashes as string[] | undefined) ?? [])].sort()}
@@ -253,7 +253,7 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       return one('work.unblocked', {to: 'open', ...(lapsed !== null ? {fencedOwnership: lapsed} : {}), ...resolution})
     }
     case 'work.fail':
-      return one('work.failed', {reason: p.reason, evidenceHashes: [...(p.evidenceHashes as string[])].sort(), ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {})})
+      return endingIdle(state, item, one('work.failed', {reason: p.reason, evidenceHashes: [...(p.evidenceHashes as string[])].sort(), ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {})}), ctx)
     case 'approval.grant_execution': {
       const owner = item.owner!
       if (!gated(item)) return reject('INVALID_STATE_TRANSITION', 'the WorkItem needs no execution approval')
@@ -263,8 +263,28 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
     }
     default:
       // work.cancel: cancellation revokes the Execution Lease (§11.3).
-      return one('work.cancelled', {reason: p.reason, ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {})})
+      return endingIdle(state, item, one('work.cancelled', {reason: p.reason, ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {})}), ctx)
   }
+}
+
+/**
+ * §8 step 4: a just-in-time Worker Membership "ends when the Worker has no WorkItems or review
+ * obligations". When this decision concludes the owner's WorkItem (accepted, failed or cancelled)
+ * and the owner neither owns nor is offered any other unfinished one, its Membership ends in the
+ * same append; a later offer provisions it again. Memberships granted with membership.change stay
+ * until membership.end.
+ */
+function endingIdle(state: GroupState, item: WorkItemView, decision: Decision, ctx: DecideContext): Decision {
+  if ('error' in decision || item.owner === null) return decision
+  const agentId = item.owner.agentId
+  const m = state.members[agentId]
+  if (m === undefined || !m.active || m.justInTime !== true) return decision
+  const busy = Object.values(state.workItems).some(
+    (w) => w.workItemId !== item.workItemId && UNFINISHED_WORK.has(w.state) && (w.owner?.agentId === agentId || (w.offer?.candidates.includes(agentId) ?? false)),
+  )
+  if (busy) return decision
+  const membership = membershipDoc(state, {membershipId: m.membershipId, member: m.principal, role: m.role, membershipEpoch: m.membershipEpoch, scopes: m.scopes, visibilityStartSequence: m.visibilityStartSequence, active: false}, ctx.acceptedAt)
+  return {events: [...decision.events, {eventId: ctx.newId(), kind: 'membership.ended', payload: {membership, reason: 'no WorkItems left (§8 just-in-time Membership)'}}]}
 }
 
 /**

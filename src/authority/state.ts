@@ -25,6 +25,8 @@ export interface MemberState {
    * an offer; `active` is false). Only accepting that offer before `expiresAt` activates it.
    */
   provisional?: {workItemId: string; expiresAt: string; contextPackageId: string}
+  /** §8 just-in-time: activated by accepting the offer it came with; it ends with the Worker's last WorkItem (decide-work.ts). */
+  justInTime?: true
 }
 
 export interface CoordinatorState {
