@@ -77,8 +77,13 @@ export const CHECKPOINT_EVERY_MS = 250
 
 export class SqliteWriter {
   #worker: Worker | undefined
-  /** The WAL's checkpoints (sqlite-checkpointer.ts): started with the writer, never keeps the process alive. */
+  /**
+   * The WAL's checkpoints (sqlite-checkpointer.ts): started one interval after the writer, so a
+   * short CLI command, which would wait for its start at close, never starts one (60 ms per
+   * `mwp admit`); it never keeps the process alive.
+   */
   #checkpointer: Worker | undefined
+  #checkpointerDue: NodeJS.Timeout | undefined
   readonly #pending = new Map<number, {resolve: (v: unknown) => void; reject: (e: Error) => void}>()
   #next = 1
   #closed = false
@@ -108,15 +113,19 @@ export class SqliteWriter {
 
   #start(): Worker {
     const worker = spawn('sqlite-writer-thread', this.path)
-    if (!this.#checkpointer) {
-      const checkpointer = spawn('sqlite-checkpointer', this.path)
-      checkpointer.unref()
-      // A stopped checkpointer leaves the writer's own threshold in charge; the next writer start replaces it.
-      checkpointer.on('error', () => undefined)
-      checkpointer.on('exit', () => {
-        if (this.#checkpointer === checkpointer) this.#checkpointer = undefined
-      })
-      this.#checkpointer = checkpointer
+    if (!this.#checkpointer && !this.#checkpointerDue) {
+      this.#checkpointerDue = setTimeout(() => {
+        this.#checkpointerDue = undefined
+        const checkpointer = spawn('sqlite-checkpointer', this.path)
+        checkpointer.unref()
+        // A stopped checkpointer leaves the writer's own threshold in charge; the next writer start replaces it.
+        checkpointer.on('error', () => undefined)
+        checkpointer.on('exit', () => {
+          if (this.#checkpointer === checkpointer) this.#checkpointer = undefined
+        })
+        this.#checkpointer = checkpointer
+      }, CHECKPOINT_EVERY_MS)
+      this.#checkpointerDue.unref()
     }
     // A batch's replies settle together, as one commit's outcomes did on a single thread: whatever
     // runs next sees every write of that commit answered (and remembered) at once.
@@ -149,6 +158,8 @@ export class SqliteWriter {
   async close(): Promise<void> {
     this.#closed = true
     const worker = this.#worker
+    clearTimeout(this.#checkpointerDue)
+    this.#checkpointerDue = undefined
     const checkpointer = this.#checkpointer
     if (worker) this.#post(worker) // this turn's writes go before the close, not after it
     await Promise.all([worker && stop(worker, {close: true}), checkpointer && stop(checkpointer, 'close')])
