@@ -11,6 +11,7 @@ import {canonicalHash} from '../src/json/jcs.js'
 import {CommandBuildError, buildCommand, buildFinalApproval} from '../src/operator/command-builder.js'
 import {verifiedEvent, type EventDoc} from '../src/operator/transport.js'
 import {foldGroup, inspectMission, missionTree, workGraph} from '../src/operator/views.js'
+import {renderInspection} from '../src/operator/render.js'
 import type {Store} from '../src/store/index.js'
 import {treeSteps} from './mission-tree-helpers.js'
 import {authorityOn, codeOf, contract, coordinator, createCommand, developer, newGroup, otherHuman, owner, receiptOf, registry, reviewer, sqliteStore, uuid, candidateBasis} from './authority-helpers.js'
@@ -175,6 +176,14 @@ describe('views', () => {
     const tree = await missionTree(g, events)
     expect(tree).toMatchObject({groupId: g, state: 'active', children: [{groupId: cg, state: 'active', children: []}]})
     expect(inspectMission(await events(g))!.children).toEqual([{groupId: cg, missionId: foldGroup(await events(cg))!.missionId, sequence: expect.any(Number)}])
+    // Who approves: the root Mission's owner with a mission_final Approval; the child's owner with a child_mission one.
+    expect(inspectMission(await events(g))!.approval).toEqual({kind: 'mission_final', rootHumanApproval: false})
+    expect(inspectMission(await events(cg))!.approval).toEqual({kind: 'child_mission', rootHumanApproval: false})
+    expect(renderInspection(inspectMission(await events(cg))!)).toContain(`child_mission Approval by the MissionOwner (${coordinator.principal!.id})`)
+    const gated = newGroup('gated-child')
+    receiptOf(await t.run(t.createChild(g, await t.workItem(g, 'open'), gated, {approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true}})))
+    expect(inspectMission(await events(gated))!.approval).toEqual({kind: 'child_mission', rootHumanApproval: true})
+    expect(renderInspection(inspectMission(await events(gated))!)).toContain("with the root human MissionOwner's beside it")
     // The parent WorkItem waits on its child: a blocker in the graph, not a percentage.
     expect(workGraph(foldGroup(await events(g))!).items.find((n) => n.workItemId === w)).toMatchObject({state: 'blocked', blockers: [expect.stringMatching(/^blocked: child Mission/)]})
   })

@@ -19,6 +19,7 @@ export function renderInspection(v: MissionInspection): string {
     ['Coordinator', v.coordinator ? `${v.coordinator.agentId} (epoch ${v.coordinator.coordinatorEpoch})` : '-'],
     ['revision / sequence', `${v.revision} / ${v.sequence}`],
     ['work', progressLine(v.work)],
+    ['approval', approvalLine(v)],
   )
   if (v.children.length > 0) t.push(['child Missions', v.children.map((c) => c.groupId).join('\n')])
   const members = table(['member', 'type', 'role', 'epoch', 'active'])
@@ -26,6 +27,13 @@ export function renderInspection(v: MissionInspection): string {
   const parts = [t.toString(), members.toString()]
   if (v.submission) parts.push(renderSubmission(v.submission))
   return parts.join('\n')
+}
+
+/** Who signs the final Approval (§7.3, §14), and how a child's root-human co-approval is given. */
+function approvalLine(v: MissionInspection): string {
+  if (v.approval.kind === 'mission_final') return `mission_final Approval by the MissionOwner (${v.missionOwner.id})`
+  const own = `child_mission Approval by the MissionOwner (${v.missionOwner.id})`
+  return v.approval.rootHumanApproval ? `${own}, with the root human MissionOwner's beside it (mission approve --sign-only, then --root-approval)` : own
 }
 
 export function progressLine(s: WorkGraph['summary']): string {

@@ -34,6 +34,8 @@ export interface MissionInspection {
   sequence: number
   budget: Record<string, unknown>
   approvalPolicy: Record<string, unknown>
+  /** Who approves the submitted result (§7.3, §14): the Approval kind and whether the root human must co-sign. */
+  approval: {kind: 'mission_final' | 'child_mission'; rootHumanApproval: boolean}
   definitionOfDone: unknown[]
   members: {id: string; type: string; role: string; membershipEpoch: number; active: boolean}[]
   submission: SubmissionReview | null
@@ -110,6 +112,7 @@ export function inspectMission(events: readonly EventDoc[], now: string = new Da
     sequence: state.sequence,
     budget: m.budget,
     approvalPolicy: m.approvalPolicy,
+    approval: m.parent === undefined ? {kind: 'mission_final', rootHumanApproval: false} : {kind: 'child_mission', rootHumanApproval: m.approvalPolicy.finalHumanApproval === true},
     definitionOfDone: m.definitionOfDone,
     members: Object.values(state.members).map((x) => ({id: x.principal.id, type: x.principal.type, role: x.role, membershipEpoch: x.membershipEpoch, active: x.active})),
     submission,
