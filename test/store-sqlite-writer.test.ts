@@ -16,7 +16,7 @@ import type {Receipt, StoredEvent} from '../src/store/group-log.js'
 import {openStore} from '../src/store/index.js'
 import {CHECKPOINT_EVERY_MS} from '../src/store/sqlite-writer.js'
 import {SqliteWrites, WAL_BACKSTOP_PAGES, connectSqlite} from '../src/store/sqlite-writes.js'
-import {devStoreAt} from './authority-helpers.js'
+import {admissionKey, devStoreAt} from './authority-helpers.js'
 
 const CLOSER = join(dirname(fileURLToPath(import.meta.url)), 'fixtures-writer-close.mjs')
 const dir = mkdtempSync(join(tmpdir(), 'mwp-writer-'))
@@ -119,6 +119,28 @@ describe('SQLite writer thread', () => {
     const writes = new SqliteWrites(writerConnection)
     expect(writerConnection.pragma('wal_autocheckpoint', {simple: true})).toBe(WAL_BACKSTOP_PAGES)
     writes.close()
+  })
+
+  it('inline writes (OpenOptions.inlineWrites, the CLI): the same verdicts on the caller\'s thread; close() answers a write issued before it; a store opened later sees everything', async () => {
+    const at = url()
+    await (await devStoreAt(at)).close()
+    const store = await openStore(at, {admissionKey, inlineWrites: true})
+    const g = `urn:mwp:test:group:${randomUUID()}`
+    const first = append(g, 0, Buffer.from('first'))
+    expect((await store.append(g, 0, first.events, first.receipt)).status).toBe('appended')
+    expect((await store.head(g))?.sequence).toBe(1)
+    // A stale head is refused exactly as on the writer thread.
+    const stale = append(g, 0, Buffer.from('stale'))
+    expect((await store.append(g, 0, stale.events, stale.receipt)).status).toBe('head-moved')
+    const second = append(g, 1, Buffer.from('second'))
+    const pending = store.append(g, 1, second.events, second.receipt) // not awaited before close
+    await store.close()
+    expect((await pending).status).toBe('appended')
+    const late = append(g, 2, Buffer.from('late'))
+    expect((await store.append(g, 2, late.events, late.receipt)).status).toBe('unavailable')
+    const reopened = await openStore(at)
+    expect((await reopened.read(g, 0, 10)).events.map((e) => Buffer.from(e.bytes).toString())).toEqual(['first', 'second'])
+    await reopened.close()
   })
 
   // Each append names the head it expects: only issue order applied in order commits them all.

@@ -16,7 +16,8 @@ export function readKey(path: string, flag: string): SigningKey {
 
 async function open(url: string, admissionKey?: SigningKey): Promise<Store> {
   try {
-    return await openStore(url, {admissionKey})
+    // A CLI process is short-lived: it writes on its own thread (OpenOptions.inlineWrites).
+    return await openStore(url, {admissionKey, inlineWrites: true})
   } catch (e) {
     throw environment(`cannot open store ${url}: ${(e as Error).message}`)
   }

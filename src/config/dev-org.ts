@@ -181,7 +181,7 @@ export async function createDevOrganization(dir: string, options: DevOrgOptions 
  * so the new Organization's embedded store already knows its Agents.
  */
 async function registerCards(config: OrgConfig, orgKey: SigningKey, cards: string[]): Promise<void> {
-  const {authority, close} = await openAuthorityFromConfig(config)
+  const {authority, close} = await openAuthorityFromConfig(config, {inlineWrites: true})
   try {
     for (const card of cards) {
       const unsigned = {

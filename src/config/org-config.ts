@@ -14,7 +14,7 @@ import {type Authority, type AuthorityPolicy, openAuthority} from '../authority/
 import {KeyFileError, type SigningKey, readKeyFile} from '../crypto/keyfile.js'
 import {defaultSchemaDir, schemaCatalog, toSchemaErrors} from '../schema/catalog.js'
 import {RegistryEvidence, RegistryFault} from '../signing/registry.js'
-import {DEFAULT_FRESHNESS, type FreshnessWindow, type Store, type StoreConfig, StoreError, initStore, openStore} from '../store/index.js'
+import {DEFAULT_FRESHNESS, type FreshnessWindow, type OpenOptions, type Store, type StoreConfig, StoreError, initStore, openStore} from '../store/index.js'
 
 export const DEFAULT_CONFIG_FILE = 'mwp.config.json'
 export const DEFAULT_STORE = 'sqlite:authority.db'
@@ -179,16 +179,16 @@ export function storeConfigOf(config: OrgConfig, admissionKey: SigningKey): Stor
  * Organization directory moved); it must belong to this Organization and use this freshness
  * window, and openStore itself refuses another admission service's key.
  */
-export async function openConfigStore(config: OrgConfig): Promise<Store> {
+export async function openConfigStore(config: OrgConfig, options: Pick<OpenOptions, 'inlineWrites'> = {}): Promise<Store> {
   const admissionKey = configKey(config.admissionKey, 'admission key')
   let store: Store
   try {
     try {
-      store = await openStore(config.store, {admissionKey})
+      store = await openStore(config.store, {admissionKey, ...options})
     } catch (e) {
       if (!(e instanceof StoreError && e.code === 'not-initialized')) throw e
       await initStore(config.store, storeConfigOf(config, admissionKey))
-      store = await openStore(config.store, {admissionKey})
+      store = await openStore(config.store, {admissionKey, ...options})
     }
   } catch (e) {
     if (e instanceof OrgConfigError) throw e
@@ -214,13 +214,15 @@ export interface ConfiguredAuthority {
 }
 
 /** Builds the Group Authority the configuration describes (store, registry, service key, policy). */
-export async function openAuthorityFromConfig(config: OrgConfig, options: {clock?: () => string; newId?: () => string} = {}): Promise<ConfiguredAuthority> {
+/** `inlineWrites` for short-lived processes (the CLI's local transport, org init): see OpenOptions. */
+export async function openAuthorityFromConfig(config: OrgConfig, options: {clock?: () => string; newId?: () => string; inlineWrites?: boolean} = {}): Promise<ConfiguredAuthority> {
   const registry = configRegistry(config)
   const authorityKey = configKey(config.authorityKey, 'authority key')
   if (authorityKey.principal?.type !== 'service') throw new OrgConfigError('usage', `authority key ${config.authorityKey} must belong to a service Principal`)
-  const store = await openConfigStore(config)
+  const {inlineWrites, ...authorityOptions} = options
+  const store = await openConfigStore(config, {inlineWrites})
   try {
-    const authority = openAuthority({store, registry, authorityKey, policy: config.policy, ...options})
+    const authority = openAuthority({store, registry, authorityKey, policy: config.policy, ...authorityOptions})
     return {authority, store, registry, close: () => store.close()}
   } catch (e) {
     await store.close()

@@ -66,7 +66,7 @@ const PAGE = 500
 const LOCAL_POLL_MS = 250
 
 export async function openLocalTransport(config: OrgConfig): Promise<Transport> {
-  const {authority, store, registry, close} = await openAuthorityFromConfig(config)
+  const {authority, store, registry, close} = await openAuthorityFromConfig(config, {inlineWrites: true})
   const read = async (groupId: string, after: number): Promise<EventDoc[]> => {
     const out: EventDoc[] = []
     for (;;) {

@@ -30,6 +30,12 @@ export function parseStoreUrl(url: string): StoreTarget {
 export interface OpenOptions {
   /** The admission service key; only a store opened with it may append First-Admission Records. */
   admissionKey?: SigningKey
+  /**
+   * SQLite: write on the caller's thread instead of the store's writer thread (sqlite-writer.ts).
+   * For short-lived processes (the CLI), which would otherwise wait about 50 ms for that thread to
+   * start; a server keeps the writer thread, so that an fsync never stalls it.
+   */
+  inlineWrites?: boolean
 }
 
 /**
@@ -40,7 +46,7 @@ export async function openStore(url: string, options: OpenOptions = {}): Promise
   const target = parseStoreUrl(url)
   if (target.kind === 'sqlite') {
     const {openSqliteStore} = await import('./sqlite.js')
-    return openSqliteStore(target.path, url, options.admissionKey)
+    return openSqliteStore(target.path, url, options.admissionKey, options.inlineWrites === true)
   }
   const {openPostgresStore} = await import('./postgres.js')
   return openPostgresStore(target.url, options.admissionKey)

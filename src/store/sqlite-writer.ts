@@ -6,14 +6,16 @@
 //
 // The thread starts on the first write (read-only CLI commands never pay for it), keeps the
 // process alive only while a write is in flight, and is stopped by close(). Errors cross the
-// thread boundary as data and are rebuilt as the classes callers test for.
+// thread boundary as data and are rebuilt as the classes callers test for. A short-lived process
+// may write inline instead (OpenOptions.inlineWrites): the same SqliteWrites on its own connection
+// on the caller's thread, without a thread to start and stop.
 
 import {createRequire} from 'node:module'
 import {pathToFileURL} from 'node:url'
 import {Worker} from 'node:worker_threads'
 import {GroupCommitFailure} from './group-commit.js'
 import {StoreError, type StoreErrorCode, describeError} from './records.js'
-import type {SqliteWrites, WriteOp} from './sqlite-writes.js'
+import {SqliteWrites, type WriteOp, connectSqlite} from './sqlite-writes.js'
 
 /** An error as it crosses the thread boundary (plain data: classes do not survive a structured clone). */
 export type CrossedError = {kind: 'group-commit'; phase: 'begin' | 'commit'; message: string} | {kind: 'store'; code: StoreErrorCode; message: string} | {kind: 'other'; message: string}
@@ -90,10 +92,29 @@ export class SqliteWriter {
   /** Requests of this turn, posted together: one message (one structured clone) per turn, not per write. */
   #outbox: WriterRequest[] = []
 
-  constructor(private readonly path: string) {}
+  /** OpenOptions.inlineWrites: the writes' own connection on this thread, opened on the first write. */
+  #inline: SqliteWrites | undefined
+  /** Inline writes not yet answered: close() waits for them, as the thread does. */
+  readonly #inlineInFlight = new Set<Promise<unknown>>()
+
+  constructor(
+    private readonly path: string,
+    private readonly inlineWrites = false,
+  ) {}
 
   call<K extends WriteOp>(op: K, ...args: Args<K>): Promise<Result<K>> {
     if (this.#closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'))
+    if (this.inlineWrites) {
+      try {
+        this.#inline ??= new SqliteWrites(connectSqlite(this.path, false))
+      } catch (e) {
+        return Promise.reject(new StoreError('unavailable', describeError(e)))
+      }
+      const done = (this.#inline[op] as (...a: Args<K>) => Promise<Result<K>>).apply(this.#inline, args)
+      this.#inlineInFlight.add(done)
+      void done.catch(() => undefined).finally(() => this.#inlineInFlight.delete(done))
+      return done
+    }
     const worker = (this.#worker ??= this.#start())
     if (this.#pending.size === 0) worker.ref()
     const id = this.#next++
@@ -157,6 +178,11 @@ export class SqliteWriter {
   /** Stops the thread once the writes in flight are answered (it closes its connection). */
   async close(): Promise<void> {
     this.#closed = true
+    if (this.#inline) {
+      await Promise.allSettled(this.#inlineInFlight)
+      this.#inline.close()
+      return
+    }
     const worker = this.#worker
     clearTimeout(this.#checkpointerDue)
     this.#checkpointerDue = undefined

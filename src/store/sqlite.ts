@@ -164,7 +164,7 @@ export async function initSqliteStore(path: string, config: StoreConfig): Promis
   }
 }
 
-export async function openSqliteStore(path: string, url: string, admissionKey?: SigningKey): Promise<Store> {
+export async function openSqliteStore(path: string, url: string, admissionKey?: SigningKey, inlineWrites = false): Promise<Store> {
   const where = `sqlite:${path}`
   if (!existsSync(path)) throw new StoreError('not-initialized', `no initialized store at ${where}; run mwp store init`)
   let db: DB | undefined
@@ -174,7 +174,7 @@ export async function openSqliteStore(path: string, url: string, admissionKey?: 
     // Tables added after schema version 1 was first released, for stores initialized before them
     // (IF NOT EXISTS: nothing is written when they are there).
     db.exec(LATER_TABLES)
-    return new SqliteStore(db, path, url, new AdmissionAuthority(config, admissionKey))
+    return new SqliteStore(db, path, url, new AdmissionAuthority(config, admissionKey), inlineWrites)
   } catch (e) {
     db?.close()
     throw environment(e, where)
@@ -194,10 +194,11 @@ class SqliteStore implements Store {
     path: string,
     readonly url: string,
     private readonly authority: AdmissionAuthority,
+    inlineWrites: boolean,
   ) {
     this.config = authority.config
     this.selectRow = db.prepare('SELECT * FROM admission_records WHERE organization_id = ? AND signing_hash = ?')
-    this.writer = new SqliteWriter(path)
+    this.writer = new SqliteWriter(path, inlineWrites)
   }
 
   private stored(organizationId: string, signingHash: string) {
