@@ -108,6 +108,12 @@ describe('wire transport', () => {
     expect(r.stdout.trim()).toBe('GROUP_NOT_FOUND')
   })
 
+  it('group tail of a Group the principal cannot see is GROUP_NOT_FOUND (exit 1), not an empty success', async () => {
+    const r = await mwpAsync(['group', 'tail', 'urn:mwp:test:group:nowhere', '--config', org.config, '--url', server.url])
+    expect(r.status, r.stderr).toBe(1)
+    expect(r.stdout.trim()).toBe('GROUP_NOT_FOUND')
+  })
+
   it('an unreachable server is an environment error (exit 3)', async () => {
     const r = await mwpAsync(['mission', 'inspect', 'urn:x:group:g', '--json', '--config', org.config, '--url', 'wss://127.0.0.1:1'])
     expect(r.status).toBe(3)

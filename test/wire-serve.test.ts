@@ -13,6 +13,7 @@ import {createDevOrganization, type DevOrganization} from '../src/config/dev-org
 import {RegistryEvidence} from '../src/signing/registry.js'
 import {WireClient} from '../src/wire/client.js'
 import {mwp} from './cli.js'
+import {devContract} from './operator-helpers.js'
 import {PROJECT_ROOT} from './upstream.js'
 
 let dir: string
@@ -65,6 +66,50 @@ describe('mwp authority serve', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as {event: string})
     expect(logs.map((l) => l.event)).toEqual(expect.arrayContaining(['listening', 'session-accepted', 'shutdown']))
+  })
+
+  it('§14 over the wire with the operator CLI: the root human sees and inspects a child Mission it has no Membership in; a stranger does not', async () => {
+    const s = serve(['--dev-tls', '--port', '0'])
+    try {
+      const {url, ca} = await s.listening
+      const env = {MWP_URL: url, MWP_CA: ca!, MWP_CONFIG: org.config}
+      const run = (args: string[], input?: string) => {
+        const r = mwp([...args, '--json'], {env, ...(input !== undefined ? {input} : {})})
+        expect(r.status, r.stdout + r.stderr).toBe(0)
+        return JSON.parse(r.stdout).result
+      }
+      const key = (name: string) => join(org.dir, org.identities.find((i) => i.name === name)!.keyFile)
+      const g = run(['mission', 'create', '--objective', 'Ship 0.1', '--coordinator', 'coordinator']).groupId as string
+      const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
+      const w = 'urn:uuid:cccccccc-0000-4000-8000-000000000001'
+      run(['command', 'issue', '--kind', 'work.authorize', '--group', g, '--payload', '-', '--key', key('coordinator')], JSON.stringify({workItemId: w, contract: devContract({deadline: inDays(20)})}))
+      const cg = `${g}-child`
+      const agentId = (name: string) => org.identities.find((i) => i.name === name)!.principal.id
+      run(['command', 'issue', '--kind', 'mission.create_child', '--group', g, '--payload', '-', '--key', key('coordinator')], JSON.stringify({
+        workItemId: w,
+        missionId: `${cg}:mission`,
+        groupId: cg,
+        objective: 'Draft the notes',
+        definitionOfDone: [{criterionId: 'notes', description: 'Draft ready', evidenceRequired: ['human_review']}],
+        deadline: inDays(10),
+        budget: {currency: 'EUR', financialLimit: 5},
+        approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
+        coordinatorAgentId: agentId('worker-1'),
+      }))
+      // The root human (the configuration's operatorKey) reads the child Group it is not a member of.
+      const tree = run(['mission', 'tree', g])
+      expect(tree.children).toMatchObject([{groupId: cg, state: 'active'}])
+      expect(tree.children[0].unavailable).toBeUndefined()
+      const child = run(['mission', 'inspect', cg])
+      expect(child).toMatchObject({groupId: cg, missionOwner: {id: agentId('coordinator')}, approval: {kind: 'child_mission', rootHumanApproval: true}})
+      // A Worker outside the child's Mission tree learns nothing about it.
+      const stranger = mwp(['group', 'tail', cg, '--json', '--key', key('worker-2')], {env})
+      expect(stranger.status).toBe(1)
+      expect(JSON.parse(stranger.stdout)).toMatchObject({status: 'rejected', error: {code: 'GROUP_NOT_FOUND'}})
+    } finally {
+      s.child.kill('SIGTERM')
+      await s.exited
+    }
   })
 
   it('--insecure-loopback refuses a non-loopback bind (usage error, nothing served)', () => {
