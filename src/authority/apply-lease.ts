@@ -97,8 +97,6 @@ export function applyLeaseEvent(next: GroupState, event: AppliedEvent): GroupSta
   return put({...revised, state: 'queued', owner, lease: closeLease(revised.lease, 'revoked')})
 }
 
-/** §10.2: the WorkItem states a terminal Mission still finds unfinished. */
-
 /**
  * §10.2 row "parent Mission failure or cancellation → failed or cancelled": a terminal Mission
  * state propagates to every unfinished WorkItem in the same fold as mission.cancelled /

@@ -185,8 +185,7 @@ class SqliteStore implements Store {
   readonly config: StoreConfig
   private readonly selectRow
   private groupSql: ReturnType<typeof groupStatements> | undefined
-  /** Every write goes to the writer thread (sqlite-writer.ts); this connection reads (and creates the
-   * Organization-log and cursor tables on first use, as the writer does). */
+  /** Every write goes to the writer (sqlite-writer.ts); this connection only reads. */
   private readonly writer: SqliteWriter
 
   constructor(
