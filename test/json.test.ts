@@ -2,7 +2,7 @@ import {createHash} from 'node:crypto'
 import {describe, expect, it} from 'vitest'
 import {decodeBase64url, encodeBase64url} from '../src/json/base64url.js'
 import {JcsError, canonicalHash, canonicalize} from '../src/json/jcs.js'
-import {JsonParseError, MAX_DEPTH, type SourceTexts, parseJsonBytes, parseJsonText, sourceAt} from '../src/json/parse.js'
+import {JsonParseError, MAX_DEPTH, type SourceTexts, parseJsonBytes, parseJsonText, sourcesIn} from '../src/json/parse.js'
 
 const bytes = (s: string) => Buffer.from(s, 'utf8')
 const reason = (f: () => unknown) => {
@@ -70,9 +70,10 @@ describe('strict JSON reader (stage 1, ACCEPTANCE A1, C2, J7)', () => {
     expect(sources.get(v.payload.approval)).toBe('{ "b" : 1.0, "a":"\\u00e9" }')
     expect(sources.get(v.n[0])).toBe('{"x":1e2}')
     const bytes = Buffer.from(text)
-    expect(sourceAt(bytes, ['payload', 'approval'])).toBe('{ "b" : 1.0, "a":"\\u00e9" }')
-    expect(sourceAt(bytes, ['payload', 'missing'])).toBeUndefined()
-    expect(sourceAt(bytes, ['n'])).toBeUndefined() // arrays are not documents
+    const sourceAt = sourcesIn(bytes)
+    expect(sourceAt(['payload', 'approval'])).toBe('{ "b" : 1.0, "a":"\\u00e9" }')
+    expect(sourceAt(['payload', 'missing'])).toBeUndefined()
+    expect(sourceAt(['n'])).toBeUndefined() // arrays are not documents
   })
 
   it('treats __proto__ as an ordinary member name', () => {

@@ -19,7 +19,7 @@
 
 import {acceptNew} from '../admission/accept.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
-import {type JsonObject, sourceAt} from '../json/parse.js'
+import {type JsonObject, sourcesIn} from '../json/parse.js'
 import {sign} from '../signing/sign.js'
 import {Rejection, verify} from '../signing/verify.js'
 import type {Receipt, StoredEvent} from '../store/group-log.js'
@@ -243,9 +243,12 @@ function commandChecks(authority: Authority, command: Command, commandBytes: Uin
   if (unknownCriticalExtension(command.extensions) !== null) return 'UNKNOWN_CRITICAL_EXTENSION'
   const forbidden = authorize(authority, command)
   if (forbidden) return forbidden
-  // An embedded document is verified exactly as it stood in the received Command (principle 4).
+  // An embedded document is verified exactly as it stood in the received Command (principle 4);
+  // the Command is parsed for its source texts once, and only when it embeds one.
+  let sources: ReturnType<typeof sourcesIn> | undefined
   const embedded = (kind: 'approval' | 'artifact', member: string) => {
-    const v = verify(kind, Buffer.from(sourceAt(commandBytes, ['payload', member]) ?? '', 'utf8'), authority.registry)
+    sources ??= sourcesIn(commandBytes)
+    const v = verify(kind, Buffer.from(sources(['payload', member]) ?? '', 'utf8'), authority.registry)
     return v instanceof Rejection ? null : {signer: v.principal, document: v.document as Record<string, unknown>}
   }
   if (command.kind === 'mission.approve') {

@@ -17,7 +17,7 @@ import type {Authority} from './authority.js'
 import {checkPayload} from './payloads.js'
 import {internalError} from './ingress.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
-import {type JsonObject, sourceAt} from '../json/parse.js'
+import {type JsonObject, sourcesIn} from '../json/parse.js'
 import type {Principal} from '../signing/profiles.js'
 import {RegistryFault} from '../signing/registry.js'
 import {sign} from '../signing/sign.js'
@@ -172,7 +172,7 @@ function sessionSubject(authority: Authority, command: OrgCommand): Subject | Er
  */
 function cardSubject(authority: Authority, command: OrgCommand, commandBytes: Uint8Array): Subject | ErrorCode {
   // The card exactly as it stood in the received Command (principle 4), never a re-serialization.
-  const bytes = Buffer.from(sourceAt(commandBytes, ['payload', 'agentCard']) ?? '', 'utf8')
+  const bytes = Buffer.from(sourcesIn(commandBytes)(['payload', 'agentCard']) ?? '', 'utf8')
   const card = verify('agent-card', bytes, authority.registry)
   if (card instanceof Rejection) return card.code === 'SCHEMA_VALIDATION_FAILED' ? 'SCHEMA_VALIDATION_FAILED' : 'INVALID_COMMAND'
   if (card.principal.id !== command.actor.id) return 'AUTH_FORBIDDEN'

@@ -16,7 +16,7 @@
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {ErrorCode} from '../errors.js'
 import {canonicalHash} from '../json/jcs.js'
-import {type JsonObject, sourceAt} from '../json/parse.js'
+import {type JsonObject, sourcesIn} from '../json/parse.js'
 import {sign} from '../signing/sign.js'
 import {Rejection, verify} from '../signing/verify.js'
 import type {Authority} from './authority.js'
@@ -103,7 +103,7 @@ export async function buildGroupSnapshot(
  */
 export async function verifyArchiveSnapshot(authority: Authority, command: DecidedCommand & {groupId: string}, commandBytes: Uint8Array): Promise<ErrorCode | null> {
   // The snapshot exactly as it stood in the received Command (principle 4), never a re-serialization.
-  const bytes = Buffer.from(sourceAt(commandBytes, ['payload', 'snapshot']) ?? '', 'utf8')
+  const bytes = Buffer.from(sourcesIn(commandBytes)(['payload', 'snapshot']) ?? '', 'utf8')
   const verified = verify('group-snapshot', bytes, authority.registry)
   if (verified instanceof Rejection) return 'INVALID_COMMAND'
   if (verified.principal.type !== command.actor.type || verified.principal.id !== command.actor.id) return 'AUTH_FORBIDDEN'

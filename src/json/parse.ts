@@ -48,6 +48,9 @@ const decoder = new TextDecoder('utf-8', {fatal: true, ignoreBOM: true})
  */
 export type SourceTexts = WeakMap<object, string>
 
+/** The exact text an object of a parsed value was received as (frames.ts parseFrame). */
+export type SourceOf = (o: object) => string | undefined
+
 /** Parses bytes that must hold exactly one UTF-8 JSON value. */
 export function parseJsonBytes(bytes: Uint8Array, sources?: SourceTexts): JsonValue {
   if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
@@ -74,14 +77,18 @@ export function parseJsonText(text: string, sources?: SourceTexts): JsonValue {
 }
 
 /**
- * The exact source text of the object at `path` inside one JSON value (its UTF-8 bytes are the
- * bytes received), or undefined when there is no object there. Throws JsonParseError.
+ * Parses one JSON value once; the function returned gives the exact source text of the object at a
+ * member path inside it (its UTF-8 bytes are the bytes received), or undefined when there is no
+ * object there. Throws JsonParseError.
  */
-export function sourceAt(bytes: Uint8Array, path: readonly string[]): string | undefined {
+export function sourcesIn(bytes: Uint8Array): (path: readonly string[]) => string | undefined {
   const sources: SourceTexts = new WeakMap()
-  let node: JsonValue | undefined = parseJsonBytes(bytes, sources)
-  for (const key of path) node = node !== null && typeof node === 'object' && !Array.isArray(node) ? node[key] : undefined
-  return node !== null && typeof node === 'object' ? sources.get(node) : undefined
+  const root = parseJsonBytes(bytes, sources)
+  return (path) => {
+    let node: JsonValue | undefined = root
+    for (const key of path) node = node !== null && typeof node === 'object' && !Array.isArray(node) ? node[key] : undefined
+    return node !== null && typeof node === 'object' ? sources.get(node) : undefined
+  }
 }
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y

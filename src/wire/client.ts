@@ -21,7 +21,7 @@ import type {SigningKey} from '../crypto/keyfile.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
 import {encodeBase64url} from '../json/base64url.js'
 import {canonicalHash} from '../json/jcs.js'
-import {type JsonObject, parseJsonBytes} from '../json/parse.js'
+import {type JsonObject, type SourceOf, parseJsonBytes} from '../json/parse.js'
 import type {Principal} from '../signing/profiles.js'
 import type {RegistryEvidence} from '../signing/registry.js'
 import {Rejection, verify} from '../signing/verify.js'
@@ -31,9 +31,6 @@ import {transcriptBytes} from './hello.js'
 import type {OrganizationReceipt, OrganizationSubmitResult} from '../authority/organization.js'
 
 export {FileCursorStore, MemoryCursorStore, type CursorStore} from './cursor-store.js'
-
-/** The exact text an object of a received frame arrived as (frames.ts parseFrame). */
-type Source = (o: object) => string | undefined
 
 /** §8/§17.2: attention filters change live delivery only (websocket-frame attentionFilter). */
 export interface AttentionFilter {
@@ -319,7 +316,7 @@ export class WireClient {
   async #open(reconnect: boolean): Promise<void> {
     const {url, ca, key} = this.#options
     const ws = new WebSocket(url, {ca, minVersion: 'TLSv1.3', maxPayload: 16 * 1024 * 1024, perMessageDeflate: false})
-    const frames: {frame: Frame; source: Source}[] = []
+    const frames: {frame: Frame; source: SourceOf}[] = []
     let wake: (() => void) | null = null
     let failure: Error | null = null
     const next = async (): Promise<Frame> => {
@@ -476,7 +473,7 @@ export class WireClient {
   }
 
   /** `source`: the exact text each object of the frame arrived as; signed documents are verified from it. */
-  #onFrame(f: Frame, source: Source): void {
+  #onFrame(f: Frame, source: SourceOf): void {
     switch (f.frameType) {
       case 'EVENT':
         return this.#onEvent(f, source)
@@ -516,7 +513,7 @@ export class WireClient {
     return {groupId: d.groupId as string, sequence: d.sequence as number, eventId: d.eventId as string, kind: d.kind as string, document: d, bytes}
   }
 
-  #onEvent(f: Frame, source: Source): void {
+  #onEvent(f: Frame, source: SourceOf): void {
     const event = this.#verified(source(f.event as JsonObject))
     if (event === null) {
       this.#options.onNotice?.({code: 'AUTH_INVALID_SIGNATURE', detail: 'an Event failed verification and was dropped'})
@@ -553,7 +550,7 @@ export class WireClient {
     }
   }
 
-  #onError(error: ProtocolError, source: Source): void {
+  #onError(error: ProtocolError, source: SourceOf): void {
     const related = error.relatedFrameId
     if (typeof related === 'string' && this.#pending.has(related)) {
       const p = this.#pending.get(related)!
@@ -581,7 +578,7 @@ export class WireClient {
     this.#options.onNotice?.({code: error.code, groupId, detail: error})
   }
 
-  async #restore(sub: Subscription, error: ProtocolError, source: Source): Promise<void> {
+  async #restore(sub: Subscription, error: ProtocolError, source: SourceOf): Promise<void> {
     const details = error.details as JsonObject | undefined
     const snapshot = details?.snapshot as JsonObject | undefined
     const reference = snapshot ? this.#checkSnapshot(sub, source(snapshot), error.snapshotArtifactHash as string | undefined, details?.state as JsonObject | undefined) : null

@@ -19,7 +19,7 @@ import {submit} from '../authority/ingress.js'
 import {checkSignatureEncoding, verifyEd25519} from '../crypto/ed25519.js'
 import type {ErrorCode} from '../errors.js'
 import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
-import type {JsonObject} from '../json/parse.js'
+import type {JsonObject, SourceOf} from '../json/parse.js'
 import {parseTimestamp} from '../json/timestamp.js'
 import {keyStatus} from '../signing/registry-edit.js'
 import type {Principal} from '../signing/profiles.js'
@@ -245,7 +245,7 @@ export class Connection {
     return keyStatus(b, parseTimestamp(this.context.authority.clock())!) === 'valid' ? b : null
   }
 
-  async #ready(f: Frame, source: (o: object) => string | undefined): Promise<void> {
+  async #ready(f: Frame, source: SourceOf): Promise<void> {
     switch (f.frameType) {
       case 'SUBSCRIBE':
         return this.#subscribe(f)

@@ -19,7 +19,7 @@
 
 import {createHash, randomUUID} from 'node:crypto'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
-import {type JsonObject, JsonParseError, type SourceTexts, parseJsonText} from '../json/parse.js'
+import {type JsonObject, JsonParseError, type SourceOf, type SourceTexts, parseJsonText} from '../json/parse.js'
 import {schemaCatalog} from '../schema/catalog.js'
 import {serverTextFrame} from './ws-framing.js'
 
@@ -42,7 +42,7 @@ export type ParsedFrame =
       ok: true
       frame: Frame
       /** The exact text an object of the frame was received as: documents inside frames are verified from it, never re-serialized. */
-      source: (o: object) => string | undefined
+      source: SourceOf
     }
   | {ok: false; code: ErrorCode; frameId?: string}
 
@@ -54,7 +54,7 @@ export type ParsedFrame =
 export function parseFrame(text: string): ParsedFrame {
   let value: unknown
   const sources: SourceTexts = new WeakMap()
-  const source = (o: object) => sources.get(o)
+  const source: SourceOf = (o) => sources.get(o)
   try {
     value = parseJsonText(text, sources)
   } catch (e) {
