@@ -89,7 +89,6 @@ export class GroupPump {
       const events = this.feed.after(this.position, next.limit)
       if (events === null) return this.#read(next.limit)
       if (events.length === 0) return
-      this.sink.cork()
       this.#deliver(events, next.visibilityStart)
     }
   }
@@ -104,7 +103,6 @@ export class GroupPump {
         // Checked again: the Membership may have ended while the page was read.
         const next = this.#next()
         if (next === null || events.length === 0) return
-        this.sink.cork()
         this.#deliver(events, next.visibilityStart)
         this.wake()
       })
@@ -149,8 +147,9 @@ export class GroupPump {
     return {limit, visibilityStart: member.visibilityStartSequence}
   }
 
-  /** Sends one page (the socket is corked) and advances the position over it. */
+  /** Sends one page, corked (one write with the rest of this tick's frames), and advances the position over it. */
   #deliver(events: FeedEvent[], visibilityStart: number): void {
+    this.sink.cork()
     let skipped = false
     for (const e of events) {
       if (this.#stopped) return
