@@ -151,6 +151,9 @@ export function mayRead(member: MemberState | undefined, principal: {type: strin
 export const isOwner = (state: GroupState, actor: Principal) =>
   actor.type === state.mission.missionOwner.type && actor.id === state.mission.missionOwner.id
 
+/** The Membership document of an existing member, now active or ended (epoch, role and scopes unchanged). */
+export const memberDoc = (state: {missionId: string; groupId: string}, m: MemberState, active: boolean, at: string) => membershipDoc(state, {...m, member: m.principal, active}, at)
+
 /** A Membership document (membership.schema.json) as carried in Membership-changing Events. */
 export function membershipDoc(
   state: {missionId: string; groupId: string},

@@ -5,7 +5,7 @@
 // by §7.1, the second follows the Coordinator lease (mission.assign_coordinator).
 
 import type {Principal} from '../signing/profiles.js'
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, coordinatorCheck, isOwner, isRejected, membershipDoc, reject, revisionConflict} from './decide-common.js'
+import {type DecideContext, type DecidedCommand, type Decision, activeMember, coordinatorCheck, isOwner, isRejected, memberDoc, membershipDoc, reject, revisionConflict} from './decide-common.js'
 import {type GroupState, type MemberRole, TERMINAL} from './state.js'
 
 export const MEMBERSHIP_KINDS: ReadonlySet<string> = new Set(['membership.change', 'membership.end'])
@@ -34,7 +34,7 @@ export function membershipDecide(state: GroupState | null, command: DecidedComma
 
   if (command.kind === 'membership.end') {
     if (existing === undefined || !existing.active) return reject('INVALID_STATE_TRANSITION', 'no active Membership to end')
-    const membership = membershipDoc(state, {...existing, member: existing.principal, active: false}, ctx.acceptedAt)
+    const membership = memberDoc(state, existing, false, ctx.acceptedAt)
     return {events: [{eventId, kind: 'membership.ended', payload: {membership, ...(p.reason !== undefined ? {reason: p.reason} : {})}}]}
   }
   // membership.change: a new Membership at epoch 1, or the existing one at epoch + 1. A new member

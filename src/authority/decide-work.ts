@@ -12,7 +12,7 @@ import {
   coordinatorCheck,
   isOwner,
   isRejected,
-  membershipDoc,
+  memberDoc,
   reject,
   revisionConflict,
 } from './decide-common.js'
@@ -62,11 +62,11 @@ const FROM: Readonly<Record<string, ReadonlySet<WorkState>>> = {
   'work.start': new Set(['queued']),
   'work.submit': new Set(['active']),
   'work.accept_result': new Set(['submitted']),
-  'work.cancel': new Set(['open', 'offered', 'queued', 'active', 'blocked', 'submitted']),
+  'work.cancel': UNFINISHED_WORK,
   'work.checkpoint': new Set(['active']),
   'work.block': new Set(['active']),
   'work.unblock': new Set(['blocked']),
-  'work.fail': new Set(['open', 'offered', 'queued', 'active', 'blocked', 'submitted']),
+  'work.fail': UNFINISHED_WORK,
   'approval.grant_execution': new Set(['queued']),
 }
 
@@ -283,7 +283,7 @@ function endingIdle(state: GroupState, item: WorkItemView, decision: Decision, c
     (w) => w.workItemId !== item.workItemId && UNFINISHED_WORK.has(w.state) && (w.owner?.agentId === agentId || (w.offer?.candidates.includes(agentId) ?? false)),
   )
   if (busy) return decision
-  const membership = membershipDoc(state, {membershipId: m.membershipId, member: m.principal, role: m.role, membershipEpoch: m.membershipEpoch, scopes: m.scopes, visibilityStartSequence: m.visibilityStartSequence, active: false}, ctx.acceptedAt)
+  const membership = memberDoc(state, m, false, ctx.acceptedAt)
   return {events: [...decision.events, {eventId: ctx.newId(), kind: 'membership.ended', payload: {membership, reason: 'no WorkItems left (§8 just-in-time Membership)'}}]}
 }
 
@@ -435,7 +435,4 @@ function offerMember(state: GroupState, command: DecidedCommand, at: string): Me
   return m
 }
 
-const activated = (state: GroupState, m: MemberState, at: string) => ({
-  ...membershipDoc(state, {membershipId: m.membershipId, member: m.principal, role: m.role, membershipEpoch: m.membershipEpoch, scopes: m.scopes, visibilityStartSequence: m.visibilityStartSequence, active: true}, at),
-  contextPackageId: m.provisional!.contextPackageId,
-})
+const activated = (state: GroupState, m: MemberState, at: string) => ({...memberDoc(state, m, true, at), contextPackageId: m.provisional!.contextPackageId})
