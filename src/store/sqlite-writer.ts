@@ -7,8 +7,7 @@
 // The thread starts on the first write (read-only CLI commands never pay for it), keeps the
 // process alive only while a write is in flight, and is stopped by close(). Errors cross the
 // thread boundary as data and are rebuilt as the classes callers test for. A short-lived process
-// may write inline instead (OpenOptions.inlineWrites): the same SqliteWrites on its own connection
-// on the caller's thread, without a thread to start and stop.
+// writes inline instead (InlineWriter, OpenOptions.inlineWrites).
 
 import {createRequire} from 'node:module'
 import {pathToFileURL} from 'node:url'
@@ -77,7 +76,46 @@ function spawn(module: 'sqlite-writer-thread' | 'sqlite-checkpointer', path: str
 /** How often the checkpoint thread checkpoints the WAL; with nothing new to copy that costs one read of the WAL index. */
 export const CHECKPOINT_EVERY_MS = 250
 
-export class SqliteWriter {
+/** Where the SQLite store's writes run: the writer thread (SqliteWriter) or the caller's thread (InlineWriter). */
+export interface Writer {
+  call<K extends WriteOp>(op: K, ...args: Args<K>): Promise<Result<K>>
+  /** Answers the writes issued before it, then releases the connection. */
+  close(): Promise<void>
+}
+
+/**
+ * OpenOptions.inlineWrites, for short-lived processes: the same SqliteWrites on a connection of its
+ * own on the caller's thread (opened on the first write), with no thread to start or stop.
+ */
+export class InlineWriter implements Writer {
+  #writes: SqliteWrites | undefined
+  /** Writes not yet answered: close() waits for them, as the writer thread does. */
+  readonly #inFlight = new Set<Promise<unknown>>()
+  #closed = false
+
+  constructor(private readonly path: string) {}
+
+  call<K extends WriteOp>(op: K, ...args: Args<K>): Promise<Result<K>> {
+    if (this.#closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'))
+    try {
+      this.#writes ??= new SqliteWrites(connectSqlite(this.path, false))
+    } catch (e) {
+      return Promise.reject(new StoreError('unavailable', describeError(e)))
+    }
+    const done = (this.#writes[op] as (...a: Args<K>) => Promise<Result<K>>).apply(this.#writes, args)
+    this.#inFlight.add(done)
+    void done.catch(() => undefined).finally(() => this.#inFlight.delete(done))
+    return done
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    await Promise.allSettled(this.#inFlight)
+    this.#writes?.close()
+  }
+}
+
+export class SqliteWriter implements Writer {
   #worker: Worker | undefined
   /**
    * The WAL's checkpoints (sqlite-checkpointer.ts): started one interval after the writer, so a
@@ -92,29 +130,10 @@ export class SqliteWriter {
   /** Requests of this turn, posted together: one message (one structured clone) per turn, not per write. */
   #outbox: WriterRequest[] = []
 
-  /** OpenOptions.inlineWrites: the writes' own connection on this thread, opened on the first write. */
-  #inline: SqliteWrites | undefined
-  /** Inline writes not yet answered: close() waits for them, as the thread does. */
-  readonly #inlineInFlight = new Set<Promise<unknown>>()
-
-  constructor(
-    private readonly path: string,
-    private readonly inlineWrites = false,
-  ) {}
+  constructor(private readonly path: string) {}
 
   call<K extends WriteOp>(op: K, ...args: Args<K>): Promise<Result<K>> {
     if (this.#closed) return Promise.reject(new StoreError('unavailable', 'the store is closed'))
-    if (this.inlineWrites) {
-      try {
-        this.#inline ??= new SqliteWrites(connectSqlite(this.path, false))
-      } catch (e) {
-        return Promise.reject(new StoreError('unavailable', describeError(e)))
-      }
-      const done = (this.#inline[op] as (...a: Args<K>) => Promise<Result<K>>).apply(this.#inline, args)
-      this.#inlineInFlight.add(done)
-      void done.catch(() => undefined).finally(() => this.#inlineInFlight.delete(done))
-      return done
-    }
     const worker = (this.#worker ??= this.#start())
     if (this.#pending.size === 0) worker.ref()
     const id = this.#next++
@@ -178,11 +197,6 @@ export class SqliteWriter {
   /** Stops the thread once the writes in flight are answered (it closes its connection). */
   async close(): Promise<void> {
     this.#closed = true
-    if (this.#inline) {
-      await Promise.allSettled(this.#inlineInFlight)
-      this.#inline.close()
-      return
-    }
     const worker = this.#worker
     clearTimeout(this.#checkpointerDue)
     this.#checkpointerDue = undefined

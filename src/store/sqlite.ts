@@ -34,7 +34,7 @@ import type {GroupAppend} from './multi-append.js'
 import {type OrgLog, SQLITE_ORG_LOG_SCHEMA, sqliteOrgReads} from './org-log.js'
 import {type CursorTable, SQLITE_CURSOR_SCHEMA, sqliteCursors} from './cursors.js'
 import {GroupCommitFailure} from './group-commit.js'
-import {SqliteWriter} from './sqlite-writer.js'
+import {InlineWriter, SqliteWriter, type Writer} from './sqlite-writer.js'
 import {connectSqlite} from './sqlite-writes.js'
 
 type DB = Database.Database
@@ -186,7 +186,7 @@ class SqliteStore implements Store {
   private readonly selectRow
   private groupSql: ReturnType<typeof groupStatements> | undefined
   /** Every write goes to the writer (sqlite-writer.ts); this connection only reads. */
-  private readonly writer: SqliteWriter
+  private readonly writer: Writer
 
   constructor(
     private readonly db: DB,
@@ -197,7 +197,7 @@ class SqliteStore implements Store {
   ) {
     this.config = authority.config
     this.selectRow = db.prepare('SELECT * FROM admission_records WHERE organization_id = ? AND signing_hash = ?')
-    this.writer = new SqliteWriter(path, inlineWrites)
+    this.writer = inlineWrites ? new InlineWriter(path) : new SqliteWriter(path)
   }
 
   private stored(organizationId: string, signingHash: string) {
