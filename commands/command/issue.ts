@@ -1,6 +1,5 @@
 import {Flags} from '@oclif/core'
-import {type Outcome, usage} from '../../src/cli/base.js'
-import {parseJsonBytes} from '../../src/json/parse.js'
+import type {Outcome} from '../../src/cli/base.js'
 import {GROUP_CREATING_KINDS} from '../../src/operator/command-builder.js'
 import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
@@ -34,16 +33,7 @@ ${OPERATOR_EXIT_CODES}`
 
   protected async execute(): Promise<Outcome> {
     const {flags} = await this.parse(CommandIssue)
-    const bytes = await this.readInput(flags.payload)
-    // The strict parser refuses duplicate members and non-finite numbers before anything is signed.
-    let parsed: unknown
-    try {
-      parsed = parseJsonBytes(bytes)
-    } catch (e) {
-      throw usage(`--payload ${flags.payload}: ${(e as Error).message}`)
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw usage(`--payload ${flags.payload} must hold one JSON object`)
-    const payload = JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>
+    const payload = await this.readJsonObject(flags.payload, '--payload')
     return this.withContext(flags, async (ctx) => {
       const state = GROUP_CREATING_KINDS.has(flags.kind) ? null : foldGroup(await ctx.events(flags.group))
       const built = ctx.build({

@@ -1,5 +1,4 @@
 import {Args, Flags} from '@oclif/core'
-import {type JsonObject, parseJsonBytes} from '../../src/json/parse.js'
 import {type Outcome, usage} from '../../src/cli/base.js'
 import {buildFinalApproval} from '../../src/operator/command-builder.js'
 import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
@@ -38,7 +37,7 @@ ${OPERATOR_EXIT_CODES}`
     const {args, flags} = await this.parse(MissionApprove)
     const interactive = Boolean(process.stdin.isTTY) && !flags.json
     if (!flags.yes && !interactive) throw usage('approving needs a confirmation: run on a terminal without --json, or pass --yes')
-    const rootApproval = flags['root-approval'] === undefined ? undefined : await this.#approvalFile(flags['root-approval'])
+    const rootApproval = flags['root-approval'] === undefined ? undefined : await this.readJsonObject(flags['root-approval'], '--root-approval', 'one signed Approval')
     return this.withContext(flags, async (ctx) => {
       const events = await ctx.events(args.group)
       const view = inspectMission(events)
@@ -56,17 +55,5 @@ ${OPERATOR_EXIT_CODES}`
       const built = ctx.build({kind: 'mission.approve', groupId: args.group, payload: {approval, ...(rootApproval ? {rootApproval} : {})}, state, expectedRevision: state.revision})
       return submissionOutcome(await ctx.send(built.bytes), {groupId: args.group, approved: true, approvalId: approval.approvalId, submission: view.submission}, (r) => `approved revision ${view.submission!.missionRevision} (Approval ${String(approval.approvalId)}, Event sequence ${String(r.lastSequence)})`)
     })
-  }
-
-  /** A signed Approval document from a file or stdin (checked by the authority, with its signature). */
-  async #approvalFile(path: string): Promise<JsonObject> {
-    let parsed: unknown
-    try {
-      parsed = parseJsonBytes(await this.readInput(path))
-    } catch (e) {
-      throw usage(`--root-approval ${path}: ${(e as Error).message}`)
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw usage(`--root-approval ${path} must hold one signed Approval`)
-    return parsed as JsonObject
   }
 }

@@ -8,6 +8,7 @@
 
 import {Command, Flags} from '@oclif/core'
 import {readFileSync} from 'node:fs'
+import {parseJsonBytes} from '../json/parse.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
 
 export const EXIT = {ok: 0, rejected: 1, usage: 2, environment: 3} as const
@@ -90,6 +91,23 @@ export abstract class MwpCommand extends Command {
    * Reads a file argument; `-` reads all of stdin. Returns the exact bytes. Stdin is read as a
    * stream: readFileSync(0) fails with EAGAIN when stdin is a non-blocking pipe.
    */
+  /**
+   * Reads one JSON object from a file argument (`-`: stdin) for `flag`. The strict parser refuses
+   * duplicate members and non-finite numbers before anything is signed; what is returned is the
+   * plain parse of the same text. `what` names the object in the usage error.
+   */
+  protected async readJsonObject(path: string, flag: string, what = 'one JSON object'): Promise<Record<string, unknown>> {
+    const bytes = await this.readInput(path)
+    let parsed: unknown
+    try {
+      parsed = parseJsonBytes(bytes)
+    } catch (e) {
+      throw usage(`${flag} ${path}: ${(e as Error).message}`)
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw usage(`${flag} ${path} must hold ${what}`)
+    return JSON.parse(bytes.toString('utf8')) as Record<string, unknown>
+  }
+
   protected async readInput(path: string): Promise<Buffer> {
     try {
       if (path !== '-') return readFileSync(path)
