@@ -8,7 +8,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {inspectMission} from '../src/operator/views.js'
 import {json, mwp} from './cli.js'
-import {type OperatorOrg, devContract, given, givenMission as givenMissionOn, keyPath, logged as loggedOn, opOn, operatorOrg, text} from './operator-helpers.js'
+import {type OperatorOrg, devContract, given, humanGatedChild, inDays, givenMission as givenMissionOn, keyPath, logged as loggedOn, opOn, operatorOrg, text} from './operator-helpers.js'
 
 const H1 = `sha256:${'f'.repeat(64)}`
 
@@ -124,24 +124,12 @@ describe('mission commands', async () => {
   it("a child Mission that asks for final human approval (§14): the root human signs with --sign-only, the child's MissionOwner approves with --root-approval", async () => {
     const g = await givenMission()
     const w = 'urn:uuid:bbbbbbbb-0000-4000-8000-000000000001'
-    // Inside the Mission's deadline (mission create: 30 days from now).
-    const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
     await given(o, 'coordinator', 'work.authorize', g, {
       workItemId: w,
       contract: devContract({goal: 'Draft the notes as a child Mission', deadline: inDays(20)}),
     })
-    const cg = `${g}-child`
-    await given(o, 'coordinator', 'mission.create_child', g, {
-      workItemId: w,
-      missionId: `${cg}:mission`,
-      groupId: cg,
-      objective: 'Draft the notes',
-      definitionOfDone: [{criterionId: 'notes', description: 'Draft ready', evidenceRequired: ['human_review']}],
-      deadline: inDays(10),
-      budget: {currency: 'EUR', financialLimit: 5},
-      approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
-      coordinatorAgentId: 'urn:mwp:dev:org:local:agent:worker-1',
-    })
+    const {cg, payload} = humanGatedChild(g, w, 'urn:mwp:dev:org:local:agent:worker-1')
+    await given(o, 'coordinator', 'mission.create_child', g, payload)
     await given(o, 'worker-1', 'mission.submit_for_approval', cg, {artifactHashes: [H1]})
 
     // The child's MissionOwner alone is refused: the root human's Approval must come too.

@@ -14,6 +14,7 @@ import {missionCreatePayload} from '../src/operator/mission-payloads.js'
 import {messageText} from '../src/operator/render.js'
 import {type EventDoc, type Transport, openLocalTransport} from '../src/operator/transport.js'
 import {foldGroup} from '../src/operator/views.js'
+import {contract} from './authority-helpers.js'
 import {mwp} from './cli.js'
 
 export const ORG = 'urn:mwp:dev:org:local'
@@ -72,24 +73,33 @@ export async function logged(o: OperatorOrg, g: string, kind?: string): Promise<
 }
 
 /** A Work Contract (§10.1) for the dev Organization's capability; `extra` overrides fields. */
-export const devContract = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
-  contractVersion: 1,
-  goal: 'Draft the notes',
-  requiredDeliverables: [{deliverableId: 'notes', description: 'Notes', mediaType: 'text/markdown', schema: 'urn:mwp:dev:schema:notes'}],
-  acceptanceCriteria: [{criterionId: 'notes', description: 'Complete', evidenceRequired: ['human_review']}],
-  inputArtifacts: [],
-  dependencyWorkItemIds: [],
-  allowedResources: [],
-  requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-  deadline: '2027-01-15T00:00:00Z',
-  requestedUrgency: 'normal',
-  businessImpact: 'Release',
-  retryPolicy: {maxAttempts: 1, backoff: 'fixed', maxDelay: 'PT1M', retryableFailures: []},
-  budget: {currency: 'EUR', financialLimit: 5},
-  sideEffectRisk: 'none',
-  executionApproval: 'not_required',
-  ...extra,
-})
+export const devContract = (extra: Record<string, unknown> = {}): Record<string, unknown> =>
+  contract({goal: 'Draft the notes', requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}], ...extra})
+
+/** Protocol time `n` days from now (a Mission created now by `mission create` ends in 30). */
+export const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
+
+/**
+ * The mission.create_child payload promoting WorkItem `w` of Group `g` to Group `${g}-child`, whose
+ * approval policy asks for the root human's final approval (§14).
+ */
+export function humanGatedChild(g: string, w: string, coordinatorAgentId: string): {cg: string; payload: Record<string, unknown>} {
+  const cg = `${g}-child`
+  return {
+    cg,
+    payload: {
+      workItemId: w,
+      missionId: `${cg}:mission`,
+      groupId: cg,
+      objective: 'Draft the notes',
+      definitionOfDone: [{criterionId: 'notes', description: 'Draft ready', evidenceRequired: ['human_review']}],
+      deadline: inDays(10),
+      budget: {currency: 'EUR', financialLimit: 5},
+      approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
+      coordinatorAgentId,
+    },
+  }
+}
 
 /** The text of a message.posted Event, as the views read it. */
 export const text = (e: {payload: Record<string, unknown>}) => messageText(e as never)

@@ -13,7 +13,7 @@ import {createDevOrganization, type DevOrganization} from '../src/config/dev-org
 import {RegistryEvidence} from '../src/signing/registry.js'
 import {WireClient} from '../src/wire/client.js'
 import {mwp} from './cli.js'
-import {devContract} from './operator-helpers.js'
+import {devContract, humanGatedChild, inDays} from './operator-helpers.js'
 import {PROJECT_ROOT} from './upstream.js'
 
 let dir: string
@@ -80,22 +80,11 @@ describe('mwp authority serve', () => {
       }
       const key = (name: string) => join(org.dir, org.identities.find((i) => i.name === name)!.keyFile)
       const g = run(['mission', 'create', '--objective', 'Ship 0.1', '--coordinator', 'coordinator']).groupId as string
-      const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
       const w = 'urn:uuid:cccccccc-0000-4000-8000-000000000001'
       run(['command', 'issue', '--kind', 'work.authorize', '--group', g, '--payload', '-', '--key', key('coordinator')], JSON.stringify({workItemId: w, contract: devContract({deadline: inDays(20)})}))
-      const cg = `${g}-child`
       const agentId = (name: string) => org.identities.find((i) => i.name === name)!.principal.id
-      run(['command', 'issue', '--kind', 'mission.create_child', '--group', g, '--payload', '-', '--key', key('coordinator')], JSON.stringify({
-        workItemId: w,
-        missionId: `${cg}:mission`,
-        groupId: cg,
-        objective: 'Draft the notes',
-        definitionOfDone: [{criterionId: 'notes', description: 'Draft ready', evidenceRequired: ['human_review']}],
-        deadline: inDays(10),
-        budget: {currency: 'EUR', financialLimit: 5},
-        approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
-        coordinatorAgentId: agentId('worker-1'),
-      }))
+      const {cg, payload} = humanGatedChild(g, w, agentId('worker-1'))
+      run(['command', 'issue', '--kind', 'mission.create_child', '--group', g, '--payload', '-', '--key', key('coordinator')], JSON.stringify(payload))
       // The root human (the configuration's operatorKey) reads the child Group it is not a member of.
       const tree = run(['mission', 'tree', g])
       expect(tree.children).toMatchObject([{groupId: cg, state: 'active'}])
