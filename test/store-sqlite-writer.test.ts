@@ -53,18 +53,25 @@ describe('SQLite writer thread', () => {
     await store.close()
   })
 
-  it('close() answers the writes issued before it; a write after close is refused as unavailable, nothing changes', async () => {
+  // Both writers: the writer thread, and inline writes (OpenOptions.inlineWrites, the CLI) on the caller's thread.
+  it.each([false, true])('inlineWrites %s: the same verdicts; close() answers a write issued before it; a write after close is refused as unavailable; a store opened later sees everything', async (inlineWrites) => {
     const at = url()
-    const store = await devStoreAt(at)
+    await (await devStoreAt(at)).close()
+    const store = await openStore(at, {admissionKey, inlineWrites})
     const g = `urn:mwp:test:group:${randomUUID()}`
     const first = append(g, 0, Buffer.from('first'))
-    const pending = store.append(g, 0, first.events, first.receipt) // not awaited before close
+    expect((await store.append(g, 0, first.events, first.receipt)).status).toBe('appended')
+    expect((await store.head(g))?.sequence).toBe(1)
+    const stale = append(g, 0, Buffer.from('stale'))
+    expect((await store.append(g, 0, stale.events, stale.receipt)).status).toBe('head-moved')
+    const second = append(g, 1, Buffer.from('second'))
+    const pending = store.append(g, 1, second.events, second.receipt) // not awaited before close
     await store.close()
     expect((await pending).status).toBe('appended')
-    const late = append(g, 1, Buffer.from('late'))
-    expect((await store.append(g, 1, late.events, late.receipt)).status).toBe('unavailable')
+    const late = append(g, 2, Buffer.from('late'))
+    expect((await store.append(g, 2, late.events, late.receipt)).status).toBe('unavailable')
     const reopened = await openStore(at)
-    expect((await reopened.head(g))?.sequence).toBe(1)
+    expect((await reopened.read(g, 0, 10)).events.map((e) => Buffer.from(e.bytes).toString())).toEqual(['first', 'second'])
     await reopened.close()
   })
 
@@ -119,28 +126,6 @@ describe('SQLite writer thread', () => {
     const writes = new SqliteWrites(writerConnection)
     expect(writerConnection.pragma('wal_autocheckpoint', {simple: true})).toBe(WAL_BACKSTOP_PAGES)
     writes.close()
-  })
-
-  it('inline writes (OpenOptions.inlineWrites, the CLI): the same verdicts on the caller\'s thread; close() answers a write issued before it; a store opened later sees everything', async () => {
-    const at = url()
-    await (await devStoreAt(at)).close()
-    const store = await openStore(at, {admissionKey, inlineWrites: true})
-    const g = `urn:mwp:test:group:${randomUUID()}`
-    const first = append(g, 0, Buffer.from('first'))
-    expect((await store.append(g, 0, first.events, first.receipt)).status).toBe('appended')
-    expect((await store.head(g))?.sequence).toBe(1)
-    // A stale head is refused exactly as on the writer thread.
-    const stale = append(g, 0, Buffer.from('stale'))
-    expect((await store.append(g, 0, stale.events, stale.receipt)).status).toBe('head-moved')
-    const second = append(g, 1, Buffer.from('second'))
-    const pending = store.append(g, 1, second.events, second.receipt) // not awaited before close
-    await store.close()
-    expect((await pending).status).toBe('appended')
-    const late = append(g, 2, Buffer.from('late'))
-    expect((await store.append(g, 2, late.events, late.receipt)).status).toBe('unavailable')
-    const reopened = await openStore(at)
-    expect((await reopened.read(g, 0, 10)).events.map((e) => Buffer.from(e.bytes).toString())).toEqual(['first', 'second'])
-    await reopened.close()
   })
 
   // Each append names the head it expects: only issue order applied in order commits them all.
