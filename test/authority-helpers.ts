@@ -121,6 +121,17 @@ export function approval(groupId: string, missionRevision: number, artifactHashe
   return sign('approval', unsigned, signer).document
 }
 
+/** `store` with some methods replaced (counting, holding, failing reads); every other member is the real store's. */
+export function storeWith(store: Store, overrides: Partial<Store>): Store {
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      if (Object.hasOwn(overrides, name)) return overrides[name as keyof Store]
+      const value = Reflect.get(target, name, receiver) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
 let groups = 0
 /** Adds the developer and the reviewer to Group `g` as Workers (the MissionOwner's membership.change). */
 export async function addWorkers(run: (bytes: Buffer) => Promise<SubmitResult>, g: string): Promise<void> {

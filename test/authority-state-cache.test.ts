@@ -9,7 +9,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {Authority} from '../src/authority/authority.js'
 import {submit} from '../src/authority/ingress.js'
 import type {Store} from '../src/store/types.js'
-import {authorityOn, createCommand, groupCommand, newGroup, owner, receiptOf, sqliteStore} from './authority-helpers.js'
+import {authorityOn, createCommand, groupCommand, newGroup, owner, receiptOf, sqliteStore, storeWith} from './authority-helpers.js'
 
 describe('Authority state cache', () => {
   let store: Store
@@ -21,19 +21,14 @@ describe('Authority state cache', () => {
   function instrumented() {
     let reads = 0
     let hold: {release: () => void; read: Promise<void>} | null = null
-    const wrapped = new Proxy(store, {
-      get(target, name, receiver) {
-        if (name === 'read') return (...args: Parameters<Store['read']>) => (reads++, target.read(...args))
-        if (name === 'head')
-          return async (groupId: string) => {
-            const head = await target.head(groupId)
-            const held = hold
-            hold = null
-            if (held) await held.read
-            return head
-          }
-        const value = Reflect.get(target, name, receiver) as unknown
-        return typeof value === 'function' ? value.bind(target) : value
+    const wrapped = storeWith(store, {
+      read: (...args) => (reads++, store.read(...args)),
+      head: async (groupId) => {
+        const head = await store.head(groupId)
+        const held = hold
+        hold = null
+        if (held) await held.read
+        return head
       },
     })
     return {

@@ -5,7 +5,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {submit} from '../src/authority/ingress.js'
 import type {Store} from '../src/store/types.js'
 import {GroupFeed} from '../src/wire/group-feed.js'
-import {authorityOn, createCommand, groupCommand, newGroup, owner, receiptOf, sqliteStore} from './authority-helpers.js'
+import {authorityOn, createCommand, groupCommand, newGroup, owner, receiptOf, sqliteStore, storeWith} from './authority-helpers.js'
 
 describe('GroupFeed.history', () => {
   let store: Store
@@ -23,19 +23,14 @@ describe('GroupFeed.history', () => {
   function counted() {
     let reads = 0
     let failNext = false
-    const wrapped = new Proxy(store, {
-      get(target, name, receiver) {
-        if (name === 'read')
-          return (...args: Parameters<Store['read']>) => {
-            reads++
-            if (failNext) {
-              failNext = false
-              return Promise.reject(new Error('store unavailable'))
-            }
-            return target.read(...args)
-          }
-        const value = Reflect.get(target, name, receiver) as unknown
-        return typeof value === 'function' ? value.bind(target) : value
+    const wrapped = storeWith(store, {
+      read: (...args) => {
+        reads++
+        if (failNext) {
+          failNext = false
+          return Promise.reject(new Error('store unavailable'))
+        }
+        return store.read(...args)
       },
     })
     const feed = new GroupFeed(authorityOn(wrapped), g, () => undefined)
