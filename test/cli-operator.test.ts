@@ -220,13 +220,21 @@ describe('mission commands', async () => {
     expect(posted.map(text)).toEqual(['Prioritize the security notes.'])
   })
 
-  it('mission tree shows the root Mission; an unknown Group is a usage error', async () => {
+  it('mission tree shows the root Mission; an unknown Group is GROUP_NOT_FOUND (exit 1) for every view, tail --after and --follow included', async () => {
     const g = await givenMission('Root objective')
     const r = op(['mission', 'tree', g])
     expect(r.status, r.stdout + r.stderr).toBe(0)
     expect(r.stdout).toContain('[active] Root objective')
-    expect(op(['mission', 'tree', 'urn:mwp:dev:org:local:group:missing']).status).toBe(2)
-    expect(op(['mission', 'inspect', 'urn:mwp:dev:org:local:group:missing']).status).toBe(2)
+    const missing = 'urn:mwp:dev:org:local:group:missing'
+    for (const args of [['mission', 'tree', missing], ['mission', 'inspect', missing], ['mission', 'approve', missing, '--yes'], ['work', 'list', missing], ['group', 'tail', missing, '--after', '3'], ['group', 'tail', missing, '--follow']]) {
+      const r = op(args)
+      expect(r.status, args.join(' ') + r.stderr).toBe(1)
+      expect(r.stdout.trim()).toBe('GROUP_NOT_FOUND')
+      const j = op([...args, '--json'])
+      expect(JSON.parse(j.stdout)).toMatchObject({status: 'rejected', error: {code: 'GROUP_NOT_FOUND'}})
+    }
+    expect(op(['group', 'tail', g, '--after', '99']).stdout).toBe('') // a known Group with nothing after 99: empty success
+    expect(op(['group', 'tail', g, '--after', '99']).status).toBe(0)
   })
 })
 

@@ -53,7 +53,7 @@ export const opOn = (o: OperatorOrg) => (args: string[], options: {input?: strin
 
 /** Signs `kind` with the named dev key (epochs from the current state) and submits it in-process. */
 export async function given(o: OperatorOrg, signer: string, kind: string, g: string, payload: Record<string, unknown>) {
-  const state = kind === 'mission.create' ? null : foldGroup(await o.reader.events(g))
+  const state = kind === 'mission.create' ? null : foldGroup(await logged(o, g))
   const r = await o.reader.submit(buildCommand(readKeyFile(keyPath(o, signer)), {kind, groupId: g, payload, state}).bytes)
   if ('error' in r) throw new Error(`setup ${kind} rejected: ${r.error.code}`)
   return r.receipt
@@ -69,6 +69,7 @@ export async function givenMission(o: OperatorOrg, objective = 'Ship the release
 /** The Group's Events (verified), optionally only one kind. */
 export async function logged(o: OperatorOrg, g: string, kind?: string): Promise<EventDoc[]> {
   const all = await o.reader.events(g)
+  if (all === null) throw new Error(`${g}: GROUP_NOT_FOUND`)
   return kind ? all.filter((e) => e.kind === kind) : all
 }
 

@@ -61,33 +61,35 @@ describe('wire transport', () => {
     expect('receipt' in created).toBe(true)
 
     // The Coordinator's Agent Command carries the Session Epoch of its wire session.
-    const state1 = foldGroup(await coordinator.events(g))!
+    const state1 = foldGroup((await coordinator.events(g))!)!
     expect(coordinator.sessionEpoch).toBeGreaterThanOrEqual(1)
     const submitted = await coordinator.submit(buildCommand(keyOf('coordinator'), {kind: 'mission.submit_for_approval', groupId: g, payload: {artifactHashes: [H1]}, state: state1, sessionEpoch: coordinator.sessionEpoch}).bytes)
     expect('receipt' in submitted, JSON.stringify(submitted)).toBe(true)
 
-    const events = await owner.events(g)
+    const events = (await owner.events(g))!
     expect(events.map((e) => e.kind)).toEqual(['mission.created', 'mission.coordinator.assigned', 'mission.submitted_for_approval'])
     const state = foldGroup(events)!
     expect(inspectMission(events)!.submission).toMatchObject({artifactHashes: [H1]})
     const approval = buildFinalApproval(keyOf('owner'), state)
     const approved = await owner.submit(buildCommand(keyOf('owner'), {kind: 'mission.approve', groupId: g, payload: {approval}, state, expectedRevision: state.revision}).bytes)
     expect('receipt' in approved).toBe(true)
-    expect(foldGroup(await owner.events(g))!.mission.state).toBe('approved')
+    expect(foldGroup((await owner.events(g))!)!.mission.state).toBe('approved')
   })
 
-  it('[-cmd:mission.approve] an Approval from a stale view is REVISION_CONFLICT over the wire; an unknown Group reads as empty', async () => {
+  it('[-cmd:mission.approve] an Approval from a stale view is REVISION_CONFLICT over the wire; an unknown Group reads as null, not as an empty Group', async () => {
     const owner = await connect('owner')
     const coordinator = await connect('coordinator')
     const payload = missionCreatePayload({organization: org.organization, objective: 'Stale view', coordinatorAgentId: `${org.organization}:agent:coordinator`})
     const g = payload.groupId as string
     await owner.submit(buildCommand(keyOf('owner'), {kind: 'mission.create', groupId: g, payload}).bytes)
-    await coordinator.submit(buildCommand(keyOf('coordinator'), {kind: 'mission.submit_for_approval', groupId: g, payload: {artifactHashes: [H1]}, state: foldGroup(await coordinator.events(g)), sessionEpoch: coordinator.sessionEpoch}).bytes)
-    const seen = foldGroup(await owner.events(g))!
+    await coordinator.submit(buildCommand(keyOf('coordinator'), {kind: 'mission.submit_for_approval', groupId: g, payload: {artifactHashes: [H1]}, state: foldGroup((await coordinator.events(g))!), sessionEpoch: coordinator.sessionEpoch}).bytes)
+    const seen = foldGroup((await owner.events(g))!)!
     await owner.submit(buildCommand(keyOf('owner'), {kind: 'membership.change', groupId: g, payload: {member: {type: 'agent', id: `${org.organization}:agent:worker-1`}, role: 'worker'}, state: seen}).bytes)
     const r = await owner.submit(buildCommand(keyOf('owner'), {kind: 'mission.approve', groupId: g, payload: {approval: buildFinalApproval(keyOf('owner'), seen)}, state: seen, expectedRevision: seen.revision}).bytes)
     expect('error' in r && r.error.code).toBe('REVISION_CONFLICT')
-    expect(await owner.events(`${org.organization}:group:nothing-here`)).toEqual([])
+    expect(await owner.events(`${org.organization}:group:nothing-here`)).toBeNull()
+    expect(await owner.events(`${org.organization}:group:nothing-here`, 7)).toBeNull()
+    expect(await owner.events(g, 99)).toEqual([]) // a known Group with nothing after 99
   })
 
   it('the CLI over --url: mission create, inspect and group tail reach the server (config supplies CA, registry and key)', async () => {
@@ -108,10 +110,12 @@ describe('wire transport', () => {
     expect(r.stdout.trim()).toBe('GROUP_NOT_FOUND')
   })
 
-  it('group tail of a Group the principal cannot see is GROUP_NOT_FOUND (exit 1), not an empty success', async () => {
-    const r = await mwpAsync(['group', 'tail', 'urn:mwp:test:group:nowhere', '--config', org.config, '--url', server.url])
-    expect(r.status, r.stderr).toBe(1)
-    expect(r.stdout.trim()).toBe('GROUP_NOT_FOUND')
+  it('group tail of a Group the principal cannot see is GROUP_NOT_FOUND (exit 1), not an empty success, whatever --after says', async () => {
+    for (const after of [[], ['--after', '5']]) {
+      const r = await mwpAsync(['group', 'tail', 'urn:mwp:test:group:nowhere', ...after, '--config', org.config, '--url', server.url])
+      expect(r.status, r.stderr).toBe(1)
+      expect(r.stdout.trim()).toBe('GROUP_NOT_FOUND')
+    }
   })
 
   it('an unreachable server is an environment error (exit 3)', async () => {

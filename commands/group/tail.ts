@@ -44,11 +44,9 @@ ${OPERATOR_EXIT_CODES}`
     }
     return this.withContext(flags, async (ctx) => {
       if (!flags.follow) {
-        const events = await ctx.events(args.group, flags.after)
-        // A Group always has Events: none at all is a Group that is unknown or not visible to this
-        // principal (one answer for both, §17.2), as --follow reports it.
-        if (flags.after === 0 && events.length === 0) return {status: 'rejected', code: 'GROUP_NOT_FOUND'}
-        for (const e of events) print(e)
+        // An unknown Group, or one not visible to this principal, is GROUP_NOT_FOUND (one answer
+        // for both, §17.2), whatever --after says; --follow reports it the same way.
+        for (const e of await ctx.events(args.group, flags.after)) print(e)
         this.#streamed = true
         return {status: 'ok', result: null}
       }

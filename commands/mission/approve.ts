@@ -42,7 +42,7 @@ ${OPERATOR_EXIT_CODES}`
       const events = await ctx.events(args.group)
       const view = inspectMission(events)
       const state = foldGroup(events)
-      if (view === null || state === null) throw usage(`Group ${args.group} has no Events here (unknown, or not visible to you)`)
+      if (view === null || state === null) throw usage(`Group ${args.group} has no Events`) // ctx.events answered GROUP_NOT_FOUND for an unknown Group
       if (view.submission === null) throw usage(`Mission ${view.missionId} has nothing awaiting approval (state ${view.state})`)
       const review = renderSubmission(view.submission)
       // With --sign-only stdout carries the Approval alone (for a file); the review goes to stderr.

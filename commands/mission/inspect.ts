@@ -19,7 +19,7 @@ ${OPERATOR_EXIT_CODES}`
     const {args, flags} = await this.parse(MissionInspect)
     return this.withContext(flags, async (ctx) => {
       const view = inspectMission(await ctx.events(args.group))
-      if (view === null) throw usage(`Group ${args.group} has no Events here (unknown, or not visible to you)`)
+      if (view === null) throw usage(`Group ${args.group} has no Events`) // ctx.events answered GROUP_NOT_FOUND for an unknown Group
       return {status: 'ok', result: view, text: renderInspection(view)}
     })
   }

@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {type Outcome, usage} from '../../src/cli/base.js'
+import type {Outcome} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
 import {renderTree} from '../../src/operator/render.js'
@@ -18,8 +18,7 @@ ${OPERATOR_EXIT_CODES}`
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionTree)
     return this.withContext(flags, async (ctx) => {
-      const tree = await missionTree(args.group, (g) => ctx.events(g))
-      if (tree.missionId === null) throw usage(`Group ${args.group} has no Events here (unknown, or not visible to you)`)
+      const tree = await missionTree(args.group, (g) => ctx.events(g)) // GROUP_NOT_FOUND for an unknown root
       return {status: 'ok', result: tree, text: renderTree(tree)}
     })
   }

@@ -29,6 +29,19 @@ export class CliFailure extends Error {
   }
 }
 
+/**
+ * A rejection found before anything is sent (e.g. GROUP_NOT_FOUND for a Group this principal
+ * cannot read); thrown from deep in execute() and reported like a returned rejected Outcome.
+ */
+export class CliRejection extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly note?: string,
+  ) {
+    super(note ?? code)
+  }
+}
+
 export const usage = (message: string): CliFailure => new CliFailure('usage', message)
 export const environment = (message: string): CliFailure => new CliFailure('environment', message)
 
@@ -62,12 +75,17 @@ export abstract class MwpCommand extends Command {
     try {
       outcome = await this.execute()
     } catch (e) {
+      if (e instanceof CliRejection) return this.report({status: 'rejected', code: e.code, ...(e.note ? {note: e.note} : {})})
       const failure = asFailure(e)
       process.exitCode = EXIT[failure.kind]
       if (this.wantsJson()) this.printJson({status: 'error', error: {code: failure.kind.toUpperCase(), message: failure.message}})
       else process.stderr.write(`mwp: ${failure.message}\n`)
       return
     }
+    this.report(outcome)
+  }
+
+  private report(outcome: Outcome): void {
     if (outcome.status === 'ok') {
       if (this.wantsJson()) this.printJson({status: 'ok', result: outcome.result})
       else if (outcome.text !== undefined) process.stdout.write(outcome.text.endsWith('\n') ? outcome.text : outcome.text + '\n')

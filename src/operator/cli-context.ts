@@ -14,7 +14,7 @@ import {Flags} from '@oclif/core'
 import {existsSync} from 'node:fs'
 import type {SubmitResult} from '../authority/ingress.js'
 import type {GroupState} from '../authority/state.js'
-import {environment, usage} from '../cli/base.js'
+import {CliRejection, environment, usage} from '../cli/base.js'
 import {readKey} from '../cli/store.js'
 import {DEFAULT_CONFIG_FILE, type OrgConfig, OrgConfigError, loadOrgConfig, resolveStoreUrl} from '../config/org-config.js'
 import type {SigningKey} from '../crypto/keyfile.js'
@@ -103,21 +103,27 @@ export class OperatorContext {
     return this.#transport!
   }
 
-  /** The Group's verified Events (all of them), as an environment error when unreadable. */
+  /**
+   * The Group's verified Events after `afterSequence`: an environment error when unreadable, the
+   * rejection GROUP_NOT_FOUND when the Group is unknown or not visible to this principal.
+   */
   async events(groupId: string, afterSequence = 0): Promise<EventDoc[]> {
     const t = await this.transport()
+    let events: EventDoc[] | null
     try {
-      return await t.events(groupId, afterSequence)
+      events = await t.events(groupId, afterSequence)
     } catch (e) {
       if (e instanceof EventIntegrityError) throw environment(e.message)
       throw environment(`cannot read ${groupId} from ${t.target}: ${(e as Error).message}`)
     }
+    if (events === null) throw new CliRejection('GROUP_NOT_FOUND', `Group ${groupId} is unknown on ${t.target}, or not visible to you`)
+    return events
   }
 
-  /** The Group's current state, or a usage error naming the Group when it has no Events. */
+  /** The Group's current state (GROUP_NOT_FOUND as in events()). */
   async state(groupId: string): Promise<GroupState> {
     const state = foldGroup(await this.events(groupId))
-    if (state === null) throw usage(`Group ${groupId} has no Events here (unknown, or not visible to you)`)
+    if (state === null) throw new CliRejection('GROUP_NOT_FOUND', `Group ${groupId} has no Events`)
     return state
   }
 

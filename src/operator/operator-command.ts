@@ -18,6 +18,7 @@ export abstract class OperatorCommand extends MwpCommand {
 
 export const OPERATOR_EXIT_CODES = `EXIT CODES
   0  success
-  1  rejected: the authority refused the Command (the wire code is printed)
-  2  usage error (bad flags or arguments, unknown Group)
+  1  rejected: the authority refused the Command, or the Group is unknown or not visible to you
+     (GROUP_NOT_FOUND); the wire code is printed
+  2  usage error (bad flags or arguments)
   3  environment error (cannot read the configuration or a key, cannot reach the authority)`

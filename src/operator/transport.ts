@@ -37,11 +37,15 @@ export interface Transport {
   /** The Session Epoch Agent Commands must carry on this connection (wire sessions), if any. */
   readonly sessionEpoch?: number
   submit(commandBytes: Uint8Array): Promise<SubmitResult>
-  /** Every Event of the Group after `afterSequence` (all pages), verified. Empty for an unknown Group. */
-  events(groupId: string, afterSequence?: number): Promise<EventDoc[]>
+  /**
+   * Every Event of the Group after `afterSequence` (all pages), verified; null when the Group is
+   * unknown or not visible to this principal (one answer for both, §17.2).
+   */
+  events(groupId: string, afterSequence?: number): Promise<EventDoc[] | null>
   /**
    * Delivers the Group's Events after `afterSequence` in order, then new ones as they are accepted,
-   * until closed; `onEnd` reports why the peer or the store ended it (e.g. GROUP_NOT_FOUND).
+   * until closed; `onEnd` reports why the peer or the store ended it (GROUP_NOT_FOUND for a Group
+   * that is unknown or not visible, as `events` answers null).
    */
   follow(groupId: string, afterSequence: number, onEvent: (event: EventDoc) => void, onEnd: (code: ErrorCode) => void): Promise<Subscription>
   close(): Promise<void>
@@ -76,12 +80,17 @@ export async function openLocalTransport(config: OrgConfig): Promise<Transport> 
       after = page.events.at(-1)!.sequence
     }
   }
+  const known = async (groupId: string) => (await store.head(groupId)) !== null
   const subscriptions = new Set<() => void>()
   return {
     target: config.store,
     submit: (bytes) => submit(authority, bytes),
-    events: (groupId, afterSequence = 0) => read(groupId, afterSequence),
+    events: async (groupId, afterSequence = 0) => ((await known(groupId)) ? read(groupId, afterSequence) : null),
     async follow(groupId, afterSequence, onEvent, onEnd) {
+      if (!(await known(groupId))) {
+        queueMicrotask(() => onEnd('GROUP_NOT_FOUND')) // after the caller holds the subscription, as over the wire
+        return {close: async () => undefined}
+      }
       let after = afterSequence
       let stopped = false
       let timer: NodeJS.Timeout | undefined

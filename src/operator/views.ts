@@ -134,25 +134,22 @@ export interface MissionTreeNode {
 
 /**
  * The full Mission tree from a root Group, following mission.child.created links. `load` returns
- * a Group's Events (empty when unknown); a Group already visited is not entered twice.
+ * a Group's Events and throws when it cannot (the root's failure is the caller's; a child's is
+ * shown on its node); a Group already visited is not entered twice.
  */
 export async function missionTree(rootGroupId: string, load: (groupId: string) => Promise<EventDoc[]>, seen = new Set<string>()): Promise<MissionTreeNode> {
   seen.add(rootGroupId)
-  let events: EventDoc[]
-  try {
-    events = await load(rootGroupId)
-  } catch (e) {
-    return {groupId: rootGroupId, missionId: null, state: null, objective: null, unavailable: (e as Error).message, children: []}
-  }
-  const view = inspectMission(events)
-  if (view === null) return {groupId: rootGroupId, missionId: null, state: null, objective: null, unavailable: 'no Events', children: []}
+  const view = inspectMission(await load(rootGroupId))
+  if (view === null) return unavailable(rootGroupId, 'no Events')
   const children: MissionTreeNode[] = []
   for (const child of view.children) {
     if (seen.has(child.groupId)) continue
-    children.push(await missionTree(child.groupId, load, seen))
+    children.push(await missionTree(child.groupId, load, seen).catch((e: Error) => unavailable(child.groupId, e.message)))
   }
   return {groupId: view.groupId, missionId: view.missionId, state: view.state, objective: view.objective, children}
 }
+
+const unavailable = (groupId: string, why: string): MissionTreeNode => ({groupId, missionId: null, state: null, objective: null, unavailable: why, children: []})
 
 export interface WorkNode {
   workItemId: string

@@ -56,7 +56,7 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
       return client.sessionEpoch
     },
     submit: (bytes) => client.submit(bytes),
-    async events(groupId, afterSequence = 0) {
+    async events(groupId, afterSequence = 0): Promise<EventDoc[] | null> {
       const out: EventDoc[] = []
       let missing = false
       let failure: string | null = null
@@ -69,7 +69,7 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
           const seen = out.length
           await client.ping()
           await new Promise((r) => setTimeout(r, QUIET_MS))
-          if (missing) return []
+          if (missing) return null
           if (failure) throw new Error(`the server refused the subscription: ${failure}`)
           if (out.length === seen) return out
           if (Date.now() - started > READ_LIMIT_MS) throw new Error(`the replay of ${groupId} did not finish within ${READ_LIMIT_MS / 1000} s`)
