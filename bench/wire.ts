@@ -19,6 +19,7 @@
 // verifies signatures (bench/raw-socket.ts): the figures are the server's, not the client
 // library's, and on a 2-core machine the load generators' CPU would otherwise be the server's
 // wait. The per-thread line shows what each thread used and how long it waited for a core.
+// The server runs with its defaults (delivery batch window 5 ms; MWP_BENCH_WIRE_BATCH_MS overrides it).
 // MWP_BENCH_WIRE_ONLY=1x100 | 100x1 runs one scenario; MWP_BENCH_WIRE_TRACE=1 prints the worst
 // latency per 100 ms of send time; MWP_BENCH_PROFILE=DIR writes a CPU profile of each live phase.
 // Targets: ≥ 50,000 Events/s delivered; p99 < 25 ms at 500 Commands/s.
@@ -54,6 +55,8 @@ const RATE = Number(process.env.MWP_BENCH_WIRE_RATE ?? 500)
 const SECONDS = Number(process.env.MWP_BENCH_WIRE_SECONDS ?? 3)
 const WARMUP = Number(process.env.MWP_BENCH_WIRE_WARMUP ?? 2)
 /** MWP_BENCH_WIRE_TRACE=1: also print the worst latency per 100 ms of send time. */
+/** The server's delivery batch window (ServerOptions.deliveryBatchMs); unset: the server's default. */
+const BATCH_MS = process.env.MWP_BENCH_WIRE_BATCH_MS === undefined ? undefined : Number(process.env.MWP_BENCH_WIRE_BATCH_MS)
 const TRACE = process.env.MWP_BENCH_WIRE_TRACE === '1'
 /** MWP_BENCH_WIRE_ONLY=1x100 | 100x1: run one scenario. */
 const ONLY = process.env.MWP_BENCH_WIRE_ONLY
@@ -90,7 +93,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
   const store = await openStore(url, {admissionKey})
   const authority = openAuthority({store, registry, authorityKey: key('group-authority'), policy: {rootMissionOwners: [owner.principal!.id]}})
   const tls = generateDevTls()
-  const server = await startServer({authority, host: '127.0.0.1', port: 0, tls: {cert: tls.cert, key: tls.key}, log: () => undefined, sendWindow: 4096, pollMs: 1000})
+  const server = await startServer({authority, host: '127.0.0.1', port: 0, tls: {cert: tls.cert, key: tls.key}, log: () => undefined, sendWindow: 4096, pollMs: 1000, ...(BATCH_MS === undefined ? {} : {deliveryBatchMs: BATCH_MS})})
   try {
     const groups = Array.from({length: groupCount}, (_, i) => `urn:mwp:bench:group:wire-${i}-${process.pid}`)
     for (const g of groups) if ('error' in (await submit(authority, createFor(g)))) throw new Error('bench create failed')
@@ -242,7 +245,7 @@ const pct = (u: number) => `${(u * 100).toFixed(0)}%`
 
 export async function runWireBench(): Promise<WireFigure[]> {
   // Other processes on the machine take the CPU this bench measures with: the load is printed with it.
-  console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, ${RATE} Commands/s for ${WARMUP}s warm-up + ${SECONDS}s per scenario (load average ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores)`)
+  console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, delivery batch window ${BATCH_MS ?? 5} ms, ${RATE} Commands/s for ${WARMUP}s warm-up + ${SECONDS}s per scenario (load average ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores)`)
   const figures: WireFigure[] = []
   if (ONLY !== '100x1') figures.push(await scenario('1 Group x 100 subscribers', 1, 100))
   if (ONLY !== '1x100') figures.push(await scenario('100 Groups x 1 subscriber', 100, 1))

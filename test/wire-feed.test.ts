@@ -1,7 +1,8 @@
-// The Group feed's history pages (src/wire/group-feed.ts): subscribers replaying the same history
-// share one store read and one set of frames per page; a failed read is not remembered.
+// The Group feed (src/wire/group-feed.ts): subscribers replaying the same history share one store
+// read and one set of frames per page; a failed read is not remembered; a busy Group's pumps are
+// woken at most once per delivery batch window, and no Event is left behind by the batching.
 
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
 import {submit} from '../src/authority/ingress.js'
 import type {Store} from '../src/store/types.js'
 import {GroupFeed} from '../src/wire/group-feed.js'
@@ -61,5 +62,47 @@ describe('GroupFeed.history', () => {
     await expect(c.feed.history(0, 4)).rejects.toThrow('store unavailable')
     expect((await c.feed.history(0, 4)).map((e) => e.sequence)).toEqual([1, 2, 3, 4])
     expect(c.reads()).toBe(2)
+  })
+})
+
+describe('GroupFeed delivery batching', () => {
+  let store: Store
+  let cleanup: () => Promise<void>
+  beforeAll(async () => ({store, cleanup} = await sqliteStore()), 60_000)
+  afterAll(async () => cleanup?.())
+  afterEach(() => vi.useRealTimers())
+
+  /** A live Group whose feed (window `batchMs`) is told of each append as the server's is; counts the wakes. */
+  async function liveFeed(batchMs: number) {
+    const g = newGroup('batch')
+    const authority = authorityOn(store)
+    receiptOf(await submit(authority, createCommand(g)))
+    let wakes = 0
+    const feed = new GroupFeed(authority, g, () => wakes++, batchMs)
+    authority.onAppended((state, events) => state.groupId === g && feed.appended(state, events))
+    await feed.refresh()
+    const post = async (text: string) => receiptOf(await submit(authority, groupCommand(owner, 'message.post', g, {text})))
+    return {feed, post, wakes: () => wakes}
+  }
+
+  it('the first append after a quiet spell wakes at once; appends within the window share one later wake that delivers them all', async () => {
+    const f = await liveFeed(60_000)
+    expect(f.wakes()).toBe(1) // the load
+    vi.useFakeTimers({toFake: ['setTimeout', 'clearTimeout']})
+    await f.post('one')
+    await f.post('two')
+    await f.post('three')
+    expect(f.wakes()).toBe(1) // all three within the window of the load's wake
+    expect(f.feed.head).toBe(5) // two Events of the Mission's creation, then the three posts
+    expect(f.feed.after(2, 10)!.map((e) => e.sequence)).toEqual([3, 4, 5]) // cached, waiting for the wake
+    vi.advanceTimersByTime(60_000)
+    expect(f.wakes()).toBe(2) // one wake for the three
+  })
+
+  it('with no window (0) every append wakes the pumps at once', async () => {
+    const f = await liveFeed(0)
+    await f.post('one')
+    await f.post('two')
+    expect(f.wakes()).toBe(3)
   })
 })

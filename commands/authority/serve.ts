@@ -29,6 +29,7 @@ ${EXIT_CODES_HELP}`
     'tls-key': Flags.string({description: 'PEM private key file.', dependsOn: ['tls-cert']}),
     'dev-tls': Flags.boolean({description: 'Generate a development CA and loopback certificate (written next to the configuration, in dev-tls/).', default: false}),
     'insecure-loopback': Flags.boolean({description: 'Plain ws without TLS, loopback addresses only (development).', default: false, exclusive: ['tls-cert', 'dev-tls']}),
+    'delivery-batch-ms': Flags.integer({description: "A busy Group's subscribers are written at most once per this many ms; the Events appended meanwhile share one socket write. The first Event after a quiet spell goes at once. 0: write at every append.", default: 5, min: 0, max: 1000}),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -79,7 +80,7 @@ ${EXIT_CODES_HELP}`
     }
     let server
     try {
-      server = await startServer({authority: opened.authority, host, port, tls})
+      server = await startServer({authority: opened.authority, host, port, tls, deliveryBatchMs: flags['delivery-batch-ms']})
     } catch (e) {
       await opened.close()
       throw environment(`cannot serve on ${host}:${port}: ${(e as Error).message}`)

@@ -4,10 +4,18 @@
 // by other processes sharing the store make the server refresh() from the store. Pumps serve
 // live delivery from this cache and page older history (replay) from the store, so 100
 // subscribers of one Group cost nothing per append beyond the socket writes.
+//
+// Those writes are batched in time for a busy Group: after a wake, the next waits until
+// `batchMs` have passed, and the Events appended meanwhile leave in one write per subscriber (one
+// TLS record, one syscall, one wake of the reader). A socket write costs about as much as the
+// whole frame it carries (ARCHITECTURE.md "Performance notes"), so at 500 appends/s a 5 ms window
+// cuts the writes of 100 subscribers from 50,000/s to 20,000/s. The first Event after a quiet
+// spell goes at once; no Event waits longer than `batchMs`.
 
 import type {Authority} from '../authority/authority.js'
 import type {GroupState} from '../authority/state.js'
 import type {LoggedEvent} from '../store/group-log.js'
+import {performance} from 'node:perf_hooks'
 import {deliveryFrame} from './frames.js'
 
 export interface FeedEvent {
@@ -42,11 +50,15 @@ export class GroupFeed {
   #again = false
   /** Recent history pages by `after:limit`; the log is append-only, so a page never changes. */
   readonly #history = new Map<string, Promise<FeedEvent[]>>()
+  #lastWake = -Infinity
+  #wakeTimer: NodeJS.Timeout | null = null
 
+  /** `changed` wakes the Group's pumps; `batchMs` (0: every append at once) is the module comment's window. */
   constructor(
     private readonly authority: Authority,
     readonly groupId: string,
     private readonly changed: () => void,
+    private readonly batchMs = 0,
   ) {}
 
   /** Up to `limit` cached Events after `position`, or null when they are older than the cache. */
@@ -88,7 +100,7 @@ export class GroupFeed {
     this.head = events[events.length - 1]!.sequence
     this.state = state
     this.#trim()
-    this.changed()
+    this.#wake()
     return true
   }
 
@@ -132,7 +144,20 @@ export class GroupFeed {
     // wakes the pumps, so 100 subscribers are not woken again for nothing.
     const news = state !== this.state || this.head !== headBefore
     this.state = state
-    if (news) this.changed()
+    if (news) this.#wake()
+  }
+
+  #wake(): void {
+    if (this.#wakeTimer !== null) return // a wake is due: it delivers these Events too
+    const wait = this.#lastWake + this.batchMs - performance.now()
+    if (wait <= 0) return this.#wakeNow()
+    this.#wakeTimer = setTimeout(() => this.#wakeNow(), wait)
+  }
+
+  #wakeNow(): void {
+    this.#wakeTimer = null
+    this.#lastWake = performance.now()
+    this.changed()
   }
 
   #trim(): void {

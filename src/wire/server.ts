@@ -36,6 +36,11 @@ export interface ServerOptions {
   /** Events read from the store per page. */
   pageSize?: number
   /**
+   * A busy Group's subscribers are written at most once per this many ms (default 5; 0: at every
+   * append): the Events appended meanwhile share one socket write (group-feed.ts).
+   */
+  deliveryBatchMs?: number
+  /**
    * How often subscribed Groups are checked for Events appended by other processes (ms, default
    * 500); PUSHED_POLL_FACTOR times slower when the store pushes appends (Store.watchAppends).
    */
@@ -60,7 +65,7 @@ export interface RunningServer {
 
 export interface ServerContext {
   readonly authority: Authority
-  readonly options: Required<Pick<ServerOptions, 'sendWindow' | 'pageSize' | 'sessionTtlSeconds' | 'pingIntervalMs'>> & ServerOptions
+  readonly options: Required<Pick<ServerOptions, 'sendWindow' | 'pageSize' | 'deliveryBatchMs' | 'sessionTtlSeconds' | 'pingIntervalMs'>> & ServerOptions
   log(entry: Record<string, unknown>): void
   /** The Group's shared feed (created on first use, dropped with its last pump). */
   feed(groupId: string): GroupFeed
@@ -96,14 +101,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     void feed.refresh().catch((e: Error) => log({level: 'error', event: 'feed-failed', groupId: feed.groupId, reason: e.message}))
   const context: ServerContext = {
     authority: options.authority,
-    options: {sendWindow: 1024, pageSize: 256, sessionTtlSeconds: 3600, pingIntervalMs: 15_000, ...options},
+    options: {sendWindow: 1024, pageSize: 256, deliveryBatchMs: 5, sessionTtlSeconds: 3600, pingIntervalMs: 15_000, ...options},
     log,
     feed(groupId) {
       let feed = feeds.get(groupId)
       if (!feed) {
-        feed = new GroupFeed(options.authority, groupId, () => {
-          for (const p of pumps.get(groupId) ?? []) p.wake()
-        })
+        feed = new GroupFeed(
+          options.authority,
+          groupId,
+          () => {
+            for (const p of pumps.get(groupId) ?? []) p.wake()
+          },
+          context.options.deliveryBatchMs,
+        )
         feeds.set(groupId, feed)
       }
       return feed
