@@ -8,6 +8,7 @@ import {describe, expect, it} from 'vitest'
 import {BundleError, BundleRoot, manifestDigest, sha256} from '../src/conformance/bundle.js'
 import {runCryptography} from '../src/conformance/cryptography.js'
 import {runStructural} from '../src/conformance/structural.js'
+import {mwp} from './cli.js'
 import {HAVE_UPSTREAM, PROJECT_ROOT, UPSTREAM} from './upstream.js'
 
 // Each upstream fault ID and the protected reason our verifier must give for it: the right stage
@@ -161,5 +162,12 @@ describe('the project bundles', () => {
     const crypto = runCryptography(root)
     expect(crypto.cases.filter((c) => !c.pass)).toEqual([])
     expect(crypto.total).toBeGreaterThan(30)
+  })
+
+  it('mwp conformance run prints one JSON report; no progress counter when stderr is not a terminal (a log would get a line of carriage returns)', () => {
+    const r = mwp(['conformance', 'run', '--root', PROJECT_ROOT, '--bundle', 'structural', '--json'])
+    expect(r.status, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout).result.totals.structural).toMatchObject({failed: 0})
+    expect(r.stderr).toBe('')
   })
 })

@@ -17,7 +17,7 @@ ${EXIT_CODES_HELP}`
   static flags = {
     root: Flags.string({description: 'Bundle root (holds conformance/, cryptography/, admission/).', env: 'MWP_CONFORMANCE_ROOT', default: '.'}),
     bundle: Flags.string({description: 'Which bundle to run.', options: ['structural', 'cryptography', 'admission', 'all'], default: 'all'}),
-    quiet: Flags.boolean({char: 'q', description: 'No progress on stderr.', default: false}),
+    quiet: Flags.boolean({char: 'q', description: 'No progress on stderr (there is none when stderr is not a terminal).', default: false}),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -28,7 +28,8 @@ ${EXIT_CODES_HELP}`
 
     const reports: BundleReport[] = []
     for (const bundle of bundles) {
-      const progress = flags.quiet
+      // A live counter is for a terminal; in a log it would be one line of carriage returns.
+      const progress = flags.quiet || !process.stderr.isTTY
         ? undefined
         : (r: {pass: boolean}, done: number, total: number) => {
             process.stderr.write(`\r${bundle}: ${done}/${total}${r.pass ? '' : ' (mismatch)'}   `)
