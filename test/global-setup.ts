@@ -6,8 +6,8 @@ import {fileURLToPath} from 'node:url'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 /**
- * Compiles src/ and commands/ to dist/ (incremental) and rewrites the oclif manifest, so the
- * subprocess CLI tests run the current code.
+ * Compiles src/ and commands/ to dist/ (incremental), rewrites the oclif manifest and the
+ * precompiled schema validators (the build's steps), so the tests run the current code.
  */
 export default function setup(): void {
   // Library-only test runs while developing (no CLI subprocess): MWP_SKIP_BUILD=1 skips the build.
@@ -15,4 +15,5 @@ export default function setup(): void {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], {cwd: root, stdio: 'inherit'})
   execFileSync(process.execPath, ['dist/scripts/oclif-manifest.js'], {cwd: root, stdio: 'inherit'})
+  execFileSync(process.execPath, ['dist/scripts/compile-schemas.js'], {cwd: root, stdio: 'inherit'})
 }

@@ -4,25 +4,27 @@
 // `date-time` accepts leap seconds, `-00:00`, year 0000 and a space separator, and its `uri`
 // rejects the valid `example:`; both are replaced by the protocol's own checks.
 //
-// Validation is on the signature-verification hot path, so every schema is compiled when the
-// catalog loads and lookups are a Map get. Values may be null-prototype objects (the strict JSON
-// parser produces them); `ownProperties` makes `required` look only at own members, so an
-// inherited `constructor`/`toString` on an ordinary object can never satisfy it either.
+// Values may be null-prototype objects (the strict JSON parser produces them); `ownProperties`
+// makes `required` look only at own members, so an inherited `constructor`/`toString` on an
+// ordinary object can never satisfy it either.
+//
+// Compiling is the expensive part of a short CLI run (importing Ajv and compiling one document
+// schema cost more than the verification itself), so the build compiles the project's whole
+// schema tree ahead of time (precompiled.ts, scripts/compile-schemas.ts). A catalog whose
+// directory holds exactly those files uses the precompiled validators and never loads Ajv; any
+// other directory, a changed file, or a schema from elsewhere is compiled here, as before.
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import type { AnySchemaObject, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js'
-import formatsModule from 'ajv-formats'
+import type { Ajv2020, AnySchemaObject, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js'
 import { isProfileTimestamp } from '../json/timestamp.js'
 import { isProtocolIdentifier } from '../json/uri.js'
+import { PRECOMPILED_MODULE, type Precompiled, loadPrecompiled } from './precompiled.js'
 
-// ajv-formats is CommonJS: under NodeNext the default import is `module.exports` at runtime
-// (the plugin function itself) while its typings describe `{ default: plugin }`. Accept both.
-const addFormats: typeof formatsModule.default =
-  (formatsModule as unknown as { default?: typeof formatsModule.default }).default ??
-  (formatsModule as unknown as typeof formatsModule.default)
+// Ajv and ajv-formats are CommonJS: required synchronously, and only when something is compiled.
+const require = createRequire(import.meta.url)
 
 export interface SchemaError {
   instancePath: string
@@ -101,7 +103,23 @@ export function defaultSchemaDir(): string {
   return join(packageRoot(), 'schemas')
 }
 
-function newAjv(): Ajv2020 {
+/**
+ * The `format` definitions every catalog validates with: ajv-formats' full set, with `uri` and
+ * `date-time` replaced by the protocol's own checks (`type: 'string'` keeps Ajv's rule that a
+ * format only constrains strings). Precompiled validators receive the same objects.
+ */
+export function protocolFormats(): Record<string, unknown> {
+  const {fullFormats} = require('ajv-formats/dist/formats.js') as {fullFormats: Record<string, unknown>}
+  return {
+    ...fullFormats,
+    uri: { type: 'string', validate: isProtocolIdentifier },
+    'date-time': { type: 'string', validate: isProfileTimestamp },
+  }
+}
+
+/** The catalog's Ajv; `code` options let the build emit the same validators as source. */
+export function newAjv(code?: Options['code']): Ajv2020 {
+  const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')
   const ajv = new Ajv2020({
     // strictSchema/strictNumbers/strictTuples stay on (unknown keywords are errors). strictTypes
     // and strictRequired are authoring lints that throw on the normative schemas' conditional
@@ -112,12 +130,15 @@ function newAjv(): Ajv2020 {
     allErrors: false,
     validateFormats: true,
     ownProperties: true,
+    ...(code ? { code } : {}),
   })
+  // The plugin registers the formats (and its formatMinimum/… keywords); then the protocol's own
+  // `uri` and `date-time` replace its definitions.
+  const addFormats = require('ajv-formats') as (ajv: Ajv2020) => Ajv2020
   addFormats(ajv)
-  // Override after the plugin so the protocol definitions win. `type: 'string'` keeps Ajv's
-  // rule that a format only constrains strings.
-  ajv.addFormat('uri', { type: 'string', validate: isProtocolIdentifier })
-  ajv.addFormat('date-time', { type: 'string', validate: isProfileTimestamp })
+  const formats = protocolFormats()
+  ajv.addFormat('uri', formats.uri as never)
+  ajv.addFormat('date-time', formats['date-time'] as never)
   return ajv
 }
 
@@ -127,7 +148,11 @@ function readJson(path: string): AnySchemaObject {
 
 class Catalog implements SchemaCatalog {
   readonly dir: string
-  private readonly ajv = newAjv()
+  /** The build's validators when this directory holds exactly the schemas they were compiled from. */
+  readonly precompiled: Precompiled | null
+  #ajv: Ajv2020 | undefined
+  /** The directory's schemas, registered with Ajv when it is first needed. */
+  private readonly schemas: AnySchemaObject[] = []
   /** name, file name and `$id` of each directory schema -> its `$id` */
   private readonly ids = new Map<string, string>()
   /** name -> compiled validator (directory schemas on first use, external ones on compile) */
@@ -139,20 +164,31 @@ class Catalog implements SchemaCatalog {
   constructor(dir: string) {
     this.dir = dir
     const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(SUFFIX)).sort() : []
-    // Register everything so cross-file `$ref`s resolve; compile each schema on first use (Ajv
-    // caches the result), so a command that validates one kind does not pay for all 22.
     for (const file of files) {
       const schema = readJson(join(dir, file))
       // Cross-file `$ref`s resolve against `$id`, so every catalog schema must declare one.
       if (typeof schema.$id !== 'string') throw new Error(`schema ${join(dir, file)} has no $id`)
-      // Not checked against the Draft 2020-12 meta-schema here: compiling that meta-schema was a
-      // fifth of every CLI start. The project's own schemas are checked against it, under a fully
-      // strict Ajv, by test/schemas.test.ts; external schemas (compileExternal) still are here.
-      this.ajv.addSchema(schema, undefined, undefined, false)
+      this.schemas.push(schema)
       const short = file.slice(0, -SUFFIX.length)
       this.shortNames.push(short)
       for (const name of [short, file, schema.$id]) this.ids.set(name, schema.$id)
     }
+    this.precompiled = files.length > 0 ? loadPrecompiled(dir, join(packageRoot(), PRECOMPILED_MODULE), protocolFormats) : null
+  }
+
+  /**
+   * Ajv with every directory schema registered, so cross-file `$ref`s resolve; each compiles on
+   * first use (Ajv caches the result), so a command that validates one kind does not pay for all.
+   */
+  private get ajv(): Ajv2020 {
+    if (this.#ajv === undefined) {
+      this.#ajv = newAjv()
+      // Not checked against the Draft 2020-12 meta-schema here: compiling that meta-schema was a
+      // fifth of every CLI start. The project's own schemas are checked against it, under a fully
+      // strict Ajv, by test/schemas.test.ts; external schemas (compileExternal) still are here.
+      for (const schema of this.schemas) this.#ajv.addSchema(schema, undefined, undefined, false)
+    }
+    return this.#ajv
   }
 
   validator(name: string): SchemaValidator {
@@ -160,7 +196,7 @@ class Catalog implements SchemaCatalog {
     if (validate === undefined) {
       const id = this.ids.get(name)
       if (id === undefined) throw new Error(`unknown schema ${JSON.stringify(name)} in ${this.dir}`)
-      validate = this.ajv.getSchema(id)
+      validate = this.precompiled?.validator(id) ?? this.ajv.getSchema(id)
       if (validate === undefined) throw new Error(`schema ${name} did not compile`)
       this.byName.set(name, validate)
     }
@@ -182,6 +218,9 @@ class Catalog implements SchemaCatalog {
   }
 
   compileExternal(schema: AnySchemaObject, ...companions: AnySchemaObject[]): SchemaValidator {
+    // A schema of the precompiled tree (payloads/, config/), unchanged since the build.
+    const ready = companions.length === 0 ? this.precompiled?.exact(schema) : undefined
+    if (ready !== undefined) return this.ids.has(schema.$id!) ? this.validator(schema.$id!) : ready
     for (const companion of companions) this.register(companion)
     const id = this.register(schema)
     if (id === undefined) return this.ajv.compile(schema) // anonymous: Ajv caches by object
