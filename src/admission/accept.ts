@@ -7,7 +7,7 @@
 import type {Store} from '../store/types.js'
 import type {DocumentKind} from '../signing/profiles.js'
 import type {RegistryEvidence} from '../signing/registry.js'
-import {Rejection, type Verified, verify} from '../signing/verify.js'
+import {Rejection, type Verified, verify, verifyOffThread} from '../signing/verify.js'
 import {type Admitted, admitFirst, replayHistorical} from './admit.js'
 import {checkFreshness} from './freshness.js'
 
@@ -40,9 +40,12 @@ export async function verifyAudited(presented: Presented, evidence: RegistryEvid
   return verified.ok ? verified : audited(store, presented, verified)
 }
 
-/** First admission of a newly presented document (idempotent: a retry returns the same record). */
+/**
+ * First admission of a newly presented document (idempotent: a retry returns the same record).
+ * The signature equation runs off this thread (verifyOffThread): ingress is its caller.
+ */
 export async function acceptNew(presented: Presented, evidence: RegistryEvidence, store: Store): Promise<Accepted | Rejection> {
-  const verified = verify(presented.kind, presented.bytes, evidence)
+  const verified = await verifyOffThread(presented.kind, presented.bytes, evidence)
   if (!verified.ok) return audited(store, presented, verified)
   const gate =
     verified.kind === 'command'

@@ -18,7 +18,7 @@
 // up front, and the full R checks run only when a later stage fails, to decide whether the
 // failure must be reported at stage 3 instead.
 
-import {checkSignatureEncoding, checkSignatureR, verifyEd25519} from '../crypto/ed25519.js'
+import {type VerifyKey, checkSignatureEncoding, checkSignatureR, verifyEd25519, verifyEd25519OffThread} from '../crypto/ed25519.js'
 import {decodeBase64url} from '../json/base64url.js'
 import {JcsError, canonicalBytes} from '../json/jcs.js'
 import {type JsonObject, JsonParseError, parseJsonBytes} from '../json/parse.js'
@@ -119,6 +119,34 @@ const reject = (stage: Stage, reason: string, detail?: string, facts: Pick<Diagn
  * from the document's members.
  */
 export function verify(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence): VerifyResult {
+  const checked = verifyToEquation(kind, bytes, evidence)
+  return checked instanceof Rejection ? checked : checked.finish(verifyEd25519(checked.key, checked.signingBytes, checked.signature))
+}
+
+/** Results of verifyOffThread are handed out in call order, whatever order the pool finishes in. */
+let offThreadTail: Promise<unknown> = Promise.resolve()
+
+/**
+ * verify() with the stage-6 equation on libuv's thread pool (verifyEd25519OffThread). Results
+ * settle in the order of the calls, so Commands received in one order are admitted in that order.
+ */
+export function verifyOffThread(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence): Promise<VerifyResult> {
+  const checked = verifyToEquation(kind, bytes, evidence)
+  const equation = checked instanceof Rejection ? null : verifyEd25519OffThread(checked.key, checked.signingBytes, checked.signature)
+  const result = offThreadTail.then(async () => (checked instanceof Rejection ? checked : checked.finish(await equation!)))
+  offThreadTail = result
+  return result
+}
+
+/** Stages 1-5 passed: what stage 6 checks, and how its answer completes the verification. */
+interface AwaitingEquation {
+  key: VerifyKey
+  signingBytes: Buffer
+  signature: Uint8Array
+  finish(equationHolds: boolean): VerifyResult
+}
+
+function verifyToEquation(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence): AwaitingEquation | Rejection {
   // Stage 1
   let doc: JsonObject
   try {
@@ -186,12 +214,10 @@ export function verify(kind: DocumentKind | undefined, bytes: Uint8Array, eviden
 
   // Stage 6
   const signingHash = 'sha256:' + createHash('sha256').update(signingBytes).digest('hex')
-  if (!verifyEd25519(binding.key, signingBytes, signature)) return later('signature', 'equation-mismatch', undefined, signingHash)
-
   const keyInterval: KeyInterval = {validFrom: binding.validFrom.text}
   if (binding.validUntil) keyInterval.validUntil = binding.validUntil.text
   if (binding.revokedAt) keyInterval.revokedAt = binding.revokedAt.text
-  return {
+  const verified: Verified = {
     ok: true,
     kind: detected,
     document: doc,
@@ -203,5 +229,11 @@ export function verify(kind: DocumentKind | undefined, bytes: Uint8Array, eviden
     signingHash,
     keyInterval,
     binding,
+  }
+  return {
+    key: binding.key,
+    signingBytes,
+    signature,
+    finish: (equationHolds) => (equationHolds ? verified : later('signature', 'equation-mismatch', undefined, signingHash)),
   }
 }
