@@ -54,9 +54,9 @@ const registry = RegistryEvidence.fromBytes(readFileSync(join(root, 'fixtures/re
 const RATE = Number(process.env.MWP_BENCH_WIRE_RATE ?? 500)
 const SECONDS = Number(process.env.MWP_BENCH_WIRE_SECONDS ?? 3)
 const WARMUP = Number(process.env.MWP_BENCH_WIRE_WARMUP ?? 2)
-/** MWP_BENCH_WIRE_TRACE=1: also print the worst latency per 100 ms of send time. */
 /** The server's delivery batch window (ServerOptions.deliveryBatchMs); unset: the server's default. */
 const BATCH_MS = process.env.MWP_BENCH_WIRE_BATCH_MS === undefined ? undefined : Number(process.env.MWP_BENCH_WIRE_BATCH_MS)
+/** MWP_BENCH_WIRE_TRACE=1: also print the worst latency per 100 ms of send time. */
 const TRACE = process.env.MWP_BENCH_WIRE_TRACE === '1'
 /** MWP_BENCH_WIRE_ONLY=1x100 | 100x1: run one scenario. */
 const ONLY = process.env.MWP_BENCH_WIRE_ONLY

@@ -106,10 +106,6 @@ export abstract class MwpCommand extends Command {
   }
 
   /**
-   * Reads a file argument; `-` reads all of stdin. Returns the exact bytes. Stdin is read as a
-   * stream: readFileSync(0) fails with EAGAIN when stdin is a non-blocking pipe.
-   */
-  /**
    * Reads one JSON object from a file argument (`-`: stdin) for `flag`. The strict parser refuses
    * duplicate members and non-finite numbers before anything is signed; what is returned is the
    * plain parse of the same text. `what` names the object in the usage error.
@@ -126,6 +122,10 @@ export abstract class MwpCommand extends Command {
     return JSON.parse(bytes.toString('utf8')) as Record<string, unknown>
   }
 
+  /**
+   * Reads a file argument; `-` reads all of stdin. Returns the exact bytes. Stdin is read as a
+   * stream: readFileSync(0) fails with EAGAIN when stdin is a non-blocking pipe.
+   */
   protected async readInput(path: string): Promise<Buffer> {
     try {
       if (path !== '-') return readFileSync(path)

@@ -213,8 +213,10 @@ export interface ConfiguredAuthority {
   close(): Promise<void>
 }
 
-/** Builds the Group Authority the configuration describes (store, registry, service key, policy). */
-/** `inlineWrites` for short-lived processes (the CLI's local transport, org init): see OpenOptions. */
+/**
+ * Builds the Group Authority the configuration describes (store, registry, service key, policy).
+ * `inlineWrites` for short-lived processes (the CLI's local transport, org init): see OpenOptions.
+ */
 export async function openAuthorityFromConfig(config: OrgConfig, options: {clock?: () => string; newId?: () => string; inlineWrites?: boolean} = {}): Promise<ConfiguredAuthority> {
   const registry = configRegistry(config)
   const authorityKey = configKey(config.authorityKey, 'authority key')

@@ -62,12 +62,12 @@ type Args<K extends WriteOp> = Parameters<SqliteWrites[K]>
 type Result<K extends WriteOp> = Awaited<ReturnType<SqliteWrites[K]>>
 
 /**
- * The writer thread's entry: the compiled sibling module; under a TypeScript loader (vitest, tsx)
- * the .ts source, loaded through tsx's register API since Node 20 workers ignore `--import`.
+ * Starts the writer or the checkpoint thread: the compiled sibling module; under a TypeScript
+ * loader (vitest, tsx) the .ts source, loaded through tsx's register API since Node 20 workers
+ * ignore `--import`.
  */
-function spawn(module: 'sqlite-writer-thread' | 'sqlite-checkpointer', path: string): Worker {
+function spawn(module: 'sqlite-writer-thread' | 'sqlite-checkpointer', workerData: {path: string; everyMs?: number}): Worker {
   const entry = new URL(`./${module}.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url)
-  const workerData = {path, everyMs: CHECKPOINT_EVERY_MS}
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry, {workerData})
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href
   return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}) })`, {eval: true, workerData})
@@ -152,11 +152,11 @@ export class SqliteWriter implements Writer {
   }
 
   #start(): Worker {
-    const worker = spawn('sqlite-writer-thread', this.path)
+    const worker = spawn('sqlite-writer-thread', {path: this.path})
     if (!this.#checkpointer && !this.#checkpointerDue) {
       this.#checkpointerDue = setTimeout(() => {
         this.#checkpointerDue = undefined
-        const checkpointer = spawn('sqlite-checkpointer', this.path)
+        const checkpointer = spawn('sqlite-checkpointer', {path: this.path, everyMs: CHECKPOINT_EVERY_MS})
         checkpointer.unref()
         // A stopped checkpointer leaves the writer's own threshold in charge; the next writer start replaces it.
         checkpointer.on('error', () => undefined)

@@ -338,7 +338,7 @@ class SqliteStore implements Store {
   private orgLog: OrgLog | undefined
   private cursorTable: CursorTable | undefined
   organizationLog(): OrgLog {
-    // Reads here; the append goes to the writer thread.
+    // Reads here; the append goes to the writer.
     return (this.orgLog ??= {
       ...sqliteOrgReads(this.db),
       append: (entry, expectedVersion, receipt) =>
