@@ -19,7 +19,7 @@
 // verifies signatures (bench/raw-socket.ts): the figures are the server's, not the client
 // library's, and on a 2-core machine the load generators' CPU would otherwise be the server's
 // wait. The per-thread line shows what each thread used and how long it waited for a core.
-// The server runs with its defaults (delivery batch window 5 ms; MWP_BENCH_WIRE_BATCH_MS overrides it).
+// The server runs with its defaults (delivery batch window DEFAULT_DELIVERY_BATCH_MS; MWP_BENCH_WIRE_BATCH_MS overrides it).
 // MWP_BENCH_WIRE_ONLY=1x100 | 100x1 runs one scenario; MWP_BENCH_WIRE_TRACE=1 prints the worst
 // latency per 100 ms of send time; MWP_BENCH_PROFILE=DIR writes a CPU profile of each live phase.
 // Targets: ≥ 50,000 Events/s delivered; p99 < 25 ms at 500 Commands/s.
@@ -38,7 +38,7 @@ import {packageRoot} from '../src/schema/catalog.js'
 import {RegistryEvidence} from '../src/signing/registry.js'
 import {DEFAULT_FRESHNESS, initStore, openStore} from '../src/store/index.js'
 import {generateDevTls} from '../src/wire/dev-tls.js'
-import {startServer} from '../src/wire/server.js'
+import {DEFAULT_DELIVERY_BATCH_MS, startServer} from '../src/wire/server.js'
 import {fmt, percentile} from './measure.js'
 import {profiled} from './profile.js'
 import {threadId, threadTimes, threadUse} from './threads.js'
@@ -245,7 +245,7 @@ const pct = (u: number) => `${(u * 100).toFixed(0)}%`
 
 export async function runWireBench(): Promise<WireFigure[]> {
   // Other processes on the machine take the CPU this bench measures with: the load is printed with it.
-  console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, delivery batch window ${BATCH_MS ?? 5} ms, ${RATE} Commands/s for ${WARMUP}s warm-up + ${SECONDS}s per scenario (load average ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores)`)
+  console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, delivery batch window ${BATCH_MS ?? DEFAULT_DELIVERY_BATCH_MS} ms, ${RATE} Commands/s for ${WARMUP}s warm-up + ${SECONDS}s per scenario (load average ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores)`)
   const figures: WireFigure[] = []
   if (ONLY !== '100x1') figures.push(await scenario('1 Group x 100 subscribers', 1, 100))
   if (ONLY !== '1x100') figures.push(await scenario('100 Groups x 1 subscriber', 100, 1))

@@ -5,7 +5,7 @@ import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../
 import {storeFlag} from '../../src/cli/flags.js'
 import {DEFAULT_CONFIG_FILE, OrgConfigError, loadOrgConfig, openAuthorityFromConfig} from '../../src/config/org-config.js'
 import {writeDevTls} from '../../src/wire/dev-tls.js'
-import {type TlsSetting, isLoopbackHost, startServer} from '../../src/wire/server.js'
+import {DEFAULT_DELIVERY_BATCH_MS, type TlsSetting, isLoopbackHost, startServer} from '../../src/wire/server.js'
 
 export default class AuthorityServe extends MwpCommand {
   static summary = 'Run the Group Authority behind the MissionWeaveProtocol WebSocket binding (wss, TLS 1.3 only).'
@@ -29,7 +29,7 @@ ${EXIT_CODES_HELP}`
     'tls-key': Flags.string({description: 'PEM private key file.', dependsOn: ['tls-cert']}),
     'dev-tls': Flags.boolean({description: 'Generate a development CA and loopback certificate (written next to the configuration, in dev-tls/).', default: false}),
     'insecure-loopback': Flags.boolean({description: 'Plain ws without TLS, loopback addresses only (development).', default: false, exclusive: ['tls-cert', 'dev-tls']}),
-    'delivery-batch-ms': Flags.integer({description: "A busy Group's subscribers are written at most once per this many ms; the Events appended meanwhile share one socket write. The first Event after a quiet spell goes at once. 0: write at every append.", default: 5, min: 0, max: 1000}),
+    'delivery-batch-ms': Flags.integer({description: "A busy Group's subscribers are written at most once per this many ms; the Events appended meanwhile share one socket write. The first Event after a quiet spell goes at once. 0: write at every append.", default: DEFAULT_DELIVERY_BATCH_MS, min: 0, max: 1000}),
   }
 
   protected async execute(): Promise<Outcome> {
