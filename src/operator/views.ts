@@ -73,7 +73,11 @@ function childOf(e: EventDoc): ChildLink | null {
 
 export function inspectMission(events: readonly EventDoc[], now: string = new Date().toISOString()): MissionInspection | null {
   const state = foldGroup(events)
-  if (state === null) return null
+  return state === null ? null : inspectFolded(state, events, now)
+}
+
+/** inspectMission for a caller that already folded `events` into `state` (mission approve needs both). */
+export function inspectFolded(state: GroupState, events: readonly EventDoc[], now: string = new Date().toISOString()): MissionInspection {
   const m = state.mission
   let submission: SubmissionReview | null = null
   if (m.submission) {
