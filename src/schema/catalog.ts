@@ -103,18 +103,16 @@ export function defaultSchemaDir(): string {
   return join(packageRoot(), 'schemas')
 }
 
-/**
- * The `format` definitions every catalog validates with: ajv-formats' full set, with `uri` and
- * `date-time` replaced by the protocol's own checks (`type: 'string'` keeps Ajv's rule that a
- * format only constrains strings). Precompiled validators receive the same objects.
- */
+/** The protocol's own `uri` and `date-time` checks, replacing ajv-formats' (`type: 'string'` keeps Ajv's rule that a format only constrains strings). */
+const PROTOCOL_FORMATS = {
+  uri: { type: 'string', validate: isProtocolIdentifier },
+  'date-time': { type: 'string', validate: isProfileTimestamp },
+} as const
+
+/** The `format` definitions every catalog validates with, as precompiled validators receive them: ajv-formats' full set with the protocol's two. */
 export function protocolFormats(): Record<string, unknown> {
-  const {fullFormats} = require('ajv-formats/dist/formats.js') as {fullFormats: Record<string, unknown>}
-  return {
-    ...fullFormats,
-    uri: { type: 'string', validate: isProtocolIdentifier },
-    'date-time': { type: 'string', validate: isProfileTimestamp },
-  }
+  const { fullFormats } = require('ajv-formats/dist/formats.js') as { fullFormats: Record<string, unknown> }
+  return { ...fullFormats, ...PROTOCOL_FORMATS }
 }
 
 /** The catalog's Ajv; `code` options let the build emit the same validators as source. */
@@ -136,9 +134,7 @@ export function newAjv(code?: Options['code']): Ajv2020 {
   // `uri` and `date-time` replace its definitions.
   const addFormats = require('ajv-formats') as (ajv: Ajv2020) => Ajv2020
   addFormats(ajv)
-  const formats = protocolFormats()
-  ajv.addFormat('uri', formats.uri as never)
-  ajv.addFormat('date-time', formats['date-time'] as never)
+  for (const [name, format] of Object.entries(PROTOCOL_FORMATS)) ajv.addFormat(name, format)
   return ajv
 }
 
