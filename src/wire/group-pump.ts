@@ -150,6 +150,13 @@ export class GroupPump {
   /** Sends one page, corked (one write with the rest of this tick's frames), and advances the position over it. */
   #deliver(events: FeedEvent[], visibilityStart: number): void {
     this.sink.cork()
+    // The common case, every Event of the page delivered: its frames in one shared buffer.
+    if (!this.attention && events[0]!.sequence >= visibilityStart) {
+      if (!this.sink.sendFramed(this.feed.joined(events))) return this.stop()
+      for (const e of events) this.#delivered.push(e.sequence)
+      this.position = events[events.length - 1]!.sequence
+      return
+    }
     let skipped = false
     for (const e of events) {
       if (this.#stopped) return
