@@ -7,10 +7,12 @@
 //            receives every Event of its Group. Latency: from sending the COMMAND frame to the
 //            Event's first arrival at a subscriber (sampled on one subscriber per Group); all
 //            Commands must be accepted. Before it, a warm-up round of MWP_BENCH_WIRE_WARMUP
-//            (default 2) seconds at the same rate, delivered in full before the measured window
+//            (default 5) seconds at the same rate, delivered in full before the measured window
 //            opens: p50/p99 are a running server's, and the warm-up's own p99 (a server seconds
 //            after start, V8 still compiling the hot paths: 3-4× the steady-state tail on a 2-core
 //            machine, and at near-full load its backlog drains for seconds) is printed beside them.
+//            After 2 s V8's compiler threads still took 0.1-0.2 cores of the live window; after 5 s,
+//            under 0.1.
 //   replay — every subscriber resubscribes from sequence 0: the server's top delivery rate.
 // The server (authority, store, gateway) has the main thread to itself, as a server process
 // would. Subscribers are raw authenticated sockets on a worker thread (bench/wire-subscribers.ts)
@@ -53,7 +55,7 @@ const registry = RegistryEvidence.fromBytes(readFileSync(join(root, 'fixtures/re
 
 const RATE = Number(process.env.MWP_BENCH_WIRE_RATE ?? 500)
 const SECONDS = Number(process.env.MWP_BENCH_WIRE_SECONDS ?? 3)
-const WARMUP = Number(process.env.MWP_BENCH_WIRE_WARMUP ?? 2)
+const WARMUP = Number(process.env.MWP_BENCH_WIRE_WARMUP ?? 5)
 /** The server's delivery batch window (ServerOptions.deliveryBatchMs); unset: the server's default. */
 const BATCH_MS = process.env.MWP_BENCH_WIRE_BATCH_MS === undefined ? undefined : Number(process.env.MWP_BENCH_WIRE_BATCH_MS)
 /** MWP_BENCH_WIRE_TRACE=1: also print the worst latency per 100 ms of send time. */

@@ -8,9 +8,9 @@
 // Those writes are batched in time for a busy Group: after a wake, the next waits until
 // `batchMs` have passed, and the Events appended meanwhile leave in one write per subscriber (one
 // TLS record, one syscall, one wake of the reader). A socket write costs about as much as the
-// whole frame it carries (ARCHITECTURE.md "Performance notes"), so at 500 appends/s a 5 ms window
-// cuts the writes of 100 subscribers from 50,000/s to 20,000/s. The first Event after a quiet
-// spell goes at once; no Event waits longer than `batchMs`.
+// whole frame it carries (ARCHITECTURE.md "Performance notes"), so at 500 appends/s a 10 ms window
+// cuts the writes of 100 subscribers from 50,000/s to 10,000/s, and the subscribers' reads with
+// them. The first Event after a quiet spell goes at once; no Event waits longer than `batchMs`.
 
 import type {Authority} from '../authority/authority.js'
 import type {GroupState} from '../authority/state.js'
