@@ -37,8 +37,15 @@ const TAIL = 512
 const PAGE = 500
 /** How many history pages (replay) a Group keeps for the subscribers replaying behind each other. */
 const HISTORY_PAGES = 16
-/** How many joined pages a Group keeps: the live page of this wake, and replaying subscribers' pages. */
+/** How many joined pages a Group keeps: the live page of this wake, and a few more. */
 const JOINED_PAGES = 8
+/**
+ * The longest page the pumps join (joined()). A replay page of hundreds of Events is left to the
+ * socket's writev, which joins natively: joined in JavaScript, every subscriber position made a
+ * new out-of-pool buffer of a few hundred KB, counted as external memory, and V8 collected so much
+ * more often that the bench's replay rate fell from 300,000-365,000 to 185,000-207,000 Events/s.
+ */
+export const MAX_JOINED_EVENTS = 32
 
 export class GroupFeed {
   /** The state at `head` (null: the Group has no Events / does not exist). */
@@ -66,7 +73,7 @@ export class GroupFeed {
   ) {}
 
   /**
-   * The frames of consecutive Events (a page from after() or history()) as one buffer: a
+   * The frames of consecutive Events (a page of at most MAX_JOINED_EVENTS) as one buffer: a
    * subscriber that takes the whole page gets one socket write instead of one per frame, and the
    * subscribers woken together share the buffer (the log is append-only: a range of sequences
    * always frames the same).
