@@ -1,5 +1,5 @@
 // The Group feed (src/wire/group-feed.ts): subscribers replaying the same history share one store
-// read and one set of frames per page, joined once into one socket write; a failed read is not remembered; a busy Group's pumps are
+// read and one set of frames per page; a failed read is not remembered; a busy Group's pumps are
 // woken at most once per delivery batch window, and no Event is left behind by the batching.
 
 import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
@@ -47,17 +47,6 @@ describe('GroupFeed.history', () => {
     const next = await c.feed.history(4, 4)
     expect(next.map((e) => e.sequence)).toEqual([5, 6, 7, 8])
     expect(c.reads()).toBe(2)
-  })
-
-  it('a page joins into one buffer of its frames in order, shared by every subscriber taking the same page', async () => {
-    const c = counted()
-    const page = await c.feed.history(0, 4)
-    const joined = c.feed.joined(page)
-    expect(joined.equals(Buffer.concat(page.map((e) => e.frame)))).toBe(true)
-    expect(c.feed.joined(await c.feed.history(0, 4))).toBe(joined) // the same bytes, not joined again
-    const next = c.feed.joined(await c.feed.history(4, 3))
-    expect(next.equals(Buffer.concat((await c.feed.history(4, 3)).map((e) => e.frame)))).toBe(true)
-    expect(c.feed.joined(page.slice(1, 2))).toBe(page[1]!.frame) // one Event: its own frame
   })
 
   it('a short page (the head of its moment) is not remembered: later Events are not hidden behind it', async () => {

@@ -37,15 +37,6 @@ const TAIL = 512
 const PAGE = 500
 /** How many history pages (replay) a Group keeps for the subscribers replaying behind each other. */
 const HISTORY_PAGES = 16
-/** How many joined pages a Group keeps: the live page of this wake, and a few more. */
-const JOINED_PAGES = 8
-/**
- * The longest page the pumps join (joined()). A replay page of hundreds of Events is left to the
- * socket's writev, which joins natively: joined in JavaScript, every subscriber position made a
- * new out-of-pool buffer of a few hundred KB, counted as external memory, and V8 collected so much
- * more often that the bench's replay rate fell from 300,000-365,000 to 185,000-207,000 Events/s.
- */
-export const MAX_JOINED_EVENTS = 32
 
 export class GroupFeed {
   /** The state at `head` (null: the Group has no Events / does not exist). */
@@ -59,8 +50,6 @@ export class GroupFeed {
   #again = false
   /** Recent history pages by `after:limit`; the log is append-only, so a page never changes. */
   readonly #history = new Map<string, Promise<FeedEvent[]>>()
-  /** Recently joined pages (joined()), by `first sequence:count`. */
-  readonly #joined = new Map<string, Buffer>()
   #lastWake = -Infinity
   #wakeTimer: NodeJS.Timeout | null = null
 
@@ -71,24 +60,6 @@ export class GroupFeed {
     private readonly changed: () => void,
     private readonly batchMs = 0,
   ) {}
-
-  /**
-   * The frames of consecutive Events (a page of at most MAX_JOINED_EVENTS) as one buffer: a
-   * subscriber that takes the whole page gets one socket write instead of one per frame, and the
-   * subscribers woken together share the buffer (the log is append-only: a range of sequences
-   * always frames the same).
-   */
-  joined(events: readonly FeedEvent[]): Buffer {
-    if (events.length === 1) return events[0]!.frame
-    const key = `${events[0]!.sequence}:${events.length}`
-    let bytes = this.#joined.get(key)
-    if (bytes === undefined) {
-      bytes = Buffer.concat(events.map((e) => e.frame))
-      this.#joined.set(key, bytes)
-      if (this.#joined.size > JOINED_PAGES) this.#joined.delete(this.#joined.keys().next().value!)
-    }
-    return bytes
-  }
 
   /** Up to `limit` cached Events after `position`, or null when they are older than the cache. */
   after(position: number, limit: number): FeedEvent[] | null {

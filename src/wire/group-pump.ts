@@ -16,7 +16,7 @@ import {mayRead} from '../authority/decide-common.js'
 import type {JsonObject} from '../json/parse.js'
 import type {AttentionFilter} from './client.js'
 import {errorFrame, errorOf, frame} from './frames.js'
-import {type FeedEvent, type GroupFeed, MAX_JOINED_EVENTS} from './group-feed.js'
+import type {FeedEvent, GroupFeed} from './group-feed.js'
 import type {ServerContext} from './server.js'
 
 export interface PumpSink {
@@ -150,13 +150,6 @@ export class GroupPump {
   /** Sends one page, corked (one write with the rest of this tick's frames), and advances the position over it. */
   #deliver(events: FeedEvent[], visibilityStart: number): void {
     this.sink.cork()
-    // The common live case, every Event of a short page delivered: its frames in one shared buffer.
-    if (!this.attention && events.length <= MAX_JOINED_EVENTS && events[0]!.sequence >= visibilityStart) {
-      if (!this.sink.sendFramed(this.feed.joined(events))) return this.stop()
-      for (const e of events) this.#delivered.push(e.sequence)
-      this.position = events[events.length - 1]!.sequence
-      return
-    }
     let skipped = false
     for (const e of events) {
       if (this.#stopped) return
