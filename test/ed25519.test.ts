@@ -13,7 +13,6 @@ import {
   provePublicKey,
   publicKeyFromSeed,
   signEd25519,
-  signEd25519OffThread,
   strictVerify,
   verifyEd25519,
   type VerifyKey,
@@ -88,13 +87,6 @@ describe('golden signature (C28)', () => {
     expect(Buffer.from(sig).toString('base64url')).toBe(GOLDEN_SIG)
     // Signing is deterministic and the cached private key gives the same result.
     expect(toHex(signEd25519(seed, GOLDEN_MESSAGE))).toBe(toHex(sig))
-  })
-
-  it('signs off the thread (libuv pool) to the same upstream signature value', async () => {
-    const sig = await signEd25519OffThread(seed, GOLDEN_MESSAGE)
-    expect(Buffer.from(sig).toString('base64url')).toBe(GOLDEN_SIG)
-    const other = utf8('another message')
-    expect(toHex(await signEd25519OffThread(seed, other))).toBe(toHex(signEd25519(seed, other)))
   })
 
   it('verifies, and rejects any flipped bit in message or signature', () => {

@@ -255,15 +255,6 @@ export function signEd25519(seed: Uint8Array, message: Uint8Array): Uint8Array {
   return new Uint8Array(sign(null, message, privateKeyFor(seed)))
 }
 
-/**
- * signEd25519 on libuv's thread pool: the signature (about 60 µs) is computed beside the calling
- * thread instead of on it.
- */
-export function signEd25519OffThread(seed: Uint8Array, message: Uint8Array): Promise<Uint8Array> {
-  const key = privateKeyFor(seed)
-  return new Promise((resolve, reject) => sign(null, message, key, (error, signature) => (error ? reject(error) : resolve(new Uint8Array(signature)))))
-}
-
 /** The 32-byte public key of a seed (the last 32 bytes of its SPKI DER encoding). */
 export function publicKeyFromSeed(seed: Uint8Array): Uint8Array {
   const spki = createPublicKey(privateKeyFor(seed)).export({format: 'der', type: 'spki'})

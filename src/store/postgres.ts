@@ -235,7 +235,7 @@ class PostgresStore implements Store {
   }
 
   async appendOrReturnExisting(candidate: Candidate): Promise<AppendResult> {
-    const prepared = await this.authority.prepare(candidate)
+    const prepared = this.authority.prepare(candidate)
     if ('refused' in prepared) return prepared.refused
     // Batched with the records arriving meanwhile into one transaction (pg-group-commit.ts).
     return this.commits.admit(prepared.row, candidate)

@@ -12,7 +12,7 @@
 
 import {randomUUID} from 'node:crypto'
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
-import {provePublicKey, signEd25519OffThread, verifyEd25519, type VerifyKey} from '../crypto/ed25519.js'
+import {provePublicKey, signEd25519, verifyEd25519, type VerifyKey} from '../crypto/ed25519.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
 import {formatUtcNow, parseTimestamp, type Instant} from '../json/timestamp.js'
@@ -302,7 +302,7 @@ export class AdmissionAuthority {
    * with the service key, another Organization or accepting service, or candidate bytes that
    * disagree with the candidate's own key fields (the store signs only what it can vouch for).
    */
-  async prepare(candidate: Candidate): Promise<{row: AdmissionRow} | {refused: AppendResult}> {
+  prepare(candidate: Candidate): {row: AdmissionRow} | {refused: AppendResult} {
     const key = this.signingKey
     if (!key) return {refused: {status: 'unauthenticated', detail: 'store not opened with the admission service key'}}
     if (candidate.organizationId !== this.config.organizationId) {
@@ -341,7 +341,7 @@ export class AdmissionAuthority {
       accepted_by_type: this.service.type,
       accepted_by_id: this.service.id,
     }
-    const signature = encodeBase64url(await signEd25519OffThread(key.seed, rowMessage(unsigned)))
+    const signature = encodeBase64url(signEd25519(key.seed, rowMessage(unsigned)))
     return {row: {...unsigned, service_signature: signature, created_at: formatUtcNow()}}
   }
 

@@ -217,7 +217,7 @@ class SqliteStore implements Store {
   }
 
   async appendOrReturnExisting(candidate: Candidate): Promise<AppendResult> {
-    const prepared = await this.authority.prepare(candidate)
+    const prepared = this.authority.prepare(candidate)
     if ('refused' in prepared) return prepared.refused
     const {row} = prepared
     try {
