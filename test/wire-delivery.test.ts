@@ -127,7 +127,9 @@ describe('Reconnect and durable Cursors (§16, I1, I3, I4)', () => {
     let frozen = false
     const lagging = {load: (id: string) => durable.load(id), save: (id: string, s: number) => (frozen ? undefined : durable.save(id, s))}
     const sessions: (number | undefined)[] = []
-    const c = await connect(running.server.url, owner, {cursors: lagging, reconnect: {initialDelayMs: 20, maxDelayMs: 200}, onSession: (s) => sessions.push(s.sessionEpoch)})
+    // No automatic ACKs: the server's Cursor is exactly what this test ACKs. (With them, whether
+    // the client's delayed ACK of h+1 reached the server before the restart was a race.)
+    const c = await connect(running.server.url, owner, {cursors: lagging, autoAck: false, reconnect: {initialDelayMs: 20, maxDelayMs: 200}, onSession: (s) => sessions.push(s.sessionEpoch)})
     const got = collector()
     await c.subscribe(g, {afterSequence: 0}, got.onEvent)
     const h = await head(g)
