@@ -96,3 +96,48 @@ export function postgresCursors(sql: postgres.Sql): CursorTable {
     },
   }
 }
+
+/** A CursorTable with one write in flight per Cursor (coalesced()). */
+export interface CoalescedCursors extends CursorTable {
+  /** Settles once every write asked for so far is done: a store waits for it before it closes, so a queued ACK is not lost to a graceful shutdown. */
+  idle(): Promise<void>
+}
+
+/**
+ * One write in flight per Cursor. The ACKs that arrive while it is written wait for one next
+ * write, which stores the highest of their sequences: a burst of ACKs for one Cursor (a hundred
+ * subscriber connections of one principal reaching the same Event, or a client ACKing every few
+ * Events) costs two writes, not one per ACK. Every ACK still settles only once a write covering
+ * its sequence is durable, with the stored value; a failed write fails only its own ACKs.
+ */
+export function coalesced(table: CursorTable): CoalescedCursors {
+  /** Per Cursor: the write still open to later ACKs (not started yet), and the last write's end. */
+  const slots = new Map<string, {open: {sequence: number; written: Promise<number>} | null; settled: Promise<unknown>}>()
+  return {
+    get: (principalId, groupId) => table.get(principalId, groupId),
+    async idle() {
+      while (slots.size > 0) await Promise.all([...slots.values()].map((slot) => slot.settled))
+    },
+    advance(principalId, groupId, sequence) {
+      const key = JSON.stringify([principalId, groupId])
+      const slot = slots.get(key) ?? {open: null, settled: Promise.resolve()}
+      slots.set(key, slot)
+      if (slot.open) {
+        slot.open.sequence = Math.max(slot.open.sequence, sequence)
+        return slot.open.written
+      }
+      const next = {sequence, written: undefined as unknown as Promise<number>}
+      next.written = slot.settled.then(() => {
+        if (slot.open === next) slot.open = null // started: later ACKs wait for the write after it
+        return table.advance(principalId, groupId, next.sequence)
+      })
+      slot.open = next
+      const settled = next.written.catch(() => undefined)
+      slot.settled = settled
+      void settled.then(() => {
+        if (slot.settled === settled && slot.open === null) slots.delete(key) // idle: forget it
+      })
+      return next.written
+    },
+  }
+}
