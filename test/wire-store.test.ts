@@ -1,13 +1,11 @@
 // The wire's store tables on both backends (spec §6.3, §15.2, §16): the Organization-scoped log
 // (versioned per subject, atomic with its receipt, idempotent, fenced against a moved version)
-// and durable delivery Cursors (monotonic, durable across reopening the store, one write in flight
-// per Cursor however many ACKs arrive meanwhile).
+// and durable delivery Cursors (monotonic, durable across reopening the store).
 
 import {randomUUID} from 'node:crypto'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {generateSigningKey} from '../src/crypto/keyfile.js'
 import {DEFAULT_FRESHNESS, type StoreConfig, initStore, openStore} from '../src/store/index.js'
-import {coalesced} from '../src/store/cursors.js'
 import type {OrgEntry, OrgReceipt} from '../src/store/org-log.js'
 import {submit} from '../src/authority/ingress.js'
 import {admissionKey, codeOf, coordinator, createCommand, devStoreAt, newGroup, post} from './authority-helpers.js'
@@ -105,76 +103,6 @@ describe.each(backends.filter((b) => b.enabled))('Organization log and Cursors: 
     const reopened = await openStore(url)
     try {
       expect(await reopened.cursors().get(principal, group)).toBe(9)
-    } finally {
-      await reopened.close()
-    }
-  })
-
-  it('a burst of ACKs for one Cursor costs two writes, not one each; each settles durable with the stored value; a failed write fails only its own', async () => {
-    const url = await backend.fresh()
-    await initStore(url, config)
-    const store = await openStore(url)
-    try {
-      const durable = store.cursors()
-      let writes = 0
-      let failNext = false
-      const cursors = coalesced({
-        get: (p, g) => durable.get(p, g),
-        advance: (p, g, sequence) => {
-          writes++
-          if (failNext) {
-            failNext = false
-            return Promise.reject(new Error('store unavailable'))
-          }
-          return durable.advance(p, g, sequence)
-        },
-      })
-      const principal = 'urn:mwp:test:human:reader'
-      const group = `urn:mwp:test:group:${randomUUID()}`
-      // A hundred ACKs in one turn (out of order): one write of the highest.
-      const burst = [...Array(100).keys()].map((i) => ((i * 37) % 100) + 1)
-      expect(await Promise.all(burst.map((n) => cursors.advance(principal, group, n)))).toEqual(burst.map(() => 100))
-      expect(writes).toBe(1)
-      // ACKs arriving while a write is in flight wait for one more write, of their highest.
-      writes = 0
-      const first = cursors.advance(principal, group, 101)
-      await Promise.resolve() // the write of 101 has started
-      const later = [150, 120, 140].map((n) => cursors.advance(principal, group, n))
-      expect(await first).toBeGreaterThanOrEqual(101)
-      expect(await Promise.all(later)).toEqual([150, 150, 150])
-      expect(writes).toBe(2)
-      expect(await durable.get(principal, group)).toBe(150)
-      // Another Cursor is written on its own.
-      const other = `urn:mwp:test:group:${randomUUID()}`
-      writes = 0
-      expect(await Promise.all([cursors.advance(principal, other, 7), cursors.advance(principal, group, 151)])).toEqual([7, 151])
-      expect(writes).toBe(2)
-      // A failed write fails its own ACKs; the next ones are written.
-      failNext = true
-      await expect(cursors.advance(principal, group, 160)).rejects.toThrow('store unavailable')
-      expect(await cursors.advance(principal, group, 161)).toBe(161)
-      expect(await durable.get(principal, group)).toBe(161)
-    } finally {
-      await store.close()
-    }
-  })
-
-  it('closing the store waits for a Cursor write queued behind the one in flight: a graceful shutdown loses no ACK', async () => {
-    const url = await backend.fresh()
-    await initStore(url, config)
-    const principal = 'urn:mwp:test:human:reader'
-    const group = `urn:mwp:test:group:${randomUUID()}`
-    const store = await openStore(url)
-    const cursors = store.cursors()
-    const first = cursors.advance(principal, group, 1)
-    await Promise.resolve() // the write of 1 has started; 2 waits for it
-    const queued = cursors.advance(principal, group, 2)
-    await store.close()
-    expect(await first).toBe(1)
-    expect(await queued).toBe(2)
-    const reopened = await openStore(url)
-    try {
-      expect(await reopened.cursors().get(principal, group)).toBe(2)
     } finally {
       await reopened.close()
     }

@@ -43,7 +43,7 @@ import type {AcceptanceContext, AuditEntry, AuditRow, Store, StoreConfig} from '
 import {POSTGRES_POLICY_LOG_SCHEMA, type PolicyLogEntry, policyEntryFrom} from './policy-log.js'
 import {type GroupAppend, postgresAppendGroups} from './multi-append.js'
 import {type OrgLog, postgresOrgLog} from './org-log.js'
-import {type CoalescedCursors, type CursorTable, coalesced, postgresCursors} from './cursors.js'
+import {type CursorTable, postgresCursors} from './cursors.js'
 import {PostgresGroupCommit} from './pg-group-commit.js'
 import {listenAppends} from './pg-notify.js'
 
@@ -319,12 +319,12 @@ class PostgresStore implements Store {
   }
 
   private orgLog: OrgLog | undefined
-  private cursorTable: CoalescedCursors | undefined
+  private cursorTable: CursorTable | undefined
   organizationLog(): OrgLog {
     return (this.orgLog ??= postgresOrgLog(this.sql))
   }
   cursors(): CursorTable {
-    return (this.cursorTable ??= coalesced(postgresCursors(this.sql)))
+    return (this.cursorTable ??= postgresCursors(this.sql))
   }
 
   /** LISTEN for the notify every Group append issues in its transaction (pg-notify.ts). */
@@ -337,7 +337,6 @@ class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.cursorTable?.idle()
     await this.sql.end({timeout: 5})
   }
 }

@@ -32,7 +32,7 @@ import type {AcceptanceContext, AuditEntry, AuditRow, Store, StoreConfig} from '
 import {type PolicyLogEntry, SQLITE_POLICY_LOG_SCHEMA, policyEntryFrom} from './policy-log.js'
 import type {GroupAppend} from './multi-append.js'
 import {type OrgLog, SQLITE_ORG_LOG_SCHEMA, sqliteOrgReads} from './org-log.js'
-import {type CoalescedCursors, type CursorTable, SQLITE_CURSOR_SCHEMA, coalesced, sqliteCursors} from './cursors.js'
+import {type CursorTable, SQLITE_CURSOR_SCHEMA, sqliteCursors} from './cursors.js'
 import {GroupCommitFailure} from './group-commit.js'
 import {InlineWriter, SqliteWriter, type Writer} from './sqlite-writer.js'
 import {connectSqlite} from './sqlite-writes.js'
@@ -336,7 +336,7 @@ class SqliteStore implements Store {
   }
 
   private orgLog: OrgLog | undefined
-  private cursorTable: CoalescedCursors | undefined
+  private cursorTable: CursorTable | undefined
   organizationLog(): OrgLog {
     // Reads here; the append goes to the writer.
     return (this.orgLog ??= {
@@ -346,11 +346,10 @@ class SqliteStore implements Store {
     })
   }
   cursors(): CursorTable {
-    return (this.cursorTable ??= coalesced(sqliteCursors(this.db, (principalId, groupId, sequence) => this.writer.call('advanceCursor', principalId, groupId, sequence))))
+    return (this.cursorTable ??= sqliteCursors(this.db, (principalId, groupId, sequence) => this.writer.call('advanceCursor', principalId, groupId, sequence)))
   }
 
   async close(): Promise<void> {
-    await this.cursorTable?.idle()
     await this.writer.close()
     if (this.db.open) this.db.close()
   }
