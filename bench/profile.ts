@@ -1,25 +1,54 @@
-// Optional CPU profile of one measured window (MWP_BENCH_PROFILE=DIR): the live phase of a bench
-// scenario only, without the setup around it, written as DIR/<name>.cpuprofile (Chrome DevTools
-// format). Profiling slows the process down: figures from a profiled run are not the bench's.
+// Optional profiles of one measured window: the live phase of a bench scenario only, without the
+// setup around it. Profiling slows the process down: figures from a profiled run are not the bench's.
+//
+// MWP_BENCH_PROFILE=DIR — V8's CPU profile of the main thread, DIR/<name>.cpuprofile (Chrome
+//   DevTools format). It samples wall time: on a machine with fewer free cores than busy threads,
+//   a call that wakes another thread (a socket write, a thread-pool job) also gets the time this
+//   thread then waits for a core.
+// MWP_BENCH_PERF=DIR — `perf record` of every thread of the process, DIR/<name>.perf.data: CPU
+//   time only, per thread (`perf report -i FILE --tid TID --no-children --sort dso,sym`). Run node
+//   with --perf-basic-prof to name JavaScript frames. Needs Linux perf; without it, says so and
+//   records nothing.
 
+import {spawn} from 'node:child_process'
+import {once} from 'node:events'
 import {Session} from 'node:inspector/promises'
 import {mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-const DIR = process.env.MWP_BENCH_PROFILE
+const PROFILE_DIR = process.env.MWP_BENCH_PROFILE
+const PERF_DIR = process.env.MWP_BENCH_PERF
+
+const fileName = (name: string) => name.replace(/[^A-Za-z0-9]+/g, '-')
 
 export async function profiled<T>(name: string, window: () => Promise<T>): Promise<T> {
-  if (!DIR) return window()
+  const withPerf = PERF_DIR ? () => perfRecorded(PERF_DIR, name, window) : window
+  if (!PROFILE_DIR) return withPerf()
   const session = new Session()
   session.connect()
   await session.post('Profiler.enable')
   await session.post('Profiler.start')
   try {
-    return await window()
+    return await withPerf()
   } finally {
     const {profile} = await session.post('Profiler.stop')
-    mkdirSync(DIR, {recursive: true})
-    writeFileSync(join(DIR, `${name.replace(/[^A-Za-z0-9]+/g, '-')}.cpuprofile`), JSON.stringify(profile))
+    mkdirSync(PROFILE_DIR, {recursive: true})
+    writeFileSync(join(PROFILE_DIR, `${fileName(name)}.cpuprofile`), JSON.stringify(profile))
     session.disconnect()
+  }
+}
+
+async function perfRecorded<T>(dir: string, name: string, window: () => Promise<T>): Promise<T> {
+  mkdirSync(dir, {recursive: true})
+  const perf = spawn('perf', ['record', '-F', '999', '-p', String(process.pid), '-o', join(dir, `${fileName(name)}.perf.data`)], {stdio: 'ignore'})
+  const started = await new Promise<boolean>((resolve) => perf.once('spawn', () => resolve(true)).once('error', () => resolve(false)))
+  if (!started) console.error('MWP_BENCH_PERF: cannot run perf; no record written')
+  try {
+    return await window()
+  } finally {
+    if (started) {
+      perf.kill('SIGINT') // perf writes its file and exits
+      await once(perf, 'exit')
+    }
   }
 }

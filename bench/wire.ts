@@ -23,7 +23,8 @@
 // wait. The per-thread line shows what each thread used and how long it waited for a core.
 // The server runs with its defaults (delivery batch window DEFAULT_DELIVERY_BATCH_MS; MWP_BENCH_WIRE_BATCH_MS overrides it).
 // MWP_BENCH_WIRE_ONLY=1x100 | 100x1 runs one scenario; MWP_BENCH_WIRE_TRACE=1 prints the worst
-// latency per 100 ms of send time; MWP_BENCH_PROFILE=DIR writes a CPU profile of each live phase.
+// latency per 100 ms of send time; MWP_BENCH_PROFILE=DIR (V8) and MWP_BENCH_PERF=DIR (perf, every
+// thread) profile each live phase (bench/profile.ts).
 // Targets: ≥ 50,000 Events/s delivered; p99 < 25 ms at 500 Commands/s.
 
 import {buildCommand} from '../src/operator/command-builder.js'
