@@ -5,7 +5,7 @@ import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.j
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
 import {confirmApproval} from '../../src/operator/prompt.js'
 import {renderSubmission} from '../../src/operator/render.js'
-import {foldGroup, inspectFolded} from '../../src/operator/views.js'
+import {inspectFolded} from '../../src/operator/views.js'
 
 export default class MissionApprove extends OperatorCommand {
   static summary = 'Review the submitted revision, its Artifact set and Evidence, and approve it with your own signature.'
@@ -39,9 +39,7 @@ ${OPERATOR_EXIT_CODES}`
     if (!flags.yes && !interactive) throw usage('approving needs a confirmation: run on a terminal without --json, or pass --yes')
     const rootApproval = flags['root-approval'] === undefined ? undefined : await this.readJsonObject(flags['root-approval'], '--root-approval', 'one signed Approval')
     return this.withContext(flags, async (ctx) => {
-      const events = await ctx.events(args.group)
-      const state = foldGroup(events)
-      if (state === null) throw usage(`Group ${args.group} has no Events`) // ctx.events answered GROUP_NOT_FOUND for an unknown Group
+      const {events, state} = await ctx.folded(args.group)
       const view = inspectFolded(state, events)
       if (view.submission === null) throw usage(`Mission ${view.missionId} has nothing awaiting approval (state ${view.state})`)
       const review = renderSubmission(view.submission)

@@ -1,9 +1,9 @@
 import {Args} from '@oclif/core'
-import {type Outcome, usage} from '../../src/cli/base.js'
+import type {Outcome} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
 import {renderInspection} from '../../src/operator/render.js'
-import {inspectMission} from '../../src/operator/views.js'
+import {inspectFolded} from '../../src/operator/views.js'
 
 export default class MissionInspect extends OperatorCommand {
   static summary = "Show a Mission: state, Coordinator, members, derived work progress and any submission awaiting approval."
@@ -18,8 +18,8 @@ ${OPERATOR_EXIT_CODES}`
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionInspect)
     return this.withContext(flags, async (ctx) => {
-      const view = inspectMission(await ctx.events(args.group))
-      if (view === null) throw usage(`Group ${args.group} has no Events`) // ctx.events answered GROUP_NOT_FOUND for an unknown Group
+      const {events, state} = await ctx.folded(args.group)
+      const view = inspectFolded(state, events)
       return {status: 'ok', result: view, text: renderInspection(view)}
     })
   }

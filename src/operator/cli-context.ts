@@ -120,11 +120,17 @@ export class OperatorContext {
     return events
   }
 
+  /** The Group's Events and the state they fold to (GROUP_NOT_FOUND as in events()). */
+  async folded(groupId: string): Promise<{events: EventDoc[]; state: GroupState}> {
+    const events = await this.events(groupId)
+    const state = foldGroup(events)
+    if (state === null) throw new CliRejection('GROUP_NOT_FOUND', `Group ${groupId} has no Events`)
+    return {events, state}
+  }
+
   /** The Group's current state (GROUP_NOT_FOUND as in events()). */
   async state(groupId: string): Promise<GroupState> {
-    const state = foldGroup(await this.events(groupId))
-    if (state === null) throw new CliRejection('GROUP_NOT_FOUND', `Group ${groupId} has no Events`)
-    return state
+    return (await this.folded(groupId)).state
   }
 
   /** Builds with the operator's key (epochs from `spec.state`); a build failure is a usage error. */

@@ -76,7 +76,7 @@ export function inspectMission(events: readonly EventDoc[], now: string = new Da
   return state === null ? null : inspectFolded(state, events, now)
 }
 
-/** inspectMission for a caller that already folded `events` into `state` (mission approve needs both). */
+/** inspectMission for a caller that already folded `events` into `state` (OperatorContext.folded). */
 export function inspectFolded(state: GroupState, events: readonly EventDoc[], now: string = new Date().toISOString()): MissionInspection {
   const m = state.mission
   let submission: SubmissionReview | null = null
