@@ -9,6 +9,9 @@
 //   time only, per thread (`perf report -i FILE --tid TID --no-children --sort dso,sym`). Run node
 //   with --perf-basic-prof to name JavaScript frames. Needs Linux perf; without it, says so and
 //   records nothing.
+// MWP_BENCH_HEAP=DIR — V8's sampling heap profile of the main thread, DIR/<name>.heapprofile: where
+//   the window's allocations were made (every 32 KB sampled), the ones the GC already collected
+//   included, so it shows what makes the collector run rather than what stays alive.
 
 import {spawn} from 'node:child_process'
 import {once} from 'node:events'
@@ -18,11 +21,13 @@ import {join} from 'node:path'
 
 const PROFILE_DIR = process.env.MWP_BENCH_PROFILE
 const PERF_DIR = process.env.MWP_BENCH_PERF
+const HEAP_DIR = process.env.MWP_BENCH_HEAP
 
 const fileName = (name: string) => name.replace(/[^A-Za-z0-9]+/g, '-')
 
 export async function profiled<T>(name: string, window: () => Promise<T>): Promise<T> {
-  const withPerf = PERF_DIR ? () => perfRecorded(PERF_DIR, name, window) : window
+  const withHeap = HEAP_DIR ? () => heapSampled(HEAP_DIR, name, window) : window
+  const withPerf = PERF_DIR ? () => perfRecorded(PERF_DIR, name, withHeap) : withHeap
   if (!PROFILE_DIR) return withPerf()
   const session = new Session()
   session.connect()
@@ -50,5 +55,20 @@ async function perfRecorded<T>(dir: string, name: string, window: () => Promise<
       perf.kill('SIGINT') // perf writes its file and exits
       await once(perf, 'exit')
     }
+  }
+}
+
+async function heapSampled<T>(dir: string, name: string, window: () => Promise<T>): Promise<T> {
+  const session = new Session()
+  session.connect()
+  await session.post('HeapProfiler.enable')
+  await session.post('HeapProfiler.startSampling', {samplingInterval: 32 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true})
+  try {
+    return await window()
+  } finally {
+    const {profile} = await session.post('HeapProfiler.stopSampling')
+    mkdirSync(dir, {recursive: true})
+    writeFileSync(join(dir, `${fileName(name)}.heapprofile`), JSON.stringify(profile))
+    session.disconnect()
   }
 }
