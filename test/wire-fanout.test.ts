@@ -6,6 +6,7 @@ import {createRequire} from 'node:module'
 import {describe, expect, it} from 'vitest'
 import {DELIVERY_FRAME_PREFIX, RECEIPT_FRAME_PREFIX, deliveryFrame, deliveryFrameId, parseFrame, receiptPosition} from '../src/wire/frames.js'
 import {serverTextFrame} from '../src/wire/ws-framing.js'
+import {feedEvent} from '../src/wire/group-feed.js'
 
 // ws's Receiver is not in its ESM entry's types; the CommonJS module exposes it.
 const {Receiver} = createRequire(import.meta.url)('ws') as {Receiver: new (o: Record<string, unknown>) => NodeJS.EventEmitter & {write(b: Buffer): void}}
@@ -66,5 +67,18 @@ describe('deliveryFrame', () => {
     expect(id).toMatch(/^urn:mwp:delivery:sha256:[0-9a-f]{64}$/)
     expect(deliveryFrameId(other)).not.toBe(id)
     expect(deliveryFrameId('urn:uuid:1')).toBe('urn:mwp:delivery:urn:uuid:1')
+  })
+
+  it('built from the stored bytes (the feed) it is the frame of their text; the feed keeps those exact bytes as a view into the frame', async () => {
+    // Non-ASCII text and an escaped character: the byte lengths differ from the string lengths.
+    const text = '{"eventId":"urn:uuid:00000000-0000-4000-8000-0000000000e2","payload":{"text":"Grüße, \\"naïve\\" ☃ 𝄞"},"sequence":12345}'
+    const bytes = new Uint8Array(Buffer.from(text, 'utf8'))
+    const frame = deliveryFrame('urn:uuid:00000000-0000-4000-8000-0000000000e2', bytes)
+    expect(frame.equals(deliveryFrame('urn:uuid:00000000-0000-4000-8000-0000000000e2', text))).toBe(true)
+    expect((await received(frame))[0]!.text).toContain(`"event":${text}}`)
+    const e = feedEvent({sequence: 12345, kind: 'message.posted', eventId: 'urn:uuid:00000000-0000-4000-8000-0000000000e2', bytes})
+    expect(e.frame.equals(frame)).toBe(true)
+    expect(Buffer.compare(e.event, bytes)).toBe(0)
+    expect(e.event.buffer).toBe(e.frame.buffer) // a view, not a second copy
   })
 })

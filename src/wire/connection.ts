@@ -356,9 +356,9 @@ export class Connection {
     const count = lastSequence - firstSequence + 1
     // A live Group's feed holds the Events just appended; a retry's older Events come from the store.
     const cached = this.context.recent(groupId, firstSequence - 1, count)
-    const texts = cached ?? (await authority.store.read(groupId, firstSequence - 1, count)).events.map((e) => e.bytes)
+    const events = cached ?? (await authority.store.read(groupId, firstSequence - 1, count)).events.map((e) => e.bytes)
     this.#cork()
-    texts.forEach((text, i) => this.#send(eventFrame(text, receiptFrameId(i + 1, count))))
+    events.forEach((bytes, i) => this.#send(eventFrame(bytes, receiptFrameId(i + 1, count))))
   }
 
   async #ack(f: Frame): Promise<void> {

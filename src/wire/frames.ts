@@ -98,9 +98,13 @@ export function deliveryFrameId(eventId: string): string {
   return direct.length <= 512 ? direct : `${DELIVERY_FRAME_PREFIX}sha256:${createHash('sha256').update(eventId).digest('hex')}`
 }
 
-/** A delivery EVENT frame as a complete WebSocket text message (ws-framing.ts), ready for any number of sockets. */
-export function deliveryFrame(eventId: string, eventText: string): Buffer {
-  return serverTextFrame(Buffer.from(eventFrame(eventText, deliveryFrameId(eventId)), 'utf8'))
+/**
+ * A delivery EVENT frame as a complete WebSocket text message (ws-framing.ts), ready for any number
+ * of sockets: eventFrame's text, with the Event's bytes copied in as they are (no string of them).
+ * They end one byte before the frame does (the closing brace).
+ */
+export function deliveryFrame(eventId: string, event: Uint8Array | string): Buffer {
+  return serverTextFrame(`{"protocolVersion":"${PROTOCOL_VERSION}","frameId":${JSON.stringify(deliveryFrameId(eventId))},"frameType":"EVENT","event":`, event, '}')
 }
 
 export function receiptFrameId(index: number, count: number): string {

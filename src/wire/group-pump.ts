@@ -153,7 +153,7 @@ export class GroupPump {
     let skipped = false
     for (const e of events) {
       if (this.#stopped) return
-      if (e.sequence >= visibilityStart && this.#passes(e.text, e.kind)) {
+      if (e.sequence >= visibilityStart && this.#passes(e)) {
         if (!this.sink.sendFramed(e.frame)) return this.stop()
         this.#delivered.push(e.sequence)
       } else {
@@ -170,13 +170,14 @@ export class GroupPump {
    * Events that mention the principal (other kinds are unaffected); `announcements` lets Events
    * whose payload is marked as an announcement through regardless.
    */
-  #passes(text: string, kind: string): boolean {
+  #passes(e: FeedEvent): boolean {
+    const {kind} = e
     const a = this.attention
     if (!a) return true
     const lists = a.eventKinds !== undefined || a.conversationIds !== undefined || a.workItemIds !== undefined
     if (!lists && !a.mentionsOnly) return true
     if (a.eventKinds !== undefined && !a.conversationIds && !a.workItemIds && !a.mentionsOnly && !a.announcements) return a.eventKinds.includes(kind)
-    const doc = JSON.parse(text) as JsonObject
+    const doc = JSON.parse(e.event.toString('utf8')) as JsonObject
     const payload = (doc.payload ?? {}) as JsonObject
     if (a.announcements && payload.announcement === true) return true
     if (a.mentionsOnly && kind === 'message.posted') {

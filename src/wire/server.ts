@@ -70,8 +70,8 @@ export interface ServerContext {
   log(entry: Record<string, unknown>): void
   /** The Group's shared feed (created on first use, dropped with its last pump). */
   feed(groupId: string): GroupFeed
-  /** The signed texts of `count` Events after `position` when the Group's feed still holds them all, else null. */
-  recent(groupId: string, position: number, count: number): string[] | null
+  /** The signed bytes of `count` Events after `position` when the Group's feed still holds them all, else null. */
+  recent(groupId: string, position: number, count: number): Uint8Array[] | null
   register(pump: GroupPump): void
   unregister(pump: GroupPump): void
 }
@@ -129,7 +129,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     recent(groupId, position, count) {
       const events = feeds.get(groupId)?.after(position, count)
-      return events?.length === count ? events.map((e) => e.text) : null
+      return events?.length === count ? events.map((e) => e.event) : null
     },
     register(pump) {
       let set = pumps.get(pump.groupId)

@@ -4,9 +4,13 @@
 // gateway never fragments or compresses (perMessageDeflate is off), so the frame is FIN + opcode 1,
 // the payload length, and the payload.
 
-/** The complete WebSocket frame of one unfragmented, unmasked text message. */
-export function serverTextFrame(payload: Buffer): Buffer {
-  const n = payload.length
+/**
+ * The complete WebSocket frame of one unfragmented, unmasked text message whose payload is
+ * `parts` joined (strings as UTF-8), built in one allocation.
+ */
+export function serverTextFrame(...parts: (string | Uint8Array)[]): Buffer {
+  let n = 0
+  for (const p of parts) n += typeof p === 'string' ? Buffer.byteLength(p) : p.byteLength
   const headerLength = n < 126 ? 2 : n < 65_536 ? 4 : 10
   const out = Buffer.allocUnsafe(headerLength + n)
   out[0] = 0x81 // FIN, opcode 1 (text)
@@ -19,6 +23,13 @@ export function serverTextFrame(payload: Buffer): Buffer {
     out[1] = 127
     out.writeBigUInt64BE(BigInt(n), 2)
   }
-  payload.copy(out, headerLength)
+  let at = headerLength
+  for (const p of parts) {
+    if (typeof p === 'string') at += out.write(p, at)
+    else {
+      out.set(p, at)
+      at += p.byteLength
+    }
+  }
   return out
 }
