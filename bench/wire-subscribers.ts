@@ -1,8 +1,9 @@
 // Worker thread of bench/wire.ts: the subscriber sockets run here, on their own thread, so the
 // server's event loop is measured without 100 TLS clients sharing it. Each subscriber is a raw
 // authenticated socket (bench/raw-socket.ts) that counts EVENT frames and ACKs every 256; the
-// first subscriber of each Group reports arrival times (performance.timeOrigin-based, so
-// comparable across threads) for Command→Event latency.
+// first subscriber of each Group records arrival times (performance.timeOrigin-based, so
+// comparable across threads) for Command→Event latency, kept here until the parent collects them
+// after the measured window (so the server's thread does not receive and store them during it).
 
 import {performance} from 'node:perf_hooks'
 import type {Socket} from 'node:net'
@@ -27,6 +28,8 @@ const EVENT_MARK = Buffer.from('"frameType":"EVENT"')
 const CAUSE_MARK = Buffer.from('"cause":{"type":"command","id":"')
 const QUOTE = 0x22
 const arrivals: [string, number][] = []
+/** Arrivals are recorded until collected: the replay phase that follows redelivers the same Events. */
+let sampling = true
 
 /**
  * Calls `onText(chunk, start, end)` for every text message the server sends on `ws` from now on,
@@ -73,7 +76,7 @@ async function subscriber(sampler: boolean) {
     const mark = d.indexOf(EVENT_MARK, start)
     if (mark < 0 || mark >= Math.min(end, start + 600)) return
     received++
-    if (sampler) {
+    if (sampler && sampling) {
       const at = d.indexOf(CAUSE_MARK, mark)
       if (at >= 0 && at < end) {
         const from = at + CAUSE_MARK.length
@@ -100,9 +103,13 @@ for (let s = 0; s < job.groups.length * job.perGroup; s++) {
 for (const s of subscribe) s.send(s.groupId, job.after[s.groupId] ?? 0)
 
 setInterval(() => {
-  parentPort!.postMessage({received, arrivals: arrivals.splice(0)})
+  parentPort!.postMessage({received})
 }, 20)
-parentPort!.on('message', (m: {replay?: boolean}) => {
+parentPort!.on('message', (m: {replay?: boolean; collect?: boolean}) => {
   if (m.replay) for (const s of subscribe) s.send(s.groupId, 0)
+  if (m.collect) {
+    sampling = false
+    parentPort!.postMessage({arrivals})
+  }
 })
 parentPort!.postMessage({ready: true, tid: threadId()})

@@ -103,10 +103,7 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const heads = new Map<string, number>()
     for (const g of groups) heads.set(g, (await store.head(g))!.sequence)
 
-    // Subscribers on their own thread (bench/wire-subscribers.ts); the first arrival of each
-    // Command's Event at its Group's sampling subscriber. Only a live delivery is a Command→Event
-    // latency: the replay phase redelivers the same Events (same cause) seconds later.
-    const arrivedAt = new Map<string, number>()
+    // Subscribers on their own thread (bench/wire-subscribers.ts).
     let received = 0
     let subscriberTid = ''
     let commanderTid = ''
@@ -115,13 +112,12 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     })
     await new Promise<void>((resolve, reject) => {
       worker.on('error', reject)
-      worker.on('message', (m: {ready?: boolean; tid?: string; received?: number; arrivals?: [string, number][]}) => {
+      worker.on('message', (m: {ready?: boolean; tid?: string; received?: number}) => {
         if (m.ready) {
           subscriberTid = m.tid ?? ''
           resolve()
         }
         if (m.received !== undefined) received = m.received
-        for (const [cause, at] of m.arrivals ?? []) if (!arrivedAt.has(cause)) arrivedAt.set(cause, at)
       })
     })
     const delivered = async (target: number) => {
@@ -133,18 +129,16 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const warm = Math.round(RATE * WARMUP)
     const total = warm + Math.round(RATE * SECONDS)
     const commands = Array.from({length: total}, (_, i) => postTo(groups[i % groupCount]!).toString())
-    const sentAt = new Map<string, number>()
     let refused = 0
     let roundDone = () => {}
     const commander = new Worker(new URL('./wire-commander.js', import.meta.url), {workerData: {url: server.url, ca: tls.ca, rate: RATE, commands}})
     await new Promise<void>((resolve, reject) => {
       commander.on('error', reject)
-      commander.on('message', (m: {ready?: boolean; tid?: string; sentAt?: [string, number][]; done?: boolean; refused?: number}) => {
+      commander.on('message', (m: {ready?: boolean; tid?: string; done?: boolean; refused?: number}) => {
         if (m.ready) {
           commanderTid = m.tid ?? ''
           resolve()
         }
-        for (const [actionId, at] of m.sentAt ?? []) sentAt.set(actionId, at)
         if (m.done) {
           refused = m.refused!
           roundDone()
@@ -175,7 +169,14 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const cpu = process.cpuUsage(cpuBefore)
     const processCores = (cpu.user + cpu.system) / 1e6 / liveSeconds
     const threads = threadUse(threadsBefore, threadTimes(), liveSeconds, {[threadId()]: 'server', [subscriberTid]: 'subscribers', [commanderTid]: 'commander'})
+    // Send and arrival times, kept by the load generators until now. Only a live delivery is a
+    // Command→Event latency: the first arrival of each Command's Event at its Group's sampling
+    // subscriber (the replay phase below redelivers the same Events seconds later, unrecorded).
+    const [sent, arrivals] = await Promise.all([collect(commander, 'sentAt'), collect(worker, 'arrivals')])
     await commander.terminate()
+    const sentAt = new Map(sent)
+    const arrivedAt = new Map<string, number>()
+    for (const [cause, at] of arrivals) if (!arrivedAt.has(cause)) arrivedAt.set(cause, at)
     if (refused > 0) throw new Error(`bench: ${refused} of ${total} Commands were refused`)
     const latencies: number[] = []
     const warmup: number[] = []
@@ -231,6 +232,19 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     await store.close()
     rmSync(dir, {recursive: true, force: true})
   }
+}
+
+/** Asks a load generator for what it recorded: its reply's `key` member (Action ID, time pairs). */
+function collect(worker: Worker, key: 'sentAt' | 'arrivals'): Promise<[string, number][]> {
+  return new Promise((resolve) => {
+    const reply = (m: Record<string, unknown>) => {
+      if (!(key in m)) return
+      worker.off('message', reply)
+      resolve(m[key] as [string, number][])
+    }
+    worker.on('message', reply)
+    worker.postMessage({collect: true})
+  })
 }
 
 /** An EVENT frame of the last scenario run (for the baseline). */
