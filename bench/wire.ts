@@ -21,7 +21,8 @@
 // verifies signatures (bench/raw-socket.ts): the figures are the server's, not the client
 // library's, and on a 2-core machine the load generators' CPU would otherwise be the server's
 // wait. The per-thread line shows what each thread used and how long it waited for a core.
-// The server runs with its defaults (delivery batch window DEFAULT_DELIVERY_BATCH_MS; MWP_BENCH_WIRE_BATCH_MS overrides it).
+// The server runs with its defaults (delivery batch window DEFAULT_DELIVERY_BATCH_MS; MWP_BENCH_WIRE_BATCH_MS overrides it)
+// and with `mwp authority serve`'s V8 heap setting (src/wire/serving-heap.ts).
 // MWP_BENCH_WIRE_ONLY=1x100 | 100x1 runs one scenario; MWP_BENCH_WIRE_TRACE=1 prints the worst
 // latency per 100 ms of send time; MWP_BENCH_PROFILE=DIR (V8) and MWP_BENCH_PERF=DIR (perf, every
 // thread) profile each live phase (bench/profile.ts).
@@ -42,6 +43,7 @@ import {RegistryEvidence} from '../src/signing/registry.js'
 import {DEFAULT_FRESHNESS, initStore, openStore} from '../src/store/index.js'
 import {generateDevTls} from '../src/wire/dev-tls.js'
 import {DEFAULT_DELIVERY_BATCH_MS, startServer} from '../src/wire/server.js'
+import {tuneHeapForServing} from '../src/wire/serving-heap.js'
 import {fmt, percentile} from './measure.js'
 import {profiled} from './profile.js'
 import {threadId, threadTimes, threadUse} from './threads.js'
@@ -263,6 +265,8 @@ const pct = (u: number) => `${(u * 100).toFixed(0)}%`
 export async function runWireBench(): Promise<WireFigure[]> {
   // Other processes on the machine take the CPU this bench measures with: the load is printed with it.
   console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, delivery batch window ${BATCH_MS ?? DEFAULT_DELIVERY_BATCH_MS} ms, ${RATE} Commands/s for ${WARMUP}s warm-up + ${SECONDS}s per scenario (load average ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores)`)
+  const heap = tuneHeapForServing()
+  console.log(`  V8 heap as mwp authority serve runs it: ${heap}`)
   const figures: WireFigure[] = []
   if (ONLY !== '100x1') figures.push(await scenario('1 Group x 100 subscribers', 1, 100))
   if (ONLY !== '1x100') figures.push(await scenario('100 Groups x 1 subscriber', 100, 1))

@@ -5,6 +5,7 @@ import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../
 import {storeFlag} from '../../src/cli/flags.js'
 import {DEFAULT_CONFIG_FILE, OrgConfigError, loadOrgConfig, openAuthorityFromConfig} from '../../src/config/org-config.js'
 import {writeDevTls} from '../../src/wire/dev-tls.js'
+import {tuneHeapForServing} from '../../src/wire/serving-heap.js'
 import {DEFAULT_DELIVERY_BATCH_MS, type TlsSetting, isLoopbackHost, startServer} from '../../src/wire/server.js'
 
 export default class AuthorityServe extends MwpCommand {
@@ -78,6 +79,7 @@ ${EXIT_CODES_HELP}`
       if (e instanceof OrgConfigError) throw e.kind === 'usage' ? usage(e.message) : environment(e.message)
       throw e
     }
+    tuneHeapForServing()
     let server
     try {
       server = await startServer({authority: opened.authority, host, port, tls, deliveryBatchMs: flags['delivery-batch-ms']})
