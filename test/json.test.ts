@@ -50,6 +50,23 @@ describe('strict JSON reader (stage 1, ACCEPTANCE A1, C2, J7)', () => {
     }
   })
 
+  it('reads strings: plain runs between escapes, every escape, raw characters from DEL up; control characters refused wherever they sit', () => {
+    expect(parseJsonText('"a\\"b\\\\c\\/d\\b\\f\\n\\r\\tz\\u00e9\\u0041x"')).toBe('a"b\\c/d\b\f\n\r\tzéAx')
+    expect(parseJsonText('"\u007f é 😀 \\ud83d\\ude00"')).toBe('\u007f é 😀 😀')
+    expect(parseJsonText('""')).toBe('')
+    for (const bad of ['"\u0000"', '"a\u001f"', '"\nb"', '"ab\\"', '"ab\\u00e9']) expect(reason(() => parseJsonText(bad)), JSON.stringify(bad)).toBe('syntax')
+    // Any string JSON.stringify writes (quotes, backslashes, control characters, astral and lone
+    // surrogates from a skewed alphabet) reads back as itself.
+    const alphabet = ['"', '\\', '/', 'a', 'é', '\u0000', '\u0008', '\u001f', ' ', '\u007f', '\u2028', '\ud800', '\udfff', '😀']
+    let seed = 7
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+    for (let i = 0; i < 2000; i++) {
+      let text = ''
+      for (let n = Math.floor(next() * 20); n > 0; n--) text += alphabet[Math.floor(next() * alphabet.length)]
+      expect(parseJsonText(JSON.stringify({[text]: text}))).toEqual({[text]: text})
+    }
+  })
+
   it(`limits nesting to ${MAX_DEPTH} levels`, () => {
     expect(() => parseJsonText('['.repeat(MAX_DEPTH) + ']'.repeat(MAX_DEPTH))).not.toThrow()
     expect(reason(() => parseJsonText('['.repeat(MAX_DEPTH + 1) + ']'.repeat(MAX_DEPTH + 1)))).toBe('depth-limit')
