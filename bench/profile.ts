@@ -17,7 +17,7 @@ import {spawn} from 'node:child_process'
 import {once} from 'node:events'
 import {Session} from 'node:inspector/promises'
 import {mkdirSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 
 const PROFILE_DIR = process.env.MWP_BENCH_PROFILE
 const PERF_DIR = process.env.MWP_BENCH_PERF
@@ -26,49 +26,47 @@ const HEAP_DIR = process.env.MWP_BENCH_HEAP
 const fileName = (name: string) => name.replace(/[^A-Za-z0-9]+/g, '-')
 
 export async function profiled<T>(name: string, window: () => Promise<T>): Promise<T> {
-  const withHeap = HEAP_DIR ? () => heapSampled(HEAP_DIR, name, window) : window
-  const withPerf = PERF_DIR ? () => perfRecorded(PERF_DIR, name, withHeap) : withHeap
-  if (!PROFILE_DIR) return withPerf()
-  const session = new Session()
-  session.connect()
-  await session.post('Profiler.enable')
-  await session.post('Profiler.start')
-  try {
-    return await withPerf()
-  } finally {
-    const {profile} = await session.post('Profiler.stop')
-    mkdirSync(PROFILE_DIR, {recursive: true})
-    writeFileSync(join(PROFILE_DIR, `${fileName(name)}.cpuprofile`), JSON.stringify(profile))
-    session.disconnect()
+  let run = window
+  if (HEAP_DIR) {
+    const sampling = {samplingInterval: 32 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true}
+    run = inspected(join(HEAP_DIR, `${fileName(name)}.heapprofile`), 'HeapProfiler', ['startSampling', sampling], 'stopSampling', run)
   }
+  if (PERF_DIR) run = perfRecorded(PERF_DIR, name, run)
+  if (PROFILE_DIR) run = inspected(join(PROFILE_DIR, `${fileName(name)}.cpuprofile`), 'Profiler', ['start', {}], 'stop', run)
+  return run()
 }
 
-async function perfRecorded<T>(dir: string, name: string, window: () => Promise<T>): Promise<T> {
-  mkdirSync(dir, {recursive: true})
-  const perf = spawn('perf', ['record', '-F', '999', '-p', String(process.pid), '-o', join(dir, `${fileName(name)}.perf.data`)], {stdio: 'ignore'})
-  const started = await new Promise<boolean>((resolve) => perf.once('spawn', () => resolve(true)).once('error', () => resolve(false)))
-  if (!started) console.error('MWP_BENCH_PERF: cannot run perf; no record written')
-  try {
-    return await window()
-  } finally {
-    if (started) {
-      perf.kill('SIGINT') // perf writes its file and exits
-      await once(perf, 'exit')
+/** `window` inside an inspector session of this thread: the domain's `start` before it, `stop` after it, whose profile goes to `file`. */
+function inspected<T>(file: string, domain: string, start: [string, object], stop: string, window: () => Promise<T>): () => Promise<T> {
+  return async () => {
+    const session = new Session()
+    session.connect()
+    await session.post(`${domain}.enable`)
+    await session.post(`${domain}.${start[0]}`, start[1])
+    try {
+      return await window()
+    } finally {
+      const {profile} = (await session.post(`${domain}.${stop}`)) as unknown as {profile: unknown}
+      mkdirSync(dirname(file), {recursive: true})
+      writeFileSync(file, JSON.stringify(profile))
+      session.disconnect()
     }
   }
 }
 
-async function heapSampled<T>(dir: string, name: string, window: () => Promise<T>): Promise<T> {
-  const session = new Session()
-  session.connect()
-  await session.post('HeapProfiler.enable')
-  await session.post('HeapProfiler.startSampling', {samplingInterval: 32 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true})
-  try {
-    return await window()
-  } finally {
-    const {profile} = await session.post('HeapProfiler.stopSampling')
+function perfRecorded<T>(dir: string, name: string, window: () => Promise<T>): () => Promise<T> {
+  return async () => {
     mkdirSync(dir, {recursive: true})
-    writeFileSync(join(dir, `${fileName(name)}.heapprofile`), JSON.stringify(profile))
-    session.disconnect()
+    const perf = spawn('perf', ['record', '-F', '999', '-p', String(process.pid), '-o', join(dir, `${fileName(name)}.perf.data`)], {stdio: 'ignore'})
+    const started = await new Promise<boolean>((resolve) => perf.once('spawn', () => resolve(true)).once('error', () => resolve(false)))
+    if (!started) console.error('MWP_BENCH_PERF: cannot run perf; no record written')
+    try {
+      return await window()
+    } finally {
+      if (started) {
+        perf.kill('SIGINT') // perf writes its file and exits
+        await once(perf, 'exit')
+      }
+    }
   }
 }
