@@ -81,10 +81,13 @@ export function frame(frameType: FrameType, members: JsonObject): string {
   return JSON.stringify({protocolVersion: PROTOCOL_VERSION, frameId: newFrameId(), frameType, ...members})
 }
 
+/** An EVENT frame's text up to the Event; the Event and a closing brace complete it. */
+const eventFrameHead = (frameId: string) => `{"protocolVersion":"${PROTOCOL_VERSION}","frameId":${JSON.stringify(frameId)},"frameType":"EVENT","event":`
+
 /** An EVENT frame around the exact stored signed bytes (never re-serialized). */
 export function eventFrame(eventBytes: Uint8Array | string, frameId = newFrameId()): string {
   const text = typeof eventBytes === 'string' ? eventBytes : Buffer.from(eventBytes.buffer, eventBytes.byteOffset, eventBytes.byteLength).toString('utf8')
-  return `{"protocolVersion":"${PROTOCOL_VERSION}","frameId":${JSON.stringify(frameId)},"frameType":"EVENT","event":${text}}`
+  return `${eventFrameHead(frameId)}${text}}`
 }
 
 /**
@@ -104,7 +107,7 @@ export function deliveryFrameId(eventId: string): string {
  * They end one byte before the frame does (the closing brace).
  */
 export function deliveryFrame(eventId: string, event: Uint8Array | string): Buffer {
-  return serverTextFrame(`{"protocolVersion":"${PROTOCOL_VERSION}","frameId":${JSON.stringify(deliveryFrameId(eventId))},"frameType":"EVENT","event":`, event, '}')
+  return serverTextFrame(eventFrameHead(deliveryFrameId(eventId)), event, '}')
 }
 
 export function receiptFrameId(index: number, count: number): string {
