@@ -24,8 +24,8 @@
 // The server runs with its defaults (delivery batch window DEFAULT_DELIVERY_BATCH_MS; MWP_BENCH_WIRE_BATCH_MS overrides it)
 // and with `mwp authority serve`'s V8 heap setting (src/wire/serving-heap.ts).
 // MWP_BENCH_WIRE_ONLY=1x100 | 100x1 runs one scenario; MWP_BENCH_WIRE_TRACE=1 prints the worst
-// latency per 100 ms of send time; MWP_BENCH_PROFILE=DIR (V8) and MWP_BENCH_PERF=DIR (perf, every
-// thread) profile each live phase (bench/profile.ts).
+// latency per 100 ms of send time; MWP_BENCH_PROFILE=DIR (V8 CPU), MWP_BENCH_PERF=DIR (perf, every
+// thread) and MWP_BENCH_HEAP=DIR (V8 allocations) profile each live phase (bench/profile.ts).
 // Targets: ≥ 50,000 Events/s delivered; p99 < 25 ms at 500 Commands/s.
 
 import {buildCommand} from '../src/operator/command-builder.js'
