@@ -21,7 +21,7 @@ from fixed strings, and must never be trusted for anything real.** They exist so
 examples, the tests and local experiments have a small, consistent Organization to work with.
 
 Do not edit these files by hand: they are generated, byte for byte, by
-\`scripts/make-fixtures.ts\`, and \`test/fixtures.test.ts\` fails when the committed files differ
+\`scripts/make-fixtures.ts\`, and \`test/project/fixtures.test.ts\` fails when the committed files differ
 from a fresh generation. To change them, edit the generator and run
 
 \`\`\`sh

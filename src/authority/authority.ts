@@ -14,11 +14,11 @@ import type {RegistryEvidence} from '../signing/registry.js'
 import {Rejection, verify} from '../signing/verify.js'
 import type {Store} from '../store/types.js'
 import type {LoggedEvent} from '../store/group-log.js'
-import {type AppliedEvent, apply} from './apply.js'
-import type {GroupState} from './state.js'
-import {type CooperationLimits, checkLimits} from './rate-limits.js'
-import {type LeasePolicy, checkLeasePolicy} from './work-leases.js'
-import {type Tip, drainTips} from './append-pipeline.js'
+import {type AppliedEvent, apply} from './apply/index.js'
+import type {GroupState} from './model/state.js'
+import {type CooperationLimits, checkLimits} from './decide/rate-limits.js'
+import {type LeasePolicy, checkLeasePolicy} from './model/work-leases.js'
+import {type Tip, drainTips} from './ingress/append-pipeline.js'
 
 export interface AuthorityPolicy {
   /** Human principal IDs allowed to create root Missions (§7.1, issue 4 role policy). */

@@ -16,7 +16,7 @@ import type {Principal} from '../signing/profiles.js'
 import {addBinding, initRegistry, serializeRegistry} from '../signing/registry-edit.js'
 import {sign} from '../signing/sign.js'
 import {Rejection, verify} from '../signing/verify.js'
-import {CARD_REGISTER, submitOrganizationCommand} from '../authority/organization.js'
+import {CARD_REGISTER, submitOrganizationCommand} from '../authority/ingress/organization.js'
 import {DEFAULT_CONFIG_FILE, DEFAULT_HOST, DEFAULT_PORT, DEFAULT_STORE, type OrgConfig, OrgConfigError, type OrgConfigFile, configRegistry, loadOrgConfig, openAuthorityFromConfig} from './org-config.js'
 
 export interface DevOrgOptions {

@@ -12,8 +12,8 @@
 
 import {Flags} from '@oclif/core'
 import {existsSync} from 'node:fs'
-import type {SubmitResult} from '../authority/ingress.js'
-import type {GroupState} from '../authority/state.js'
+import type {SubmitResult} from '../authority/ingress/command.js'
+import type {GroupState} from '../authority/model/state.js'
 import {CliRejection, environment, usage} from '../cli/base.js'
 import {readKey} from '../cli/store.js'
 import {DEFAULT_CONFIG_FILE, type OrgConfig, OrgConfigError, loadOrgConfig, resolveStoreUrl} from '../config/org-config.js'

@@ -12,7 +12,7 @@
 // An explicit value always wins, so a caller can deliberately send a stale epoch.
 
 import {randomUUID} from 'node:crypto'
-import type {GroupState} from '../authority/state.js'
+import type {GroupState} from '../authority/model/state.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {JsonObject} from '../json/parse.js'
 import {formatUtcNow} from '../json/timestamp.js'

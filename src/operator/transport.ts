@@ -6,8 +6,8 @@
 // six-stage verifier against the Organization registry before it is folded.
 
 import type {ErrorCode} from '../errors.js'
-import type {SubmitResult} from '../authority/ingress.js'
-import {submit} from '../authority/ingress.js'
+import type {SubmitResult} from '../authority/ingress/command.js'
+import {submit} from '../authority/ingress/command.js'
 import type {OrgConfig} from '../config/org-config.js'
 import {openAuthorityFromConfig} from '../config/org-config.js'
 import type {RegistryEvidence} from '../signing/registry.js'

@@ -7,9 +7,9 @@
 // (longest chain of unfinished WorkItems through their dependencies), blockers, deadlines and
 // approval state.
 
-import {apply} from '../authority/apply.js'
-import type {GroupState, WorkItemView, WorkState} from '../authority/state.js'
-import {TERMINAL, WORK_TERMINAL} from '../authority/state.js'
+import {apply} from '../authority/apply/index.js'
+import type {GroupState, WorkItemView, WorkState} from '../authority/model/state.js'
+import {TERMINAL, WORK_TERMINAL} from '../authority/model/state.js'
 import {compareTimestampText} from '../json/timestamp.js'
 import type {EventDoc} from './transport.js'
 

@@ -181,7 +181,7 @@ class Catalog implements SchemaCatalog {
       this.#ajv = newAjv()
       // Not checked against the Draft 2020-12 meta-schema here: compiling that meta-schema was a
       // fifth of every CLI start. The project's own schemas are checked against it, under a fully
-      // strict Ajv, by test/schemas.test.ts; external schemas (compileExternal) still are here.
+      // strict Ajv, by test/schema/schemas.test.ts; external schemas (compileExternal) still are here.
       for (const schema of this.schemas) this.#ajv.addSchema(schema, undefined, undefined, false)
     }
     return this.#ajv

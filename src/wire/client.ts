@@ -15,7 +15,7 @@
 
 import {randomBytes} from 'node:crypto'
 import WebSocket from 'ws'
-import type {CommandReceipt, SubmitResult} from '../authority/ingress.js'
+import type {CommandReceipt, SubmitResult} from '../authority/ingress/command.js'
 import {signEd25519} from '../crypto/ed25519.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
@@ -28,7 +28,7 @@ import {Rejection, verify} from '../signing/verify.js'
 import {type CursorStore, MemoryCursorStore} from './cursor-store.js'
 import {type Frame, PROTOCOL_VERSION, frame, newFrameId, parseFrame, receiptPosition} from './frames.js'
 import {transcriptBytes} from './hello.js'
-import type {OrganizationReceipt, OrganizationSubmitResult} from '../authority/organization.js'
+import type {OrganizationReceipt, OrganizationSubmitResult} from '../authority/ingress/organization.js'
 
 export {FileCursorStore, MemoryCursorStore, type CursorStore} from './cursor-store.js'
 

@@ -11,11 +11,11 @@
 // Command is still verified individually by ingress (B8). Errors never close the connection,
 // except a frame before HELLO and an expired session.
 
-import {mayRead} from '../authority/decide-common.js'
+import {mayRead} from '../authority/decide/common.js'
 import {randomBytes} from 'node:crypto'
 import type {Socket} from 'node:net'
 import type WebSocket from 'ws'
-import {submit} from '../authority/ingress.js'
+import {submit} from '../authority/ingress/command.js'
 import {checkSignatureEncoding, verifyEd25519} from '../crypto/ed25519.js'
 import type {ErrorCode} from '../errors.js'
 import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
@@ -28,11 +28,11 @@ import type {AttentionFilter} from './client.js'
 import {type Frame, PROTOCOL_VERSION, errorFrame, errorOf, eventFrame, frame, parseFrame, receiptFrameId} from './frames.js'
 import {GroupPump} from './group-pump.js'
 import {transcriptBytes} from './hello.js'
-import {isOrganizationKind, submitOrganizationCommand} from '../authority/organization.js'
+import {isOrganizationKind, submitOrganizationCommand} from '../authority/ingress/organization.js'
 import type {ServerContext} from './server.js'
-import {SessionError, openSession} from '../authority/sessions.js'
+import {SessionError, openSession} from '../authority/ingress/sessions.js'
 import {snapshotFor} from './snapshot-reference.js'
-import {ownsFromAbove} from '../authority/mission-tree-view.js'
+import {ownsFromAbove} from '../authority/model/mission-tree-view.js'
 
 type Phase = {name: 'init'} | {name: 'challenged'; principalId: string; keyId: string; clientNonce: string; serverNonce: string; challenge: string} | {name: 'ready'} | {name: 'closed'}
 

@@ -13,7 +13,7 @@
 // them. The first Event after a quiet spell goes at once; no Event waits longer than `batchMs`.
 
 import type {Authority} from '../authority/authority.js'
-import type {GroupState} from '../authority/state.js'
+import type {GroupState} from '../authority/model/state.js'
 import type {LoggedEvent} from '../store/group-log.js'
 import {performance} from 'node:perf_hooks'
 import {deliveryFrame} from './frames.js'

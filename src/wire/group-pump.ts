@@ -12,7 +12,7 @@
 // (before the Membership's visibility start, or filtered out) are announced with a server ACK
 // "delivered through" frame after the page, so the client never mistakes them for a gap.
 
-import {mayRead} from '../authority/decide-common.js'
+import {mayRead} from '../authority/decide/common.js'
 import type {JsonObject} from '../json/parse.js'
 import type {AttentionFilter} from './client.js'
 import {errorFrame, errorOf, frame} from './frames.js'

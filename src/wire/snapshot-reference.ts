@@ -5,10 +5,10 @@
 // `throughSequence`. Built by folding the verified stored Events, exactly like replay.
 
 import {randomUUID} from 'node:crypto'
-import {type AppliedEvent, apply} from '../authority/apply.js'
+import {type AppliedEvent, apply} from '../authority/apply/index.js'
 import type {Authority} from '../authority/authority.js'
-import {latestSnapshot} from '../authority/snapshot.js'
-import type {GroupState} from '../authority/state.js'
+import {latestSnapshot} from '../authority/ingress/snapshot.js'
+import type {GroupState} from '../authority/model/state.js'
 import {canonicalHash} from '../json/jcs.js'
 import type {JsonObject} from '../json/parse.js'
 import {sign} from '../signing/sign.js'

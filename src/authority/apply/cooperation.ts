@@ -1,0 +1,156 @@
+// apply() for the Group-level cooperation Events (engineer A's kinds): the Message index, Artifact
+// index, Delegation Grants, Cooperation Override Grants and their consumption, rate-limit notices,
+// and the per-actor rate buckets. Called from apply.ts, so live state and replay share it. Every
+// function returns a new object; nothing is mutated in place.
+
+import {messageEntry, withMessage} from '../model/message-index.js'
+import type {Principal} from '../../signing/profiles.js'
+import type {ActorRates, DelegationGrantView, MessageIndexEntry, OverrideGrantView} from '../model/cooperation-state.js'
+import type {GroupState} from '../model/state.js'
+
+/** Extension Event kinds this authority emits, in the project's ext.missionweaveprotocol.core namespace (§18). */
+export const OVERRIDE_CONSUMED = 'ext.missionweaveprotocol.core.cooperation_override_consumed'
+export const LIMIT_NOTICE = 'ext.missionweaveprotocol.core.soft_limit_reached'
+
+/** Conversation-like and notice Events: they take a sequence but leave the aggregate revision alone. */
+export const COOPERATION_REVISION_NEUTRAL: readonly string[] = ['message.corrected', 'message.retracted', 'message.redacted', LIMIT_NOTICE, OVERRIDE_CONSUMED]
+
+export const COOPERATION_EVENT_KINDS: ReadonlySet<string> = new Set([
+  'message.corrected',
+  'message.retracted',
+  'message.redacted',
+  'artifact.published',
+  'membership.delegation.granted',
+  'policy.cooperation_override.granted',
+  OVERRIDE_CONSUMED,
+  LIMIT_NOTICE,
+])
+
+class CooperationApplyError extends Error {}
+
+type Payload = Record<string, unknown>
+const principal = (p: Principal): Principal => ({type: p.type, id: p.id})
+
+/** message.posted: index the new Message so corrections, retractions and redactions can find it. */
+export function recordMessage(next: GroupState, p: Payload): GroupState {
+  const m = p.message as {messageId: string; author: Principal; conversationId: string}
+  const entry: MessageIndexEntry = {author: principal(m.author), conversationId: m.conversationId, status: 'posted', redacted: false}
+  return {...next, messages: withMessage(next.messages, m.messageId, entry)}
+}
+
+/** The cooperation Event kinds; throws on a payload that names something the state lacks. */
+export function applyCooperation(next: GroupState, kind: string, p: Payload): GroupState {
+  switch (kind) {
+    case 'message.corrected':
+    case 'message.retracted':
+    case 'message.redacted': {
+      const id = p.targetMessageId as string
+      const entry = messageEntry(next.messages, id)
+      if (entry === undefined) throw new CooperationApplyError(`${kind} for unknown Message ${id}`)
+      const changed: MessageIndexEntry =
+        kind === 'message.redacted' ? {...entry, redacted: true} : {...entry, status: kind === 'message.corrected' ? 'corrected' : 'retracted'}
+      return {...next, messages: withMessage(next.messages, id, changed)}
+    }
+    case 'artifact.published': {
+      const a = p.artifact as {artifactId: string; contentHash: string; workItemId: string; producer: {agentId: string}}
+      const entry = {contentHash: a.contentHash, workItemId: a.workItemId, producerAgentId: a.producer.agentId, publishedAt: p.publishedAt as string}
+      return {...next, artifacts: {...next.artifacts, [a.artifactId]: entry}}
+    }
+    case 'membership.delegation.granted': {
+      const g = p.grant as DelegationGrantView
+      const view: DelegationGrantView = {
+        grantId: g.grantId,
+        granteeAgentId: g.granteeAgentId,
+        targetWorkItemId: g.targetWorkItemId,
+        allowedCapabilities: g.allowedCapabilities.map((c) => ({id: c.id, minVersion: c.minVersion})),
+        budgetCeilings: {...g.budgetCeilings},
+        maxDescendantDepth: g.maxDescendantDepth,
+        granteeMembershipEpoch: g.granteeMembershipEpoch,
+        coordinatorEpoch: g.coordinatorEpoch,
+        issuedBy: g.issuedBy,
+        grantedAt: g.grantedAt,
+        expiresAt: g.expiresAt,
+        subtree: {[g.targetWorkItemId]: 0},
+        charged: [],
+      }
+      return {...next, delegations: {...next.delegations, [view.grantId]: view}}
+    }
+    case 'policy.cooperation_override.granted': {
+      const g = p.grant as Omit<OverrideGrantView, 'consumedBy'>
+      const view: OverrideGrantView = {
+        grantId: g.grantId,
+        policy: g.policy,
+        beneficiary: principal(g.beneficiary),
+        targetKind: g.targetKind,
+        targetActionId: g.targetActionId,
+        reason: g.reason,
+        approver: principal(g.approver),
+        grantedAt: g.grantedAt,
+        expiresAt: g.expiresAt,
+        consumedBy: null,
+      }
+      return {...next, overrideGrants: {...next.overrideGrants, [view.grantId]: view}}
+    }
+    case OVERRIDE_CONSUMED: {
+      const id = p.grantId as string
+      const grant = next.overrideGrants?.[id]
+      if (grant === undefined || grant.consumedBy !== null) throw new CooperationApplyError(`override grant ${id} is unknown or already consumed`)
+      const consumed = {...grant, consumedBy: {actionId: p.targetActionId as string, eventId: p.targetEventId as string}}
+      return {...next, overrideGrants: {...next.overrideGrants, [id]: consumed}}
+    }
+    case LIMIT_NOTICE:
+      // A notification to the Coordinator; the counts it reports are already in the rate buckets.
+      return next
+    default:
+      throw new CooperationApplyError(`unknown Event kind ${kind}`)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// §20 rate buckets. Every rated Event adds 1 to its actor's bucket for the minute of its
+// occurredAt (the authority's acceptance time, signed into the Event), so replay reproduces the
+// counts exactly. Buckets older than RATE_HORIZON_MINUTES behind the newest are dropped, which
+// bounds the state per actor; a configured window may not exceed the horizon.
+
+export const RATE_HORIZON_MINUTES = 60
+
+/** Which rate bucket an Event kind counts in. */
+export const RATED_EVENTS: Readonly<Record<string, keyof ActorRates>> = {
+  'message.posted': 'messages',
+  'message.corrected': 'messages',
+  'work.proposed': 'proposals',
+}
+
+export const minuteOf = (at: string): number => Math.floor(Date.parse(at) / 60_000)
+
+/** The cross-cutting bookkeeping every Event passes through: rate buckets and Delegation Grant use. */
+export function trackCooperation(next: GroupState, event: {kind: string; actor?: {id: string}; occurredAt?: string; payload: Payload}): GroupState {
+  return trackDelegation(trackRates(next, event), event)
+}
+
+/**
+ * §9.1: a work.authorize / work.offer accepted under a Grant carries {delegation: {grantId,
+ * parentWorkItemId?}} (decide-delegation.ts markWorkAuthority): the WorkItem is charged against
+ * the Grant's ceilings, and a newly authorized one joins its subtree one level below its parent.
+ */
+function trackDelegation(next: GroupState, event: {kind: string; payload: Payload}): GroupState {
+  const d = event.payload.delegation as {grantId: string; parentWorkItemId?: string} | undefined
+  if (d === undefined || (event.kind !== 'work.authorized' && event.kind !== 'work.offer.created')) return next
+  const grant = next.delegations?.[d.grantId]
+  if (grant === undefined) throw new CooperationApplyError(`${event.kind} under unknown Delegation Grant ${d.grantId}`)
+  const workItemId = event.kind === 'work.authorized' ? (event.payload.workItem as {workItemId: string}).workItemId : (event.payload.workItemId as string)
+  const subtree = d.parentWorkItemId !== undefined ? {...grant.subtree, [workItemId]: (grant.subtree[d.parentWorkItemId] ?? 0) + 1} : grant.subtree
+  const charged = grant.charged.includes(workItemId) ? grant.charged : [...grant.charged, workItemId]
+  return {...next, delegations: {...next.delegations, [d.grantId]: {...grant, subtree, charged}}}
+}
+
+function trackRates(next: GroupState, event: {kind: string; actor?: {id: string}; occurredAt?: string}): GroupState {
+  const bucket = RATED_EVENTS[event.kind]
+  if (bucket === undefined || event.actor === undefined || event.occurredAt === undefined) return next
+  const minute = minuteOf(event.occurredAt)
+  const rates = next.rates?.[event.actor.id] ?? {}
+  const kept: Record<string, number> = {}
+  for (const [m, n] of Object.entries(rates[bucket] ?? {})) if (Number(m) > minute - RATE_HORIZON_MINUTES) kept[m] = n
+  kept[String(minute)] = (kept[String(minute)] ?? 0) + 1
+  return {...next, rates: {...next.rates, [event.actor.id]: {...rates, [bucket]: kept}}}
+}

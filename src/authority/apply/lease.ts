@@ -1,0 +1,134 @@
+// apply() for the lease, reassignment and contract-revision facts (spec §10.4, §11.3, §11.5).
+// apply.ts keeps the core WorkItem rows; this module adds what those Events carry about lease
+// boundaries and ended ownerships, and folds the Events only this area emits. Every field it
+// sets comes from the Event payload, never from a clock, so replay reproduces it exactly.
+
+import {ApplyError, type AppliedEvent} from './index.js'
+import {type EndedOwnershipView, type ExecutionLeaseView, type GroupState, type LateResultView, UNFINISHED_WORK, type WorkItemView} from '../model/state.js'
+import {LATE_RESULT_RECORDED} from '../model/work-leases.js'
+
+/** The Events folded entirely here. work.progressed and work.contract.revised advance the WorkItem revision. */
+export const LEASE_EVENT_KINDS: ReadonlySet<string> = new Set(['work.progressed', 'work.contract.revised', LATE_RESULT_RECORDED])
+
+const withEnded = (item: WorkItemView, ended: EndedOwnershipView): EndedOwnershipView[] => [
+  ...(item.endedOwnerships ?? []),
+  {agentId: ended.agentId, ownershipEpoch: ended.ownershipEpoch, leaseId: ended.leaseId, reason: ended.reason},
+]
+
+const closeLease = (lease: ExecutionLeaseView | null, state: 'expired' | 'revoked'): ExecutionLeaseView | null =>
+  lease !== null && lease.state === 'active' ? {...lease, state} : lease
+
+/**
+ * The lease facts of a core WorkItem Event, applied to `after` (what apply.ts's row produced from
+ * `before`): start-by and blocked-lease deadlines, Execution Lease expiry, and the ownership a
+ * re-offer or unblock fenced (§10.2 "an expired owner is fenced first").
+ */
+export function withLeaseFacts(before: WorkItemView, after: WorkItemView, event: AppliedEvent): WorkItemView {
+  const p = event.payload
+  const ownerLease = (expiresAt: unknown): WorkItemView =>
+    typeof expiresAt === 'string' && after.owner !== null ? {...after, owner: {...after.owner, leaseExpiresAt: expiresAt}} : after
+  switch (event.kind) {
+    case 'work.offer.created': {
+      const fenced = p.fencedOwnership as EndedOwnershipView | undefined
+      if (fenced === undefined) return after
+      return {...after, owner: null, lease: closeLease(after.lease, 'expired'), endedOwnerships: withEnded(before, fenced)}
+    }
+    case 'work.offer.accepted':
+      return ownerLease((p.owner as {startBy?: string}).startBy)
+    case 'work.started': {
+      // While active, the Execution Lease governs ownership: the start-by deadline is spent, and a
+      // path back to queued (checkpoint, unblock, Session replacement …) sets a fresh one.
+      const l = p.lease as {expiresAt?: string; renewalCount?: number}
+      if (after.lease === null || l.expiresAt === undefined) return after
+      const owner = after.owner === null ? null : (({leaseExpiresAt: _spent, ...rest}) => rest)(after.owner)
+      return {...after, owner, lease: {...after.lease, expiresAt: l.expiresAt, renewalCount: l.renewalCount ?? 0}}
+    }
+    case 'work.checkpointed':
+    case 'work.unblocked': {
+      const fenced = p.fencedOwnership as EndedOwnershipView | undefined
+      if (fenced !== undefined) return {...after, owner: null, lease: closeLease(after.lease, 'expired'), endedOwnerships: withEnded(before, fenced)}
+      return ownerLease(p.ownershipLeaseExpiresAt)
+    }
+    case 'work.blocked':
+      return ownerLease(p.blockedLeaseExpiresAt)
+    case 'work.failed':
+      // §10.2: failure ends ownership; remember it so a late submit is fenced, not forbidden.
+      if (before.owner === null) return after
+      return {...after, endedOwnerships: withEnded(before, {agentId: before.owner.agentId, ownershipEpoch: before.owner.ownershipEpoch, leaseId: before.lease?.leaseId ?? null, reason: 'failed'})}
+    default:
+      return after
+  }
+}
+
+/** Folds work.progressed, work.contract.revised and late results into the Group state. */
+export function applyLeaseEvent(next: GroupState, event: AppliedEvent): GroupState {
+  const p = event.payload
+  const item = next.workItems[p.workItemId as string]
+  if (item === undefined) throw new ApplyError(`${event.kind} for unknown WorkItem ${String(p.workItemId)}`)
+  const put = (w: WorkItemView): GroupState => ({...next, workItems: {...next.workItems, [w.workItemId]: w}})
+
+  if (event.kind === LATE_RESULT_RECORDED) {
+    // Non-authoritative: no WorkItem revision, state, submission or owner change.
+    const late: LateResultView = {
+      agentId: p.agentId as string,
+      ownershipEpoch: p.ownershipEpoch as number,
+      leaseId: p.leaseId as string,
+      artifactHashes: [...(p.artifactHashes as string[])],
+      recordedAt: p.recordedAt as string,
+    }
+    return put({...item, lateResults: [...(item.lateResults ?? []), late]})
+  }
+
+  const revision = p.revision as number
+  if (revision !== item.revision + 1) throw new ApplyError(`${event.kind} carries WorkItem revision ${revision}, expected ${item.revision + 1}`)
+  if (event.kind === 'work.progressed') {
+    // §11.3: a renewal moves the Execution Lease boundary and extends its renewal history.
+    const l = p.lease as {expiresAt: string; renewalCount: number; lastRenewedAt: string}
+    if (item.lease === null || item.lease.leaseId !== p.leaseId) throw new ApplyError(`work.progressed for a lease WorkItem ${item.workItemId} does not hold`)
+    return put({...item, revision, lease: {...item.lease, expiresAt: l.expiresAt, renewalCount: l.renewalCount, lastRenewedAt: l.lastRenewedAt}})
+  }
+  // work.contract.revised (§10.4): the new contract; a running item that gained an unmet
+  // dependency has its Execution Lease revoked and waits in its queue under an ownership lease.
+  // §10.1: a revised contract needs renewed acceptance, so a pending offer (made under the old
+  // contract) is withdrawn; the WorkItem stays `offered` until the Coordinator offers again.
+  const revised: WorkItemView = {...item, revision, contract: p.contract as Record<string, unknown>, ...(p.withdrawnOfferId !== undefined ? {offer: null} : {})}
+  if (p.revokedLeaseId === undefined) return put(revised)
+  const owner = revised.owner === null ? null : {...revised.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt as string}
+  return put({...revised, state: 'queued', owner, lease: closeLease(revised.lease, 'revoked')})
+}
+
+/**
+ * §10.2 row "parent Mission failure or cancellation → failed or cancelled": a terminal Mission
+ * state propagates to every unfinished WorkItem in the same fold as mission.cancelled /
+ * mission.terminated (from whichever path appended it: the MissionOwner, the Coordinator,
+ * Organization policy or a child's indispensable failure), so no owner keeps an Execution Lease
+ * in a finished Mission. Derived from the Mission Event alone — replay reproduces it exactly.
+ * Cancellation cancels; failure fails with the Mission's reason and ends ownership.
+ */
+export function endUnfinishedWork(next: GroupState, kind: string, reason: unknown): GroupState {
+  if (kind !== 'mission.cancelled' && kind !== 'mission.terminated') return next
+  const workItems: Record<string, WorkItemView> = {}
+  for (const [id, item] of Object.entries(next.workItems)) {
+    if (!UNFINISHED_WORK.has(item.state)) {
+      workItems[id] = item
+      continue
+    }
+    const lease = closeLease(item.lease, 'revoked')
+    if (kind === 'mission.cancelled') {
+      workItems[id] = {...item, revision: item.revision + 1, state: 'cancelled', lease}
+      continue
+    }
+    const ended = item.owner === null ? item.endedOwnerships : withEnded(item, {agentId: item.owner.agentId, ownershipEpoch: item.owner.ownershipEpoch, leaseId: item.lease?.leaseId ?? null, reason: 'mission failed'})
+    workItems[id] = {
+      ...item,
+      revision: item.revision + 1,
+      state: 'failed',
+      owner: null,
+      offer: null,
+      lease,
+      failure: {reason: typeof reason === 'string' ? reason : 'the Mission failed', evidenceHashes: []},
+      ...(ended !== undefined ? {endedOwnerships: ended} : {}),
+    }
+  }
+  return {...next, workItems}
+}

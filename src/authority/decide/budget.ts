@@ -1,0 +1,111 @@
+// §12 authoritative resource-usage recording: the Organization-owned
+// `ext.missionweaveprotocol.core.resource_usage_record` Command charges a nonzero six-dimension
+// delta against one WorkItem, presenting the owner's Ownership Epoch and current Execution Lease
+// ID. The charge lands on the WorkItem, its Mission, and every parent WorkItem and Mission up the
+// tree, as one `…resource_usage_recorded` Event per Group appended in ONE multi-Group append
+// (store/multi-append.ts). An overflow in any one dimension at any level rejects the whole
+// transition with BUDGET_EXCEEDED: nothing is appended anywhere.
+//
+// Check order as elsewhere: Membership → role / ownership / lease → expectedRevision → state →
+// budget.
+
+import {ancestorsOf} from '../model/ancestry.js'
+import {type Budget, type Remaining, type UsageDelta, allocationProblem, tightest, charge, currencyMismatch, isZeroDelta, missionUsage, overflow, remaining, workItemUsage} from '../model/budget.js'
+import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, activeMember, isRejected, reject, revisionConflict} from './common.js'
+import {RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
+import {currentLease} from '../model/work-leases.js'
+import {type GroupState, TERMINAL} from '../model/state.js'
+
+
+/** One level of the charge: a WorkItem and the Mission of its Group. */
+interface Charged {
+  state: GroupState
+  workItemId: string
+}
+
+export function recordUsage(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  const member = activeMember(state, command)
+  if (isRejected(member)) return member
+  if (command.actor.type !== 'agent') return reject('AUTH_FORBIDDEN', 'usage is recorded by the owning Worker Agent')
+  const p = command.payload
+  const workItemId = p.workItemId as string
+  const item = state.workItems[workItemId]
+  const ownershipEpoch = p.ownershipEpoch as number
+  // Ownership before the revision check, as for every owner Command (§11.3).
+  if (item !== undefined) {
+    if (ownershipEpoch < item.ownershipEpoch) return reject('WORK_STALE_OWNERSHIP', `ownershipEpoch ${ownershipEpoch}, current ${item.ownershipEpoch}`)
+    if (item.owner === null || item.owner.agentId !== command.actor.id || item.owner.ownershipEpoch !== ownershipEpoch) return reject('AUTH_FORBIDDEN', 'not the WorkItem owner')
+    const lease = currentLease(item, p.leaseId, command.sessionEpoch, ctx.acceptedAt)
+    if (isRejected(lease)) return lease
+  }
+  const conflict = revisionConflict(state, command)
+  if (conflict) return conflict
+  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `usage in a ${state.mission.state} Mission`)
+  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
+
+  const delta = p.delta as UsageDelta
+  if (isZeroDelta(delta)) return reject('INVALID_COMMAND', 'a usage record needs a nonzero delta')
+
+  const ancestors = ancestorsOf(state, ctx)
+  if (isRejected(ancestors)) return ancestors
+  const levels: Charged[] = [{state, workItemId}, ...ancestors]
+
+  // Check every level first: one overflowing dimension anywhere rejects everything (§12).
+  const events: EventDraft[] = []
+  const remainders: Remaining[] = []
+  for (const [i, level] of levels.entries()) {
+    const s = level.state
+    const w = s.workItems[level.workItemId]
+    if (w === undefined) return reject('INTERNAL_ERROR', `parent WorkItem ${level.workItemId} missing in ${s.groupId}`)
+    const wBudget = w.contract.budget as Budget
+    const mBudget = s.mission.budget as Budget
+    if (currencyMismatch(wBudget, delta) || currencyMismatch(mBudget, delta)) return reject('INVALID_COMMAND', `the delta's currency is not the budget currency of ${i === 0 ? 'the WorkItem' : s.missionId}`)
+    const after = charge(s.budgetLedger, level.workItemId, delta)
+    const wUsed = workItemUsage(after, level.workItemId)
+    const mUsed = missionUsage(after)
+    const wOver = overflow(wBudget, wUsed)
+    if (wOver !== null) return reject('BUDGET_EXCEEDED', `WorkItem ${level.workItemId} ${wOver} budget exhausted`)
+    const mOver = overflow(mBudget, mUsed)
+    if (mOver !== null) return reject('BUDGET_EXCEEDED', `Mission ${s.missionId} ${mOver} budget exhausted`)
+    const left = {workItem: remaining(wBudget, wUsed), mission: remaining(mBudget, mUsed)}
+    remainders.push(left.workItem, left.mission)
+    events.push({
+      eventId: ctx.newId(),
+      kind: RESOURCE_USAGE_RECORDED,
+      ...(i === 0 ? {conversationId: w.conversationId} : {groupId: s.groupId}),
+      payload: {
+        missionId: s.missionId,
+        workItemId: level.workItemId,
+        delta,
+        cumulative: {workItem: wUsed, mission: mUsed},
+        remaining: left,
+        // The charged execution (level 0) or the descendant it came from (ancestors).
+        ...(i === 0
+          ? {agentId: command.actor.id, ownershipEpoch, leaseId: p.leaseId, sessionEpoch: command.sessionEpoch ?? null}
+          : {source: {missionId: state.missionId, groupId: state.groupId, workItemId}}),
+      },
+    })
+  }
+  // §12: what the execution may still spend is the least remainder anywhere up the tree — the
+  // authoritative cap for the Worker's capability-token budget.
+  const first = events[0]!.payload as {remaining: Record<string, Remaining>}
+  first.remaining = {...first.remaining, effective: tightest(remainders)}
+  return {events}
+}
+
+/**
+ * §12 / ACCEPTANCE G5: the Coordinator allocates no more than the Mission's limits. A new
+ * WorkItem's budget may not exceed, in any dimension both bound, what the Mission has not yet
+ * consumed, and money is allocated in the Mission's currency. (Mission limits the WorkItem leaves
+ * open are enforced on every charge by the ledger.)
+ */
+export function allocationCheck(state: GroupState, budget: Budget): Rejected | null {
+  const mission = state.mission.budget as Budget
+  const problem = allocationProblem(budget, mission, remaining(mission, missionUsage(state.budgetLedger)), false)
+  if (problem === null) return null
+  return problem.problem === 'exceeds'
+    ? reject('BUDGET_EXCEEDED', `the WorkItem ${problem.dimension} budget exceeds what the Mission has left`)
+    : reject('INVALID_COMMAND', `the WorkItem budget is not in the Mission's ${problem.dimension} terms`)
+}
+

@@ -1,0 +1,37 @@
+// Payload schemas for Command kinds (issue 4: the spec leaves payloads as objects; ours live in
+// schemas/payloads/). Compiled once through the default catalog's compileExternalFile, so they
+// can $ref ../common.schema.json by $id.
+
+import {readdirSync} from 'node:fs'
+import {join} from 'node:path'
+import {defaultSchemaDir, schemaCatalog, type SchemaValidator} from '../../schema/catalog.js'
+
+const validators = new Map<string, SchemaValidator>()
+
+/** The kinds with a payload schema: one file per kind, so adding a kind is adding its file. */
+let kinds: ReadonlySet<string> | undefined
+export function payloadKinds(): ReadonlySet<string> {
+  kinds ??= new Set(
+    readdirSync(join(defaultSchemaDir(), 'payloads'))
+      .filter((f) => f.endsWith('.schema.json'))
+      .map((f) => f.slice(0, -'.schema.json'.length)),
+  )
+  return kinds
+}
+
+function validatorFor(kind: string): SchemaValidator | null {
+  if (!payloadKinds().has(kind)) return null
+  let v = validators.get(kind)
+  if (v === undefined) {
+    v = schemaCatalog().compileExternalFile(join(defaultSchemaDir(), 'payloads', `${kind}.schema.json`))
+    validators.set(kind, v)
+  }
+  return v
+}
+
+/** 'valid', 'invalid', or 'unknown-kind' when mwp defines no payload schema for the kind yet. */
+export function checkPayload(kind: string, payload: unknown): 'valid' | 'invalid' | 'unknown-kind' {
+  const v = validatorFor(kind)
+  if (v === null) return 'unknown-kind'
+  return v(payload) ? 'valid' : 'invalid'
+}
