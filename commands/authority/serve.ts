@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Flags, type Interfaces} from '@oclif/core'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
@@ -7,6 +7,12 @@ import {DEFAULT_CONFIG_FILE, OrgConfigError, loadOrgConfig, openAuthorityFromCon
 import {writeDevTls} from '../../src/wire/dev-tls.js'
 import {tuneHeapForServing} from '../../src/wire/serving-heap.js'
 import {DEFAULT_DELIVERY_BATCH_MS, type TlsSetting, isLoopbackHost, startServer} from '../../src/wire/server.js'
+
+// Typed so that the class's declaration can name the flag's type (declaration emit).
+const storeOverride: Interfaces.OptionFlag<string | undefined> = {
+  ...storeFlag,
+  description: 'Store URL overriding the configuration: sqlite:PATH or postgres://…',
+}
 
 export default class AuthorityServe extends MwpCommand {
   static summary = 'Run the Group Authority behind the MissionWeaveProtocol WebSocket binding (wss, TLS 1.3 only).'
@@ -23,7 +29,7 @@ ${EXIT_CODES_HELP}`
 
   static flags = {
     config: Flags.string({char: 'c', description: 'Organization configuration file.', env: 'MWP_CONFIG', default: DEFAULT_CONFIG_FILE}),
-    store: {...storeFlag, description: 'Store URL overriding the configuration: sqlite:PATH or postgres://…'},
+    store: storeOverride,
     host: Flags.string({description: 'Bind address (default: the configuration, else 127.0.0.1).'}),
     port: Flags.integer({description: 'Port (default: the configuration, else 7443; 0 picks a free one).', min: 0, max: 65535}),
     'tls-cert': Flags.string({description: 'PEM certificate chain file.', dependsOn: ['tls-key']}),

@@ -12,6 +12,12 @@ import type {Store, StoreConfig} from './types.js'
 export {StoreError, type StoreErrorCode} from './records.js'
 export type {AuditEntry, AuditRow, FreshnessWindow, Store, StoreConfig} from './types.js'
 export {DEFAULT_FRESHNESS} from './types.js'
+// The logs a Store holds, as its contract types them.
+export type {AppendOutcome, GroupHead, GroupLog, LoggedEvent, Receipt, StoredEvent} from './group-log.js'
+export type {OrgAppendOutcome, OrgEntry, OrgLog, OrgReceipt} from './org-log.js'
+export type {PolicyLogEntry, PolicyLogReader, PolicyRecord} from './policy-log.js'
+export type {CursorTable} from './cursors.js'
+export type {GroupAppend} from './multi-append.js'
 
 export type StoreTarget = {kind: 'sqlite'; path: string} | {kind: 'postgres'; url: string}
 
