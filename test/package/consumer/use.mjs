@@ -1,0 +1,104 @@
+// Runs in a consumer project that installed the packed tarball: every export, by package name,
+// doing real work. Prints one JSON report on stdout. argv[2]: the project's fixtures/ directory.
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+const fixtures = process.argv[2]
+const read = (path) => readFileSync(join(fixtures, path))
+
+const json = await import('mwp/json')
+const signing = await import('mwp/signing')
+const errors = await import('mwp/errors')
+const admission = await import('mwp/admission')
+const store = await import('mwp/store')
+const authority = await import('mwp/authority')
+const wire = await import('mwp/wire')
+const pkg = (await import('mwp/package.json', {with: {type: 'json'}})).default
+
+const report = {package: pkg.name}
+
+let duplicate = 'accepted'
+try {
+  json.parseJsonText('{"a":1,"a":2}')
+} catch (e) {
+  duplicate = e instanceof json.JsonParseError ? e.reason : String(e)
+}
+report.json = {
+  canonical: json.canonicalize(json.parseJsonText('{"b":[1e21,"\\u00e9"],"a":true}')),
+  duplicate,
+  base64url: new TextDecoder().decode(json.decodeBase64url(json.encodeBase64url(new TextEncoder().encode('mwp')))),
+  timestamp: json.isProfileTimestamp('2026-07-03T10:00:00Z'),
+}
+
+// The committed signed fixture is the deterministic signature of the unsigned one.
+const key = signing.parseKeyFile(read('keys/coordinator.key.json').toString('utf8'))
+const signed = signing.sign('command', json.parseJsonBytes(read('unsigned/command.json')), key)
+const evidence = signing.RegistryEvidence.fromBytes(read('registry.json'))
+const bytes = Buffer.from(JSON.stringify(signed.document))
+const verified = signing.verify('command', bytes, evidence)
+const tampered = signing.verify('command', Buffer.from(JSON.stringify({...signed.document, kind: 'mission.cancel'})), evidence)
+report.signing = {
+  verified: verified.ok,
+  sameHash: verified.ok && verified.signingHash === signed.signingHash,
+  matchesFixture: json.canonicalize(signed.document) === json.canonicalize(json.parseJsonBytes(read('documents/command.json'))),
+  tampered: tampered instanceof signing.Rejection ? tampered.code : 'accepted',
+}
+
+report.errors = {code: errors.protocolError('GROUP_NOT_FOUND').code, listed: errors.ERROR_CODES.includes('GROUP_NOT_FOUND')}
+
+const stale = admission.checkFreshness('2026-07-03T10:00:00Z', '2026-07-03T11:00:00Z', store.DEFAULT_FRESHNESS)
+report.admission = {
+  fresh: admission.checkFreshness('2026-07-03T10:00:00Z', '2026-07-03T10:01:00Z', store.DEFAULT_FRESHNESS),
+  stale: stale === null ? null : stale.code,
+  acceptNew: typeof admission.acceptNew,
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'mwp-consumer-'))
+try {
+  const admissionKey = signing.parseKeyFile(read('keys/admission.key.json').toString('utf8'))
+  const url = `sqlite:${join(dir, 'store.db')}`
+  await store.initStore(url, {
+    organizationId: 'urn:mwp:dev:org:example',
+    admissionService: {principal: admissionKey.principal, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
+    freshness: store.DEFAULT_FRESHNESS,
+  })
+  const opened = await store.openStore(url, {admissionKey})
+  let unknownScheme = 'accepted'
+  try {
+    store.parseStoreUrl('mysql://x')
+  } catch (e) {
+    unknownScheme = e instanceof store.StoreError ? e.code : String(e)
+  }
+  report.store = {organizationId: opened.config.organizationId, unknownScheme}
+
+  const groupAuthority = authority.openAuthority({
+    store: opened,
+    registry: evidence,
+    authorityKey: signing.parseKeyFile(read('keys/group-authority.key.json').toString('utf8')),
+    policy: {rootMissionOwners: ['urn:mwp:dev:human:mission-owner']},
+  })
+  const garbage = await authority.submit(groupAuthority, new TextEncoder().encode('{"not": "a command"'))
+  report.authority = {
+    unknownGroup: await groupAuthority.current('urn:mwp:dev:group:none'),
+    garbage: 'error' in garbage ? garbage.error.code : 'accepted',
+  }
+
+  const server = await wire.startServer({authority: groupAuthority, host: '127.0.0.1', port: 0, tls: 'insecure-loopback', log: () => {}})
+  const sessions = []
+  const client = await wire.WireClient.connect({
+    url: server.url,
+    key,
+    registry: evidence,
+    reconnect: false,
+    onSession: (s) => sessions.push(s.sessionEpoch),
+  })
+  await client.close()
+  await server.close()
+  report.wire = {url: server.url.startsWith('ws://127.0.0.1:'), sessions, event: wire.parseFrame(wire.eventFrame(bytes)).ok}
+  await opened.close()
+} finally {
+  rmSync(dir, {recursive: true, force: true})
+}
+
+process.stdout.write(JSON.stringify(report) + '\n')
