@@ -89,10 +89,9 @@ function write(value: unknown): string {
       const obj = value as Record<string, JsonValue>
       const keys = Object.keys(obj).sort()
       let out = '{'
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i]
+      for (const key of keys) {
         if (!wellFormed(key)) throw new Fault('unpaired-surrogate')
-        if (i > 0) out += ','
+        if (out.length > 1) out += ','
         out += JSON.stringify(key) + ':' + write(obj[key])
       }
       return out + '}'
