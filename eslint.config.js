@@ -11,10 +11,17 @@ const PURE = ['src/authority/decide/**/*.ts', 'src/authority/apply/**/*.ts']
 
 // An import is allowed when it starts inside decide/, apply/ or model/, or names one of the pure
 // helpers, and climbs no further (`..`) after that prefix.
-const PURE_IMPORT =
-  String.raw`^(?!(?:\./|\.\./(?:decide|apply|model)/|\.\./\.\./(?:json/|errors\.js$|crypto/hash\.js$|signing/profiles\.js$))(?!.*\.\.))`
+const PURE_IMPORT = String.raw`^(?!(?:\./|\.\./(?:decide|apply|model)/|\.\./\.\./(?:json/|errors\.js$|crypto/hash\.js$|signing/profiles\.js$))(?!.*\.\.))`
 
-const IMPURE_GLOBALS = ['crypto', 'performance', 'process', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask']
+const IMPURE_GLOBALS = [
+  'crypto',
+  'performance',
+  'process',
+  'setTimeout',
+  'setInterval',
+  'setImmediate',
+  'queueMicrotask',
+]
 
 export default tseslint.config(
   {

@@ -15,15 +15,7 @@ export type {
   SubscribeOptions,
 } from './client.js'
 // Frames.
-export {
-  PROTOCOL_VERSION,
-  errorFrame,
-  errorOf,
-  eventFrame,
-  frame,
-  newFrameId,
-  parseFrame,
-} from './frames.js'
+export {PROTOCOL_VERSION, errorFrame, errorOf, eventFrame, frame, newFrameId, parseFrame} from './frames.js'
 export type {Frame, FrameType, ParsedFrame} from './frames.js'
 // Development TLS (a throwaway CA and a loopback certificate) and the serving heap setting.
 export {generateDevTls, writeDevTls} from './dev-tls.js'

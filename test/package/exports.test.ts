@@ -28,7 +28,10 @@ let shipped: string[]
 beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'mwp-pack-'))
   const packed: PackEntry[] = JSON.parse(
-    execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp], {cwd: root, encoding: 'utf8'}),
+    execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp], {
+      cwd: root,
+      encoding: 'utf8',
+    }),
   )
   const [entry] = packed
   if (entry === undefined) throw new Error('npm pack reported no tarball')
@@ -57,7 +60,9 @@ describe('the packed tarball', () => {
     }
     expect(shipped.some((p) => p.startsWith('schemas/'))).toBe(true)
     expect(shipped.some((p) => p.startsWith('dist/schemas/'))).toBe(true)
-    expect(shipped.filter((p) => /^(test|bench|scripts|src|fixtures)\/|^dist\/(test|bench|scripts)\//.test(p))).toEqual([])
+    expect(shipped.filter((p) => /^(test|bench|scripts|src|fixtures)\/|^dist\/(test|bench|scripts)\//.test(p))).toEqual(
+      [],
+    )
     // Every export's files are in the tarball.
     for (const [name, target] of Object.entries(manifest.exports)) {
       const paths = typeof target === 'string' ? [target] : Object.values(target as Record<string, string>)

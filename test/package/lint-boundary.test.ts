@@ -24,16 +24,28 @@ async function rulesAt(filePath: string, code: string): Promise<(string | null)[
 
 const IMPURE: Record<string, {code: string; rule: string}> = {
   'a clock call': {code: 'export const now = (): number => Date.now()\n', rule: 'no-restricted-syntax'},
-  'a clock read without arguments': {code: 'export const now = (): string => new Date().toISOString()\n', rule: 'no-restricted-syntax'},
+  'a clock read without arguments': {
+    code: 'export const now = (): string => new Date().toISOString()\n',
+    rule: 'no-restricted-syntax',
+  },
   'Math.random': {code: 'export const roll = (): number => Math.random()\n', rule: 'no-restricted-syntax'},
-  'process state': {code: "export const env = (): string | undefined => process.env.HOME\n", rule: 'no-restricted-globals'},
-  'a timer': {code: 'export const later = (f: () => void): unknown => setTimeout(f, 1)\n', rule: 'no-restricted-globals'},
+  'process state': {
+    code: 'export const env = (): string | undefined => process.env.HOME\n',
+    rule: 'no-restricted-globals',
+  },
+  'a timer': {
+    code: 'export const later = (f: () => void): unknown => setTimeout(f, 1)\n',
+    rule: 'no-restricted-globals',
+  },
   'Web Crypto': {code: 'export const id = (): string => crypto.randomUUID()\n', rule: 'no-restricted-globals'},
   'a node: import': {
     code: "import {readFileSync} from 'node:fs'\nexport const read = readFileSync\n",
     rule: '@typescript-eslint/no-restricted-imports',
   },
-  'a package import': {code: "import WebSocket from 'ws'\nexport const W = WebSocket\n", rule: '@typescript-eslint/no-restricted-imports'},
+  'a package import': {
+    code: "import WebSocket from 'ws'\nexport const W = WebSocket\n",
+    rule: '@typescript-eslint/no-restricted-imports',
+  },
   'a store import': {
     code: "import {openStore} from '../../store/index.js'\nexport const open = openStore\n",
     rule: '@typescript-eslint/no-restricted-imports',
@@ -54,7 +66,10 @@ const IMPURE: Record<string, {code: string; rule: string}> = {
     code: "import {formatUtcNow} from '../../json/timestamp.js'\nexport const now = formatUtcNow\n",
     rule: '@typescript-eslint/no-restricted-imports',
   },
-  'a dynamic import': {code: "export const load = (): Promise<unknown> => import('./common.js')\n", rule: 'no-restricted-syntax'},
+  'a dynamic import': {
+    code: "export const load = (): Promise<unknown> => import('./common.js')\n",
+    rule: 'no-restricted-syntax',
+  },
 }
 
 describe('the purity boundary of decide/ and apply/', () => {

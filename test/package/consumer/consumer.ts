@@ -15,7 +15,15 @@ import {
 } from 'mwp/signing'
 import {type ErrorCode, type ProtocolError, protocolError} from 'mwp/errors'
 import {type Admitted, type FirstAdmissionRecord, acceptNew, checkFreshness} from 'mwp/admission'
-import {type LoggedEvent, type Store, type StoreConfig, DEFAULT_FRESHNESS, StoreError, initStore, openStore} from 'mwp/store'
+import {
+  type LoggedEvent,
+  type Store,
+  type StoreConfig,
+  DEFAULT_FRESHNESS,
+  StoreError,
+  initStore,
+  openStore,
+} from 'mwp/store'
 import {
   type AppliedEvent,
   type Authority,
@@ -27,7 +35,14 @@ import {
   submit,
   submitOrganizationCommand,
 } from 'mwp/authority'
-import {type DeliveredEvent, type RunningServer, type ServerOptions, WireClient, parseFrame, startServer} from 'mwp/wire'
+import {
+  type DeliveredEvent,
+  type RunningServer,
+  type ServerOptions,
+  WireClient,
+  parseFrame,
+  startServer,
+} from 'mwp/wire'
 
 export async function embed(keyText: string, registryBytes: Uint8Array, unsigned: JsonObject): Promise<string> {
   const key: SigningKey = parseKeyFile(keyText)

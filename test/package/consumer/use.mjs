@@ -37,15 +37,23 @@ const signed = signing.sign('command', json.parseJsonBytes(read('unsigned/comman
 const evidence = signing.RegistryEvidence.fromBytes(read('registry.json'))
 const bytes = Buffer.from(JSON.stringify(signed.document))
 const verified = signing.verify('command', bytes, evidence)
-const tampered = signing.verify('command', Buffer.from(JSON.stringify({...signed.document, kind: 'mission.cancel'})), evidence)
+const tampered = signing.verify(
+  'command',
+  Buffer.from(JSON.stringify({...signed.document, kind: 'mission.cancel'})),
+  evidence,
+)
 report.signing = {
   verified: verified.ok,
   sameHash: verified.ok && verified.signingHash === signed.signingHash,
-  matchesFixture: json.canonicalize(signed.document) === json.canonicalize(json.parseJsonBytes(read('documents/command.json'))),
+  matchesFixture:
+    json.canonicalize(signed.document) === json.canonicalize(json.parseJsonBytes(read('documents/command.json'))),
   tampered: tampered instanceof signing.Rejection ? tampered.code : 'accepted',
 }
 
-report.errors = {code: errors.protocolError('GROUP_NOT_FOUND').code, listed: errors.ERROR_CODES.includes('GROUP_NOT_FOUND')}
+report.errors = {
+  code: errors.protocolError('GROUP_NOT_FOUND').code,
+  listed: errors.ERROR_CODES.includes('GROUP_NOT_FOUND'),
+}
 
 const stale = admission.checkFreshness('2026-07-03T10:00:00Z', '2026-07-03T11:00:00Z', store.DEFAULT_FRESHNESS)
 report.admission = {
@@ -60,7 +68,11 @@ try {
   const url = `sqlite:${join(dir, 'store.db')}`
   await store.initStore(url, {
     organizationId: 'urn:mwp:dev:org:example',
-    admissionService: {principal: admissionKey.principal, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
+    admissionService: {
+      principal: admissionKey.principal,
+      keyId: admissionKey.keyId,
+      publicKey: admissionKey.publicKeyB64,
+    },
     freshness: store.DEFAULT_FRESHNESS,
   })
   const opened = await store.openStore(url, {admissionKey})
@@ -84,7 +96,13 @@ try {
     garbage: 'error' in garbage ? garbage.error.code : 'accepted',
   }
 
-  const server = await wire.startServer({authority: groupAuthority, host: '127.0.0.1', port: 0, tls: 'insecure-loopback', log: () => {}})
+  const server = await wire.startServer({
+    authority: groupAuthority,
+    host: '127.0.0.1',
+    port: 0,
+    tls: 'insecure-loopback',
+    log: () => {},
+  })
   const sessions = []
   const client = await wire.WireClient.connect({
     url: server.url,
@@ -95,7 +113,11 @@ try {
   })
   await client.close()
   await server.close()
-  report.wire = {url: server.url.startsWith('ws://127.0.0.1:'), sessions, event: wire.parseFrame(wire.eventFrame(bytes)).ok}
+  report.wire = {
+    url: server.url.startsWith('ws://127.0.0.1:'),
+    sessions,
+    event: wire.parseFrame(wire.eventFrame(bytes)).ok,
+  }
   await opened.close()
 } finally {
   rmSync(dir, {recursive: true, force: true})
