@@ -250,6 +250,7 @@ function beforeEquation(key: VerifyKey | Uint8Array, sig: Uint8Array): VerifyKey
   if (VerifyKey.is(key)) {
     proven = key
   } else {
+    // Anything but a VerifyKey is taken as key bytes and proven: a look-alike object is no 32 bytes.
     const proof = provePublicKey(key)
     if (!proof.ok) return {ok: false, stage: 'key-resolution', reason: proof.reason}
     proven = proof.key

@@ -282,7 +282,7 @@ function verifyToEquation(kind: DocumentKind | undefined, bytes: Uint8Array, evi
       // strictVerify has already decoded R on this failure: a bad R is its stage-3 fault.
       if (stage6.stage === 'signature') return fail('signature', stage6.reason, undefined, signingHash)
       if (stage6.stage === 'signature-envelope') return fail('signature-envelope', stage6.reason)
-      // Unreachable while Registry evidence holds only proven keys; named like its key faults.
+      // Unreachable: binding.key is a VerifyKey, proven when the evidence was read; named like those faults.
       return fail('key-resolution', `public-key-${stage6.reason}`)
     },
   }
