@@ -11,7 +11,7 @@
 //   anything else          → fail closed
 // Historical replay: lookup → found → validate; never context, never append.
 
-import {Rejection, type Verified} from '../signing/verify.js'
+import {Rejection, Verified} from '../signing/verify.js'
 import type {AcceptanceContext, AdmissionLog, AppendResult, LookupResult, TrustedContextSource} from './log.js'
 import {AdmissionFault, type FirstAdmissionRecord, candidateRecord, parseTrustedTime, validateRecord, withinKeyInterval} from './record.js'
 
@@ -25,6 +25,11 @@ export interface Admitted {
 }
 
 export type AdmissionResult = Admitted | Rejection
+
+/** Admission anchors only what the verifier issued: an object shaped like a Verified is not one. */
+function issuedByVerifier(verified: Verified): void {
+  if (!Verified.is(verified)) throw new TypeError('admission needs a Verified issued by verify() or verifyOffThread()')
+}
 
 const reject = (fault: AdmissionFault): Rejection => new Rejection({stage: 'admission', reason: fault.reason, detail: fault.detail})
 
@@ -72,6 +77,7 @@ export async function admitFirst(
   trusted: TrustedContextSource,
   options: AdmitOptions = {},
 ): Promise<AdmissionResult> {
+  issuedByVerifier(verified)
   const found = await log.lookup(verified.organizationId, verified.signingHash)
   if (found.status === 'found') return settle(verified, documentBytes, found.record, found.authenticatedService, 'found')
   if (found.status !== 'authoritative-absence') return reject(logFault(found, 'lookup'))
@@ -104,6 +110,7 @@ export async function admitFirst(
 
 /** Historical replay: a found, valid record anchors a document verified with historical evidence. */
 export async function replayHistorical(verified: Verified, documentBytes: Uint8Array, log: AdmissionLog): Promise<AdmissionResult> {
+  issuedByVerifier(verified)
   const found = await log.lookup(verified.organizationId, verified.signingHash)
   if (found.status !== 'found') return reject(logFault(found, 'lookup'))
   return settle(verified, documentBytes, found.record, found.authenticatedService, 'found')

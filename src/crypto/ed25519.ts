@@ -2,10 +2,14 @@
 //
 // node:crypto (OpenSSL) does the fast work — signing and the verification equation — but it is not
 // strict enough on its own: it accepts forgeries under identity, small-order and noncanonical public
-// keys (see test/ed25519.test.ts). So every public key is first proven canonical, on-curve,
+// keys (see test/crypto/ed25519.test.ts). So every public key is first proven canonical, on-curve,
 // non-identity and prime-order here, with @noble/ed25519 used only for point arithmetic. The
 // canonical-encoding and negative-zero checks are done on the bytes ourselves so the result does not
 // depend on a library's decoding mode (noble's `zip215` mode accepts both).
+//
+// Every signature check in the project — the six-stage verifier, the HELLO handshake, the Admission
+// Log's row signatures — goes through strictVerify or strictVerifyOffThread: the bare equation is
+// private to this module, and a VerifyKey exists only as the result of provePublicKey.
 
 import {createPrivateKey, createPublicKey, randomBytes, sign, verify, type KeyObject} from 'node:crypto'
 import {Point} from '@noble/ed25519'
@@ -37,11 +41,27 @@ export type SignatureFault =
   | 'r-small-order'
   | 'r-mixed-order'
 
+// Only provePublicKey holds this, so a VerifyKey in hand is a key that passed every check.
+const PROVEN = Symbol('proven Ed25519 public key')
+
 /** A public key proven canonical, on-curve, non-identity and prime-order, with its native key. */
-export interface VerifyKey {
-  readonly raw: Uint8Array
-  readonly b64: string
-  readonly keyObject: KeyObject
+export class VerifyKey {
+  readonly #proven = true
+
+  /** Only provePublicKey constructs one; any other token throws. */
+  constructor(
+    token: typeof PROVEN,
+    readonly raw: Uint8Array,
+    readonly b64: string,
+    readonly keyObject: KeyObject,
+  ) {
+    if (token !== PROVEN) throw new TypeError('a VerifyKey is made only by provePublicKey')
+  }
+
+  /** Whether value was made by provePublicKey (a look-alike with the same members is not). */
+  static is(value: unknown): value is VerifyKey {
+    return typeof value === 'object' && value !== null && #proven in value
+  }
 }
 
 export type ProveResult = {ok: true; key: VerifyKey} | {ok: false; reason: PublicKeyFault}
@@ -140,7 +160,7 @@ function provePublicKeyUncached(raw: Uint8Array, b64: string): ProveResult {
     format: 'der',
     type: 'spki',
   })
-  return {ok: true, key: {raw, b64, keyObject}}
+  return {ok: true, key: new VerifyKey(PROVEN, raw, b64, keyObject)}
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,41 +198,18 @@ export function checkSignatureR(rEnc: Uint8Array): SignatureFault | null {
   return null
 }
 
-/**
- * Pure Ed25519 (not Ed25519ctx/ph) verification with the key's cached native KeyObject. On its
- * own this is NOT strict about R and S; use strictVerify, or run checkSignatureEncoding first.
- */
-export function verifyEd25519(key: VerifyKey, message: Uint8Array, signature: Uint8Array): boolean {
-  try {
-    return verify(null, message, key.keyObject, signature)
-  } catch {
-    return false
-  }
-}
-
-/**
- * verifyEd25519 on libuv's thread pool: the equation (about 100 µs) runs beside the calling
- * thread instead of on it. For a server's ingress, whose event loop also writes every Event to
- * every subscriber.
- */
-export function verifyEd25519OffThread(key: VerifyKey, message: Uint8Array, signature: Uint8Array): Promise<boolean> {
-  return new Promise((resolve) => {
-    try {
-      verify(null, message, key.keyObject, signature, (error, ok) => resolve(error === null && ok))
-    } catch {
-      resolve(false)
-    }
-  })
-}
-
 export type StrictVerifyResult =
   | {ok: true}
+  | {ok: false; stage: 'key-resolution'; reason: PublicKeyFault}
   | {ok: false; stage: 'signature-envelope'; reason: SignatureFault}
   | {ok: false; stage: 'signature'; reason: 'equation-mismatch'}
 
+type StrictRefusal = Exclude<StrictVerifyResult, {ok: true}>
+
 /**
- * Stage-3 signature checks plus the stage-6 equation, for a key already proven by provePublicKey
- * and the exact stage-5 signing bytes.
+ * Strict pure Ed25519 (not Ed25519ctx/ph): the public key proven (provePublicKey, cached per
+ * encoding; a VerifyKey is already proven), the signature 64 bytes with S < L and a strict R, and
+ * the equation over exactly `message`. Faults are named with the stages of spec §6.4.
  *
  * Why R is only inspected on failure (ARCHITECTURE.md "Performance notes"): OpenSSL rejects
  * S >= L and accepts only when Renc equals the encoding it computes for [S]B - [k]A. With A
@@ -221,16 +218,63 @@ export type StrictVerifyResult =
  * always pass. When verification fails, R is checked to decide whether the failure belongs to
  * stage 3 (a bad R encoding) or stage 6 (a well-formed signature that does not match).
  *
- * Callers whose stage 4 or 5 fails after the cheap stage-3 checks must likewise run
- * checkSignatureR on bytes 0..31 before reporting that later stage, since stage 3 comes first.
+ * A six-stage verifier runs checkSignatureEncoding at stage 3, before it knows the key; when its
+ * stage 4 or 5 then fails it must likewise run checkSignatureR on bytes 0..31 before reporting
+ * that later stage, since stage 3 comes first.
  */
-export function strictVerify(key: VerifyKey, message: Uint8Array, sig: Uint8Array): StrictVerifyResult {
+export function strictVerify(key: VerifyKey | Uint8Array, message: Uint8Array, sig: Uint8Array): StrictVerifyResult {
+  const checked = beforeEquation(key, sig)
+  return checked instanceof VerifyKey ? afterEquation(equation(checked, message, sig), sig) : checked
+}
+
+/**
+ * strictVerify with the equation (about 100 µs) on libuv's thread pool, beside the calling thread
+ * instead of on it. For a server's ingress, whose event loop also writes every Event to every
+ * subscriber. The cheap checks run before it returns; R, on a failed equation, when it settles.
+ */
+export function strictVerifyOffThread(key: VerifyKey | Uint8Array, message: Uint8Array, sig: Uint8Array): Promise<StrictVerifyResult> {
+  const checked = beforeEquation(key, sig)
+  if (!(checked instanceof VerifyKey)) return Promise.resolve(checked)
+  return new Promise((resolve) => {
+    try {
+      verify(null, message, checked.keyObject, sig, (error, holds) => resolve(afterEquation(error === null && holds, sig)))
+    } catch {
+      resolve(afterEquation(false, sig))
+    }
+  })
+}
+
+/** The checks that need no BigInt work: the key's proof (cached) and the signature's encoding. */
+function beforeEquation(key: VerifyKey | Uint8Array, sig: Uint8Array): VerifyKey | StrictRefusal {
+  let proven: VerifyKey
+  if (VerifyKey.is(key)) {
+    proven = key
+  } else {
+    // Anything but a VerifyKey is taken as key bytes and proven: a look-alike object is no 32 bytes.
+    const proof = provePublicKey(key)
+    if (!proof.ok) return {ok: false, stage: 'key-resolution', reason: proof.reason}
+    proven = proof.key
+  }
   const encoding = checkSignatureEncoding(sig)
   if (encoding) return {ok: false, stage: 'signature-envelope', reason: encoding}
-  if (verifyEd25519(key, message, sig)) return {ok: true}
+  return proven
+}
+
+/** The verdict once the equation answered: R is decoded only when it did not hold. */
+function afterEquation(holds: boolean, sig: Uint8Array): StrictVerifyResult {
+  if (holds) return {ok: true}
   const r = checkSignatureR(sig.subarray(0, 32))
   if (r) return {ok: false, stage: 'signature-envelope', reason: r}
   return {ok: false, stage: 'signature', reason: 'equation-mismatch'}
+}
+
+/** The bare native equation: NOT strict about the key, R or S on its own, hence not exported. */
+function equation(key: VerifyKey, message: Uint8Array, sig: Uint8Array): boolean {
+  try {
+    return verify(null, message, key.keyObject, sig)
+  } catch {
+    return false
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

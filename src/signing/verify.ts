@@ -16,9 +16,14 @@
 // the public key is proven canonical and prime-order, a successful native verify implies that R
 // is the canonical encoding of [S]B - [k]A, a prime-order point. So stage 3 runs the cheap checks
 // up front, and the full R checks run only when a later stage fails, to decide whether the
-// failure must be reported at stage 3 instead.
+// failure must be reported at stage 3 instead. Stage 6 is strictVerify, the one strict Ed25519
+// function every signature check of the project goes through.
+//
+// A success is a Verified, which only this module can construct: code that needs a verified
+// document (admission, ingress) takes a Verified, and a look-alike object literal is neither
+// assignable to one nor passes Verified.is.
 
-import {type VerifyKey, checkSignatureEncoding, checkSignatureR, verifyEd25519, verifyEd25519OffThread} from '../crypto/ed25519.js'
+import {type StrictVerifyResult, type VerifyKey, checkSignatureEncoding, checkSignatureR, strictVerify, strictVerifyOffThread} from '../crypto/ed25519.js'
 import {decodeBase64url} from '../json/base64url.js'
 import {JcsError, canonicalBytes} from '../json/jcs.js'
 import {type JsonObject, JsonParseError, parseJsonBytes} from '../json/parse.js'
@@ -92,8 +97,8 @@ export interface KeyInterval {
   revokedAt?: string
 }
 
-export interface Verified {
-  ok: true
+/** What a successful verification establishes about a document. */
+export interface VerifiedFacts {
   kind: DocumentKind
   document: JsonObject
   organizationId: string
@@ -109,6 +114,45 @@ export interface Verified {
   binding: ResolvedBinding
 }
 
+// Held only by this module, so only verify() and verifyOffThread() construct a Verified.
+const ISSUER = Symbol('six-stage verifier')
+
+/** A document that passed all six stages. Only verify() and verifyOffThread() make one. */
+export class Verified implements VerifiedFacts {
+  readonly ok = true
+  readonly kind: DocumentKind
+  readonly document: JsonObject
+  readonly organizationId: string
+  readonly keyId: string
+  readonly principal: Principal
+  readonly protectedTime: string
+  readonly signingBytes: Buffer
+  readonly signingHash: string
+  readonly keyInterval: KeyInterval
+  readonly binding: ResolvedBinding
+  readonly #issued = true
+
+  /** Throws unless called by this module's verifier. */
+  constructor(token: typeof ISSUER, facts: VerifiedFacts) {
+    if (token !== ISSUER) throw new TypeError('a Verified is issued only by the six-stage verifier')
+    this.kind = facts.kind
+    this.document = facts.document
+    this.organizationId = facts.organizationId
+    this.keyId = facts.keyId
+    this.principal = facts.principal
+    this.protectedTime = facts.protectedTime
+    this.signingBytes = facts.signingBytes
+    this.signingHash = facts.signingHash
+    this.keyInterval = facts.keyInterval
+    this.binding = facts.binding
+  }
+
+  /** Whether value was issued by the verifier (an object with the same members is not). */
+  static is(value: unknown): value is Verified {
+    return typeof value === 'object' && value !== null && #issued in value
+  }
+}
+
 export type VerifyResult = Verified | Rejection
 
 const reject = (stage: Stage, reason: string, detail?: string, facts: Pick<Diagnostic, 'kind' | 'signingHash'> = {}): Rejection =>
@@ -120,19 +164,19 @@ const reject = (stage: Stage, reason: string, detail?: string, facts: Pick<Diagn
  */
 export function verify(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence): VerifyResult {
   const checked = verifyToEquation(kind, bytes, evidence)
-  return checked instanceof Rejection ? checked : checked.finish(verifyEd25519(checked.key, checked.signingBytes, checked.signature))
+  return checked instanceof Rejection ? checked : checked.finish(strictVerify(checked.key, checked.signingBytes, checked.signature))
 }
 
 /** Results of verifyOffThread are handed out in call order, whatever order the pool finishes in. */
 let offThreadTail: Promise<unknown> = Promise.resolve()
 
 /**
- * verify() with the stage-6 equation on libuv's thread pool (verifyEd25519OffThread). Results
+ * verify() with the stage-6 equation on libuv's thread pool (strictVerifyOffThread). Results
  * settle in the order of the calls, so Commands received in one order are admitted in that order.
  */
 export function verifyOffThread(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence): Promise<VerifyResult> {
   const checked = verifyToEquation(kind, bytes, evidence)
-  const equation = checked instanceof Rejection ? null : verifyEd25519OffThread(checked.key, checked.signingBytes, checked.signature)
+  const equation = checked instanceof Rejection ? null : strictVerifyOffThread(checked.key, checked.signingBytes, checked.signature)
   const result = offThreadTail.then(async () => (checked instanceof Rejection ? checked : checked.finish(await equation!)))
   offThreadTail = result
   return result
@@ -143,7 +187,7 @@ interface AwaitingEquation {
   key: VerifyKey
   signingBytes: Buffer
   signature: Uint8Array
-  finish(equationHolds: boolean): VerifyResult
+  finish(stage6: StrictVerifyResult): VerifyResult
 }
 
 function verifyToEquation(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence): AwaitingEquation | Rejection {
@@ -217,8 +261,7 @@ function verifyToEquation(kind: DocumentKind | undefined, bytes: Uint8Array, evi
   const keyInterval: KeyInterval = {validFrom: binding.validFrom.text}
   if (binding.validUntil) keyInterval.validUntil = binding.validUntil.text
   if (binding.revokedAt) keyInterval.revokedAt = binding.revokedAt.text
-  const verified: Verified = {
-    ok: true,
+  const facts: VerifiedFacts = {
     kind: detected,
     document: doc,
     organizationId: registry.organizationId,
@@ -234,6 +277,13 @@ function verifyToEquation(kind: DocumentKind | undefined, bytes: Uint8Array, evi
     key: binding.key,
     signingBytes,
     signature,
-    finish: (equationHolds) => (equationHolds ? verified : later('signature', 'equation-mismatch', undefined, signingHash)),
+    finish: (stage6) => {
+      if (stage6.ok) return new Verified(ISSUER, facts)
+      // strictVerify has already decoded R on this failure: a bad R is its stage-3 fault.
+      if (stage6.stage === 'signature') return fail('signature', stage6.reason, undefined, signingHash)
+      if (stage6.stage === 'signature-envelope') return fail('signature-envelope', stage6.reason)
+      // Unreachable: binding.key is a VerifyKey, proven when the evidence was read; named like those faults.
+      return fail('key-resolution', `public-key-${stage6.reason}`)
+    },
   }
 }

@@ -12,7 +12,7 @@
 
 import {randomUUID} from 'node:crypto'
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
-import {provePublicKey, signEd25519, verifyEd25519, type VerifyKey} from '../crypto/ed25519.js'
+import {provePublicKey, signEd25519, strictVerify, type VerifyKey} from '../crypto/ed25519.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
 import {formatUtcNow, parseTimestamp, type Instant} from '../json/timestamp.js'
@@ -291,7 +291,7 @@ export class AdmissionAuthority {
       return {status: 'unauthenticated', detail: `row accepted by ${row.accepted_by_type}:${row.accepted_by_id}, not the configured admission service`}
     }
     const signature = decodeBase64url(row.service_signature)
-    if (signature === null || !verifyEd25519(this.verifyKey, rowMessage(row), signature)) {
+    if (signature === null || !strictVerify(this.verifyKey, rowMessage(row), signature).ok) {
       return {status: 'integrity-failed', detail: 'the row does not carry a valid admission service signature'}
     }
     return {status: 'found', record: new Uint8Array(row.record), authenticatedService: {...this.service}}

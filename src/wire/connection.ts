@@ -16,9 +16,8 @@ import {randomBytes} from 'node:crypto'
 import type {Socket} from 'node:net'
 import type WebSocket from 'ws'
 import {submit} from '../authority/ingress/command.js'
-import {checkSignatureEncoding, verifyEd25519} from '../crypto/ed25519.js'
 import type {ErrorCode} from '../errors.js'
-import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
+import {encodeBase64url} from '../json/base64url.js'
 import type {JsonObject, SourceOf} from '../json/parse.js'
 import {parseTimestamp} from '../json/timestamp.js'
 import {keyStatus} from '../signing/registry-edit.js'
@@ -27,7 +26,7 @@ import {RegistryFault, type ResolvedBinding} from '../signing/registry.js'
 import type {AttentionFilter} from './client.js'
 import {type Frame, PROTOCOL_VERSION, errorFrame, errorOf, eventFrame, frame, parseFrame, receiptFrameId} from './frames.js'
 import {GroupPump} from './group-pump.js'
-import {transcriptBytes} from './hello.js'
+import {verifyHelloSignature} from './hello.js'
 import {isOrganizationKind, submitOrganizationCommand} from '../authority/ingress/organization.js'
 import type {ServerContext} from './server.js'
 import {SessionError, openSession} from '../authority/ingress/sessions.js'
@@ -199,9 +198,8 @@ export class Connection {
       return this.#refuseHello('AUTH_INVALID_SIGNATURE', f)
     }
     const binding = this.#currentBinding(p.keyId, p.principalId)
-    const signature = decodeBase64url(f.challengeSignature as string)
-    const message = transcriptBytes({principalId: p.principalId, keyId: p.keyId, clientNonce: p.clientNonce, serverNonce: p.serverNonce, challenge: p.challenge, selectedVersion: PROTOCOL_VERSION})
-    if (binding === null || signature === null || signature.length !== 64 || checkSignatureEncoding(signature) !== null || !verifyEd25519(binding.key, message, signature)) {
+    const transcript = {principalId: p.principalId, keyId: p.keyId, clientNonce: p.clientNonce, serverNonce: p.serverNonce, challenge: p.challenge, selectedVersion: PROTOCOL_VERSION}
+    if (binding === null || !verifyHelloSignature(binding.key, transcript, f.challengeSignature as string).ok) {
       return this.#refuseHello('AUTH_INVALID_SIGNATURE', f)
     }
     this.principal = binding.principal

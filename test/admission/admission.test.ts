@@ -8,7 +8,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 import {acceptNew} from '../../src/admission/accept.js'
-import {admitFirst} from '../../src/admission/admit.js'
+import {admitFirst, replayHistorical} from '../../src/admission/admit.js'
 import {checkFreshness} from '../../src/admission/freshness.js'
 import type {AcceptanceContext, AdmissionLog, Candidate, TrustedContextSource} from '../../src/admission/log.js'
 import {generateSigningKey, readKeyFile} from '../../src/crypto/keyfile.js'
@@ -128,6 +128,25 @@ describe('acceptance path on a real SQLite store', async () => {
     calls.length = 0
     expect((await admitFirst(verified, bytes, counted, counted)).ok).toBe(true)
     expect(calls).toEqual(['lookup'])
+  })
+
+  it('admitFirst and replayHistorical take only a Verified the verifier issued: a copy of one never reaches the log', async () => {
+    const bytes = command(new Date().toISOString())
+    const verified = verify('command', bytes, registry)
+    if (!verified.ok) throw new Error('fixture does not verify')
+    const calls: string[] = []
+    const counted: AdmissionLog & TrustedContextSource = {
+      lookup: (o, h) => (calls.push('lookup'), store.lookup(o, h)),
+      appendOrReturnExisting: (c: Candidate) => (calls.push('append'), store.appendOrReturnExisting(c)),
+      acceptanceContext: () => (calls.push('context'), store.acceptanceContext()),
+    }
+    const lookalike = {...verified}
+    // @ts-expect-error -- a plain object with a Verified's members is not a Verified
+    await expect(admitFirst(lookalike, bytes, counted, counted)).rejects.toThrow(TypeError)
+    // @ts-expect-error -- likewise for historical replay
+    await expect(replayHistorical(lookalike, bytes, counted)).rejects.toThrow(TypeError)
+    expect(calls).toEqual([])
+    expect((await store.lookup(verified.organizationId, verified.signingHash)).status).toBe('authoritative-absence')
   })
 
   it('a record whose acceptedBy is not the authenticated service is refused', async () => {

@@ -14,12 +14,12 @@ import {
   publicKeyFromSeed,
   signEd25519,
   strictVerify,
-  verifyEd25519,
-  type VerifyKey,
+  strictVerifyOffThread,
+  VerifyKey,
 } from '../../src/crypto/ed25519.js'
 import {contentHash, sha256Hex} from '../../src/crypto/hash.js'
+import {CRYPTO, ORDER2_KEY, badPublicKeys, badSignatures, malleateS} from '../support/crypto-vectors.js'
 
-const CRYPTO = '/work/shared/protocol/cryptography'
 const readJson = (path: string): any => JSON.parse(readFileSync(join(CRYPTO, path), 'utf8'))
 const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64url'))
 const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'))
@@ -92,18 +92,18 @@ describe('golden signature (C28)', () => {
   it('verifies, and rejects any flipped bit in message or signature', () => {
     const key = provenKey(b64(GOLDEN_PUBLIC))
     const sig = b64(GOLDEN_SIG)
-    expect(verifyEd25519(key, GOLDEN_MESSAGE, sig)).toBe(true)
+    expect(nodeVerify(b64(GOLDEN_PUBLIC), GOLDEN_MESSAGE, sig)).toBe(true)
     expect(strictVerify(key, GOLDEN_MESSAGE, sig)).toEqual({ok: true})
 
     const badMessage = Uint8Array.from(GOLDEN_MESSAGE)
     badMessage[100]! ^= 0x01
-    expect(verifyEd25519(key, badMessage, sig)).toBe(false)
+    expect(nodeVerify(b64(GOLDEN_PUBLIC), badMessage, sig)).toBe(false)
     expect(strictVerify(key, badMessage, sig)).toEqual({ok: false, stage: 'signature', reason: 'equation-mismatch'})
 
     for (const bit of [0, 7, 100, 255, 256, 300, 511]) {
       const badSig = Uint8Array.from(sig)
       badSig[bit >> 3]! ^= 1 << (bit & 7)
-      expect(verifyEd25519(key, GOLDEN_MESSAGE, badSig)).toBe(false)
+      expect(nodeVerify(b64(GOLDEN_PUBLIC), GOLDEN_MESSAGE, badSig)).toBe(false)
       expect(strictVerify(key, GOLDEN_MESSAGE, badSig).ok).toBe(false)
     }
   })
@@ -247,7 +247,7 @@ describe('pinned behaviour of the libraries we must not rely on', () => {
       reason: 's-out-of-range',
     })
     // Pin OpenSSL: it rejects S >= L as well (our check does not depend on it).
-    expect(verifyEd25519(key, GOLDEN_MESSAGE, malleated)).toBe(false)
+    expect(nodeVerify(b64(GOLDEN_PUBLIC), GOLDEN_MESSAGE, malleated)).toBe(false)
   })
 })
 
@@ -332,7 +332,7 @@ describe('properties', () => {
           expect(sig).toHaveLength(64)
           expect(strictVerify(key, message, sig)).toEqual({ok: true})
           const other = new Uint8Array([...message, 0])
-          expect(verifyEd25519(key, other, sig)).toBe(false)
+          expect(strictVerify(key, other, sig).ok).toBe(false)
         },
       ),
       {numRuns: 100},
@@ -372,5 +372,54 @@ describe('properties', () => {
       }),
       {numRuns: 40},
     )
+  })
+})
+
+describe('one strict function for every path (strictVerify, strictVerifyOffThread)', () => {
+  const key = provenKey(b64(GOLDEN_PUBLIC))
+  const sig = b64(GOLDEN_SIG)
+  const badMessage = Uint8Array.from(GOLDEN_MESSAGE)
+  badMessage[100]! ^= 0x01
+
+  /** Every case as [key, message, signature, verdict]: the verdict both functions must give. */
+  const cases = (): [VerifyKey | Uint8Array, Uint8Array, Uint8Array, unknown][] => [
+    [key, GOLDEN_MESSAGE, sig, {ok: true}],
+    [b64(GOLDEN_PUBLIC), GOLDEN_MESSAGE, sig, {ok: true}],
+    [key, badMessage, sig, {ok: false, stage: 'signature', reason: 'equation-mismatch'}],
+    [key, GOLDEN_MESSAGE, FORGED_SIG, {ok: false, stage: 'signature', reason: 'equation-mismatch'}],
+    [key, GOLDEN_MESSAGE, malleateS(sig), {ok: false, stage: 'signature-envelope', reason: 's-out-of-range'}],
+    ...badSignatures().map(({sig: bad, fault}): [VerifyKey, Uint8Array, Uint8Array, unknown] => [key, GOLDEN_MESSAGE, bad, {ok: false, stage: 'signature-envelope', reason: fault}]),
+    ...badPublicKeys().map(({raw, reason}): [Uint8Array, Uint8Array, Uint8Array, unknown] => [raw, GOLDEN_MESSAGE, FORGED_SIG, {ok: false, stage: 'key-resolution', reason}]),
+    [ORDER2_KEY, GOLDEN_MESSAGE, FORGED_SIG, {ok: false, stage: 'key-resolution', reason: 'small-order'}],
+  ]
+
+  it('proves raw key bytes with the cached proof, refusing each upstream bad key with its fault', () => {
+    for (const [k, message, s, verdict] of cases()) expect(strictVerify(k, message, s)).toEqual(verdict)
+    // Proven once: the VerifyKey strictVerify used for the raw bytes is the one provePublicKey caches.
+    expect(provePublicKey(b64(GOLDEN_PUBLIC))).toEqual({ok: true, key})
+    expect((provePublicKey(b64(GOLDEN_PUBLIC)) as {key: VerifyKey}).key).toBe(key)
+  })
+
+  it('the off-thread variant gives the same verdict in every case', async () => {
+    for (const [k, message, s, verdict] of cases()) expect(await strictVerifyOffThread(k, message, s)).toEqual(verdict)
+  })
+
+  it('refuses the identity-key forgery that the bare native verify accepts', () => {
+    const identity = hex(IDENTITY_ENC)
+    expect(nodeVerify(identity, utf8('transfer all funds'), FORGED_SIG)).toBe(true)
+    expect(strictVerify(identity, utf8('transfer all funds'), FORGED_SIG)).toEqual({ok: false, stage: 'key-resolution', reason: 'identity'})
+  })
+
+  it('a VerifyKey is made only by provePublicKey: a look-alike over an identity KeyObject is refused', () => {
+    const identity = hex(IDENTITY_ENC)
+    const keyObject = createPublicKey({key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), identity]), format: 'der', type: 'spki'})
+    const lookalike = {raw: identity, b64: Buffer.from(identity).toString('base64url'), keyObject}
+    expect(verify(null, GOLDEN_MESSAGE, keyObject, FORGED_SIG)).toBe(true)
+    expect(VerifyKey.is(lookalike)).toBe(false)
+    expect(VerifyKey.is(key)).toBe(true)
+    // @ts-expect-error -- a literal lacks the proof's private brand, so it is not a VerifyKey
+    const forged: VerifyKey = lookalike
+    expect(strictVerify(forged, GOLDEN_MESSAGE, FORGED_SIG).ok).toBe(false)
+    expect(() => new VerifyKey(Symbol('proven Ed25519 public key') as never, identity, IDENTITY_ENC, keyObject)).toThrow(TypeError)
   })
 })

@@ -9,7 +9,7 @@ import {canonicalize} from '../../src/json/jcs.js'
 import type {JsonObject} from '../../src/json/parse.js'
 import {sign} from '../../src/signing/sign.js'
 import {RegistryEvidence} from '../../src/signing/registry.js'
-import {Rejection, type Verified, verify} from '../../src/signing/verify.js'
+import {Rejection, Verified, verify} from '../../src/signing/verify.js'
 
 const ORG = 'urn:mwp:test:org'
 const alice = generateSigningKey({keyId: 'urn:mwp:test:key:alice-1', principal: {type: 'agent', id: 'urn:mwp:test:agent:alice'}})
@@ -348,5 +348,50 @@ describe('signing', () => {
     const again = sign('command', {...once, issuedAt: '2026-07-16T00:00:00Z'}, alice).document
     expect((again.signature as JsonObject).createdAt).toBe('2026-07-16T00:00:00Z')
     expect(run(again).ok).toBe(true)
+  })
+})
+
+describe('Verified is issued only by the verifier', () => {
+  const issued = () => {
+    const result = run(signed())
+    if (!(result instanceof Verified)) throw new Error('the fixture does not verify')
+    return result
+  }
+
+  it('a verification result is a Verified that passes Verified.is, with the facts consumers read', () => {
+    const v = issued()
+    expect(Verified.is(v)).toBe(true)
+    expect(v.ok).toBe(true)
+    expect(v.keyId).toBe(alice.keyId)
+    expect(v.signingHash).toMatch(/^sha256:[0-9a-f]{64}$/)
+  })
+
+  it('an object literal with every member of a Verified is not one: not to the compiler, not to Verified.is', () => {
+    const v = issued()
+    const lookalike = {...v}
+    expect(lookalike).toEqual(v)
+    expect(Verified.is(lookalike)).toBe(false)
+    expect(Verified.is(Object.create(Verified.prototype))).toBe(false)
+    expect(Verified.is(null)).toBe(false)
+    // @ts-expect-error -- a literal lacks the verifier's private brand, so it is not assignable to Verified
+    const forged: Verified = {
+      ok: true,
+      kind: v.kind,
+      document: v.document,
+      organizationId: v.organizationId,
+      keyId: v.keyId,
+      principal: v.principal,
+      protectedTime: v.protectedTime,
+      signingBytes: v.signingBytes,
+      signingHash: v.signingHash,
+      keyInterval: v.keyInterval,
+      binding: v.binding,
+    }
+    expect(Verified.is(forged)).toBe(false)
+  })
+
+  it('the constructor refuses any token but the verifier’s own', () => {
+    const v = issued()
+    expect(() => new Verified(Symbol('six-stage verifier') as never, v)).toThrow(TypeError)
   })
 })

@@ -7,6 +7,7 @@ import {connect as tlsConnect} from 'node:tls'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import WebSocket from 'ws'
 import {submit} from '../../src/authority/ingress/command.js'
+import {decodeBase64url, encodeBase64url} from '../../src/json/base64url.js'
 import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
 import type {Store} from '../../src/store/index.js'
@@ -15,6 +16,7 @@ import {startServer} from '../../src/wire/server.js'
 import {currentSessionEpoch} from '../../src/authority/ingress/sessions.js'
 import {codeOf, command, coordinator, createCommand, developer, groupCommand, key, newGroup, orgService, owner, post, registry, sqliteStore, uuid} from '../support/authority-helpers.js'
 import {type Running, connect, hello, helloResponse, nonce, rawSocket, serve, tls} from '../support/wire-helpers.js'
+import {badSignatures, malleateS} from '../support/crypto-vectors.js'
 
 let store: Store
 let cleanup: () => Promise<void>
@@ -149,6 +151,19 @@ describe('HELLO handshake (§6.3, B1-B5)', () => {
     expect(accept.phase).toBe('server_accept')
     expect(accept.sessionEpoch).toBe(await currentSessionEpoch(running.authority, id))
     first.r.ws.close()
+  })
+
+  it('a response signed with S + L, or carrying an upstream non-strict R, is refused (strictVerify)', async () => {
+    const id = coordinator.principal!.id
+    const smallOrderR = badSignatures().find((v) => v.fault === 'r-small-order')!.sig.subarray(0, 32)
+    const tamperings: ((sig: Uint8Array) => Uint8Array)[] = [malleateS, (sig) => new Uint8Array([...smallOrderR, ...sig.subarray(32)])]
+    for (const tamper of tamperings) {
+      const x = await challenged(coordinator.keyId, id)
+      const response: ReturnType<typeof helloResponse> & {challengeSignature?: string} = helloResponse(id, coordinator.keyId, x.clientNonce, x.challenge, coordinator.seed)
+      x.r.send({...response, challengeSignature: encodeBase64url(tamper(decodeBase64url(response.challengeSignature!)!))})
+      expect((await x.r.next()).error.code).toBe('AUTH_INVALID_SIGNATURE')
+      expect(await x.r.closed).toBe(1008)
+    }
   })
 })
 
