@@ -209,6 +209,11 @@ const LOCAL_CATEGORY: Record<LocalErrorCode, Exclude<ErrorCategory, 'rejected'>>
   'bundle-invalid': 'environment',
 }
 
+/** Whether a code read from outside (a JSON envelope, a log) is one this toolkit uses. */
+export function isMwpErrorCode(code: string): code is MwpErrorCode {
+  return isErrorCode(code) || Object.hasOwn(LOCAL_CATEGORY, code)
+}
+
 export function categoryOf(code: MwpErrorCode): ErrorCategory {
   return isErrorCode(code) ? 'rejected' : LOCAL_CATEGORY[code]
 }
