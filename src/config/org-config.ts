@@ -118,7 +118,7 @@ export function parseOrgConfig(text: string, file: string): OrgConfig {
   }
 }
 
-/** Reads and validates a configuration file. Throws OrgConfigError (environment | usage). */
+/** Reads and validates a configuration file. Throws OrgConfigError (config-unusable | config-invalid). */
 export function loadOrgConfig(path: string): OrgConfig {
   let text: string
   try {

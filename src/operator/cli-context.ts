@@ -124,8 +124,9 @@ export class OperatorContext {
     try {
       return buildCommand(this.key(), {...spec, ...(this.#transport?.sessionEpoch !== undefined && spec.sessionEpoch === undefined ? {sessionEpoch: this.#transport.sessionEpoch} : {})})
     } catch (e) {
-      // A CommandBuildError is a usage error by its code. The one signer refuses a document that would fail its own schema (e.g. an Agent key on
-      // mission.create): nothing is sent, and the operator learns why.
+      // A CommandBuildError is a usage error by its code. The one signer refuses a document that
+      // would fail its own schema (e.g. an Agent key on mission.create): nothing is sent, and the
+      // operator learns why.
       if (e instanceof SignError) throw usage(`cannot sign this Command: ${e.message}`, {cause: e})
       throw e
     }
