@@ -1,8 +1,8 @@
 import {Args} from '@oclif/core'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome} from '../src/cli/base.js'
-import {jcsRejection, parseOrReject} from '../src/cli/documents.js'
 import {sha256Hex} from '../src/crypto/hash.js'
 import {canonicalize} from '../src/json/jcs.js'
+import {parseJsonBytes} from '../src/json/parse.js'
 
 export default class Canonicalize extends MwpCommand {
   static summary = 'Print the RFC 8785 (JCS) canonical form of a JSON document.'
@@ -15,14 +15,8 @@ ${EXIT_CODES_HELP}`
 
   protected async execute(): Promise<Outcome> {
     const {args} = await this.parse(Canonicalize)
-    const parsed = parseOrReject(await this.readInput(args.file))
-    if (!('value' in parsed)) return parsed
-    let jcs: string
-    try {
-      jcs = canonicalize(parsed.value)
-    } catch (e) {
-      return jcsRejection(e)
-    }
+    // Bytes that are not strict JSON, or a value JCS cannot encode, are rejected (PROTOCOL_VIOLATION) by base.
+    const jcs = canonicalize(parseJsonBytes(await this.readInput(args.file)))
     if (!this.argv.includes('--json') && !process.stdout.isTTY) {
       process.stdout.write(jcs)
       return {status: 'ok', result: null}

@@ -1,9 +1,8 @@
 import {Args} from '@oclif/core'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome} from '../src/cli/base.js'
-import {jcsRejection, parseOrReject} from '../src/cli/documents.js'
 import {kindFlag} from '../src/cli/flags.js'
 import {canonicalHash} from '../src/json/jcs.js'
-import type {JsonObject} from '../src/json/parse.js'
+import {type JsonObject, parseJsonBytes} from '../src/json/parse.js'
 import {type DocumentKind, detectKind} from '../src/signing/profiles.js'
 
 export default class Hash extends MwpCommand {
@@ -18,21 +17,16 @@ ${EXIT_CODES_HELP}`
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(Hash)
-    const parsed = parseOrReject(await this.readInput(args.file))
-    if (!('value' in parsed)) return parsed
-    const value = parsed.value
+    // Bytes that are not strict JSON, or a value JCS cannot encode, are rejected (PROTOCOL_VIOLATION) by base.
+    const value = parseJsonBytes(await this.readInput(args.file))
     const isObject = value !== null && typeof value === 'object' && !Array.isArray(value)
     const kind = isObject && Object.hasOwn(value, 'signature') ? ((flags.kind as DocumentKind | undefined) ?? detectKind(value)) : null
-    try {
-      if (kind !== null) {
-        const {signature: _omitted, ...unsigned} = value as JsonObject
-        const hash = canonicalHash(unsigned)
-        return {status: 'ok', result: {hash, basis: 'signing', kind}, text: hash}
-      }
-      const hash = canonicalHash(value)
-      return {status: 'ok', result: {hash, basis: 'jcs', kind: null}, text: hash}
-    } catch (e) {
-      return jcsRejection(e)
+    if (kind !== null) {
+      const {signature: _omitted, ...unsigned} = value as JsonObject
+      const hash = canonicalHash(unsigned)
+      return {status: 'ok', result: {hash, basis: 'signing', kind}, text: hash}
     }
+    const hash = canonicalHash(value)
+    return {status: 'ok', result: {hash, basis: 'jcs', kind: null}, text: hash}
   }
 }

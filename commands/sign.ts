@@ -1,9 +1,8 @@
 import {Args, Flags} from '@oclif/core'
 import {KeyFileError, readKeyFile} from '../src/crypto/keyfile.js'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../src/cli/base.js'
-import {jcsRejection, parseOrReject} from '../src/cli/documents.js'
 import {kindFlag, keyFlag} from '../src/cli/flags.js'
-import {JcsError} from '../src/json/jcs.js'
+import {parseJsonBytes} from '../src/json/parse.js'
 import {type DocumentKind, PROFILES, detectKind} from '../src/signing/profiles.js'
 import {SignError, sign} from '../src/signing/sign.js'
 
@@ -34,22 +33,20 @@ ${EXIT_CODES_HELP}`
       if (e instanceof KeyFileError) throw e.code === 'io-error' ? environment(e.message) : usage(`${flags.key}: ${e.message}`)
       throw e
     }
-    const parsed = parseOrReject(await this.readInput(args.file))
-    if (!('value' in parsed)) return parsed
-    const kind = (flags.kind as DocumentKind | undefined) ?? detectKind(parsed.value)
+    const value = parseJsonBytes(await this.readInput(args.file)) // not strict JSON: PROTOCOL_VIOLATION
+    const kind = (flags.kind as DocumentKind | undefined) ?? detectKind(value)
     if (kind === null) throw usage('cannot tell which Signed Document kind this is; pass --kind')
     try {
-      const signed = sign(kind, parsed.value, key, flags.now ? {now: new Date().toISOString()} : {})
+      const signed = sign(kind, value, key, flags.now ? {now: new Date().toISOString()} : {})
       return {
         status: 'ok',
         result: {kind, signingHash: signed.signingHash, document: signed.document},
         text: JSON.stringify(signed.document, null, 2),
       }
     } catch (e) {
-      if (e instanceof JcsError) return jcsRejection(e)
-      if (!(e instanceof SignError)) throw e
-      if (e.reason === 'schema-invalid' || e.reason === 'not-an-object') return {status: 'rejected', code: 'SCHEMA_VALIDATION_FAILED', note: e.message}
-      throw usage(e.reason === 'protected-time-not-utc-z' ? `${PROFILES[kind].timeField}: ${e.message}` : e.message)
+      if (!(e instanceof SignError)) throw e // a JcsError is a PROTOCOL_VIOLATION
+      if (e.code === 'schema-invalid' || e.code === 'not-an-object') return {status: 'rejected', code: 'SCHEMA_VALIDATION_FAILED', note: e.message}
+      throw usage(e.code === 'protected-time-not-utc-z' ? `${PROFILES[kind].timeField}: ${e.message}` : e.message)
     }
   }
 }

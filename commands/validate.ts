@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome, usage} from '../src/cli/base.js'
-import {parseOrReject} from '../src/cli/documents.js'
+import {parseJsonBytes} from '../src/json/parse.js'
 import {schemaCatalog} from '../src/schema/catalog.js'
 
 export default class Validate extends MwpCommand {
@@ -20,9 +20,7 @@ ${EXIT_CODES_HELP}`
     if (!catalog.names().some((n) => n === name || n === `${name}.schema.json`)) {
       throw usage(`unknown schema ${flags.schema}; one of: ${catalog.names().map((n) => n.replace(/\.schema\.json$/, '')).join(', ')}`)
     }
-    const parsed = parseOrReject(await this.readInput(args.file))
-    if (!('value' in parsed)) return parsed
-    const result = catalog.validate(name, parsed.value)
+    const result = catalog.validate(name, parseJsonBytes(await this.readInput(args.file))) // not strict JSON: PROTOCOL_VIOLATION
     if (result.valid) return {status: 'ok', result: {schema: name, valid: true}, text: `valid ${name}`}
     const errors = result.errors.map((e) => ({path: e.instancePath || '/', message: e.message, keyword: e.keyword}))
     return {

@@ -1,4 +1,8 @@
-// Protocol error objects (spec §19, schemas/error.schema.json).
+// Protocol error objects (spec §19, schemas/error.schema.json), and the one base of every error
+// this toolkit throws: an MwpError's `code` is a §19 wire code or a local code of the layer that
+// threw it. Local codes never reach the wire; each layer's are a named union below, so a
+// `switch (e.code)` over MwpErrorCode is exhaustive-checkable and a new code must be placed in
+// LOCAL_CATEGORY before it compiles.
 
 export const ERROR_CODES = [
   'UNSUPPORTED_VERSION',
@@ -56,4 +60,176 @@ export interface ProtocolError {
 
 export function protocolError(code: ErrorCode, occurredAt = new Date().toISOString()): ProtocolError {
   return {code, message: MESSAGES[code] ?? code, retryable: RETRYABLE.has(code), occurredAt}
+}
+
+const WIRE_CODES: ReadonlySet<string> = new Set(ERROR_CODES)
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return WIRE_CODES.has(code)
+}
+
+/** The CLI's own failures (src/cli/base.ts): the exit-code category itself. */
+export type CliErrorCode = 'usage' | 'environment'
+
+/** Key files (src/crypto/keyfile.ts). */
+export type KeyFileErrorCode =
+  | 'invalid-json'
+  | 'invalid-field'
+  | 'unsupported-algorithm'
+  | 'noncanonical-base64url'
+  | 'seed-wrong-length'
+  | 'invalid-public-key'
+  | 'seed-public-key-mismatch'
+  | 'file-exists'
+  | 'io-error'
+
+/** The one signer (src/signing/sign.ts): why a document cannot be signed as given. */
+export type SignErrorCode = 'protected-time-not-utc-z' | 'signer-mismatch' | 'schema-invalid' | 'not-an-object'
+
+/** Registry files on disk (src/signing/registry-edit.ts). */
+export type RegistryFileErrorCode = 'io-error' | 'file-exists' | 'locked'
+
+/**
+ * Registry evidence and edits (src/signing/registry*.ts). A refused edit carries the wire code
+ * INVALID_COMMAND; these are the rest: evidence that fails its invariants, a malformed argument.
+ */
+export type RegistryErrorCode = 'registry-invalid' | 'registry-argument-malformed' | RegistryFileErrorCode
+
+/** The Organization configuration (src/config/). */
+export type OrgConfigErrorCode =
+  /** The configuration, or a file or key it names, is not valid. */
+  | 'config-invalid'
+  /** The configuration or something it names cannot be read or opened, or is another Organization's. */
+  | 'config-unusable'
+  /** `mwp org init` into a directory that already holds files. */
+  | 'directory-not-empty'
+
+/** Human control (src/operator/). */
+export type OperatorErrorCode =
+  /** An Event from the log or the peer fails verification: never shown or folded. */
+  | 'event-integrity'
+  /** The builder cannot fill a Command envelope. */
+  | 'command-unbuildable'
+
+/** The Group Authority (src/authority/). */
+export type AuthorityErrorCode =
+  /** The stored log does not verify or does not fold. */
+  | 'log-integrity'
+  /** apply() refuses an Event that names something the state lacks. */
+  | 'event-unfoldable'
+
+/** Errors of opening / initializing / using a store (not Admission Log outcomes, which are typed). */
+export type StoreErrorCode =
+  /** The URL names no supported store (`sqlite:PATH`, `postgres://…`, `postgresql://…`). */
+  | 'unknown-scheme'
+  /** No initialized store at the URL: run `mwp store init`. */
+  | 'not-initialized'
+  /** `initStore` on a store already initialized with another configuration. */
+  | 'config-mismatch'
+  /** A configuration (given, or read back from the store) that is not valid. */
+  | 'invalid-config'
+  /** The store was written by an incompatible schema version. */
+  | 'incompatible-schema'
+  /** `openStore` with an admission key that is not the configured admission service key. */
+  | 'wrong-admission-key'
+  /** The database cannot be reached or used. */
+  | 'unavailable'
+  /** A malformed argument (e.g. a `since` that is not a protocol timestamp). */
+  | 'invalid-argument'
+
+/** SQLite's shared group-commit transaction could not be opened or committed (src/store/group-commit.ts). */
+export type GroupCommitErrorCode = 'group-commit-failed'
+
+/** The wire client (src/wire/client.ts), beside the wire codes a peer answers with. */
+export type WireErrorCode = 'HANDSHAKE_FAILED' | 'CLOSED'
+
+/** Conformance bundles (src/conformance/bundle.ts): integrity or readability of a bundle. */
+export type ConformanceErrorCode = 'bundle-invalid'
+
+export type LocalErrorCode =
+  | CliErrorCode
+  | KeyFileErrorCode
+  | SignErrorCode
+  | RegistryErrorCode
+  | OrgConfigErrorCode
+  | OperatorErrorCode
+  | AuthorityErrorCode
+  | StoreErrorCode
+  | GroupCommitErrorCode
+  | WireErrorCode
+  | ConformanceErrorCode
+
+export type MwpErrorCode = ErrorCode | LocalErrorCode
+
+/**
+ * How a front end reports an error: a wire code is a rejection; a local code is either the
+ * caller's input at fault (usage) or the world around the process (environment). Front ends that
+ * know better in context (e.g. a JSON parse failure of a flag's file is a usage error) say so
+ * where they catch it; this is the default everywhere else.
+ */
+export type ErrorCategory = 'rejected' | 'usage' | 'environment'
+
+const LOCAL_CATEGORY: Record<LocalErrorCode, Exclude<ErrorCategory, 'rejected'>> = {
+  usage: 'usage',
+  environment: 'environment',
+  'invalid-json': 'usage',
+  'invalid-field': 'usage',
+  'unsupported-algorithm': 'usage',
+  'noncanonical-base64url': 'usage',
+  'seed-wrong-length': 'usage',
+  'invalid-public-key': 'usage',
+  'seed-public-key-mismatch': 'usage',
+  'file-exists': 'environment',
+  'io-error': 'environment',
+  locked: 'environment',
+  'protected-time-not-utc-z': 'usage',
+  'signer-mismatch': 'usage',
+  'schema-invalid': 'usage',
+  'not-an-object': 'usage',
+  'registry-invalid': 'usage',
+  'registry-argument-malformed': 'usage',
+  'config-invalid': 'usage',
+  'config-unusable': 'environment',
+  'directory-not-empty': 'environment',
+  'event-integrity': 'environment',
+  'command-unbuildable': 'usage',
+  'log-integrity': 'environment',
+  'event-unfoldable': 'environment',
+  'unknown-scheme': 'usage',
+  'not-initialized': 'environment',
+  'config-mismatch': 'environment',
+  'invalid-config': 'usage',
+  'incompatible-schema': 'environment',
+  'wrong-admission-key': 'usage',
+  unavailable: 'environment',
+  'invalid-argument': 'usage',
+  'group-commit-failed': 'environment',
+  'HANDSHAKE_FAILED': 'environment',
+  'CLOSED': 'environment',
+  'bundle-invalid': 'environment',
+}
+
+/** Whether a code read from outside (a JSON envelope, a log) is one this toolkit uses. */
+export function isMwpErrorCode(code: string): code is MwpErrorCode {
+  return isErrorCode(code) || Object.hasOwn(LOCAL_CATEGORY, code)
+}
+
+export function categoryOf(code: MwpErrorCode): ErrorCategory {
+  return isErrorCode(code) ? 'rejected' : LOCAL_CATEGORY[code]
+}
+
+/** The base of every error the toolkit throws; `cause` goes through the standard option. */
+export class MwpError<C extends MwpErrorCode = MwpErrorCode> extends Error {
+  constructor(
+    readonly code: C,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options)
+    this.name = new.target.name
+  }
+
+  get category(): ErrorCategory {
+    return categoryOf(this.code)
+  }
 }

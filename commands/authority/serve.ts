@@ -3,7 +3,7 @@ import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {storeFlag} from '../../src/cli/flags.js'
-import {DEFAULT_CONFIG_FILE, OrgConfigError, loadOrgConfig, openAuthorityFromConfig} from '../../src/config/org-config.js'
+import {DEFAULT_CONFIG_FILE, loadOrgConfig, openAuthorityFromConfig} from '../../src/config/org-config.js'
 import {writeDevTls} from '../../src/wire/dev-tls.js'
 import {tuneHeapForServing} from '../../src/wire/serving-heap.js'
 import {DEFAULT_DELIVERY_BATCH_MS, type TlsSetting, isLoopbackHost, startServer} from '../../src/wire/server.js'
@@ -41,13 +41,7 @@ ${EXIT_CODES_HELP}`
 
   protected async execute(): Promise<Outcome> {
     const {flags} = await this.parse(AuthorityServe)
-    let config
-    try {
-      config = loadOrgConfig(flags.config)
-    } catch (e) {
-      if (e instanceof OrgConfigError) throw e.kind === 'usage' ? usage(e.message) : environment(e.message)
-      throw e
-    }
+    let config = loadOrgConfig(flags.config) // an OrgConfigError exits by its code
     if (flags.store) config = {...config, store: flags.store}
     const host = flags.host ?? config.server.host
     const port = flags.port ?? config.server.port
@@ -78,13 +72,7 @@ ${EXIT_CODES_HELP}`
       throw usage('no TLS material: give --tls-cert and --tls-key, --dev-tls, or server.tls in the configuration (or --insecure-loopback)')
     }
 
-    let opened
-    try {
-      opened = await openAuthorityFromConfig(config)
-    } catch (e) {
-      if (e instanceof OrgConfigError) throw e.kind === 'usage' ? usage(e.message) : environment(e.message)
-      throw e
-    }
+    const opened = await openAuthorityFromConfig(config)
     tuneHeapForServing()
     let server
     try {

@@ -31,8 +31,8 @@ ${EXIT_CODES_HELP}`
     try {
       org = await createDevOrganization(args.dir, {organization: flags.organization, workers: flags.workers, host: flags.host, port: flags.port, force: flags.force, devTls: devTlsHook})
     } catch (e) {
-      if (e instanceof OrgConfigError) throw e.kind === 'usage' ? usage(e.message) : environment(e.message)
-      throw environment(`cannot create the Organization in ${args.dir}: ${(e as Error).message}`)
+      if (e instanceof OrgConfigError) throw e // reported by its code
+      throw environment(`cannot create the Organization in ${args.dir}: ${(e as Error).message}`, {cause: e})
     }
     const lines = [
       `created Organization ${org.organization} in ${org.dir}`,

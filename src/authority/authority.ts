@@ -19,6 +19,7 @@ import type {GroupState} from './model/state.js'
 import {type CooperationLimits, checkLimits} from './decide/rate-limits.js'
 import {type LeasePolicy, checkLeasePolicy} from './model/work-leases.js'
 import {type Tip, drainTips} from './ingress/append-pipeline.js'
+import {MwpError} from '../errors.js'
 
 export interface AuthorityPolicy {
   /** Human principal IDs allowed to create root Missions (§7.1, issue 4 role policy). */
@@ -62,10 +63,9 @@ export interface AuthorityOptions {
 }
 
 /** The stored log does not verify or does not fold: never decide on it. */
-export class AuthorityIntegrityError extends Error {
+export class AuthorityIntegrityError extends MwpError<'log-integrity'> {
   constructor(message: string) {
-    super(message)
-    this.name = 'AuthorityIntegrityError'
+    super('log-integrity', message)
   }
 }
 

@@ -1,7 +1,9 @@
 // The base of every `mwp` command: one --json envelope, documented exit codes, stdin as `-`.
 //
 // Exit codes: 0 ok; 1 the document or command was rejected (the wire code is printed);
-// 2 usage error; 3 environment error (unreadable file, unreachable service).
+// 2 usage error; 3 environment error (unreadable file, unreachable service). An MwpError thrown
+// from execute() exits by its code's category (src/errors.ts categoryOf): a wire code is a
+// rejection, a local code a usage or environment error.
 // With --json, stdout carries exactly one JSON object: {status: "ok", result} on success,
 // {status: "rejected", error} for a rejection (a protocol error object, schemas/error.schema.json),
 // {status: "error", error: {code: "USAGE" | "ENVIRONMENT", message}} otherwise.
@@ -9,9 +11,9 @@
 import {Command, Flags} from '@oclif/core'
 import {readFileSync} from 'node:fs'
 import {parseJsonBytes} from '../json/parse.js'
-import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
+import {type CliErrorCode, type ErrorCategory, type ErrorCode, MwpError, type ProtocolError, isErrorCode, protocolError} from '../errors.js'
 
-export const EXIT = {ok: 0, rejected: 1, usage: 2, environment: 3} as const
+export const EXIT = {ok: 0, rejected: 1, usage: 2, environment: 3} as const satisfies Record<'ok' | ErrorCategory, number>
 
 export const EXIT_CODES_HELP = `EXIT CODES
   0  success
@@ -19,31 +21,24 @@ export const EXIT_CODES_HELP = `EXIT CODES
   2  usage error (bad flags or arguments)
   3  environment error (cannot read a file, cannot reach a service)`
 
-/** A failure the command reports itself; thrown from execute(). */
-export class CliFailure extends Error {
-  constructor(
-    readonly kind: 'usage' | 'environment',
-    message: string,
-  ) {
-    super(message)
-  }
-}
+/** A failure the command reports itself; thrown from execute(). Its code is its category. */
+export class CliFailure extends MwpError<CliErrorCode> {}
 
 /**
  * A rejection found before anything is sent (e.g. GROUP_NOT_FOUND for a Group this principal
  * cannot read); thrown from deep in execute() and reported like a returned rejected Outcome.
  */
-export class CliRejection extends Error {
+export class CliRejection extends MwpError<ErrorCode> {
   constructor(
-    readonly code: ErrorCode,
+    code: ErrorCode,
     readonly note?: string,
   ) {
-    super(note ?? code)
+    super(code, note ?? code)
   }
 }
 
-export const usage = (message: string): CliFailure => new CliFailure('usage', message)
-export const environment = (message: string): CliFailure => new CliFailure('environment', message)
+export const usage = (message: string, options?: ErrorOptions): CliFailure => new CliFailure('usage', message, options)
+export const environment = (message: string, options?: ErrorOptions): CliFailure => new CliFailure('environment', message, options)
 
 /** What execute() returns: a result to print, or a rejection carrying a wire code. */
 export type Outcome =
@@ -75,10 +70,15 @@ export abstract class MwpCommand extends Command {
     try {
       outcome = await this.execute()
     } catch (e) {
-      if (e instanceof CliRejection) return this.report({status: 'rejected', code: e.code, ...(e.note ? {note: e.note} : {})})
       const failure = asFailure(e)
-      process.exitCode = EXIT[failure.kind]
-      if (this.wantsJson()) this.printJson({status: 'error', error: {code: failure.kind.toUpperCase(), message: failure.message}})
+      const {code} = failure
+      if (isErrorCode(code)) {
+        const note = failure instanceof CliRejection ? failure.note : failure.message
+        return this.report({status: 'rejected', code, ...(note ? {note} : {})})
+      }
+      const {category} = failure
+      process.exitCode = EXIT[category]
+      if (this.wantsJson()) this.printJson({status: 'error', error: {code: category.toUpperCase(), message: failure.message}})
       else process.stderr.write(`mwp: ${failure.message}\n`)
       return
     }
@@ -116,7 +116,7 @@ export abstract class MwpCommand extends Command {
     try {
       parsed = parseJsonBytes(bytes)
     } catch (e) {
-      throw usage(`${flag} ${path}: ${(e as Error).message}`)
+      throw usage(`${flag} ${path}: ${(e as Error).message}`, {cause: e})
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw usage(`${flag} ${path} must hold ${what}`)
     return JSON.parse(bytes.toString('utf8')) as Record<string, unknown>
@@ -133,14 +133,14 @@ export abstract class MwpCommand extends Command {
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
       return Buffer.concat(chunks)
     } catch (e) {
-      throw environment(`cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+      throw environment(`cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
     }
   }
 }
 
-/** oclif parse errors are usage errors; CliFailure keeps its kind; anything else is a bug. */
-function asFailure(e: unknown): CliFailure {
-  if (e instanceof CliFailure) return e
+/** oclif parse errors are usage errors; an MwpError keeps its code; anything else is a bug. */
+function asFailure(e: unknown): MwpError {
+  if (e instanceof MwpError) return e
   const err = e as Error & {oclif?: {exit?: number}; code?: string}
   if (err?.constructor?.name?.match(/Parse|Flag|Arg|Required|Unexpected|Exclusive|Option|Validation/) || err?.oclif?.exit === 2) {
     return usage(err.message)

@@ -81,11 +81,11 @@ interface Spec {
   role: string
 }
 
-/** Creates the Organization in `dir`. Throws OrgConfigError (environment) for a non-empty dir without force. */
+/** Creates the Organization in `dir`. Throws OrgConfigError (directory-not-empty) for a non-empty dir without force. */
 export async function createDevOrganization(dir: string, options: DevOrgOptions = {}): Promise<DevOrganization> {
   const root = resolve(dir)
   if (existsSync(root) && readdirSync(root).length > 0 && !options.force) {
-    throw new OrgConfigError('environment', `${dir} is not empty: choose an empty directory or give --force`)
+    throw new OrgConfigError('directory-not-empty', `${dir} is not empty: choose an empty directory or give --force`)
   }
   const organization = options.organization ?? `urn:mwp:dev:org:${randomUUID()}`
   const workers = options.workers ?? 2

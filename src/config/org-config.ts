@@ -4,14 +4,15 @@
 // Its schema is ours: schemas/config/org-config.schema.json. Relative paths are resolved against
 // the file's directory, so a config keeps working from any working directory.
 //
-// Errors are OrgConfigError with a kind the CLI maps to exit codes: 'environment' (exit 3: the
-// file or a file it names cannot be read, the store cannot be opened) or 'usage' (exit 2: the
-// file is not valid configuration).
+// Errors are OrgConfigError with a code whose category the CLI maps to exit codes: config-unusable
+// (environment, exit 3: the file or a file it names cannot be read, the store cannot be opened) or
+// config-invalid (usage, exit 2: the file is not valid configuration).
 
 import {readFileSync} from 'node:fs'
 import {dirname, isAbsolute, join, resolve} from 'node:path'
 import {type Authority, type AuthorityPolicy, openAuthority} from '../authority/authority.js'
 import {KeyFileError, type SigningKey, readKeyFile} from '../crypto/keyfile.js'
+import {MwpError, type OrgConfigErrorCode} from '../errors.js'
 import {defaultSchemaDir, schemaCatalog, toSchemaErrors} from '../schema/catalog.js'
 import {RegistryEvidence, RegistryFault} from '../signing/registry.js'
 import {DEFAULT_FRESHNESS, type FreshnessWindow, type OpenOptions, type Store, type StoreConfig, StoreError, initStore, openStore} from '../store/index.js'
@@ -55,15 +56,7 @@ export interface OrgConfig {
   freshness: FreshnessWindow
 }
 
-export class OrgConfigError extends Error {
-  constructor(
-    readonly kind: 'usage' | 'environment',
-    message: string,
-  ) {
-    super(message)
-    this.name = 'OrgConfigError'
-  }
-}
+export class OrgConfigError extends MwpError<OrgConfigErrorCode> {}
 
 let validator: ReturnType<ReturnType<typeof schemaCatalog>['compileExternalFile']> | undefined
 function validateFile(value: unknown): string | null {
@@ -90,10 +83,10 @@ export function parseOrgConfig(text: string, file: string): OrgConfig {
   try {
     json = JSON.parse(text)
   } catch (e) {
-    throw new OrgConfigError('usage', `${file} is not JSON: ${(e as Error).message}`)
+    throw new OrgConfigError('config-invalid', `${file} is not JSON: ${(e as Error).message}`, {cause: e})
   }
   const problem = validateFile(json)
-  if (problem !== null) throw new OrgConfigError('usage', `${file} is not a valid mwp configuration: ${problem}`)
+  if (problem !== null) throw new OrgConfigError('config-invalid', `${file} is not a valid mwp configuration: ${problem}`)
   const raw = json as OrgConfigFile
   const abs = resolve(file)
   const dir = dirname(abs)
@@ -125,13 +118,13 @@ export function parseOrgConfig(text: string, file: string): OrgConfig {
   }
 }
 
-/** Reads and validates a configuration file. Throws OrgConfigError (environment | usage). */
+/** Reads and validates a configuration file. Throws OrgConfigError (config-unusable | config-invalid). */
 export function loadOrgConfig(path: string): OrgConfig {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
   } catch (e) {
-    throw new OrgConfigError('environment', `cannot read configuration ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+    throw new OrgConfigError('config-unusable', `cannot read configuration ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
   }
   return parseOrgConfig(text, path)
 }
@@ -141,7 +134,7 @@ export function configKey(path: string, role: string): SigningKey {
   try {
     return readKeyFile(path)
   } catch (e) {
-    if (e instanceof KeyFileError) throw new OrgConfigError(e.code === 'io-error' ? 'environment' : 'usage', `${role} ${path}: ${e.message}`)
+    if (e instanceof KeyFileError) throw new OrgConfigError(e.code === 'io-error' ? 'config-unusable' : 'config-invalid', `${role} ${path}: ${e.message}`, {cause: e})
     throw e
   }
 }
@@ -152,20 +145,20 @@ export function configRegistry(config: OrgConfig): RegistryEvidence {
   try {
     bytes = readFileSync(config.registry)
   } catch (e) {
-    throw new OrgConfigError('environment', `cannot read registry ${config.registry}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+    throw new OrgConfigError('config-unusable', `cannot read registry ${config.registry}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
   }
   const evidence = RegistryEvidence.fromBytes(bytes)
   const resolved = evidence.resolve()
-  if (resolved instanceof RegistryFault) throw new OrgConfigError('usage', `registry ${config.registry} is not valid (${resolved.reason}${resolved.detail ? `: ${resolved.detail}` : ''})`)
+  if (resolved instanceof RegistryFault) throw new OrgConfigError('config-invalid', `registry ${config.registry} is not valid (${resolved.reason}${resolved.detail ? `: ${resolved.detail}` : ''})`)
   if (resolved.organizationId !== config.organization) {
-    throw new OrgConfigError('usage', `registry ${config.registry} is for ${resolved.organizationId}, the configuration names ${config.organization}`)
+    throw new OrgConfigError('config-invalid', `registry ${config.registry} is for ${resolved.organizationId}, the configuration names ${config.organization}`)
   }
   return evidence
 }
 
 /** The store configuration recorded at initialization (never a private key). */
 export function storeConfigOf(config: OrgConfig, admissionKey: SigningKey): StoreConfig {
-  if (admissionKey.principal?.type !== 'service') throw new OrgConfigError('usage', `admission key ${config.admissionKey} must belong to a service Principal`)
+  if (admissionKey.principal?.type !== 'service') throw new OrgConfigError('config-invalid', `admission key ${config.admissionKey} must belong to a service Principal`)
   return {
     organizationId: config.organization,
     admissionService: {principal: admissionKey.principal, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64, keyFile: config.admissionKey},
@@ -192,14 +185,14 @@ export async function openConfigStore(config: OrgConfig, options: Pick<OpenOptio
     }
   } catch (e) {
     if (e instanceof OrgConfigError) throw e
-    throw new OrgConfigError('environment', `cannot open store ${config.store}: ${(e as Error).message}`)
+    throw new OrgConfigError('config-unusable', `cannot open store ${config.store}: ${(e as Error).message}`, {cause: e})
   }
   const held = store.config
   const f = config.freshness
   if (held.organizationId !== config.organization || held.freshness.maxAgeSeconds !== f.maxAgeSeconds || held.freshness.maxFutureSkewSeconds !== f.maxFutureSkewSeconds) {
     await store.close()
     throw new OrgConfigError(
-      'environment',
+      'config-unusable',
       `store ${config.store} belongs to ${held.organizationId} with freshness ${held.freshness.maxAgeSeconds}s/${held.freshness.maxFutureSkewSeconds}s; the configuration says ${config.organization} with ${f.maxAgeSeconds}s/${f.maxFutureSkewSeconds}s`,
     )
   }
@@ -220,7 +213,7 @@ export interface ConfiguredAuthority {
 export async function openAuthorityFromConfig(config: OrgConfig, options: {clock?: () => string; newId?: () => string; inlineWrites?: boolean} = {}): Promise<ConfiguredAuthority> {
   const registry = configRegistry(config)
   const authorityKey = configKey(config.authorityKey, 'authority key')
-  if (authorityKey.principal?.type !== 'service') throw new OrgConfigError('usage', `authority key ${config.authorityKey} must belong to a service Principal`)
+  if (authorityKey.principal?.type !== 'service') throw new OrgConfigError('config-invalid', `authority key ${config.authorityKey} must belong to a service Principal`)
   const {inlineWrites, ...authorityOptions} = options
   const store = await openConfigStore(config, {inlineWrites})
   try {
@@ -228,6 +221,6 @@ export async function openAuthorityFromConfig(config: OrgConfig, options: {clock
     return {authority, store, registry, close: () => store.close()}
   } catch (e) {
     await store.close()
-    throw new OrgConfigError('usage', `cannot build the authority: ${(e as Error).message}`)
+    throw new OrgConfigError('config-invalid', `cannot build the authority: ${(e as Error).message}`, {cause: e})
   }
 }

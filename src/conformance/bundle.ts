@@ -5,13 +5,14 @@
 import {createHash} from 'node:crypto'
 import {readFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
+import {MwpError} from '../errors.js'
 import {canonicalize} from '../json/jcs.js'
 import {type JsonObject, parseJsonBytes} from '../json/parse.js'
 
-export class BundleError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'BundleError'
+/** A bundle that cannot be trusted or read: nothing of it runs. */
+export class BundleError extends MwpError<'bundle-invalid'> {
+  constructor(message: string, options?: ErrorOptions) {
+    super('bundle-invalid', message, options)
   }
 }
 
@@ -35,7 +36,7 @@ export class BundleRoot {
       try {
         b = readFileSync(join(this.dir, path))
       } catch (e) {
-        throw new BundleError(`cannot read ${path}: ${(e as Error).message}`)
+        throw new BundleError(`cannot read ${path}: ${(e as Error).message}`, {cause: e})
       }
       this.files.set(path, b)
     }
@@ -47,7 +48,7 @@ export class BundleRoot {
       return parseJsonBytes(this.bytes(path))
     } catch (e) {
       if (e instanceof BundleError) throw e
-      throw new BundleError(`${path} is not strict JSON: ${(e as Error).message}`)
+      throw new BundleError(`${path} is not strict JSON: ${(e as Error).message}`, {cause: e})
     }
   }
 }

@@ -10,6 +10,7 @@
 // as signatures nobody can verify.
 
 import {closeSync, fchmodSync, fsyncSync, openSync, readFileSync, unlinkSync, writeSync} from 'node:fs'
+import {type KeyFileErrorCode, MwpError} from '../errors.js'
 import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
 import {generateSeed, provePublicKey, publicKeyFromSeed} from './ed25519.js'
 
@@ -31,24 +32,11 @@ export interface SigningKey {
   testOnly?: boolean
 }
 
-export type KeyFileErrorCode =
-  | 'invalid-json'
-  | 'invalid-field'
-  | 'unsupported-algorithm'
-  | 'noncanonical-base64url'
-  | 'seed-wrong-length'
-  | 'invalid-public-key'
-  | 'seed-public-key-mismatch'
-  | 'file-exists'
-  | 'io-error'
+export type {KeyFileErrorCode}
 
-export class KeyFileError extends Error {
-  constructor(
-    readonly code: KeyFileErrorCode,
-    message: string,
-  ) {
-    super(`${message} (${code})`)
-    this.name = 'KeyFileError'
+export class KeyFileError extends MwpError<KeyFileErrorCode> {
+  constructor(code: KeyFileErrorCode, message: string, options?: ErrorOptions) {
+    super(code, `${message} (${code})`, options)
   }
 }
 
@@ -80,7 +68,7 @@ export function parseKeyFile(text: string): SigningKey {
   try {
     json = JSON.parse(text)
   } catch (error) {
-    throw new KeyFileError('invalid-json', `key file is not JSON: ${(error as Error).message}`)
+    throw new KeyFileError('invalid-json', `key file is not JSON: ${(error as Error).message}`, {cause: error})
   }
   if (!isObject(json)) throw new KeyFileError('invalid-field', 'key file must hold one JSON object')
   for (const name of Object.keys(json)) {
@@ -125,7 +113,7 @@ export function readKeyFile(path: string): SigningKey {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    throw new KeyFileError('io-error', `cannot read key file ${path}: ${(error as Error).message}`)
+    throw new KeyFileError('io-error', `cannot read key file ${path}: ${(error as Error).message}`, {cause: error})
   }
   return parseKeyFile(text)
 }
@@ -154,7 +142,7 @@ export function writeKeyFile(path: string, key: SigningKey): void {
     fd = openSync(path, 'wx', 0o600)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code === 'EEXIST' ? 'file-exists' : 'io-error'
-    throw new KeyFileError(code, `cannot create key file ${path}: ${(error as Error).message}`)
+    throw new KeyFileError(code, `cannot create key file ${path}: ${(error as Error).message}`, {cause: error})
   }
   try {
     fchmodSync(fd, 0o600) // the mode passed to open is filtered by the umask; make it exact
@@ -163,7 +151,7 @@ export function writeKeyFile(path: string, key: SigningKey): void {
   } catch (error) {
     closeSync(fd)
     unlinkSync(path) // do not leave a truncated key file behind
-    throw new KeyFileError('io-error', `cannot write key file ${path}: ${(error as Error).message}`)
+    throw new KeyFileError('io-error', `cannot write key file ${path}: ${(error as Error).message}`, {cause: error})
   }
   closeSync(fd)
 }

@@ -8,18 +8,22 @@
 // default Array#sort comparison does.
 
 import {createHash} from 'node:crypto'
+import {MwpError} from '../errors.js'
 import type {JsonValue} from './parse.js'
 
 export type JcsReason = 'non-finite-number' | 'unpaired-surrogate' | 'unsupported-value'
 
-export class JcsError extends Error {
+/**
+ * A value outside what RFC 8785 can encode: on the wire a PROTOCOL_VIOLATION; `reason` is the
+ * protected diagnostic of which rule failed.
+ */
+export class JcsError extends MwpError<'PROTOCOL_VIOLATION'> {
   constructor(
     readonly reason: JcsReason,
     /** JSON Pointer of the offending value. */
     readonly pointer: string,
   ) {
-    super(`${reasonText[reason]} at ${pointer === '' ? 'the document root' : pointer}`)
-    this.name = 'JcsError'
+    super('PROTOCOL_VIOLATION', `${reasonText[reason]} at ${pointer === '' ? 'the document root' : pointer}`)
   }
 }
 

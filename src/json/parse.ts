@@ -12,6 +12,8 @@
 //     string may keep an unpaired surrogate: both are syntactically valid JSON, so they are
 //     accepted here and rejected later by the JCS stage (stage 5), as §6.4 requires.
 
+import {MwpError} from '../errors.js'
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject
 export interface JsonObject {
   [key: string]: JsonValue
@@ -28,14 +30,14 @@ export type JsonParseReason =
   | 'duplicate-member'
   | 'depth-limit'
 
-export class JsonParseError extends Error {
+/** Bytes that are not strict JSON: on the wire a PROTOCOL_VIOLATION; `reason` says which rule failed. */
+export class JsonParseError extends MwpError<'PROTOCOL_VIOLATION'> {
   constructor(
     readonly reason: JsonParseReason,
     readonly offset: number,
     message: string,
   ) {
-    super(`${message} at character ${offset}`)
-    this.name = 'JsonParseError'
+    super('PROTOCOL_VIOLATION', `${message} at character ${offset}`)
   }
 }
 

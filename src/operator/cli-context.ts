@@ -16,10 +16,10 @@ import type {SubmitResult} from '../authority/ingress/command.js'
 import type {GroupState} from '../authority/model/state.js'
 import {CliRejection, environment, usage} from '../cli/base.js'
 import {readKey} from '../cli/store.js'
-import {DEFAULT_CONFIG_FILE, type OrgConfig, OrgConfigError, loadOrgConfig, resolveStoreUrl} from '../config/org-config.js'
+import {DEFAULT_CONFIG_FILE, type OrgConfig, loadOrgConfig, resolveStoreUrl} from '../config/org-config.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {SignError} from '../signing/sign.js'
-import {type BuiltCommand, CommandBuildError, type CommandSpec, buildCommand} from './command-builder.js'
+import {type BuiltCommand, type CommandSpec, buildCommand} from './command-builder.js'
 import {EventIntegrityError, type EventDoc, type Transport, openLocalTransport} from './transport.js'
 import {foldGroup} from './views.js'
 import {openWireTransport} from './wire-transport.js'
@@ -42,11 +42,6 @@ export interface OperatorFlags {
   registry?: string
 }
 
-const fromConfigError = (e: unknown): never => {
-  if (e instanceof OrgConfigError) throw e.kind === 'usage' ? usage(e.message) : environment(e.message)
-  throw e
-}
-
 export class OperatorContext {
   #transport: Transport | undefined
   #key: SigningKey | undefined
@@ -59,13 +54,8 @@ export class OperatorContext {
   static load(flags: OperatorFlags): OperatorContext {
     let path = flags.config
     if (path === undefined && existsSync(DEFAULT_CONFIG_FILE)) path = DEFAULT_CONFIG_FILE
-    let config: OrgConfig | undefined
-    try {
-      config = path === undefined ? undefined : loadOrgConfig(path)
-    } catch (e) {
-      fromConfigError(e)
-    }
-    return new OperatorContext(flags, config)
+    // An OrgConfigError reaches the command's base, which exits by its code (usage or environment).
+    return new OperatorContext(flags, path === undefined ? undefined : loadOrgConfig(path))
   }
 
   /** The signing key: --key / MWP_KEY, else the configuration's operatorKey. */
@@ -82,25 +72,21 @@ export class OperatorContext {
     if (this.#transport) return this.#transport
     const {store, url} = this.flags
     if (store !== undefined && url !== undefined) throw usage('give either --store (local) or --url (server), not both')
-    try {
-      if (store !== undefined) {
-        if (!this.config) throw usage('--store needs the Organization configuration (--config FILE or MWP_CONFIG) for the registry, authority key and policy')
-        this.#transport = await openLocalTransport({...this.config, store: resolveStoreUrl(process.cwd(), store)}) // a flag's relative path is relative to the working directory
-      } else {
-        const target = url ?? this.config?.server.url
-        if (!target) throw usage('nowhere to send: give --url wss://HOST:PORT, --store URL, or --config FILE')
-        const ca = this.flags.ca ?? this.config?.server.tls?.ca
-        const key = this.key() // HELLO authenticates with the operator's own key
-        try {
-          this.#transport = await openWireTransport({url: target, key, ca, registry: this.flags.registry ?? this.config?.registry})
-        } catch (e) {
-          throw environment((e as Error).message) // unreachable server, TLS trust, unreadable CA or registry
-        }
+    if (store !== undefined) {
+      if (!this.config) throw usage('--store needs the Organization configuration (--config FILE or MWP_CONFIG) for the registry, authority key and policy')
+      this.#transport = await openLocalTransport({...this.config, store: resolveStoreUrl(process.cwd(), store)}) // a flag's relative path is relative to the working directory
+    } else {
+      const target = url ?? this.config?.server.url
+      if (!target) throw usage('nowhere to send: give --url wss://HOST:PORT, --store URL, or --config FILE')
+      const ca = this.flags.ca ?? this.config?.server.tls?.ca
+      const key = this.key() // HELLO authenticates with the operator's own key
+      try {
+        this.#transport = await openWireTransport({url: target, key, ca, registry: this.flags.registry ?? this.config?.registry})
+      } catch (e) {
+        throw environment((e as Error).message, {cause: e}) // unreachable server, TLS trust, unreadable CA or registry
       }
-    } catch (e) {
-      fromConfigError(e)
     }
-    return this.#transport!
+    return this.#transport
   }
 
   /**
@@ -113,8 +99,8 @@ export class OperatorContext {
     try {
       events = await t.events(groupId, afterSequence)
     } catch (e) {
-      if (e instanceof EventIntegrityError) throw environment(e.message)
-      throw environment(`cannot read ${groupId} from ${t.target}: ${(e as Error).message}`)
+      if (e instanceof EventIntegrityError) throw e // an environment error by its code
+      throw environment(`cannot read ${groupId} from ${t.target}: ${(e as Error).message}`, {cause: e})
     }
     if (events === null) throw new CliRejection('GROUP_NOT_FOUND', `Group ${groupId} is unknown on ${t.target}, or not visible to you`)
     return events
@@ -138,10 +124,10 @@ export class OperatorContext {
     try {
       return buildCommand(this.key(), {...spec, ...(this.#transport?.sessionEpoch !== undefined && spec.sessionEpoch === undefined ? {sessionEpoch: this.#transport.sessionEpoch} : {})})
     } catch (e) {
-      if (e instanceof CommandBuildError) throw usage(e.message)
-      // The one signer refuses a document that would fail its own schema (e.g. an Agent key on
-      // mission.create): nothing is sent, and the operator learns why.
-      if (e instanceof SignError) throw usage(`cannot sign this Command: ${e.message}`)
+      // A CommandBuildError is a usage error by its code. The one signer refuses a document that
+      // would fail its own schema (e.g. an Agent key on mission.create): nothing is sent, and the
+      // operator learns why.
+      if (e instanceof SignError) throw usage(`cannot sign this Command: ${e.message}`, {cause: e})
       throw e
     }
   }
@@ -151,7 +137,7 @@ export class OperatorContext {
     try {
       return await t.submit(bytes)
     } catch (e) {
-      throw environment(`cannot submit to ${t.target}: ${(e as Error).message}`)
+      throw environment(`cannot submit to ${t.target}: ${(e as Error).message}`, {cause: e})
     }
   }
 

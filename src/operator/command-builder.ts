@@ -14,6 +14,7 @@
 import {randomUUID} from 'node:crypto'
 import type {GroupState} from '../authority/model/state.js'
 import type {SigningKey} from '../crypto/keyfile.js'
+import {MwpError} from '../errors.js'
 import type {JsonObject} from '../json/parse.js'
 import {formatUtcNow} from '../json/timestamp.js'
 import {sign} from '../signing/sign.js'
@@ -46,10 +47,9 @@ export interface BuiltCommand {
 }
 
 /** Why the builder cannot fill an envelope (the CLI reports it as a usage error). */
-export class CommandBuildError extends Error {
+export class CommandBuildError extends MwpError<'command-unbuildable'> {
   constructor(message: string) {
-    super(message)
-    this.name = 'CommandBuildError'
+    super('command-unbuildable', message)
   }
 }
 

@@ -5,7 +5,7 @@
 // Either way every Event handed to a view is the stored signed document, re-verified with the
 // six-stage verifier against the Organization registry before it is folded.
 
-import type {ErrorCode} from '../errors.js'
+import {type ErrorCode, MwpError} from '../errors.js'
 import type {SubmitResult} from '../authority/ingress/command.js'
 import {submit} from '../authority/ingress/command.js'
 import type {OrgConfig} from '../config/org-config.js'
@@ -52,10 +52,9 @@ export interface Transport {
 }
 
 /** An Event that fails verification is never shown or folded: the log (or the peer) is broken. */
-export class EventIntegrityError extends Error {
+export class EventIntegrityError extends MwpError<'event-integrity'> {
   constructor(message: string) {
-    super(message)
-    this.name = 'EventIntegrityError'
+    super('event-integrity', message)
   }
 }
 

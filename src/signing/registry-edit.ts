@@ -19,6 +19,7 @@
 import {randomBytes} from 'node:crypto'
 import {closeSync, fchmodSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
+import {type ErrorCategory, MwpError, type RegistryFileErrorCode} from '../errors.js'
 import {decodeBase64url} from '../json/base64url.js'
 import {parseJsonBytes} from '../json/parse.js'
 import {type Instant, compareInstants, formatUtcNow, parseTimestamp} from '../json/timestamp.js'
@@ -92,19 +93,18 @@ const MALFORMED_INPUT: ReadonlySet<string> = new Set([
   'history-time-invalid',
 ])
 
-export class RegistryEditError extends Error {
-  /** True when an argument of the edit is malformed (a usage error), false for a refused edit. */
-  readonly malformed: boolean
-
+/**
+ * A malformed argument of an edit (registry-argument-malformed, a usage error), or an edit refused
+ * (INVALID_COMMAND). `reason` names the rule, from the open set of Registry evidence reasons.
+ */
+export class RegistryEditError extends MwpError<'registry-argument-malformed' | 'INVALID_COMMAND'> {
   constructor(
     readonly reason: RegistryEditReason,
     message: string,
     /** For registry-invalid: the fault of the input snapshot. */
     readonly fault?: RegistryFault,
   ) {
-    super(message)
-    this.name = 'RegistryEditError'
-    this.malformed = MALFORMED_INPUT.has(reason)
+    super(MALFORMED_INPUT.has(reason) ? 'registry-argument-malformed' : 'INVALID_COMMAND', message)
   }
 }
 
@@ -452,15 +452,7 @@ export function serializeRegistry(reg: RegistrySnapshot): string {
 }
 
 /** An I/O failure (environment error), as opposed to a refused edit. */
-export class RegistryFileError extends Error {
-  constructor(
-    readonly code: 'io-error' | 'file-exists' | 'locked',
-    message: string,
-  ) {
-    super(message)
-    this.name = 'RegistryFileError'
-  }
-}
+export class RegistryFileError extends MwpError<RegistryFileErrorCode> {}
 
 /** Strictly parses registry file bytes (no validation). Throws RegistryEditError('registry-invalid'). */
 export function parseRegistryBytes(bytes: Uint8Array): unknown {
@@ -477,7 +469,7 @@ export function readRegistryFile(path: string): RegistrySnapshot {
   try {
     bytes = readFileSync(path)
   } catch (e) {
-    throw new RegistryFileError('io-error', `cannot read registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+    throw new RegistryFileError('io-error', `cannot read registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
   }
   const snapshot = parseRegistryBytes(bytes)
   validateInput(snapshot)
@@ -532,8 +524,8 @@ export function writeNewRegistryFile(path: string, reg: RegistrySnapshot, force:
     } catch {
       // already gone
     }
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new RegistryFileError('file-exists', `${path} already exists; use --force to replace it`)
-    throw new RegistryFileError('io-error', `cannot write registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new RegistryFileError('file-exists', `${path} already exists; use --force to replace it`, {cause: e})
+    throw new RegistryFileError('io-error', `cannot write registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
   }
 }
 
@@ -549,9 +541,9 @@ export function editRegistryFile(path: string, edit: (reg: RegistrySnapshot) => 
     lockFd = openSync(lock, 'wx', 0o600)
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new RegistryFileError('locked', `${path} is being edited by another process (lock file ${lock} exists); if no edit is running, remove the lock file`)
+      throw new RegistryFileError('locked', `${path} is being edited by another process (lock file ${lock} exists); if no edit is running, remove the lock file`, {cause: e})
     }
-    throw new RegistryFileError('io-error', `cannot lock registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+    throw new RegistryFileError('io-error', `cannot lock registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
   }
   try {
     writeSync(lockFd, `${process.pid}\n`)
@@ -574,7 +566,7 @@ export function editRegistryFile(path: string, edit: (reg: RegistrySnapshot) => 
       } catch {
         // already gone
       }
-      throw new RegistryFileError('io-error', `cannot write registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+      throw new RegistryFileError('io-error', `cannot write registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
     }
     syncDirectory(dirname(path))
     return {before, after}
@@ -588,14 +580,15 @@ export function editRegistryFile(path: string, edit: (reg: RegistrySnapshot) => 
 }
 
 /** How a front end should report a failure of the functions above. */
-export type EditFailure =
-  | {kind: 'usage'; reason: string; message: string}
-  | {kind: 'environment'; reason: string; message: string}
-  | {kind: 'rejected'; reason: string; message: string}
+export interface EditFailure {
+  kind: ErrorCategory
+  reason: string
+  message: string
+}
 
-/** Classifies RegistryEditError / RegistryFileError; anything else is not ours (undefined). */
+/** Classifies RegistryEditError / RegistryFileError by their code; anything else is not ours (undefined). */
 export function classifyEditFailure(e: unknown): EditFailure | undefined {
-  if (e instanceof RegistryFileError) return {kind: 'environment', reason: e.code, message: e.message}
-  if (e instanceof RegistryEditError) return {kind: e.malformed ? 'usage' : 'rejected', reason: e.reason, message: e.message}
+  if (e instanceof RegistryFileError) return {kind: e.category, reason: e.code, message: e.message}
+  if (e instanceof RegistryEditError) return {kind: e.category, reason: e.reason, message: e.message}
   return undefined
 }

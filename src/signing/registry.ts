@@ -10,6 +10,7 @@
 
 import {createHash} from 'node:crypto'
 import {type VerifyKey, provePublicKey} from '../crypto/ed25519.js'
+import {MwpError} from '../errors.js'
 import {decodeBase64url} from '../json/base64url.js'
 import {canonicalize} from '../json/jcs.js'
 import {parseJsonBytes} from '../json/parse.js'
@@ -124,12 +125,13 @@ function remember(hash: string, result: ValidatedRegistry | RegistryFault): void
   cache.set(hash, result)
 }
 
-class Invalid extends Error {
+/** Thrown inside validation only, and returned from it as the RegistryFault it names. */
+class Invalid extends MwpError<'registry-invalid'> {
   constructor(
     readonly reason: string,
-    readonly detail: string,
+    detail: string,
   ) {
-    super(detail)
+    super('registry-invalid', detail)
   }
 }
 
@@ -257,7 +259,7 @@ export function validateSnapshot(snapshot: unknown, contentHash: string): Valida
     for (const [keyId, decl] of byKeyId) bindings.set(keyId, decl.binding)
     return {organizationId, contentHash, bindings}
   } catch (e) {
-    if (e instanceof Invalid) return new RegistryFault(e.reason, e.detail)
+    if (e instanceof Invalid) return new RegistryFault(e.reason, e.message)
     throw e
   }
 }

@@ -6,6 +6,7 @@
 // sign can later fail schema validation.
 
 import {signEd25519} from '../crypto/ed25519.js'
+import {MwpError, type SignErrorCode} from '../errors.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {encodeBase64url} from '../json/base64url.js'
 import {canonicalBytes} from '../json/jcs.js'
@@ -15,15 +16,7 @@ import {schemaCatalog} from '../schema/catalog.js'
 import {createHash} from 'node:crypto'
 import {type DocumentKind, PROFILES, expectedSigner} from './profiles.js'
 
-export class SignError extends Error {
-  constructor(
-    readonly reason: 'protected-time-not-utc-z' | 'signer-mismatch' | 'schema-invalid' | 'not-an-object',
-    message: string,
-  ) {
-    super(message)
-    this.name = 'SignError'
-  }
-}
+export class SignError extends MwpError<SignErrorCode> {}
 
 export interface SignOptions {
   /** Set the protected signed time (and so `signature.createdAt`) to this UTC-Z text first. */

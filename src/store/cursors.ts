@@ -16,7 +16,7 @@ export interface CursorTable {
 
 const fail = (e: unknown): never => {
   // The writer thread's own StoreError already says what failed.
-  throw e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the cursor table: ${describeError(e)}`)
+  throw e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the cursor table: ${describeError(e)}`, {cause: e})
 }
 
 /** Created with the store (and added when an older store is opened: sqlite.ts). */

@@ -11,16 +11,16 @@
 // the open transaction; other processes wait on SQLite's lock as with any write transaction.
 
 import type Database from 'better-sqlite3'
+import {type GroupCommitErrorCode, MwpError} from '../errors.js'
 
 /** The shared transaction could not be opened or committed: the step's outcome is that of the batch. */
-export class GroupCommitFailure extends Error {
+export class GroupCommitFailure extends MwpError<GroupCommitErrorCode> {
   constructor(
     /** 'begin': nothing was written. 'commit': the batch's writes may or may not be durable. */
     readonly phase: 'begin' | 'commit',
     cause: unknown,
   ) {
-    super(`group commit ${phase} failed: ${cause instanceof Error ? cause.message : String(cause)}`)
-    this.name = 'GroupCommitFailure'
+    super('group-commit-failed', `group commit ${phase} failed: ${cause instanceof Error ? cause.message : String(cause)}`, {cause})
   }
 }
 

@@ -161,7 +161,7 @@ export function sqliteOrgReads(db: Database.Database): Omit<OrgLog, 'append'> {
     try {
       return f()
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the Organization log (${what}): ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the Organization log (${what}): ${describeError(e)}`, {cause: e})
     }
   }
   return {
@@ -189,7 +189,7 @@ export function postgresOrgLog(sql: Sql): OrgLog {
       .then(() => undefined)
       .catch((e) => {
         ready = undefined
-        throw new StoreError('unavailable', `cannot create the Organization log: ${describeError(e)}`)
+        throw new StoreError('unavailable', `cannot create the Organization log: ${describeError(e)}`, {cause: e})
       }))
   const current = async (q: Sql | postgres.TransactionSql, kind: string, subjectId: string) =>
     Number((await q`SELECT COALESCE(MAX(version), 0) AS v FROM org_events WHERE kind = ${kind} AND subject_id = ${subjectId}`)[0]!.v)
@@ -202,7 +202,7 @@ export function postgresOrgLog(sql: Sql): OrgLog {
     try {
       return await f()
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the Organization log (${what}): ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the Organization log (${what}): ${describeError(e)}`, {cause: e})
     }
   }
   return {

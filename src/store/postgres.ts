@@ -141,7 +141,7 @@ async function readConfig(sql: Sql): Promise<{version: string; config: string} |
 }
 
 const environment = (e: unknown, where: string): StoreError =>
-  e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the PostgreSQL store ${where}: ${describeError(e)}`)
+  e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the PostgreSQL store ${where}: ${describeError(e)}`, {cause: e})
 
 export async function initPostgresStore(url: string, config: StoreConfig): Promise<void> {
   const where = redactUrl(url)
@@ -245,7 +245,7 @@ class PostgresStore implements Store {
     try {
       return await selectHead(this.sql, groupId)
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the Group head: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the Group head: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -253,7 +253,7 @@ class PostgresStore implements Store {
     try {
       return await selectReceipt(this.sql, actorId, actionId)
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the receipt: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the receipt: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -268,7 +268,7 @@ class PostgresStore implements Store {
         ORDER BY sequence LIMIT ${limit}`
       return {events: rows.map(loggedEvent), head}
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the Group log: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the Group log: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -288,7 +288,7 @@ class PostgresStore implements Store {
     try {
       return (await this.sql`SELECT * FROM policy_log WHERE group_id = ${groupId} ORDER BY sequence`).map(policyEntryFrom)
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the Policy Log: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the Policy Log: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -301,7 +301,7 @@ class PostgresStore implements Store {
     try {
       await this.sql`INSERT INTO audit_log ${this.sql(row, ...AUDIT_COLUMNS)}`
     } catch (e) {
-      throw new StoreError('unavailable', `cannot write the audit log: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot write the audit log: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -314,7 +314,7 @@ class PostgresStore implements Store {
         ORDER BY id ${limit !== null ? sql`LIMIT ${limit}` : sql``}`
       return rows.map(auditRow)
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the audit log: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the audit log: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -332,7 +332,7 @@ class PostgresStore implements Store {
     try {
       return await listenAppends(this.sql, listener, onResync)
     } catch (e) {
-      throw new StoreError('unavailable', `cannot listen for Group appends: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot listen for Group appends: ${describeError(e)}`, {cause: e})
     }
   }
 

@@ -14,41 +14,18 @@ import {randomUUID} from 'node:crypto'
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
 import {provePublicKey, signEd25519, strictVerify, type VerifyKey} from '../crypto/ed25519.js'
 import type {SigningKey} from '../crypto/keyfile.js'
+import {MwpError, type StoreErrorCode} from '../errors.js'
 import {decodeBase64url, encodeBase64url} from '../json/base64url.js'
 import {formatUtcNow, parseTimestamp, type Instant} from '../json/timestamp.js'
 import type {Principal} from '../signing/profiles.js'
 import type {AcceptanceContext, AuditEntry, AuditRow, StoreConfig} from './types.js'
 
 // ---------------------------------------------------------------------------------------------
-// Errors of opening / initializing / using a store (not Admission Log outcomes, which are typed)
+// Errors of opening / initializing / using a store (the codes are listed in src/errors.ts)
 
-export type StoreErrorCode =
-  /** The URL names no supported store (`sqlite:PATH`, `postgres://…`, `postgresql://…`). */
-  | 'unknown-scheme'
-  /** No initialized store at the URL: run `mwp store init`. */
-  | 'not-initialized'
-  /** `initStore` on a store already initialized with another configuration. */
-  | 'config-mismatch'
-  /** A configuration (given, or read back from the store) that is not valid. */
-  | 'invalid-config'
-  /** The store was written by an incompatible schema version. */
-  | 'incompatible-schema'
-  /** `openStore` with an admission key that is not the configured admission service key. */
-  | 'wrong-admission-key'
-  /** The database cannot be reached or used. */
-  | 'unavailable'
-  /** A malformed argument (e.g. a `since` that is not a protocol timestamp). */
-  | 'invalid-argument'
+export type {StoreErrorCode}
 
-export class StoreError extends Error {
-  constructor(
-    readonly code: StoreErrorCode,
-    message: string,
-  ) {
-    super(message)
-    this.name = 'StoreError'
-  }
-}
+export class StoreError extends MwpError<StoreErrorCode> {}
 
 /** A short description of a caught database error, for `detail` and messages. */
 export function describeError(error: unknown): string {

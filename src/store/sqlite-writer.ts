@@ -100,7 +100,7 @@ export class InlineWriter implements Writer {
     try {
       this.#writes ??= new SqliteWrites(connectSqlite(this.path, false))
     } catch (e) {
-      return Promise.reject(new StoreError('unavailable', describeError(e)))
+      return Promise.reject(new StoreError('unavailable', describeError(e), {cause: e}))
     }
     const done = (this.#writes[op] as (...a: Args<K>) => Promise<Result<K>>).apply(this.#writes, args)
     this.#inFlight.add(done)

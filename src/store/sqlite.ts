@@ -133,7 +133,7 @@ function readConfig(db: DB): {version: string; config: string} | null {
 }
 
 const environment = (e: unknown, where: string): StoreError =>
-  e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the SQLite store ${where}: ${describeError(e)}`)
+  e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the SQLite store ${where}: ${describeError(e)}`, {cause: e})
 
 /** The tables added to schema version 1 after its first release: created with a new store, added to an older one when opened. */
 const LATER_TABLES = [SQLITE_POLICY_LOG_SCHEMA, SQLITE_ORG_LOG_SCHEMA, SQLITE_CURSOR_SCHEMA].join(';\n')
@@ -247,7 +247,7 @@ class SqliteStore implements Store {
     try {
       return this.readHead(groupId)
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the Group head: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the Group head: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -255,7 +255,7 @@ class SqliteStore implements Store {
     try {
       return this.readReceipt(actorId, actionId)
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the receipt: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the receipt: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -269,7 +269,7 @@ class SqliteStore implements Store {
         return {events: rows.map(loggedEvent), head}
       })()
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the Group log: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the Group log: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -298,7 +298,7 @@ class SqliteStore implements Store {
     try {
       return (this.db.prepare('SELECT * FROM policy_log WHERE group_id = ? ORDER BY sequence').all(groupId) as Record<string, unknown>[]).map(policyEntryFrom)
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the Policy Log: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the Policy Log: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -311,7 +311,7 @@ class SqliteStore implements Store {
     try {
       await this.writer.call('audit', row)
     } catch (e) {
-      throw new StoreError('unavailable', `cannot write the audit log: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot write the audit log: ${describeError(e)}`, {cause: e})
     }
   }
 
@@ -331,7 +331,7 @@ class SqliteStore implements Store {
     try {
       return (this.db.prepare(sql).all(...params) as Record<string, unknown>[]).map(auditRow)
     } catch (e) {
-      throw new StoreError('unavailable', `cannot read the audit log: ${describeError(e)}`)
+      throw new StoreError('unavailable', `cannot read the audit log: ${describeError(e)}`, {cause: e})
     }
   }
 

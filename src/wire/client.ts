@@ -18,7 +18,7 @@ import WebSocket from 'ws'
 import type {CommandReceipt, SubmitResult} from '../authority/ingress/command.js'
 import {signEd25519} from '../crypto/ed25519.js'
 import type {SigningKey} from '../crypto/keyfile.js'
-import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
+import {type ErrorCode, MwpError, type ProtocolError, type WireErrorCode, protocolError} from '../errors.js'
 import {encodeBase64url} from '../json/base64url.js'
 import {canonicalHash} from '../json/jcs.js'
 import {type JsonObject, type SourceOf, parseJsonBytes} from '../json/parse.js'
@@ -112,15 +112,8 @@ export interface ConnectOptions {
   handshakeTimeoutMs?: number
 }
 
-export class WireError extends Error {
-  constructor(
-    readonly code: ErrorCode | 'HANDSHAKE_FAILED' | 'CLOSED',
-    message: string,
-  ) {
-    super(message)
-    this.name = 'WireError'
-  }
-}
+/** A wire code the peer answered with, or a local failure of the connection itself. */
+export class WireError extends MwpError<ErrorCode | WireErrorCode> {}
 
 interface Subscription {
   groupId: string
@@ -341,7 +334,7 @@ export class WireClient {
     }
     ws.on('message', onHelloMessage)
     ws.on('error', (e) => {
-      failure ??= new WireError('HANDSHAKE_FAILED', e.message)
+      failure ??= new WireError('HANDSHAKE_FAILED', e.message, {cause: e})
       wake?.()
     })
     ws.on('close', () => {
@@ -353,7 +346,7 @@ export class WireClient {
       ws.once('error', reject)
       ws.once('close', () => reject(failure ?? new WireError('CLOSED', 'the connection closed')))
     }).catch((e: Error) => {
-      throw e instanceof WireError ? e : new WireError('HANDSHAKE_FAILED', e.message)
+      throw e instanceof WireError ? e : new WireError('HANDSHAKE_FAILED', e.message, {cause: e})
     })
 
     try {

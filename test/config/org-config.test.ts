@@ -75,7 +75,7 @@ describe('createDevOrganization', () => {
   })
 
   it('refuses a non-empty directory without force, and replaces the Organization with force', async () => {
-    await expect(createDevOrganization(org.dir)).rejects.toMatchObject({kind: 'environment'})
+    await expect(createDevOrganization(org.dir)).rejects.toMatchObject({category: 'environment'})
     const other = join(dir, 'other')
     const first = await createDevOrganization(other, {organization: 'urn:mwp:test:org:first', workers: 0})
     const second = await createDevOrganization(other, {organization: 'urn:mwp:test:org:second', workers: 1, force: true})
@@ -113,13 +113,13 @@ describe('loadOrgConfig', () => {
       }
       throw new Error('no error')
     }
-    expect(err(() => loadOrgConfig(join(dir, 'absent.json'))).kind).toBe('environment')
+    expect(err(() => loadOrgConfig(join(dir, 'absent.json'))).category).toBe('environment')
     const bad = join(dir, 'bad.json')
     writeFileSync(bad, '{"organization": ')
-    expect(err(() => loadOrgConfig(bad)).kind).toBe('usage')
+    expect(err(() => loadOrgConfig(bad)).category).toBe('usage')
     writeFileSync(bad, JSON.stringify({organization: 'urn:x:org', registry: 'r.json', authorityKey: 'a', admissionKey: 'b', policy: {rootMissionOwners: []}, extra: 1}))
     const e = err(() => loadOrgConfig(bad))
-    expect(e.kind).toBe('usage')
+    expect(e.category).toBe('usage')
     expect(e.message).toMatch(/additional/)
     writeFileSync(bad, JSON.stringify({organization: 'urn:x:org', registry: 'r.json', authorityKey: 'a', admissionKey: 'b'}))
     expect(err(() => loadOrgConfig(bad)).message).toMatch(/policy/)
@@ -129,7 +129,7 @@ describe('loadOrgConfig', () => {
     const broken = join(dir, 'broken.config.json')
     const text = JSON.parse(readFileSync(org.config, 'utf8'))
     writeFileSync(broken, JSON.stringify({...text, registry: join(org.dir, 'registry.json'), authorityKey: join(dir, 'nope.key.json'), admissionKey: join(org.dir, 'keys/admission.key.json')}))
-    await expect(openAuthorityFromConfig(loadOrgConfig(broken))).rejects.toMatchObject({kind: 'environment'})
+    await expect(openAuthorityFromConfig(loadOrgConfig(broken))).rejects.toMatchObject({category: 'environment'})
   })
 })
 
@@ -159,7 +159,7 @@ describe('openAuthorityFromConfig', () => {
       await opened.close()
     }
     const bad = parseOrgConfig(JSON.stringify({...text, policy: {...policy, limits: {messageRate: {hard: 1, soft: 5, windowMinutes: 1}}}}), org.config)
-    await expect(openAuthorityFromConfig(bad)).rejects.toMatchObject({kind: 'usage'})
+    await expect(openAuthorityFromConfig(bad)).rejects.toMatchObject({category: 'usage'})
     expect(() => parseOrgConfig(JSON.stringify({...text, policy: {...policy, limits: {messageRate: {hard: 1}}}}), org.config)).toThrow(/windowMinutes/)
   })
 
@@ -227,7 +227,7 @@ for (const backend of storeBackends('org-config')) {
       await first.close()
       // Same Organization ID, different keys: the store keeps its first admission service.
       const otherText = JSON.parse(readFileSync(other.config, 'utf8'))
-      await expect(openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...otherText, store: url}), other.config))).rejects.toMatchObject({kind: 'environment'})
+      await expect(openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...otherText, store: url}), other.config))).rejects.toMatchObject({category: 'environment'})
       const reopened = await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, store: url}), org.config))
       try {
         expect(reopened.store.config.admissionService.keyId).toBe(org.identities.find((i) => i.name === 'admission')!.keyId)

@@ -66,7 +66,7 @@ function refusal(fn: () => unknown): {reason: string; malformed: boolean; messag
     expect(e).toBeInstanceOf(RegistryEditError)
     const err = e as RegistryEditError
     expect(err.message.length).toBeGreaterThan(10)
-    return {reason: err.reason, malformed: err.malformed, message: err.message}
+    return {reason: err.reason, malformed: err.code === 'registry-argument-malformed', message: err.message}
   }
   throw new Error('expected the edit to be refused')
 }

@@ -7,6 +7,7 @@ import {messageEntry, withMessage} from '../model/message-index.js'
 import type {Principal} from '../../signing/profiles.js'
 import type {ActorRates, DelegationGrantView, MessageIndexEntry, OverrideGrantView} from '../model/cooperation-state.js'
 import type {GroupState} from '../model/state.js'
+import {MwpError} from '../../errors.js'
 
 /** Extension Event kinds this authority emits, in the project's ext.missionweaveprotocol.core namespace (§18). */
 export const OVERRIDE_CONSUMED = 'ext.missionweaveprotocol.core.cooperation_override_consumed'
@@ -26,7 +27,12 @@ export const COOPERATION_EVENT_KINDS: ReadonlySet<string> = new Set([
   LIMIT_NOTICE,
 ])
 
-class CooperationApplyError extends Error {}
+/** ApplyError's failure, declared here because apply/index.ts imports this module. */
+class CooperationApplyError extends MwpError<'event-unfoldable'> {
+  constructor(message: string) {
+    super('event-unfoldable', message)
+  }
+}
 
 type Payload = Record<string, unknown>
 const principal = (p: Principal): Principal => ({type: p.type, id: p.id})

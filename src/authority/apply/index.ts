@@ -10,6 +10,7 @@ import {LEASE_EVENT_KINDS, applyLeaseEvent, endUnfinishedWork, withLeaseFacts} f
 import {ARCHIVE_EVENT_KINDS, applyArchiveEvent} from './archive.js'
 import {MISSION_TREE_EVENT_KINDS, applyMissionTree, missionLinks} from './mission-tree.js'
 import {LATE_RESULT_RECORDED} from '../model/work-leases.js'
+import {MwpError} from '../../errors.js'
 
 /** The Event fields apply() reads (a parsed, verified Event document). */
 export interface AppliedEvent {
@@ -23,10 +24,9 @@ export interface AppliedEvent {
   occurredAt?: string
 }
 
-export class ApplyError extends Error {
+export class ApplyError extends MwpError<'event-unfoldable'> {
   constructor(message: string) {
-    super(message)
-    this.name = 'ApplyError'
+    super('event-unfoldable', message)
   }
 }
 

@@ -5,10 +5,16 @@
 import {charge, type UsageDelta} from '../model/budget.js'
 import {CHILD_CONCLUDED, type ChildFailurePolicy, type ChildMissionLink, type MissionParentLink, RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
 import type {GroupState, MissionView, WorkItemView, WorkState} from '../model/state.js'
+import {MwpError} from '../../errors.js'
 
 export const MISSION_TREE_EVENT_KINDS: ReadonlySet<string> = new Set(['mission.child.created', CHILD_CONCLUDED, RESOURCE_USAGE_RECORDED])
 
-class MissionTreeApplyError extends Error {}
+/** ApplyError's failure, declared here because apply/index.ts imports this module. */
+class MissionTreeApplyError extends MwpError<'event-unfoldable'> {
+  constructor(message: string) {
+    super('event-unfoldable', message)
+  }
+}
 
 type Payload = Record<string, unknown>
 

@@ -12,7 +12,7 @@
 
 import {randomUUID} from 'node:crypto'
 import type {Authority} from '../authority.js'
-import type {ErrorCode} from '../../errors.js'
+import {type ErrorCode, MwpError} from '../../errors.js'
 import {sign} from '../../signing/sign.js'
 import {SESSION_OPEN, SESSION_OPENED, submitOrganizationCommand} from './organization.js'
 
@@ -51,9 +51,8 @@ export async function openSession(authority: Authority, agentId: string): Promis
   return result.receipt.version
 }
 
-export class SessionError extends Error {
-  constructor(readonly code: ErrorCode) {
-    super(`the session could not be opened: ${code}`)
-    this.name = 'SessionError'
+export class SessionError extends MwpError<ErrorCode> {
+  constructor(code: ErrorCode) {
+    super(code, `the session could not be opened: ${code}`)
   }
 }
