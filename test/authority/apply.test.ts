@@ -15,12 +15,16 @@ const groupId = 'urn:mwp:test:group:apply'
 function opening(): AppliedEvent[] {
   let n = 0
   const ctx = {acceptedAt: '2026-11-30T00:00:00Z', newId: () => `urn:mwp:test:apply:${++n}`}
-  const d = decide(null, {actionId: 'urn:mwp:test:a:1', actor: owner.principal!, kind: 'mission.create', groupId, payload: missionPayload(groupId)}, ctx)
+  const create = {actionId: 'urn:mwp:test:a:1', actor: owner.principal!, kind: 'mission.create', groupId, payload: missionPayload(groupId)}
+  const d = decide(null, create, ctx)
   if ('error' in d) throw new Error(d.reason)
   return d.events.map((e, i) => ({kind: e.kind, groupId, sequence: i + 1, aggregateRevision: i + 1, payload: e.payload}))
 }
 
 const opened = (): GroupState => opening().reduce<GroupState | null>(apply, null)!
+
+/** An Event of `kind` at `sequence` (and the revision that follows), with an empty payload. */
+const bare = (kind: string, sequence: number): AppliedEvent => ({kind, groupId, sequence, aggregateRevision: sequence, payload: {}})
 
 const refusal = (state: GroupState | null, event: AppliedEvent): string => {
   try {
@@ -35,30 +39,33 @@ const refusal = (state: GroupState | null, event: AppliedEvent): string => {
 describe('apply refuses what does not fold', () => {
   it('an Event out of sequence, out of revision or for another Group', () => {
     const state = opened()
-    const next = {kind: 'work.proposed', groupId, sequence: 3, aggregateRevision: 3, payload: {}}
+    const next = bare('work.proposed', 3)
     expect(refusal(state, {...next, sequence: 4})).toBe('event sequence 4 does not follow 2')
     expect(refusal(state, {...next, aggregateRevision: 2})).toBe('event 3 carries revision 2, expected 3')
-    expect(refusal(state, {...next, groupId: 'urn:mwp:test:group:other'})).toBe(`event for Group urn:mwp:test:group:other applied to ${groupId}`)
+    const other = 'urn:mwp:test:group:other'
+    expect(refusal(state, {...next, groupId: other})).toBe(`event for Group ${other} applied to ${groupId}`)
   })
 
   it('an opening Event on an existing Group, and any other Event before the Group is opened', () => {
     const [created] = opening()
     expect(refusal(opened(), {...created!, sequence: 3, aggregateRevision: 3})).toBe('mission.created on an existing Group')
-    expect(refusal(null, {kind: 'membership.changed', groupId, sequence: 1, aggregateRevision: 1, payload: {}})).toBe('membership.changed before mission.created')
+    expect(refusal(null, bare('membership.changed', 1))).toBe('membership.changed before mission.created')
   })
 
   it('a kind this authority never emits: before the Group is opened, and after', () => {
     const unknown = 'ext.example.never_emitted'
     expect(isEventKind(unknown)).toBe(false)
-    expect(refusal(null, {kind: unknown, groupId, sequence: 1, aggregateRevision: 1, payload: {}})).toBe(`${unknown} before mission.created`)
-    expect(refusal(opened(), {kind: unknown, groupId, sequence: 3, aggregateRevision: 3, payload: {}})).toBe(`unknown Event kind ${unknown}`)
+    expect(refusal(null, bare(unknown, 1))).toBe(`${unknown} before mission.created`)
+    expect(refusal(opened(), bare(unknown, 3))).toBe(`unknown Event kind ${unknown}`)
     // An inherited member name is not a kind either.
-    expect(refusal(opened(), {kind: 'toString', groupId, sequence: 3, aggregateRevision: 3, payload: {}})).toBe('unknown Event kind toString')
+    expect(isEventKind('toString')).toBe(false)
+    expect(refusal(opened(), bare('toString', 3))).toBe('unknown Event kind toString')
   })
 
   it('the opening Events fold into the Group they open', () => {
     const state = opened()
-    expect(state).toMatchObject({groupId, sequence: 2, revision: 2, mission: {state: 'active', coordinator: {coordinatorEpoch: 1}}})
+    expect(state).toMatchObject({groupId, sequence: 2, revision: 2})
+    expect(state.mission).toMatchObject({state: 'active', coordinator: {coordinatorEpoch: 1}})
     expect(Object.values(state.members).map((m) => m.role).sort()).toEqual(['coordinator', 'mission_owner'])
   })
 })

@@ -23,6 +23,8 @@ export function snapshotCreated(next: GroupState, event: EventOf<'group.snapshot
 
 /** group.archived: the tombstone. It names the snapshot it closes over. */
 export function archived(next: GroupState, {payload: p}: EventOf<'group.archived'>): GroupState {
-  if (next.archive === undefined || next.archive.snapshotId !== p.snapshotId) throw new ApplyError(`group.archived without its snapshot ${p.snapshotId}`)
+  if (next.archive === undefined || next.archive.snapshotId !== p.snapshotId) {
+    throw new ApplyError(`group.archived without its snapshot ${p.snapshotId}`)
+  }
   return {...next, archive: {...next.archive, archivedAt: p.archivedAt}}
 }

@@ -5,14 +5,27 @@
 
 import {messageEntry, withMessage} from '../model/message-index.js'
 import type {Principal} from '../../signing/profiles.js'
-import {LIMIT_NOTICE, OVERRIDE_CONSUMED, type ActorRates, type DelegationGrantView, type MessageIndexEntry, type OverrideGrantView} from '../model/cooperation-state.js'
+import {
+  LIMIT_NOTICE,
+  OVERRIDE_CONSUMED,
+  type ActorRates,
+  type DelegationGrantView,
+  type MessageIndexEntry,
+  type OverrideGrantView,
+} from '../model/cooperation-state.js'
 import type {EventIn, EventOf, KnownEvent} from '../model/events.js'
 import type {GroupState} from '../model/state.js'
 
 export {LIMIT_NOTICE, OVERRIDE_CONSUMED}
 
 /** Conversation-like and notice Events: they take a sequence but leave the aggregate revision alone. */
-export const COOPERATION_REVISION_NEUTRAL: readonly string[] = ['message.corrected', 'message.retracted', 'message.redacted', LIMIT_NOTICE, OVERRIDE_CONSUMED]
+export const COOPERATION_REVISION_NEUTRAL: readonly string[] = [
+  'message.corrected',
+  'message.retracted',
+  'message.redacted',
+  LIMIT_NOTICE,
+  OVERRIDE_CONSUMED,
+]
 
 class CooperationApplyError extends Error {}
 
@@ -25,8 +38,10 @@ export function recordMessage(next: GroupState, event: EventOf<'message.posted'>
   return {...next, messages: withMessage(next.messages, m.messageId, entry)}
 }
 
-/** message.corrected / retracted / redacted: the indexed Message changes status; throws for a Message the index lacks. */
-export function messageFollowedUp(next: GroupState, event: EventIn<'message.corrected' | 'message.retracted' | 'message.redacted'>): GroupState {
+type MessageFollowUpKind = 'message.corrected' | 'message.retracted' | 'message.redacted'
+
+/** The indexed Message changes status; throws for a Message the index lacks. */
+export function messageFollowedUp(next: GroupState, event: EventIn<MessageFollowUpKind>): GroupState {
   const kind = event.kind
   const id = event.payload.targetMessageId
   const entry = messageEntry(next.messages, id)
@@ -42,7 +57,8 @@ export function artifactPublished(next: GroupState, {payload: p}: EventOf<'artif
   return {...next, artifacts: {...next.artifacts, [a.artifactId]: entry}}
 }
 
-export function delegationGranted(next: GroupState, {payload: {grant: g}}: EventOf<'membership.delegation.granted'>): GroupState {
+export function delegationGranted(next: GroupState, event: EventOf<'membership.delegation.granted'>): GroupState {
+  const g = event.payload.grant
   const view: DelegationGrantView = {
     grantId: g.grantId,
     granteeAgentId: g.granteeAgentId,
@@ -61,7 +77,8 @@ export function delegationGranted(next: GroupState, {payload: {grant: g}}: Event
   return {...next, delegations: {...next.delegations, [view.grantId]: view}}
 }
 
-export function overrideGranted(next: GroupState, {payload: {grant: g}}: EventOf<'policy.cooperation_override.granted'>): GroupState {
+export function overrideGranted(next: GroupState, event: EventOf<'policy.cooperation_override.granted'>): GroupState {
+  const g = event.payload.grant
   const view: OverrideGrantView = {
     grantId: g.grantId,
     policy: g.policy,
@@ -81,7 +98,9 @@ export function overrideGranted(next: GroupState, {payload: {grant: g}}: EventOf
 export function overrideConsumed(next: GroupState, {payload: p}: EventOf<typeof OVERRIDE_CONSUMED>): GroupState {
   const id = p.grantId
   const grant = next.overrideGrants?.[id]
-  if (grant === undefined || grant.consumedBy !== null) throw new CooperationApplyError(`override grant ${id} is unknown or already consumed`)
+  if (grant === undefined || grant.consumedBy !== null) {
+    throw new CooperationApplyError(`override grant ${id} is unknown or already consumed`)
+  }
   const consumed = {...grant, consumedBy: {actionId: p.targetActionId, eventId: p.targetEventId}}
   return {...next, overrideGrants: {...next.overrideGrants, [id]: consumed}}
 }

@@ -58,7 +58,7 @@ export function revisionAfter(kind: string, revision: number): number {
 type OpeningKind = 'mission.created' | 'mission.follow_up.created'
 type FoldKind = Exclude<EventKind, OpeningKind>
 
-/** One Event kind's fold: `next` is the state with the Event's sequence and revision (and §20 bookkeeping) already applied. */
+/** One Event kind's fold; `next` already carries the Event's sequence, revision and §20 bookkeeping. */
 type Fold<K extends FoldKind> = (next: GroupState, event: EventOf<K>) => GroupState
 
 /** The core WorkItem transitions (§10.2, §11.3): one row each in applyWork, lease facts in apply/lease.ts. */
@@ -106,8 +106,8 @@ function jitMembers(members: Record<string, MemberState>, event: EventIn<WorkTra
     for (const m of event.payload.provisionalMemberships ?? []) out = withMember(out, provisionalMember(m, event.payload.workItemId))
     return out
   }
-  if (event.kind === 'work.offer.accepted' && event.payload.activatedMembership !== undefined) return withMember(members, memberOf(event.payload.activatedMembership))
-  return members
+  const activated = event.kind === 'work.offer.accepted' ? event.payload.activatedMembership : undefined
+  return activated === undefined ? members : withMember(members, memberOf(activated))
 }
 
 export function apply(state: GroupState | null, event: AppliedEvent): GroupState {
@@ -165,8 +165,8 @@ function opened(event: EventIn<OpeningKind>, revision: number, sequence: number)
 
 /** Assignment carries the (new or bumped) Coordinator Membership; renewal only the lease. */
 function coordinatorChanged(next: GroupState, event: EventIn<'mission.coordinator.assigned' | 'mission.coordinator.renewed'>): GroupState {
-  const c = event.payload.coordinator
-  const coordinator = {agentId: c.agentId, coordinatorEpoch: c.coordinatorEpoch, leaseId: c.leaseId, leaseExpiresAt: c.leaseExpiresAt}
+  const {agentId, coordinatorEpoch, leaseId, leaseExpiresAt} = event.payload.coordinator
+  const coordinator = {agentId, coordinatorEpoch, leaseId, leaseExpiresAt}
   const members = event.kind === 'mission.coordinator.assigned' ? withMember(next.members, memberOf(event.payload.membership)) : next.members
   return {...next, mission: {...next.mission, coordinator}, members}
 }
@@ -202,7 +202,8 @@ function workTransition(next: GroupState, event: EventIn<WorkTransitionKind>): G
   const id = event.payload.workItemId
   const item = next.workItems[id]
   if (item === undefined) throw new ApplyError(`${event.kind} for unknown WorkItem ${id}`)
-  return {...next, members: jitMembers(next.members, event), workItems: {...next.workItems, [id]: withLeaseFacts(item, applyWork(item, event), event)}}
+  const changed = withLeaseFacts(item, applyWork(item, event), event)
+  return {...next, members: jitMembers(next.members, event), workItems: {...next.workItems, [id]: changed}}
 }
 
 /** Every Event kind but the opening ones, to its fold. */
@@ -220,10 +221,10 @@ const FOLDS: {readonly [K in FoldKind]: Fold<K>} = {
   'mission.terminated': (next, event) => endUnfinishedWork({...next, mission: {...next.mission, state: 'failed'}}, event),
   'membership.changed': (next, {payload: p}) => ({...next, members: withMember(next.members, memberOf(p.membership))}),
   'membership.ended': (next, {payload: p}) => ({...next, members: withMember(next.members, memberOf(p.membership))}),
-  'work.proposed': (next, {payload: {proposal: pr}}) => ({
-    ...next,
-    proposals: {...next.proposals, [pr.proposalId]: {proposalId: pr.proposalId, proposedBy: {type: pr.proposedBy.type, id: pr.proposedBy.id}, contract: pr.contract, proposedAt: pr.proposedAt}},
-  }),
+  'work.proposed': (next, {payload: {proposal: pr}}) => {
+    const proposal = {proposalId: pr.proposalId, proposedBy: {type: pr.proposedBy.type, id: pr.proposedBy.id}, contract: pr.contract, proposedAt: pr.proposedAt}
+    return {...next, proposals: {...next.proposals, [pr.proposalId]: proposal}}
+  },
   'work.authorized': workAuthorized,
   'work.offer.created': workTransition,
   'work.offer.accepted': workTransition,

@@ -5,7 +5,14 @@
 
 import {ApplyError, type WorkTransitionKind} from './index.js'
 import type {EventIn} from '../model/events.js'
-import {type EndedOwnershipView, type ExecutionLeaseView, type GroupState, type LateResultView, UNFINISHED_WORK, type WorkItemView} from '../model/state.js'
+import {
+  type EndedOwnershipView,
+  type ExecutionLeaseView,
+  type GroupState,
+  type LateResultView,
+  UNFINISHED_WORK,
+  type WorkItemView,
+} from '../model/state.js'
 import type {LATE_RESULT_RECORDED} from '../model/work-leases.js'
 
 const withEnded = (item: WorkItemView, ended: EndedOwnershipView): EndedOwnershipView[] => [
@@ -22,8 +29,10 @@ const closeLease = (lease: ExecutionLeaseView | null, state: 'expired' | 'revoke
  * re-offer or unblock fenced (§10.2 "an expired owner is fenced first").
  */
 export function withLeaseFacts(before: WorkItemView, after: WorkItemView, event: EventIn<WorkTransitionKind>): WorkItemView {
-  const ownerLease = (expiresAt: string): WorkItemView => (after.owner !== null ? {...after, owner: {...after.owner, leaseExpiresAt: expiresAt}} : after)
-  const fence = (fenced: EndedOwnershipView): WorkItemView => ({...after, owner: null, lease: closeLease(after.lease, 'expired'), endedOwnerships: withEnded(before, fenced)})
+  const ownerLease = (expiresAt: string): WorkItemView =>
+    after.owner !== null ? {...after, owner: {...after.owner, leaseExpiresAt: expiresAt}} : after
+  const fence = (fenced: EndedOwnershipView): WorkItemView =>
+    ({...after, owner: null, lease: closeLease(after.lease, 'expired'), endedOwnerships: withEnded(before, fenced)})
   switch (event.kind) {
     case 'work.offer.created':
       return event.payload.fencedOwnership === undefined ? after : fence(event.payload.fencedOwnership)
@@ -56,7 +65,9 @@ export function withLeaseFacts(before: WorkItemView, after: WorkItemView, event:
 }
 
 /** Folds work.progressed, work.contract.revised and late results into the Group state. */
-export function applyLeaseEvent(next: GroupState, event: EventIn<'work.progressed' | 'work.contract.revised' | typeof LATE_RESULT_RECORDED>): GroupState {
+type LeaseKind = 'work.progressed' | 'work.contract.revised' | typeof LATE_RESULT_RECORDED
+
+export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): GroupState {
   const item = next.workItems[event.payload.workItemId]
   if (item === undefined) throw new ApplyError(`${event.kind} for unknown WorkItem ${event.payload.workItemId}`)
   const put = (w: WorkItemView): GroupState => ({...next, workItems: {...next.workItems, [w.workItemId]: w}})
@@ -64,7 +75,13 @@ export function applyLeaseEvent(next: GroupState, event: EventIn<'work.progresse
   if (event.kind !== 'work.progressed' && event.kind !== 'work.contract.revised') {
     // A late result is non-authoritative: no WorkItem revision, state, submission or owner change.
     const p = event.payload
-    const late: LateResultView = {agentId: p.agentId, ownershipEpoch: p.ownershipEpoch, leaseId: p.leaseId, artifactHashes: [...p.artifactHashes], recordedAt: p.recordedAt}
+    const late: LateResultView = {
+      agentId: p.agentId,
+      ownershipEpoch: p.ownershipEpoch,
+      leaseId: p.leaseId,
+      artifactHashes: [...p.artifactHashes],
+      recordedAt: p.recordedAt,
+    }
     return put({...item, lateResults: [...(item.lateResults ?? []), late]})
   }
 

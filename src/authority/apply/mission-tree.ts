@@ -16,20 +16,30 @@ class MissionTreeApplyError extends Error {}
  */
 export function missionLinks(event: EventIn<'mission.created' | 'mission.follow_up.created'>): Pick<MissionView, 'parent' | 'followUpTo'> {
   const p = event.payload
-  const m = p.mission
+  const {parent, followUpToMissionId} = p.mission
+  const followUpToGroupId = event.kind === 'mission.follow_up.created' ? event.payload.followUpToGroupId : undefined
   return {
-    ...(m.parent !== undefined && p.parentGroupId !== undefined ? {parent: {missionId: m.parent.missionId, groupId: p.parentGroupId, workItemId: m.parent.workItemId, depth: m.parent.depth}} : {}),
-    ...(event.kind === 'mission.follow_up.created' && m.followUpToMissionId !== undefined ? {followUpTo: {missionId: m.followUpToMissionId, groupId: event.payload.followUpToGroupId}} : {}),
+    ...(parent !== undefined && p.parentGroupId !== undefined
+      ? {parent: {missionId: parent.missionId, groupId: p.parentGroupId, workItemId: parent.workItemId, depth: parent.depth}}
+      : {}),
+    ...(followUpToMissionId !== undefined && followUpToGroupId !== undefined ? {followUpTo: {missionId: followUpToMissionId, groupId: followUpToGroupId}} : {}),
   }
 }
 
-export function applyMissionTree(next: GroupState, event: EventIn<'mission.child.created' | typeof CHILD_CONCLUDED | typeof RESOURCE_USAGE_RECORDED>): GroupState {
-  if (event.kind === RESOURCE_USAGE_RECORDED) return {...next, budgetLedger: charge(next.budgetLedger, event.payload.workItemId, event.payload.delta)}
+type MissionTreeKind = 'mission.child.created' | typeof CHILD_CONCLUDED | typeof RESOURCE_USAGE_RECORDED
+
+export function applyMissionTree(next: GroupState, event: EventIn<MissionTreeKind>): GroupState {
+  if (event.kind === RESOURCE_USAGE_RECORDED) {
+    return {...next, budgetLedger: charge(next.budgetLedger, event.payload.workItemId, event.payload.delta)}
+  }
   const {kind, payload: p} = event
   const item = next.workItems[p.workItemId]
   if (item === undefined) throw new MissionTreeApplyError(`${kind} for unknown WorkItem ${p.workItemId}`)
-  if (p.revision !== item.revision + 1) throw new MissionTreeApplyError(`${kind} carries WorkItem revision ${p.revision}, expected ${item.revision + 1}`)
-  return {...next, workItems: {...next.workItems, [item.workItemId]: event.kind === CHILD_CONCLUDED ? concluded(item, event) : promoted(item, event)}}
+  if (p.revision !== item.revision + 1) {
+    throw new MissionTreeApplyError(`${kind} carries WorkItem revision ${p.revision}, expected ${item.revision + 1}`)
+  }
+  const changed = event.kind === CHILD_CONCLUDED ? concluded(item, event) : promoted(item, event)
+  return {...next, workItems: {...next.workItems, [item.workItemId]: changed}}
 }
 
 /** §10.2 mission.create_child: blocked, ownership fenced, an active lease revoked, the child linked. */

@@ -10,7 +10,14 @@
 import type {Principal} from '../../signing/profiles.js'
 import type {Budget, Remaining, UsageDelta} from './budget.js'
 import {LIMIT_NOTICE, OVERRIDE_CONSUMED, type DelegationGrantView, type OverrideGrantView} from './cooperation-state.js'
-import {CHILD_CONCLUDED, RESOURCE_USAGE_RECORDED, type ChildFailurePolicy, type ChildMissionLink, type MissionParentLink, type Usage} from './mission-tree.js'
+import {
+  CHILD_CONCLUDED,
+  RESOURCE_USAGE_RECORDED,
+  type ChildFailurePolicy,
+  type ChildMissionLink,
+  type MissionParentLink,
+  type Usage,
+} from './mission-tree.js'
 import type {
   CheckpointView,
   CoordinatorState,
@@ -37,8 +44,9 @@ import {LATE_RESULT_RECORDED} from './work-leases.js'
 export type CarriedDocument = Record<string, unknown>
 
 /** mission.schema.json as mission.create / create_child / create_follow_up write it (decide/mission.ts openingEvents). */
-export interface MissionDocument
-  extends Pick<MissionView, 'missionId' | 'state' | 'missionOwner' | 'objective' | 'definitionOfDone' | 'deadline' | 'budget' | 'approvalPolicy' | 'createdAt'> {
+type MissionDocumentFields = 'missionId' | 'state' | 'missionOwner' | 'objective' | 'definitionOfDone' | 'deadline' | 'budget' | 'approvalPolicy' | 'createdAt'
+
+export interface MissionDocument extends Pick<MissionView, MissionDocumentFields> {
   groupId: string
   /** §14: a child Mission's parent; the schema's `parent` has no Group ID (it rides beside, as parentGroupId). */
   parent?: Omit<MissionParentLink, 'groupId'>
@@ -81,8 +89,9 @@ export interface ProvisionalMembershipDocument extends MembershipFields {
 export type MembershipDocument = ActiveMembershipDocument | EndedMembershipDocument | ProvisionalMembershipDocument
 
 /** work-item.schema.json as work.authorize writes it. */
-export interface WorkItemDocument
-  extends Pick<WorkItemView, 'workItemId' | 'conversationId' | 'revision' | 'state' | 'exclusive' | 'contract' | 'createdBy' | 'authorizedBy' | 'createdAt'> {
+type WorkItemDocumentFields = 'workItemId' | 'conversationId' | 'revision' | 'state' | 'exclusive' | 'contract' | 'createdBy' | 'authorizedBy' | 'createdAt'
+
+export interface WorkItemDocument extends Pick<WorkItemView, WorkItemDocumentFields> {
   missionId: string
   groupId: string
 }
@@ -149,7 +158,7 @@ export interface WorkItemStep {
   revision: number
 }
 
-/** §9.1: how a work.authorize / work.offer was authorized, when not by the Coordinator (decide/delegation.ts markWorkAuthority). */
+/** §9.1: how a work.authorize / work.offer was authorized, if not by the Coordinator (decide/delegation.ts). */
 export interface WorkAuthorityMark {
   delegation?: {grantId: string; parentWorkItemId?: string}
   ownerOverride?: {reason: string}
@@ -404,7 +413,10 @@ export type ResourceUsageRecordedPayload = {
   cumulative: {workItem: Usage; mission: Usage}
   /** `effective` (the least remainder up the tree) on the charged execution's level only. */
   remaining: {workItem: Remaining; mission: Remaining; effective?: Remaining}
-} & ({agentId: string; ownershipEpoch: number; leaseId: string; sessionEpoch: number | null} | {source: {missionId: string; groupId: string; workItemId: string}})
+} & (
+    | {agentId: string; ownershipEpoch: number; leaseId: string; sessionEpoch: number | null}
+    | {source: {missionId: string; groupId: string; workItemId: string}}
+  )
 
 /** §4 invariant 5: a stale owner's result kept as non-authoritative Evidence (work-leases.ts lateResultDraft). */
 export interface LateResultRecordedPayload extends LateResultView {
