@@ -1,7 +1,9 @@
 // apply(state, event) → state: the ONLY way Group state changes (ARCHITECTURE principle 2). The
 // live path applies the Events it has just signed; replay folds the stored Events through the
 // same function, so the two cannot drift. apply() trusts nothing about ordering: a sequence or
-// revision that does not follow the state is a corrupt log and throws.
+// revision that does not follow the state is a corrupt log and throws. Each Event kind has one
+// fold in FOLDS, handed the Event with its kind's payload type (model/events.ts); the payload is
+// typed once, by knownEvent(), and read without casts from there on.
 
 import type {GroupState, MemberState, MissionView, WorkItemView} from '../model/state.js'
 import {
