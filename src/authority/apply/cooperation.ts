@@ -1,31 +1,32 @@
 // apply() for the Group-level cooperation Events (engineer A's kinds): the Message index, Artifact
 // index, Delegation Grants, Cooperation Override Grants and their consumption, rate-limit notices,
-// and the per-actor rate buckets. Called from apply.ts, so live state and replay share it. Every
+// and the per-actor rate buckets. Called from apply/index.ts, so live state and replay share it. Every
 // function returns a new object; nothing is mutated in place.
 
 import {messageEntry, withMessage} from '../model/message-index.js'
 import type {Principal} from '../../signing/profiles.js'
-import type {ActorRates, DelegationGrantView, MessageIndexEntry, OverrideGrantView} from '../model/cooperation-state.js'
+import {
+  LIMIT_NOTICE,
+  OVERRIDE_CONSUMED,
+  type ActorRates,
+  type DelegationGrantView,
+  type MessageIndexEntry,
+  type OverrideGrantView,
+} from '../model/cooperation-state.js'
+import type {EventIn, EventOf, KnownEvent} from '../model/events.js'
 import type {GroupState} from '../model/state.js'
 import {MwpError} from '../../errors.js'
 
-/** Extension Event kinds this authority emits, in the project's ext.missionweaveprotocol.core namespace (§18). */
-export const OVERRIDE_CONSUMED = 'ext.missionweaveprotocol.core.cooperation_override_consumed'
-export const LIMIT_NOTICE = 'ext.missionweaveprotocol.core.soft_limit_reached'
+export {LIMIT_NOTICE, OVERRIDE_CONSUMED}
 
 /** Conversation-like and notice Events: they take a sequence but leave the aggregate revision alone. */
-export const COOPERATION_REVISION_NEUTRAL: readonly string[] = ['message.corrected', 'message.retracted', 'message.redacted', LIMIT_NOTICE, OVERRIDE_CONSUMED]
-
-export const COOPERATION_EVENT_KINDS: ReadonlySet<string> = new Set([
+export const COOPERATION_REVISION_NEUTRAL: readonly string[] = [
   'message.corrected',
   'message.retracted',
   'message.redacted',
-  'artifact.published',
-  'membership.delegation.granted',
-  'policy.cooperation_override.granted',
-  OVERRIDE_CONSUMED,
   LIMIT_NOTICE,
-])
+  OVERRIDE_CONSUMED,
+]
 
 /** ApplyError's failure, declared here because apply/index.ts imports this module. */
 class CooperationApplyError extends MwpError<'event-unfoldable'> {
@@ -34,82 +35,85 @@ class CooperationApplyError extends MwpError<'event-unfoldable'> {
   }
 }
 
-type Payload = Record<string, unknown>
 const principal = (p: Principal): Principal => ({type: p.type, id: p.id})
 
 /** message.posted: index the new Message so corrections, retractions and redactions can find it. */
-export function recordMessage(next: GroupState, p: Payload): GroupState {
-  const m = p.message as {messageId: string; author: Principal; conversationId: string}
+export function recordMessage(next: GroupState, event: EventOf<'message.posted'>): GroupState {
+  const m = event.payload.message
   const entry: MessageIndexEntry = {author: principal(m.author), conversationId: m.conversationId, status: 'posted', redacted: false}
   return {...next, messages: withMessage(next.messages, m.messageId, entry)}
 }
 
-/** The cooperation Event kinds; throws on a payload that names something the state lacks. */
-export function applyCooperation(next: GroupState, kind: string, p: Payload): GroupState {
-  switch (kind) {
-    case 'message.corrected':
-    case 'message.retracted':
-    case 'message.redacted': {
-      const id = p.targetMessageId as string
-      const entry = messageEntry(next.messages, id)
-      if (entry === undefined) throw new CooperationApplyError(`${kind} for unknown Message ${id}`)
-      const changed: MessageIndexEntry =
-        kind === 'message.redacted' ? {...entry, redacted: true} : {...entry, status: kind === 'message.corrected' ? 'corrected' : 'retracted'}
-      return {...next, messages: withMessage(next.messages, id, changed)}
-    }
-    case 'artifact.published': {
-      const a = p.artifact as {artifactId: string; contentHash: string; workItemId: string; producer: {agentId: string}}
-      const entry = {contentHash: a.contentHash, workItemId: a.workItemId, producerAgentId: a.producer.agentId, publishedAt: p.publishedAt as string}
-      return {...next, artifacts: {...next.artifacts, [a.artifactId]: entry}}
-    }
-    case 'membership.delegation.granted': {
-      const g = p.grant as DelegationGrantView
-      const view: DelegationGrantView = {
-        grantId: g.grantId,
-        granteeAgentId: g.granteeAgentId,
-        targetWorkItemId: g.targetWorkItemId,
-        allowedCapabilities: g.allowedCapabilities.map((c) => ({id: c.id, minVersion: c.minVersion})),
-        budgetCeilings: {...g.budgetCeilings},
-        maxDescendantDepth: g.maxDescendantDepth,
-        granteeMembershipEpoch: g.granteeMembershipEpoch,
-        coordinatorEpoch: g.coordinatorEpoch,
-        issuedBy: g.issuedBy,
-        grantedAt: g.grantedAt,
-        expiresAt: g.expiresAt,
-        subtree: {[g.targetWorkItemId]: 0},
-        charged: [],
-      }
-      return {...next, delegations: {...next.delegations, [view.grantId]: view}}
-    }
-    case 'policy.cooperation_override.granted': {
-      const g = p.grant as Omit<OverrideGrantView, 'consumedBy'>
-      const view: OverrideGrantView = {
-        grantId: g.grantId,
-        policy: g.policy,
-        beneficiary: principal(g.beneficiary),
-        targetKind: g.targetKind,
-        targetActionId: g.targetActionId,
-        reason: g.reason,
-        approver: principal(g.approver),
-        grantedAt: g.grantedAt,
-        expiresAt: g.expiresAt,
-        consumedBy: null,
-      }
-      return {...next, overrideGrants: {...next.overrideGrants, [view.grantId]: view}}
-    }
-    case OVERRIDE_CONSUMED: {
-      const id = p.grantId as string
-      const grant = next.overrideGrants?.[id]
-      if (grant === undefined || grant.consumedBy !== null) throw new CooperationApplyError(`override grant ${id} is unknown or already consumed`)
-      const consumed = {...grant, consumedBy: {actionId: p.targetActionId as string, eventId: p.targetEventId as string}}
-      return {...next, overrideGrants: {...next.overrideGrants, [id]: consumed}}
-    }
-    case LIMIT_NOTICE:
-      // A notification to the Coordinator; the counts it reports are already in the rate buckets.
-      return next
-    default:
-      throw new CooperationApplyError(`unknown Event kind ${kind}`)
+type MessageFollowUpKind = 'message.corrected' | 'message.retracted' | 'message.redacted'
+
+/** The indexed Message changes status; throws for a Message the index lacks. */
+export function messageFollowedUp(next: GroupState, event: EventIn<MessageFollowUpKind>): GroupState {
+  const kind = event.kind
+  const id = event.payload.targetMessageId
+  const entry = messageEntry(next.messages, id)
+  if (entry === undefined) throw new CooperationApplyError(`${kind} for unknown Message ${id}`)
+  const changed: MessageIndexEntry =
+    kind === 'message.redacted' ? {...entry, redacted: true} : {...entry, status: kind === 'message.corrected' ? 'corrected' : 'retracted'}
+  return {...next, messages: withMessage(next.messages, id, changed)}
+}
+
+export function artifactPublished(next: GroupState, {payload: p}: EventOf<'artifact.published'>): GroupState {
+  const a = p.artifact
+  const entry = {contentHash: a.contentHash, workItemId: a.workItemId, producerAgentId: a.producer.agentId, publishedAt: p.publishedAt}
+  return {...next, artifacts: {...next.artifacts, [a.artifactId]: entry}}
+}
+
+export function delegationGranted(next: GroupState, event: EventOf<'membership.delegation.granted'>): GroupState {
+  const g = event.payload.grant
+  const view: DelegationGrantView = {
+    grantId: g.grantId,
+    granteeAgentId: g.granteeAgentId,
+    targetWorkItemId: g.targetWorkItemId,
+    allowedCapabilities: g.allowedCapabilities.map((c) => ({id: c.id, minVersion: c.minVersion})),
+    budgetCeilings: {...g.budgetCeilings},
+    maxDescendantDepth: g.maxDescendantDepth,
+    granteeMembershipEpoch: g.granteeMembershipEpoch,
+    coordinatorEpoch: g.coordinatorEpoch,
+    issuedBy: g.issuedBy,
+    grantedAt: g.grantedAt,
+    expiresAt: g.expiresAt,
+    subtree: {[g.targetWorkItemId]: 0},
+    charged: [],
   }
+  return {...next, delegations: {...next.delegations, [view.grantId]: view}}
+}
+
+export function overrideGranted(next: GroupState, event: EventOf<'policy.cooperation_override.granted'>): GroupState {
+  const g = event.payload.grant
+  const view: OverrideGrantView = {
+    grantId: g.grantId,
+    policy: g.policy,
+    beneficiary: principal(g.beneficiary),
+    targetKind: g.targetKind,
+    targetActionId: g.targetActionId,
+    reason: g.reason,
+    approver: principal(g.approver),
+    grantedAt: g.grantedAt,
+    expiresAt: g.expiresAt,
+    consumedBy: null,
+  }
+  return {...next, overrideGrants: {...next.overrideGrants, [view.grantId]: view}}
+}
+
+/** Throws for a grant that is unknown or already consumed: one-shot (§20). */
+export function overrideConsumed(next: GroupState, {payload: p}: EventOf<typeof OVERRIDE_CONSUMED>): GroupState {
+  const id = p.grantId
+  const grant = next.overrideGrants?.[id]
+  if (grant === undefined || grant.consumedBy !== null) {
+    throw new CooperationApplyError(`override grant ${id} is unknown or already consumed`)
+  }
+  const consumed = {...grant, consumedBy: {actionId: p.targetActionId, eventId: p.targetEventId}}
+  return {...next, overrideGrants: {...next.overrideGrants, [id]: consumed}}
+}
+
+/** A notification to the Coordinator; the counts it reports are already in the rate buckets. */
+export function limitNotice(next: GroupState): GroupState {
+  return next
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,21 +134,22 @@ export const RATED_EVENTS: Readonly<Record<string, keyof ActorRates>> = {
 export const minuteOf = (at: string): number => Math.floor(Date.parse(at) / 60_000)
 
 /** The cross-cutting bookkeeping every Event passes through: rate buckets and Delegation Grant use. */
-export function trackCooperation(next: GroupState, event: {kind: string; actor?: {id: string}; occurredAt?: string; payload: Payload}): GroupState {
+export function trackCooperation(next: GroupState, event: KnownEvent): GroupState {
   return trackDelegation(trackRates(next, event), event)
 }
 
 /**
  * §9.1: a work.authorize / work.offer accepted under a Grant carries {delegation: {grantId,
- * parentWorkItemId?}} (decide-delegation.ts markWorkAuthority): the WorkItem is charged against
+ * parentWorkItemId?}} (decide/delegation.ts markWorkAuthority): the WorkItem is charged against
  * the Grant's ceilings, and a newly authorized one joins its subtree one level below its parent.
  */
-function trackDelegation(next: GroupState, event: {kind: string; payload: Payload}): GroupState {
-  const d = event.payload.delegation as {grantId: string; parentWorkItemId?: string} | undefined
-  if (d === undefined || (event.kind !== 'work.authorized' && event.kind !== 'work.offer.created')) return next
+function trackDelegation(next: GroupState, event: KnownEvent): GroupState {
+  if (event.kind !== 'work.authorized' && event.kind !== 'work.offer.created') return next
+  const d = event.payload.delegation
+  if (d === undefined) return next
   const grant = next.delegations?.[d.grantId]
   if (grant === undefined) throw new CooperationApplyError(`${event.kind} under unknown Delegation Grant ${d.grantId}`)
-  const workItemId = event.kind === 'work.authorized' ? (event.payload.workItem as {workItemId: string}).workItemId : (event.payload.workItemId as string)
+  const workItemId = event.kind === 'work.authorized' ? event.payload.workItem.workItemId : event.payload.workItemId
   const subtree = d.parentWorkItemId !== undefined ? {...grant.subtree, [workItemId]: (grant.subtree[d.parentWorkItemId] ?? 0) + 1} : grant.subtree
   const charged = grant.charged.includes(workItemId) ? grant.charged : [...grant.charged, workItemId]
   return {...next, delegations: {...next.delegations, [d.grantId]: {...grant, subtree, charged}}}

@@ -1,28 +1,42 @@
 // apply(state, event) → state: the ONLY way Group state changes (ARCHITECTURE principle 2). The
 // live path applies the Events it has just signed; replay folds the stored Events through the
 // same function, so the two cannot drift. apply() trusts nothing about ordering: a sequence or
-// revision that does not follow the state is a corrupt log and throws.
+// revision that does not follow the state is a corrupt log and throws. Each Event kind has one
+// fold in FOLDS, handed the Event with its kind's payload type (model/events.ts); the payload is
+// typed once, by knownEvent(), and read without casts from there on.
 
-import type {CoordinatorState, SelectionBasis, ExecutionApprovalView, ExecutionLeaseView, GroupState, MemberRole, MemberState, MissionState, MissionView, WorkItemView, WorkOfferView, WorkOwnerView} from '../model/state.js'
-import type {Principal} from '../../signing/profiles.js'
-import {COOPERATION_EVENT_KINDS, COOPERATION_REVISION_NEUTRAL, applyCooperation, recordMessage, trackCooperation} from './cooperation.js'
-import {LEASE_EVENT_KINDS, applyLeaseEvent, endUnfinishedWork, withLeaseFacts} from './lease.js'
-import {ARCHIVE_EVENT_KINDS, applyArchiveEvent} from './archive.js'
-import {MISSION_TREE_EVENT_KINDS, applyMissionTree, missionLinks} from './mission-tree.js'
+import type {GroupState, MemberState, MissionView, WorkItemView} from '../model/state.js'
+import {
+  type ActiveMembershipDocument,
+  type AppliedEvent,
+  type EndedMembershipDocument,
+  type EventIn,
+  type EventKind,
+  type EventOf,
+  type MembershipDocument,
+  type ProvisionalMembershipDocument,
+  knownEvent,
+} from '../model/events.js'
+import {
+  COOPERATION_REVISION_NEUTRAL,
+  artifactPublished,
+  delegationGranted,
+  limitNotice,
+  messageFollowedUp,
+  overrideConsumed,
+  overrideGranted,
+  recordMessage,
+  trackCooperation,
+} from './cooperation.js'
+import {applyLeaseEvent, endUnfinishedWork, withLeaseFacts} from './lease.js'
+import {archived, snapshotCreated} from './archive.js'
+import {applyMissionTree, missionLinks} from './mission-tree.js'
+import {CHILD_CONCLUDED, RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
 import {LATE_RESULT_RECORDED} from '../model/work-leases.js'
 import {MwpError} from '../../errors.js'
+import {LIMIT_NOTICE, OVERRIDE_CONSUMED} from '../model/cooperation-state.js'
 
-/** The Event fields apply() reads (a parsed, verified Event document). */
-export interface AppliedEvent {
-  kind: string
-  groupId: string
-  sequence: number
-  aggregateRevision: number
-  payload: Record<string, unknown>
-  /** Read by the §20 rate buckets (apply-cooperation.ts); always present in a signed Event. */
-  actor?: {type: string; id: string}
-  occurredAt?: string
-}
+export type {AppliedEvent} from '../model/events.js'
 
 export class ApplyError extends MwpError<'event-unfoldable'> {
   constructor(message: string) {
@@ -42,20 +56,28 @@ export function revisionAfter(kind: string, revision: number): number {
   return REVISION_NEUTRAL.has(kind) ? revision : revision + 1
 }
 
-interface MembershipPayload {
-  membershipId: string
-  member: Principal
-  role: MemberRole
-  membershipEpoch: number
-  state: string
-  scopes: string[]
-  visibilityStartSequence: number
-  provisionalExpiresAt?: string
-  contextPackageId?: string
-  workItemId?: string
-}
+/** The Events that open a Group; every other kind folds into an existing one. */
+type OpeningKind = 'mission.created' | 'mission.follow_up.created'
+type FoldKind = Exclude<EventKind, OpeningKind>
 
-const memberOf = (m: MembershipPayload): MemberState => ({
+/** One Event kind's fold; `next` already carries the Event's sequence, revision and §20 bookkeeping. */
+type Fold<K extends FoldKind> = (next: GroupState, event: EventOf<K>) => GroupState
+
+/** The core WorkItem transitions (§10.2, §11.3): one row each in applyWork, lease facts in apply/lease.ts. */
+export type WorkTransitionKind =
+  | 'work.offer.created'
+  | 'work.offer.accepted'
+  | 'work.started'
+  | 'work.submitted'
+  | 'work.result.accepted'
+  | 'work.cancelled'
+  | 'work.checkpointed'
+  | 'work.blocked'
+  | 'work.unblocked'
+  | 'work.failed'
+  | 'approval.execution.granted'
+
+const membershipFields = (m: MembershipDocument) => ({
   membershipId: m.membershipId,
   principal: {type: m.member.type, id: m.member.id},
   role: m.role,
@@ -63,26 +85,32 @@ const memberOf = (m: MembershipPayload): MemberState => ({
   active: m.state === 'active',
   scopes: [...m.scopes],
   visibilityStartSequence: m.visibilityStartSequence,
-  ...(m.state === 'provisional' ? {provisional: {workItemId: m.workItemId!, expiresAt: m.provisionalExpiresAt!, contextPackageId: m.contextPackageId!}} : {}),
+})
+
+const memberOf = (m: ActiveMembershipDocument | EndedMembershipDocument): MemberState => ({
+  ...membershipFields(m),
   // An active Membership citing a Context Package was activated by accepting a just-in-time offer.
   ...(m.state === 'active' && m.contextPackageId !== undefined ? {justInTime: true as const} : {}),
 })
 
-/** §8 just-in-time Worker Membership: an offer grants provisional Memberships, acceptance activates one. */
-function jitMembers(members: Record<string, MemberState>, p: Record<string, unknown>): Record<string, MemberState> {
-  let out = members
-  for (const m of (p.provisionalMemberships as (MembershipPayload & {workItemId: string})[] | undefined) ?? []) out = withMember(out, memberOf({...m, workItemId: p.workItemId as string}))
-  if (p.activatedMembership !== undefined) out = withMember(out, memberOf(p.activatedMembership as MembershipPayload))
-  return out
-}
-
-const TERMINAL_BY_EVENT: Readonly<Record<string, MissionState>> = {
-  'mission.approved': 'approved',
-  'mission.cancelled': 'cancelled',
-  'mission.terminated': 'failed',
-}
+/** §8 just-in-time Worker Membership: granted with the offer of `workItemId`, inactive until accepted. */
+const provisionalMember = (m: ProvisionalMembershipDocument, workItemId: string): MemberState => ({
+  ...membershipFields(m),
+  provisional: {workItemId, expiresAt: m.provisionalExpiresAt, contextPackageId: m.contextPackageId},
+})
 
 const withMember = (members: Record<string, MemberState>, m: MemberState) => ({...members, [m.principal.id]: m})
+
+/** §8 just-in-time Worker Membership: an offer grants provisional Memberships, acceptance activates one. */
+function jitMembers(members: Record<string, MemberState>, event: EventIn<WorkTransitionKind>): Record<string, MemberState> {
+  if (event.kind === 'work.offer.created') {
+    let out = members
+    for (const m of event.payload.provisionalMemberships ?? []) out = withMember(out, provisionalMember(m, event.payload.workItemId))
+    return out
+  }
+  const activated = event.kind === 'work.offer.accepted' ? event.payload.activatedMembership : undefined
+  return activated === undefined ? members : withMember(members, memberOf(activated))
+}
 
 export function apply(state: GroupState | null, event: AppliedEvent): GroupState {
   const sequence = (state?.sequence ?? 0) + 1
@@ -90,148 +118,164 @@ export function apply(state: GroupState | null, event: AppliedEvent): GroupState
   const revision = revisionAfter(event.kind, state?.revision ?? 0)
   if (event.aggregateRevision !== revision) throw new ApplyError(`event ${event.sequence} carries revision ${event.aggregateRevision}, expected ${revision}`)
   if (state !== null && event.groupId !== state.groupId) throw new ApplyError(`event for Group ${event.groupId} applied to ${state.groupId}`)
-  const p = event.payload
-
-  if (event.kind === 'mission.created' || event.kind === 'mission.follow_up.created') {
+  const known = knownEvent(event)
+  if (known !== null && (known.kind === 'mission.created' || known.kind === 'mission.follow_up.created')) {
     if (state !== null) throw new ApplyError(`${event.kind} on an existing Group`)
-    const m = p.mission as Omit<MissionView, 'coordinator' | 'submission'>
-    const owner = memberOf(p.membership as MembershipPayload)
-    const mission: MissionView = {
-      missionId: m.missionId,
-      state: m.state,
-      missionOwner: {type: m.missionOwner.type, id: m.missionOwner.id},
-      objective: m.objective,
-      definitionOfDone: m.definitionOfDone,
-      deadline: m.deadline,
-      budget: m.budget,
-      approvalPolicy: m.approvalPolicy,
-      createdAt: m.createdAt,
-      ...missionLinks(m, p), // §14 parent / §7.1 follow-up links (apply-mission-tree.ts)
-      coordinator: null,
-      submission: null,
-    }
-    return {
-      groupId: event.groupId,
-      missionId: m.missionId,
-      revision,
-      sequence,
-      conversationId: p.conversationId as string,
-      mission,
-      members: {[owner.principal.id]: owner},
-      proposals: {},
-      workItems: {},
-    }
+    return opened(known, revision, sequence)
   }
-
   if (state === null) throw new ApplyError(`${event.kind} before mission.created`)
-  const next = trackCooperation({...state, revision, sequence}, event)
-  switch (event.kind) {
-    case 'mission.coordinator.assigned':
-    case 'mission.coordinator.renewed': {
-      // Assignment carries the (new or bumped) Coordinator Membership; renewal only the lease.
-      const c = p.coordinator as CoordinatorState
-      const coordinator: CoordinatorState = {agentId: c.agentId, coordinatorEpoch: c.coordinatorEpoch, leaseId: c.leaseId, leaseExpiresAt: c.leaseExpiresAt ?? null}
-      const members = p.membership === undefined ? state.members : withMember(state.members, memberOf(p.membership as MembershipPayload))
-      return {...next, mission: {...state.mission, coordinator}, members}
-    }
-    case 'mission.submitted_for_approval':
-      return {
-        ...next,
-        mission: {
-          ...state.mission,
-          state: 'awaiting_approval',
-          submission: {missionRevision: p.missionRevision as number, artifactHashes: [...(p.artifactHashes as string[])]},
-        },
-      }
-    case 'mission.changes_requested':
-      return {...next, mission: {...state.mission, state: 'active', submission: null}}
-    case 'mission.approved':
-    case 'mission.cancelled':
-    case 'mission.terminated':
-      // §10.2: a cancelled or failed Mission also ends its unfinished WorkItems (apply-lease.ts).
-      return endUnfinishedWork({...next, mission: {...state.mission, state: TERMINAL_BY_EVENT[event.kind]!}}, event.kind, p.reason)
-    case 'membership.changed':
-    case 'membership.ended':
-      return {...next, members: withMember(state.members, memberOf(p.membership as MembershipPayload))}
-    case 'work.proposed': {
-      const pr = p.proposal as {proposalId: string; proposedBy: {type: 'human' | 'agent' | 'service'; id: string}; contract: Record<string, unknown>; proposedAt: string}
-      return {...next, proposals: {...state.proposals, [pr.proposalId]: {proposalId: pr.proposalId, proposedBy: {type: pr.proposedBy.type, id: pr.proposedBy.id}, contract: pr.contract, proposedAt: pr.proposedAt}}}
-    }
-    case 'work.authorized': {
-      const w = p.workItem as Omit<WorkItemView, 'offer' | 'owner' | 'ownershipEpoch' | 'lease' | 'submission' | 'checkpoint' | 'blocker' | 'executionApproval' | 'failure'>
-      const item: WorkItemView = {
-        workItemId: w.workItemId,
-        conversationId: w.conversationId,
-        revision: w.revision,
-        state: w.state,
-        exclusive: w.exclusive,
-        contract: w.contract,
-        createdBy: {type: w.createdBy.type, id: w.createdBy.id},
-        authorizedBy: {type: w.authorizedBy.type, id: w.authorizedBy.id},
-        createdAt: w.createdAt,
-        offer: null,
-        owner: null,
-        ownershipEpoch: 0,
-        lease: null,
-        submission: null,
-        checkpoint: null,
-        blocker: null,
-        executionApproval: null,
-        failure: null,
-      }
-      const proposals = {...state.proposals}
-      if (typeof p.proposalId === 'string') delete proposals[p.proposalId]
-      return {...next, proposals, workItems: {...state.workItems, [item.workItemId]: item}}
-    }
-    case 'work.offer.created':
-    case 'work.offer.accepted':
-    case 'work.started':
-    case 'work.submitted':
-    case 'work.result.accepted':
-    case 'work.cancelled':
-    case 'work.checkpointed':
-    case 'work.blocked':
-    case 'work.unblocked':
-    case 'work.failed':
-    case 'approval.execution.granted':
-      return {
-        ...next,
-        members: jitMembers(state.members, p),
-        workItems: {...state.workItems, [p.workItemId as string]: withLeaseFacts(state.workItems[p.workItemId as string]!, applyWork(state, event), event)},
-      }
-    case 'message.posted':
-      // Messages live in the log; the state keeps only the index later corrections need (§9.1).
-      return recordMessage(next, p)
-    default:
-      if (COOPERATION_EVENT_KINDS.has(event.kind)) return applyCooperation(next, event.kind, p)
-      if (MISSION_TREE_EVENT_KINDS.has(event.kind)) return applyMissionTree(next, event.kind, p)
-      if (LEASE_EVENT_KINDS.has(event.kind)) return applyLeaseEvent(next, event)
-      if (ARCHIVE_EVENT_KINDS.has(event.kind)) return applyArchiveEvent(next, event)
-      throw new ApplyError(`unknown Event kind ${event.kind}`)
+  if (known === null) throw new ApplyError(`unknown Event kind ${event.kind}`)
+  return fold(trackCooperation({...state, revision, sequence}, known), known)
+}
+
+/** Hands the Event to its kind's fold, typed. */
+function fold<K extends FoldKind>(next: GroupState, event: EventOf<K>): GroupState {
+  const f: Fold<K> = FOLDS[event.kind]
+  return f(next, event)
+}
+
+function opened(event: EventIn<OpeningKind>, revision: number, sequence: number): GroupState {
+  const p = event.payload
+  const m = p.mission
+  const owner = memberOf(p.membership)
+  const mission: MissionView = {
+    missionId: m.missionId,
+    state: m.state,
+    missionOwner: {type: m.missionOwner.type, id: m.missionOwner.id},
+    objective: m.objective,
+    definitionOfDone: m.definitionOfDone,
+    deadline: m.deadline,
+    budget: m.budget,
+    approvalPolicy: m.approvalPolicy,
+    createdAt: m.createdAt,
+    ...missionLinks(event), // §14 parent / §7.1 follow-up links (apply/mission-tree.ts)
+    coordinator: null,
+    submission: null,
+  }
+  return {
+    groupId: event.groupId,
+    missionId: m.missionId,
+    revision,
+    sequence,
+    conversationId: p.conversationId,
+    mission,
+    members: {[owner.principal.id]: owner},
+    proposals: {},
+    workItems: {},
   }
 }
 
+/** Assignment carries the (new or bumped) Coordinator Membership; renewal only the lease. */
+function coordinatorChanged(next: GroupState, event: EventIn<'mission.coordinator.assigned' | 'mission.coordinator.renewed'>): GroupState {
+  const {agentId, coordinatorEpoch, leaseId, leaseExpiresAt} = event.payload.coordinator
+  const coordinator = {agentId, coordinatorEpoch, leaseId, leaseExpiresAt}
+  const members = event.kind === 'mission.coordinator.assigned' ? withMember(next.members, memberOf(event.payload.membership)) : next.members
+  return {...next, mission: {...next.mission, coordinator}, members}
+}
+
+function workAuthorized(next: GroupState, event: EventOf<'work.authorized'>): GroupState {
+  const w = event.payload.workItem
+  const item: WorkItemView = {
+    workItemId: w.workItemId,
+    conversationId: w.conversationId,
+    revision: w.revision,
+    state: w.state,
+    exclusive: w.exclusive,
+    contract: w.contract,
+    createdBy: {type: w.createdBy.type, id: w.createdBy.id},
+    authorizedBy: {type: w.authorizedBy.type, id: w.authorizedBy.id},
+    createdAt: w.createdAt,
+    offer: null,
+    owner: null,
+    ownershipEpoch: 0,
+    lease: null,
+    submission: null,
+    checkpoint: null,
+    blocker: null,
+    executionApproval: null,
+    failure: null,
+  }
+  const proposals = {...next.proposals}
+  if (event.payload.proposalId !== undefined) delete proposals[event.payload.proposalId]
+  return {...next, proposals, workItems: {...next.workItems, [item.workItemId]: item}}
+}
+
+function workTransition(next: GroupState, event: EventIn<WorkTransitionKind>): GroupState {
+  const id = event.payload.workItemId
+  const item = next.workItems[id]
+  if (item === undefined) throw new ApplyError(`${event.kind} for unknown WorkItem ${id}`)
+  const changed = withLeaseFacts(item, applyWork(item, event), event)
+  return {...next, members: jitMembers(next.members, event), workItems: {...next.workItems, [id]: changed}}
+}
+
+/** Every Event kind but the opening ones, to its fold. */
+const FOLDS: {readonly [K in FoldKind]: Fold<K>} = {
+  'mission.coordinator.assigned': coordinatorChanged,
+  'mission.coordinator.renewed': coordinatorChanged,
+  'mission.submitted_for_approval': (next, {payload: p}) => ({
+    ...next,
+    mission: {...next.mission, state: 'awaiting_approval', submission: {missionRevision: p.missionRevision, artifactHashes: [...p.artifactHashes]}},
+  }),
+  'mission.changes_requested': (next) => ({...next, mission: {...next.mission, state: 'active', submission: null}}),
+  'mission.approved': (next) => ({...next, mission: {...next.mission, state: 'approved'}}),
+  // §10.2: a cancelled or failed Mission also ends its unfinished WorkItems (apply/lease.ts).
+  'mission.cancelled': (next, event) => endUnfinishedWork({...next, mission: {...next.mission, state: 'cancelled'}}, event),
+  'mission.terminated': (next, event) => endUnfinishedWork({...next, mission: {...next.mission, state: 'failed'}}, event),
+  'membership.changed': (next, {payload: p}) => ({...next, members: withMember(next.members, memberOf(p.membership))}),
+  'membership.ended': (next, {payload: p}) => ({...next, members: withMember(next.members, memberOf(p.membership))}),
+  'work.proposed': (next, {payload: {proposal: pr}}) => {
+    const proposal = {proposalId: pr.proposalId, proposedBy: {type: pr.proposedBy.type, id: pr.proposedBy.id}, contract: pr.contract, proposedAt: pr.proposedAt}
+    return {...next, proposals: {...next.proposals, [pr.proposalId]: proposal}}
+  },
+  'work.authorized': workAuthorized,
+  'work.offer.created': workTransition,
+  'work.offer.accepted': workTransition,
+  'work.started': workTransition,
+  'work.submitted': workTransition,
+  'work.result.accepted': workTransition,
+  'work.cancelled': workTransition,
+  'work.checkpointed': workTransition,
+  'work.blocked': workTransition,
+  'work.unblocked': workTransition,
+  'work.failed': workTransition,
+  'approval.execution.granted': workTransition,
+  'work.progressed': applyLeaseEvent,
+  'work.contract.revised': applyLeaseEvent,
+  [LATE_RESULT_RECORDED]: applyLeaseEvent,
+  // Messages live in the log; the state keeps only the index later corrections need (§9.1).
+  'message.posted': recordMessage,
+  'message.corrected': messageFollowedUp,
+  'message.retracted': messageFollowedUp,
+  'message.redacted': messageFollowedUp,
+  'artifact.published': artifactPublished,
+  'membership.delegation.granted': delegationGranted,
+  'policy.cooperation_override.granted': overrideGranted,
+  [OVERRIDE_CONSUMED]: overrideConsumed,
+  [LIMIT_NOTICE]: limitNotice,
+  'mission.child.created': applyMissionTree,
+  [CHILD_CONCLUDED]: applyMissionTree,
+  [RESOURCE_USAGE_RECORDED]: applyMissionTree,
+  'group.snapshot.created': snapshotCreated,
+  'group.archived': archived,
+}
+
 /** One WorkItem transition (§10.2); the decider has already checked the row. */
-function applyWork(state: GroupState, event: AppliedEvent): WorkItemView {
-  const p = event.payload
-  const item = state.workItems[p.workItemId as string]
-  if (item === undefined) throw new ApplyError(`${event.kind} for unknown WorkItem ${String(p.workItemId)}`)
-  const revision = p.revision as number
+function applyWork(item: WorkItemView, event: EventIn<WorkTransitionKind>): WorkItemView {
+  const revision = event.payload.revision
   if (revision !== item.revision + 1) throw new ApplyError(`${event.kind} carries WorkItem revision ${revision}, expected ${item.revision + 1}`)
   const base = {...item, revision}
   switch (event.kind) {
     case 'work.offer.created': {
-      const o = p.offer as WorkOfferView
+      const o = event.payload.offer
       return {...base, state: 'offered', offer: {offerId: o.offerId, candidates: [...o.candidates], expiresAt: o.expiresAt, ...(o.selectionBasis ? {selectionBasis: o.selectionBasis} : {})}}
     }
     case 'work.offer.accepted': {
       // §10.3: the winner holds a new Ownership Epoch; every losing offer is withdrawn.
-      const o = p.owner as WorkOwnerView
-      const selectionBasis = p.selectionBasis as SelectionBasis | undefined
+      const {owner: o, selectionBasis} = event.payload
       return {...base, state: 'queued', offer: null, owner: {agentId: o.agentId, ownershipEpoch: o.ownershipEpoch, sessionEpoch: o.sessionEpoch}, ownershipEpoch: o.ownershipEpoch, ...(selectionBasis ? {selectionBasis} : {})}
     }
     case 'work.started': {
-      const l = p.lease as ExecutionLeaseView
+      const l = event.payload.lease
       return {
         ...base,
         state: 'active',
@@ -240,20 +284,20 @@ function applyWork(state: GroupState, event: AppliedEvent): WorkItemView {
     }
     case 'work.submitted':
       // §11.3: submission releases the Execution Lease.
-      return {...base, state: 'submitted', lease: item.lease && {...item.lease, state: 'released'}, submission: {artifactHashes: [...(p.artifactHashes as string[])]}}
+      return {...base, state: 'submitted', lease: item.lease && {...item.lease, state: 'released'}, submission: {artifactHashes: [...event.payload.artifactHashes]}}
     case 'work.result.accepted':
       return {...base, state: 'verified'}
     case 'work.checkpointed':
     case 'work.blocked': {
       // §11.3: checkpoint and block release the Execution Lease; ownership is retained.
-      const c = p.checkpoint as {progress: string; artifactHashes: string[]}
+      const p = event.payload
       const released = item.lease && {...item.lease, state: 'released' as const}
-      const checkpoint = {progress: c.progress, leaseId: p.leaseId as string, artifactHashes: [...c.artifactHashes]}
+      const checkpoint = {progress: p.checkpoint.progress, leaseId: p.leaseId, artifactHashes: [...p.checkpoint.artifactHashes]}
       if (event.kind === 'work.checkpointed') return {...base, state: 'queued', lease: released, checkpoint}
-      return {...base, state: 'blocked', lease: released, checkpoint, blocker: {requiredResolution: p.requiredResolution as string}}
+      return {...base, state: 'blocked', lease: released, checkpoint, blocker: {requiredResolution: event.payload.requiredResolution}}
     }
     case 'work.unblocked':
-      return {...base, state: p.to as 'queued' | 'open', blocker: null}
+      return {...base, state: event.payload.to, blocker: null}
     case 'work.failed':
       // §10.2: control returns to the Coordinator — ownership ends and an active lease is revoked.
       return {
@@ -263,14 +307,14 @@ function applyWork(state: GroupState, event: AppliedEvent): WorkItemView {
         offer: null,
         executionApproval: null,
         lease: item.lease && item.lease.state === 'active' ? {...item.lease, state: 'revoked'} : item.lease,
-        failure: {reason: p.reason as string, evidenceHashes: [...(p.evidenceHashes as string[])]},
+        failure: {reason: event.payload.reason, evidenceHashes: [...event.payload.evidenceHashes]},
       }
     case 'approval.execution.granted': {
-      const a = p.approval as ExecutionApprovalView
+      const a = event.payload.approval
       return {...base, executionApproval: {approvedBy: {type: a.approvedBy.type, id: a.approvedBy.id}, ownershipEpoch: a.ownershipEpoch, approvedAt: a.approvedAt}}
     }
-    default:
-      // work.cancelled: cancellation revokes an active lease (§11.3).
+    case 'work.cancelled':
+      // Cancellation revokes an active lease (§11.3).
       return {...base, state: 'cancelled', lease: item.lease && item.lease.state === 'active' ? {...item.lease, state: 'revoked'} : item.lease}
   }
 }

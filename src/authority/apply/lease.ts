@@ -1,14 +1,19 @@
 // apply() for the lease, reassignment and contract-revision facts (spec §10.4, §11.3, §11.5).
-// apply.ts keeps the core WorkItem rows; this module adds what those Events carry about lease
+// apply/index.ts keeps the core WorkItem rows; this module adds what those Events carry about lease
 // boundaries and ended ownerships, and folds the Events only this area emits. Every field it
 // sets comes from the Event payload, never from a clock, so replay reproduces it exactly.
 
-import {ApplyError, type AppliedEvent} from './index.js'
-import {type EndedOwnershipView, type ExecutionLeaseView, type GroupState, type LateResultView, UNFINISHED_WORK, type WorkItemView} from '../model/state.js'
-import {LATE_RESULT_RECORDED} from '../model/work-leases.js'
-
-/** The Events folded entirely here. work.progressed and work.contract.revised advance the WorkItem revision. */
-export const LEASE_EVENT_KINDS: ReadonlySet<string> = new Set(['work.progressed', 'work.contract.revised', LATE_RESULT_RECORDED])
+import {ApplyError, type WorkTransitionKind} from './index.js'
+import type {EventIn} from '../model/events.js'
+import {
+  type EndedOwnershipView,
+  type ExecutionLeaseView,
+  type GroupState,
+  type LateResultView,
+  UNFINISHED_WORK,
+  type WorkItemView,
+} from '../model/state.js'
+import type {LATE_RESULT_RECORDED} from '../model/work-leases.js'
 
 const withEnded = (item: WorkItemView, ended: EndedOwnershipView): EndedOwnershipView[] => [
   ...(item.endedOwnerships ?? []),
@@ -19,38 +24,37 @@ const closeLease = (lease: ExecutionLeaseView | null, state: 'expired' | 'revoke
   lease !== null && lease.state === 'active' ? {...lease, state} : lease
 
 /**
- * The lease facts of a core WorkItem Event, applied to `after` (what apply.ts's row produced from
- * `before`): start-by and blocked-lease deadlines, Execution Lease expiry, and the ownership a
+ * The lease facts of a core WorkItem Event, applied to `after` (what apply/index.ts's row produced
+ * from `before`): start-by and blocked-lease deadlines, Execution Lease expiry, and the ownership a
  * re-offer or unblock fenced (§10.2 "an expired owner is fenced first").
  */
-export function withLeaseFacts(before: WorkItemView, after: WorkItemView, event: AppliedEvent): WorkItemView {
-  const p = event.payload
-  const ownerLease = (expiresAt: unknown): WorkItemView =>
-    typeof expiresAt === 'string' && after.owner !== null ? {...after, owner: {...after.owner, leaseExpiresAt: expiresAt}} : after
+export function withLeaseFacts(before: WorkItemView, after: WorkItemView, event: EventIn<WorkTransitionKind>): WorkItemView {
+  const ownerLease = (expiresAt: string): WorkItemView =>
+    after.owner !== null ? {...after, owner: {...after.owner, leaseExpiresAt: expiresAt}} : after
+  const fence = (fenced: EndedOwnershipView): WorkItemView =>
+    ({...after, owner: null, lease: closeLease(after.lease, 'expired'), endedOwnerships: withEnded(before, fenced)})
   switch (event.kind) {
-    case 'work.offer.created': {
-      const fenced = p.fencedOwnership as EndedOwnershipView | undefined
-      if (fenced === undefined) return after
-      return {...after, owner: null, lease: closeLease(after.lease, 'expired'), endedOwnerships: withEnded(before, fenced)}
-    }
+    case 'work.offer.created':
+      return event.payload.fencedOwnership === undefined ? after : fence(event.payload.fencedOwnership)
     case 'work.offer.accepted':
-      return ownerLease((p.owner as {startBy?: string}).startBy)
+      return ownerLease(event.payload.owner.startBy)
     case 'work.started': {
       // While active, the Execution Lease governs ownership: the start-by deadline is spent, and a
       // path back to queued (checkpoint, unblock, Session replacement …) sets a fresh one.
-      const l = p.lease as {expiresAt?: string; renewalCount?: number}
-      if (after.lease === null || l.expiresAt === undefined) return after
+      const l = event.payload.lease
+      if (after.lease === null) return after
       const owner = after.owner === null ? null : (({leaseExpiresAt: _spent, ...rest}) => rest)(after.owner)
-      return {...after, owner, lease: {...after.lease, expiresAt: l.expiresAt, renewalCount: l.renewalCount ?? 0}}
+      return {...after, owner, lease: {...after.lease, expiresAt: l.expiresAt, renewalCount: l.renewalCount}}
     }
     case 'work.checkpointed':
+      return ownerLease(event.payload.ownershipLeaseExpiresAt)
     case 'work.unblocked': {
-      const fenced = p.fencedOwnership as EndedOwnershipView | undefined
-      if (fenced !== undefined) return {...after, owner: null, lease: closeLease(after.lease, 'expired'), endedOwnerships: withEnded(before, fenced)}
-      return ownerLease(p.ownershipLeaseExpiresAt)
+      const p = event.payload
+      if (p.to === 'queued') return ownerLease(p.ownershipLeaseExpiresAt)
+      return p.fencedOwnership === undefined ? after : fence(p.fencedOwnership)
     }
     case 'work.blocked':
-      return ownerLease(p.blockedLeaseExpiresAt)
+      return ownerLease(event.payload.blockedLeaseExpiresAt)
     case 'work.failed':
       // §10.2: failure ends ownership; remember it so a late submit is fenced, not forbidden.
       if (before.owner === null) return after
@@ -61,39 +65,42 @@ export function withLeaseFacts(before: WorkItemView, after: WorkItemView, event:
 }
 
 /** Folds work.progressed, work.contract.revised and late results into the Group state. */
-export function applyLeaseEvent(next: GroupState, event: AppliedEvent): GroupState {
-  const p = event.payload
-  const item = next.workItems[p.workItemId as string]
-  if (item === undefined) throw new ApplyError(`${event.kind} for unknown WorkItem ${String(p.workItemId)}`)
+type LeaseKind = 'work.progressed' | 'work.contract.revised' | typeof LATE_RESULT_RECORDED
+
+export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): GroupState {
+  const item = next.workItems[event.payload.workItemId]
+  if (item === undefined) throw new ApplyError(`${event.kind} for unknown WorkItem ${event.payload.workItemId}`)
   const put = (w: WorkItemView): GroupState => ({...next, workItems: {...next.workItems, [w.workItemId]: w}})
 
-  if (event.kind === LATE_RESULT_RECORDED) {
-    // Non-authoritative: no WorkItem revision, state, submission or owner change.
+  if (event.kind !== 'work.progressed' && event.kind !== 'work.contract.revised') {
+    // A late result is non-authoritative: no WorkItem revision, state, submission or owner change.
+    const p = event.payload
     const late: LateResultView = {
-      agentId: p.agentId as string,
-      ownershipEpoch: p.ownershipEpoch as number,
-      leaseId: p.leaseId as string,
-      artifactHashes: [...(p.artifactHashes as string[])],
-      recordedAt: p.recordedAt as string,
+      agentId: p.agentId,
+      ownershipEpoch: p.ownershipEpoch,
+      leaseId: p.leaseId,
+      artifactHashes: [...p.artifactHashes],
+      recordedAt: p.recordedAt,
     }
     return put({...item, lateResults: [...(item.lateResults ?? []), late]})
   }
 
-  const revision = p.revision as number
+  const revision = event.payload.revision
   if (revision !== item.revision + 1) throw new ApplyError(`${event.kind} carries WorkItem revision ${revision}, expected ${item.revision + 1}`)
   if (event.kind === 'work.progressed') {
     // §11.3: a renewal moves the Execution Lease boundary and extends its renewal history.
-    const l = p.lease as {expiresAt: string; renewalCount: number; lastRenewedAt: string}
+    const p = event.payload
     if (item.lease === null || item.lease.leaseId !== p.leaseId) throw new ApplyError(`work.progressed for a lease WorkItem ${item.workItemId} does not hold`)
-    return put({...item, revision, lease: {...item.lease, expiresAt: l.expiresAt, renewalCount: l.renewalCount, lastRenewedAt: l.lastRenewedAt}})
+    return put({...item, revision, lease: {...item.lease, expiresAt: p.lease.expiresAt, renewalCount: p.lease.renewalCount, lastRenewedAt: p.lease.lastRenewedAt}})
   }
   // work.contract.revised (§10.4): the new contract; a running item that gained an unmet
   // dependency has its Execution Lease revoked and waits in its queue under an ownership lease.
   // §10.1: a revised contract needs renewed acceptance, so a pending offer (made under the old
   // contract) is withdrawn; the WorkItem stays `offered` until the Coordinator offers again.
-  const revised: WorkItemView = {...item, revision, contract: p.contract as Record<string, unknown>, ...(p.withdrawnOfferId !== undefined ? {offer: null} : {})}
+  const p = event.payload
+  const revised: WorkItemView = {...item, revision, contract: p.contract, ...(p.withdrawnOfferId !== undefined ? {offer: null} : {})}
   if (p.revokedLeaseId === undefined) return put(revised)
-  const owner = revised.owner === null ? null : {...revised.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt as string}
+  const owner = revised.owner === null ? null : {...revised.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt}
   return put({...revised, state: 'queued', owner, lease: closeLease(revised.lease, 'revoked')})
 }
 
@@ -105,8 +112,7 @@ export function applyLeaseEvent(next: GroupState, event: AppliedEvent): GroupSta
  * in a finished Mission. Derived from the Mission Event alone — replay reproduces it exactly.
  * Cancellation cancels; failure fails with the Mission's reason and ends ownership.
  */
-export function endUnfinishedWork(next: GroupState, kind: string, reason: unknown): GroupState {
-  if (kind !== 'mission.cancelled' && kind !== 'mission.terminated') return next
+export function endUnfinishedWork(next: GroupState, event: EventIn<'mission.cancelled' | 'mission.terminated'>): GroupState {
   const workItems: Record<string, WorkItemView> = {}
   for (const [id, item] of Object.entries(next.workItems)) {
     if (!UNFINISHED_WORK.has(item.state)) {
@@ -114,7 +120,7 @@ export function endUnfinishedWork(next: GroupState, kind: string, reason: unknow
       continue
     }
     const lease = closeLease(item.lease, 'revoked')
-    if (kind === 'mission.cancelled') {
+    if (event.kind === 'mission.cancelled') {
       workItems[id] = {...item, revision: item.revision + 1, state: 'cancelled', lease}
       continue
     }
@@ -126,7 +132,7 @@ export function endUnfinishedWork(next: GroupState, kind: string, reason: unknow
       owner: null,
       offer: null,
       lease,
-      failure: {reason: typeof reason === 'string' ? reason : 'the Mission failed', evidenceHashes: []},
+      failure: {reason: event.payload.reason, evidenceHashes: []},
       ...(ended !== undefined ? {endedOwnerships: ended} : {}),
     }
   }

@@ -1,13 +1,12 @@
 // apply() for the Mission-tree Events (engineer B's kinds): the parent side of a child Mission
 // (mission.child.created, CHILD_CONCLUDED) and the budget ledger (resource_usage_recorded). Called
-// from apply.ts, so live state and replay share it; returns new objects, mutates nothing.
+// from apply/index.ts, so live state and replay share it; returns new objects, mutates nothing.
 
-import {charge, type UsageDelta} from '../model/budget.js'
-import {CHILD_CONCLUDED, type ChildFailurePolicy, type ChildMissionLink, type MissionParentLink, RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
-import type {GroupState, MissionView, WorkItemView, WorkState} from '../model/state.js'
+import {charge} from '../model/budget.js'
+import type {EventIn, EventOf} from '../model/events.js'
+import {CHILD_CONCLUDED, type ChildMissionLink, RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
+import type {GroupState, MissionView, WorkItemView} from '../model/state.js'
 import {MwpError} from '../../errors.js'
-
-export const MISSION_TREE_EVENT_KINDS: ReadonlySet<string> = new Set(['mission.child.created', CHILD_CONCLUDED, RESOURCE_USAGE_RECORDED])
 
 /** ApplyError's failure, declared here because apply/index.ts imports this module. */
 class MissionTreeApplyError extends MwpError<'event-unfoldable'> {
@@ -16,32 +15,42 @@ class MissionTreeApplyError extends MwpError<'event-unfoldable'> {
   }
 }
 
-type Payload = Record<string, unknown>
-
 /**
- * The tree links of a mission.created / mission.follow_up.created payload, for MissionView. The
+ * The tree links of a mission.created / mission.follow_up.created Event, for MissionView. The
  * Mission document keeps mission.schema.json's shape (`parent` without a Group ID,
  * `followUpToMissionId`); the Group IDs ride beside it in the payload.
  */
-export function missionLinks(m: {parent?: Omit<MissionParentLink, 'groupId'>; followUpToMissionId?: string}, p: Payload): Pick<MissionView, 'parent' | 'followUpTo'> {
+export function missionLinks(event: EventIn<'mission.created' | 'mission.follow_up.created'>): Pick<MissionView, 'parent' | 'followUpTo'> {
+  const p = event.payload
+  const {parent, followUpToMissionId} = p.mission
+  const followUpToGroupId = event.kind === 'mission.follow_up.created' ? event.payload.followUpToGroupId : undefined
   return {
-    ...(m.parent !== undefined ? {parent: {missionId: m.parent.missionId, groupId: p.parentGroupId as string, workItemId: m.parent.workItemId, depth: m.parent.depth}} : {}),
-    ...(m.followUpToMissionId !== undefined ? {followUpTo: {missionId: m.followUpToMissionId, groupId: p.followUpToGroupId as string}} : {}),
+    ...(parent !== undefined && p.parentGroupId !== undefined
+      ? {parent: {missionId: parent.missionId, groupId: p.parentGroupId, workItemId: parent.workItemId, depth: parent.depth}}
+      : {}),
+    ...(followUpToMissionId !== undefined && followUpToGroupId !== undefined ? {followUpTo: {missionId: followUpToMissionId, groupId: followUpToGroupId}} : {}),
   }
 }
 
-export function applyMissionTree(next: GroupState, kind: string, p: Payload): GroupState {
-  if (kind === RESOURCE_USAGE_RECORDED) return {...next, budgetLedger: charge(next.budgetLedger, p.workItemId as string, p.delta as UsageDelta)}
-  const item = next.workItems[p.workItemId as string]
-  if (item === undefined) throw new MissionTreeApplyError(`${kind} for unknown WorkItem ${String(p.workItemId)}`)
-  const revision = p.revision as number
-  if (revision !== item.revision + 1) throw new MissionTreeApplyError(`${kind} carries WorkItem revision ${revision}, expected ${item.revision + 1}`)
-  return {...next, workItems: {...next.workItems, [item.workItemId]: kind === CHILD_CONCLUDED ? concluded(item, p) : promoted(item, p)}}
+type MissionTreeKind = 'mission.child.created' | typeof CHILD_CONCLUDED | typeof RESOURCE_USAGE_RECORDED
+
+export function applyMissionTree(next: GroupState, event: EventIn<MissionTreeKind>): GroupState {
+  if (event.kind === RESOURCE_USAGE_RECORDED) {
+    return {...next, budgetLedger: charge(next.budgetLedger, event.payload.workItemId, event.payload.delta)}
+  }
+  const {kind, payload: p} = event
+  const item = next.workItems[p.workItemId]
+  if (item === undefined) throw new MissionTreeApplyError(`${kind} for unknown WorkItem ${p.workItemId}`)
+  if (p.revision !== item.revision + 1) {
+    throw new MissionTreeApplyError(`${kind} carries WorkItem revision ${p.revision}, expected ${item.revision + 1}`)
+  }
+  const changed = event.kind === CHILD_CONCLUDED ? concluded(item, event) : promoted(item, event)
+  return {...next, workItems: {...next.workItems, [item.workItemId]: changed}}
 }
 
 /** §10.2 mission.create_child: blocked, ownership fenced, an active lease revoked, the child linked. */
-function promoted(item: WorkItemView, p: Payload): WorkItemView {
-  const c = p.child as {missionId: string; groupId: string; failurePolicy: ChildFailurePolicy}
+function promoted(item: WorkItemView, {payload: p}: EventOf<'mission.child.created'>): WorkItemView {
+  const c = p.child
   const childMission: ChildMissionLink = {
     missionId: c.missionId,
     groupId: c.groupId,
@@ -50,7 +59,7 @@ function promoted(item: WorkItemView, p: Payload): WorkItemView {
   }
   return {
     ...item,
-    revision: p.revision as number,
+    revision: p.revision,
     state: 'blocked',
     owner: null,
     offer: null,
@@ -62,13 +71,13 @@ function promoted(item: WorkItemView, p: Payload): WorkItemView {
 }
 
 /** §10.2 linked child approval (→ verified) or failure (→ blocked / failed, per the declared policy). */
-function concluded(item: WorkItemView, p: Payload): WorkItemView {
+function concluded(item: WorkItemView, {payload: p}: EventOf<typeof CHILD_CONCLUDED>): WorkItemView {
   if (item.childMission === undefined) throw new MissionTreeApplyError(`${CHILD_CONCLUDED} for WorkItem ${item.workItemId} without a child Mission`)
-  const to = p.to as WorkState
-  const childMission: ChildMissionLink = {...item.childMission, state: p.outcome as ChildMissionLink['state']}
-  const base = {...item, revision: p.revision as number, state: to, childMission}
-  if (to === 'verified') return {...base, blocker: null, submission: {artifactHashes: [...(p.artifactHashes as string[])]}}
-  const failure = {reason: `child Mission ${childMission.missionId} ${childMission.state}`, evidenceHashes: [...(p.evidenceHashes as string[])]}
+  const to = p.to
+  const childMission: ChildMissionLink = {...item.childMission, state: p.outcome}
+  const base = {...item, revision: p.revision, state: to, childMission}
+  if (to === 'verified') return {...base, blocker: null, submission: {artifactHashes: [...p.artifactHashes]}}
+  const failure = {reason: `child Mission ${childMission.missionId} ${childMission.state}`, evidenceHashes: [...p.evidenceHashes]}
   if (to === 'failed') return {...base, blocker: null, failure}
   return {...base, failure, blocker: {requiredResolution: `replan: child Mission ${childMission.missionId} ${childMission.state}`}}
 }

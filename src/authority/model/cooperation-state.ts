@@ -5,6 +5,10 @@
 
 import type {Principal} from '../../signing/profiles.js'
 
+/** Extension Event kinds this authority emits, in the project's ext.missionweaveprotocol.core namespace (§18). */
+export const OVERRIDE_CONSUMED = 'ext.missionweaveprotocol.core.cooperation_override_consumed'
+export const LIMIT_NOTICE = 'ext.missionweaveprotocol.core.soft_limit_reached'
+
 /** §9: what the authority must know about a committed Message to judge a later correction. */
 export interface MessageIndexEntry {
   author: Principal

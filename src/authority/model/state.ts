@@ -193,7 +193,7 @@ export interface WorkItemView {
   lease: ExecutionLeaseView | null
   submission: {artifactHashes: string[]} | null
   /** §11.3: the last durable checkpoint (work.checkpoint or work.block). */
-  checkpoint: {progress: string; leaseId: string; artifactHashes: string[]} | null
+  checkpoint: CheckpointView | null
   /** §11.4: the required resolution of a blocked WorkItem (cleared by work.unblock). */
   blocker: {requiredResolution: string} | null
   /** §12: the signed execution approval satisfying the start gate, bound to an Ownership Epoch. */
@@ -206,6 +206,13 @@ export interface WorkItemView {
   endedOwnerships?: EndedOwnershipView[]
   /** §4 invariant 5: late results of ended ownerships, kept as non-authoritative Evidence. */
   lateResults?: LateResultView[]
+}
+
+/** §11.3: a durable checkpoint, under the Execution Lease it was taken in. */
+export interface CheckpointView {
+  progress: string
+  leaseId: string
+  artifactHashes: string[]
 }
 
 export interface EndedOwnershipView {
