@@ -115,7 +115,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     void feed.refresh().catch((e: Error) => log({level: 'error', event: 'feed-failed', groupId: feed.groupId, reason: e.message}))
   const context: ServerContext = {
     authority,
-    options: {sendWindow: 1024, pageSize: 256, deliveryBatchMs: DEFAULT_DELIVERY_BATCH_MS, sessionTtlSeconds: 3600, pingIntervalMs: 15_000, ...options, authority},
+    options: {
+      sendWindow: 1024,
+      pageSize: 256,
+      deliveryBatchMs: DEFAULT_DELIVERY_BATCH_MS,
+      sessionTtlSeconds: 3600,
+      pingIntervalMs: 15_000,
+      ...options,
+      authority,
+    },
     log,
     feed(groupId) {
       let feed = feeds.get(groupId)

@@ -7,7 +7,8 @@ import {type AuthorityPolicy, openAuthority} from '../../src/authority/authority
 import {submit} from '../../src/authority/ingress/command.js'
 import type {Store} from '../../src/store/index.js'
 import {startServer} from '../../src/wire/server.js'
-import {authorityKey, codeOf, coordinator, createCommand, newGroup, orgService, owner, post, registry, sqliteStore} from '../support/authority-helpers.js'
+import {authorityKey, codeOf, coordinator, createCommand, newGroup, orgService} from '../support/authority-helpers.js'
+import {owner, post, registry, sqliteStore} from '../support/authority-helpers.js'
 import {collector, connect} from '../support/wire-helpers.js'
 
 let store: Store
@@ -30,7 +31,8 @@ describe('caller input is never mutated (openAuthority, startServer)', () => {
     const authority = openAuthority({store, registry, authorityKey, policy})
     const policyOfAuthority = structuredClone(authority.policy)
     // No poll in this test's time: a delivery can only come from the append listeners.
-    const serverOptions = {authority, host: '127.0.0.1', port: 0, tls: 'insecure-loopback' as const, pollMs: 600_000, sendWindow: 64, log: () => undefined}
+    const tls = 'insecure-loopback' as const
+    const serverOptions = {authority, host: '127.0.0.1', port: 0, tls, pollMs: 600_000, sendWindow: 64, log: () => undefined}
     const {authority: _authority, log: _log, ...serverData} = serverOptions
     const serverDataBefore = structuredClone(serverData)
     const server = await startServer(serverOptions)
@@ -74,7 +76,9 @@ describe('caller input is never mutated (openAuthority, startServer)', () => {
       writable.requireAgentSessions = true
     }).toThrow(TypeError)
     expect(() => writable.rootMissionOwners.push('urn:mwp:test:someone-else')).toThrow(TypeError)
-    expect(authority.requiringAgentSessions().policy).toEqual({rootMissionOwners: [owner.principal!.id], terminators: [], requireAgentSessions: true})
+    const served = authority.requiringAgentSessions()
+    expect(served.policy).toEqual({rootMissionOwners: [owner.principal!.id], terminators: [], requireAgentSessions: true})
+    expect(served.requiringAgentSessions()).toBe(served)
     expect(authority.policy.requireAgentSessions).toBeUndefined()
   })
 })

@@ -13,7 +13,11 @@ export interface Admitted<C> {
   contentHash: string
 }
 
-export async function admit<C>(authority: Authority, bytes: Uint8Array, subject: string): Promise<Admitted<C> | {error: ProtocolError}> {
+export async function admit<C>(
+  authority: Authority,
+  bytes: Uint8Array,
+  subject: string,
+): Promise<Admitted<C> | {error: ProtocolError}> {
   const accepted = await acceptNew({bytes, kind: 'command', subject}, authority.registry, authority.store)
   if (accepted instanceof Rejection) return {error: protocolError(accepted.code, authority.clock())}
   return {command: accepted.verified.document as unknown as C, contentHash: accepted.verified.signingHash}

@@ -21,13 +21,13 @@ import {servicePolicyAct} from './policy-records.js'
  * the six stages; the pure decider gets the verified signer and document (on a copy of the
  * Command), never raw bytes.
  */
-export function checkCommand(authority: Authority, command: GroupCommand, commandBytes: Uint8Array): GroupCommand | ErrorCode {
+export function checkCommand(authority: Authority, command: GroupCommand, bytes: Uint8Array): GroupCommand | ErrorCode {
   const invalid = payloadError(command.kind, command.payload)
   if (invalid) return invalid
   if (unknownCriticalExtension(command.extensions) !== null) return 'UNKNOWN_CRITICAL_EXTENSION'
   const forbidden = authorize(authority, command)
   if (forbidden) return forbidden
-  return withEmbedded(authority, command, commandBytes)
+  return withEmbedded(authority, command, bytes)
 }
 
 /** Role and Organization policy (AUTH_FORBIDDEN); Membership checks are the decider's. */

@@ -167,7 +167,9 @@ async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<Subm
     return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(decision.error)
   }
   // §20: rate limits and the cited Cooperation Override Grant, on the accepted decision only.
-  const gated = state === null ? decision : cooperationGate(state, command, decision.events, limits, {acceptedAt, newId: authority.newId})
+  const gated = state === null
+    ? decision
+    : cooperationGate(state, command, decision.events, limits, {acceptedAt, newId: authority.newId})
   if ('error' in gated) return (await committed(tip)) ? answers.refused(gated.error) : RETRY
   if (crossesGroups(command.groupId, gated.events)) return appendToGroups(ingress, command, basis, gated.events)
   return appendOnGroup(ingress, command, basis, gated.events)
@@ -180,8 +182,8 @@ async function committed(tip: Tip | undefined): Promise<boolean> {
 
 /** Seals the Events and hands them to the Group's pipeline: the queue moves on, the answer waits for the COMMIT. */
 function appendOnGroup(ingress: Ingress, command: GroupCommand, basis: Basis, events: EventDraft[], refused?: ErrorCode): InFlight {
-  const {authority, answers} = ingress
-  const {stored, next, receipt} = seal(authority, basis.state, command, ingress.key.contentHash, basis.acceptedAt, events, refused)
+  const {authority, answers, key} = ingress
+  const {stored, next, receipt} = seal(authority, basis.state, command, key.contentHash, basis.acceptedAt, events, refused)
   const outcome = appendOnTip(authority, command.groupId, basis.tip, basis.state, stored, receipt, next)
   const appended = (): SubmitResult => {
     authority.committed(next, stored)
@@ -191,13 +193,19 @@ function appendOnGroup(ingress: Ingress, command: GroupCommand, basis: Basis, ev
 }
 
 /** A decision spanning Groups is appended on stored state only, to all its Groups at once (cross-group.ts). */
-async function appendToGroups(ingress: Ingress, command: GroupCommand, basis: Basis, events: EventDraft[]): Promise<SubmitResult | Retry> {
-  const {authority, answers} = ingress
+async function appendToGroups(
+  ingress: Ingress,
+  command: GroupCommand,
+  basis: Basis,
+  events: EventDraft[],
+): Promise<SubmitResult | Retry> {
+  const {authority, answers, key} = ingress
   if (basis.tip !== undefined) {
     await drainTips(authority, [command.groupId])
     return RETRY
   }
-  const across = await appendAcross(authority, command, basis.state, basis.groups, ingress.key.contentHash, basis.acceptedAt, events, seal)
+  const {state, groups, acceptedAt} = basis
+  const across = await appendAcross(authority, command, state, groups, key.contentHash, acceptedAt, events, seal)
   if (across === RETRY) return RETRY
   return typeof across === 'string' ? answers.refused(across) : {receipt: across.document as unknown as CommandReceipt}
 }

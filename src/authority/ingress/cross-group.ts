@@ -114,7 +114,8 @@ export async function appendAcross<C extends DecidedCommand & {groupId: string}>
   }
   const document = {...(JSON.parse(receipt!.document) as Record<string, unknown>), linkedGroups: linked}
   const full: Receipt = {...receipt!, document: JSON.stringify(document)}
-  return appendAnswer<{document: Record<string, unknown>} | ErrorCode>(await authority.store.appendGroups(appends, full), {
+  const outcome = await authority.store.appendGroups(appends, full)
+  return appendAnswer<{document: Record<string, unknown>} | ErrorCode>(outcome, {
     appended: () => {
       nexts.forEach((n, i) => authority.committed(n, appends[i]!.events))
       return {document}

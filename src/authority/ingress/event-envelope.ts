@@ -27,12 +27,18 @@ export interface EventFacts {
 }
 
 /** The signed Event document and its exact bytes, as stored and delivered. */
-export function signedEvent(authority: Authority, cause: Cause, contentHash: string, facts: EventFacts): {document: JsonObject; bytes: Buffer} {
+export function signedEvent(
+  authority: Authority,
+  cause: Cause,
+  contentHash: string,
+  facts: EventFacts,
+): {document: JsonObject; bytes: Buffer} {
+  const at = facts.position
   const unsigned: JsonObject = {
     protocolVersion: '0.1',
     eventId: facts.eventId,
     kind: facts.kind,
-    ...(facts.position !== undefined ? {groupId: facts.position.groupId, sequence: facts.position.sequence, aggregateRevision: facts.position.aggregateRevision} : {}),
+    ...(at !== undefined ? {groupId: at.groupId, sequence: at.sequence, aggregateRevision: at.aggregateRevision} : {}),
     actor: {type: cause.actor.type, id: cause.actor.id},
     cause: {type: 'command', id: cause.actionId},
     correlationId: cause.correlationId,

@@ -34,7 +34,10 @@ export async function earlierAnswer<R>(log: ReceiptLog, key: ReceiptKey, answers
 }
 
 /** The answer to an append's outcome; `appended()` when this append wrote, RETRY when the head or version moved. */
-export function appendAnswer<R>(outcome: AppendOutcome | OrgAppendOutcome, answers: Answers<R> & {appended(): R}): R | Retry {
+export function appendAnswer<R>(
+  outcome: AppendOutcome | OrgAppendOutcome,
+  answers: Answers<R> & {appended(): R},
+): R | Retry {
   switch (outcome.status) {
     case 'appended':
       return answers.appended()

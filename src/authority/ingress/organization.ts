@@ -87,7 +87,8 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
   if ('error' in admitted) return admitted
   const {command, contentHash} = admitted
   const refused = (code: ErrorCode): OrganizationSubmitResult => refusal(authority, command.actionId, code)
-  const answers: Answers<OrganizationSubmitResult> = {refused, stored: (document) => ({receipt: JSON.parse(document) as OrganizationReceipt})}
+  const stored = (document: string): OrganizationSubmitResult => ({receipt: JSON.parse(document) as OrganizationReceipt})
+  const answers: Answers<OrganizationSubmitResult> = {refused, stored}
   const shape = checkShape(command)
   if (shape) return refused(shape)
 
@@ -120,7 +121,8 @@ async function appendOnce(ingress: Ingress, subject: Subject): Promise<Organizat
   if (version <= current) return (await earlierAnswer(log, key, answers)) ?? answers.refused('INVALID_COMMAND')
   const occurredAt = authority.clock()
   const eventId = authority.newId()
-  const {bytes} = signedEvent(authority, command, key.contentHash, {eventId, kind: eventKind, occurredAt, payload: subject.payload(version)})
+  const payload = subject.payload(version)
+  const {bytes} = signedEvent(authority, command, key.contentHash, {eventId, kind: eventKind, occurredAt, payload})
   const entry: OrgEntry = {eventId, kind: eventKind, subjectId: subject.subjectId, version, bytes}
   const receipt: OrganizationReceipt = {
     actionId: command.actionId,

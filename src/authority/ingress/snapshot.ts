@@ -101,7 +101,11 @@ export async function buildGroupSnapshot(
  * `throughSequence`, and the policy-log linkage must hold (the decider, which sees only state, checks the head and the state hash).
  * Returns the verified facts, which ingress attaches to its copy of the Command for the pure decider.
  */
-export async function verifyArchiveSnapshot(authority: Authority, command: DecidedCommand & {groupId: string}, commandBytes: Uint8Array): Promise<VerifiedSnapshot | ErrorCode> {
+export async function verifyArchiveSnapshot(
+  authority: Authority,
+  command: DecidedCommand & {groupId: string},
+  commandBytes: Uint8Array,
+): Promise<VerifiedSnapshot | ErrorCode> {
   // The snapshot exactly as it stood in the received Command (principle 4), never a re-serialization.
   const bytes = Buffer.from(sourcesIn(commandBytes)(['payload', 'snapshot']) ?? '', 'utf8')
   const verified = verify('group-snapshot', bytes, authority.registry)
