@@ -2,6 +2,11 @@
 // per-Group state cache and a per-Group promise queue (ARCHITECTURE principle 3: one Group's
 // Commands are serialized in-process; different Groups never wait on each other).
 //
+// The policy is the Authority's own frozen copy: neither the caller's object nor anyone holding the
+// Authority can change it under a running authority. The wire gateway, which requires Agent
+// sessions, serves a view of the same Authority with that requirement (requiringAgentSessions):
+// the views share caches, queues and in-flight appends, so they still serialize as one.
+//
 // State is never trusted from the cache alone: `current()` asks the store for the Group head
 // (one indexed read) and folds only the Events it has not seen yet, each re-verified with the
 // six-stage verifier. Another process sharing a PostgreSQL store therefore cannot make this
@@ -36,8 +41,9 @@ export interface AuthorityPolicy {
   maxMissionDepth?: number
   /**
    * §6.3: an Agent Command must carry the Session Epoch the Organization log last issued to that
-   * Agent (src/authority/sessions.ts). The wire server always sets it; without it (library use with no
-   * gateway) an Agent that never opened a session is not fenced, but a lower epoch still is.
+   * Agent (src/authority/ingress/sessions.ts). The wire server always serves an Authority with it
+   * (requiringAgentSessions); without it (library use with no gateway) an Agent that never opened a
+   * session is not fenced, but a lower epoch still is.
    */
   requireAgentSessions?: boolean
   /** §20: service principal IDs Organization policy authorizes to issue Cooperation Override Grants. */
@@ -74,20 +80,27 @@ const PAGE = 500
 /** Told of every append this process commits (Authority.onAppended). */
 export type AppendListener = (state: GroupState, events: readonly LoggedEvent[]) => void
 
+/** What every view of one Authority shares (requiringAgentSessions). */
+class Shared {
+  readonly cache = new Map<string, GroupState>()
+  readonly queues = new Map<string, Promise<unknown>>()
+  /** Per Group, the newest append in flight and the state it produces (append-pipeline.ts). */
+  readonly tips = new Map<string, Tip>()
+  readonly appendListeners = new Set<AppendListener>()
+}
+
 export class Authority {
   readonly store: Store
   readonly registry: RegistryEvidence
   readonly key: SigningKey
   readonly principal: Principal
-  readonly policy: AuthorityPolicy
+  readonly policy: Readonly<AuthorityPolicy>
   readonly clock: () => string
   readonly newId: () => string
-  readonly #cache = new Map<string, GroupState>()
-  readonly #queues = new Map<string, Promise<unknown>>()
-  /** Per Group, the newest append in flight and the state it produces (append-pipeline.ts). */
-  readonly tips = new Map<string, Tip>()
+  readonly #options: AuthorityOptions
+  readonly #shared: Shared
 
-  constructor(options: AuthorityOptions) {
+  constructor(options: AuthorityOptions, shared = new Shared()) {
     if (!options.authorityKey.principal || options.authorityKey.principal.type !== 'service') {
       throw new Error('the Group Authority key must belong to a service Principal')
     }
@@ -95,22 +108,38 @@ export class Authority {
     this.registry = options.registry
     this.key = options.authorityKey
     this.principal = options.authorityKey.principal
-    // A private copy: the caller's object cannot change policy under a running authority.
     checkLimits(options.policy.limits)
     checkLeasePolicy(options.policy.leases)
-    this.policy = structuredClone(options.policy)
+    this.policy = frozen(structuredClone(options.policy))
     this.clock = options.clock ?? (() => new Date().toISOString())
     this.newId = options.newId ?? (() => `urn:uuid:${randomUUID()}`)
+    this.#options = {...options, policy: this.policy}
+    this.#shared = shared
+  }
+
+  /** Per Group, the newest append in flight and the state it produces (append-pipeline.ts). */
+  get tips(): Map<string, Tip> {
+    return this.#shared.tips
+  }
+
+  /**
+   * This Authority with Agent sessions required (§6.3: behind the gateway every Agent Command must
+   * come from an issued session). The same store, key, caches, queues, in-flight appends and
+   * append listeners; only the policy differs. This Authority itself is left as it is.
+   */
+  requiringAgentSessions(): Authority {
+    if (this.policy.requireAgentSessions === true) return this
+    return new Authority({...this.#options, policy: {...this.policy, requireAgentSessions: true}}, this.#shared)
   }
 
   /** Runs `task` after every earlier task of the same Group settled. */
   serialize<T>(groupId: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.#queues.get(groupId) ?? Promise.resolve()
+    const previous = this.#shared.queues.get(groupId) ?? Promise.resolve()
     const run = previous.then(task, task)
     const tail = run.catch(() => undefined)
-    this.#queues.set(groupId, tail)
+    this.#shared.queues.set(groupId, tail)
     void tail.then(() => {
-      if (this.#queues.get(groupId) === tail) this.#queues.delete(groupId)
+      if (this.#shared.queues.get(groupId) === tail) this.#shared.queues.delete(groupId)
     })
     return run
   }
@@ -123,13 +152,13 @@ export class Authority {
   serializeAll<T>(groupIds: readonly string[], task: () => Promise<T>): Promise<T> {
     const ids = [...new Set(groupIds)].sort()
     if (ids.length === 1) return this.serialize(ids[0]!, task)
-    const previous = Promise.all(ids.map((g) => (this.#queues.get(g) ?? Promise.resolve()).catch(() => undefined)))
+    const previous = Promise.all(ids.map((g) => (this.#shared.queues.get(g) ?? Promise.resolve()).catch(() => undefined)))
     const run = previous.then(task)
     const tail = run.catch(() => undefined)
     for (const g of ids) {
-      this.#queues.set(g, tail)
+      this.#shared.queues.set(g, tail)
       void tail.then(() => {
-        if (this.#queues.get(g) === tail) this.#queues.delete(g)
+        if (this.#shared.queues.get(g) === tail) this.#shared.queues.delete(g)
       })
     }
     return run
@@ -138,7 +167,7 @@ export class Authority {
   /** The Group's state at the store's current head, or null for a Group with no Events. */
   async current(groupId: string): Promise<GroupState | null> {
     const head = await this.store.head(groupId)
-    let state = this.#cache.get(groupId) ?? null
+    let state = this.#shared.cache.get(groupId) ?? null
     // Only committed states are cached: one ahead of the head just read was remembered by an
     // append of this process that committed while the read was in flight.
     if (state !== null && state.sequence >= (head?.sequence ?? 0)) return state
@@ -148,7 +177,7 @@ export class Authority {
     // folding (and re-verifying) the Events they wrote. Waited for once; the rest is folded.
     if (this.tips.has(groupId)) {
       await drainTips(this, [groupId])
-      state = this.#cache.get(groupId) ?? null
+      state = this.#shared.cache.get(groupId) ?? null
       if (state !== null && state.sequence >= head.sequence) return state
     }
     while ((state?.sequence ?? 0) < head.sequence) {
@@ -157,16 +186,14 @@ export class Authority {
       for (const logged of page.events) state = this.#fold(groupId, state, logged.sequence, logged.bytes)
     }
     this.#remember(state!)
-    return this.#cache.get(groupId)!
+    return this.#shared.cache.get(groupId)!
   }
 
   /** Records a committed state; the cache only moves forward. */
   #remember(state: GroupState): void {
-    const cached = this.#cache.get(state.groupId)
-    if (cached === undefined || cached.sequence < state.sequence) this.#cache.set(state.groupId, state)
+    const cached = this.#shared.cache.get(state.groupId)
+    if (cached === undefined || cached.sequence < state.sequence) this.#shared.cache.set(state.groupId, state)
   }
-
-  readonly #appendListeners = new Set<AppendListener>()
 
   /**
    * Calls `listener` with the state and Events of every append this process commits, right after
@@ -174,14 +201,14 @@ export class Authority {
    * Returns the function that stops it.
    */
   onAppended(listener: AppendListener): () => void {
-    this.#appendListeners.add(listener)
-    return () => this.#appendListeners.delete(listener)
+    this.#shared.appendListeners.add(listener)
+    return () => this.#shared.appendListeners.delete(listener)
   }
 
   /** The live path's append committed: remember the state it produced and tell the listeners. */
   committed(state: GroupState, events: readonly LoggedEvent[]): void {
     this.#remember(state)
-    for (const listener of this.#appendListeners) {
+    for (const listener of this.#shared.appendListeners) {
       try {
         listener(state, events)
       } catch {
@@ -212,4 +239,13 @@ export class Authority {
 
 export function openAuthority(options: AuthorityOptions): Authority {
   return new Authority(options)
+}
+
+/** Freezes a plain-JSON value all the way down (the Authority's private policy copy). */
+function frozen<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const member of Object.values(value)) frozen(member)
+    Object.freeze(value)
+  }
+  return value
 }

@@ -60,6 +60,11 @@ export interface ServerOptions {
 export interface RunningServer {
   url: string
   port: number
+  /**
+   * The Authority this server fronts: the one given in ServerOptions (same store, caches and
+   * queues) with Agent sessions required (Authority.requiringAgentSessions); that one is left as it was.
+   */
+  authority: Authority
   /** Graceful: stops accepting, closes every connection, then the listener. */
   close(): Promise<void>
 }
@@ -98,7 +103,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     throw new Error(`--insecure-loopback refuses to bind ${options.host}: plain ws is allowed on loopback only`)
   }
   // §6.3: behind the gateway every Agent Command must come from an issued session.
-  options.authority.policy.requireAgentSessions = true
+  const authority = options.authority.requiringAgentSessions()
   const log =
     options.log ??
     ((entry: Record<string, unknown>) => {
@@ -109,14 +114,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const refresh = (feed: GroupFeed) =>
     void feed.refresh().catch((e: Error) => log({level: 'error', event: 'feed-failed', groupId: feed.groupId, reason: e.message}))
   const context: ServerContext = {
-    authority: options.authority,
-    options: {sendWindow: 1024, pageSize: 256, deliveryBatchMs: DEFAULT_DELIVERY_BATCH_MS, sessionTtlSeconds: 3600, pingIntervalMs: 15_000, ...options},
+    authority,
+    options: {
+      sendWindow: 1024,
+      pageSize: 256,
+      deliveryBatchMs: DEFAULT_DELIVERY_BATCH_MS,
+      sessionTtlSeconds: 3600,
+      pingIntervalMs: 15_000,
+      ...options,
+      authority,
+    },
     log,
     feed(groupId) {
       let feed = feeds.get(groupId)
       if (!feed) {
         feed = new GroupFeed(
-          options.authority,
+          authority,
           groupId,
           () => {
             for (const p of pumps.get(groupId) ?? []) p.wake()
@@ -187,11 +200,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     refreshAll()
   }
   // Appends of this process arrive with their Events; the feed reads the store only after a gap.
-  const unhook = options.authority.onAppended((state, events) => {
+  const unhook = authority.onAppended((state, events) => {
     const feed = feeds.get(state.groupId)
     if (feed && !feed.appended(state, events)) refresh(feed)
   })
-  const unwatch = await options.authority.store.watchAppends?.((groupId) => {
+  const unwatch = await authority.store.watchAppends?.((groupId) => {
     const feed = feeds.get(groupId)
     if (feed) refresh(feed)
   }, resync).catch((e: Error) => {
@@ -207,6 +220,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   return {
     url,
     port,
+    authority,
     close: () =>
       (closing ??= (async () => {
         clearInterval(poll)

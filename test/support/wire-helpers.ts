@@ -35,7 +35,8 @@ export async function serve(store: Store, options: Partial<ServerOptions> = {}):
     pollMs: 100,
     ...options,
   })
-  return {server, authority, logs}
+  // The Authority the server fronts (Agent sessions required), for Commands submitted beside the wire.
+  return {server, authority: server.authority, logs}
 }
 
 export function connect(url: string, key: SigningKey, extra: Partial<ConnectOptions> = {}): Promise<WireClient> {

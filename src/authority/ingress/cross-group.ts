@@ -10,6 +10,8 @@ import type {Authority} from '../authority.js'
 import type {DecidedCommand, EventDraft} from '../decide/common.js'
 import {RESOURCE_USAGE_RECORD, runningChild} from '../model/mission-tree.js'
 import type {GroupState} from '../model/state.js'
+import {appendAnswer} from './idempotency.js'
+import type {Retry} from './retry.js'
 
 /** Kinds whose decision reads (and may append to) the Mission ancestry of the Command's Group. */
 const ANCESTRY_KINDS: ReadonlySet<string> = new Set([RESOURCE_USAGE_RECORD, 'mission.create_child', 'mission.approve', 'mission.terminate', 'mission.cancel', 'work.cancel', 'work.fail'])
@@ -78,7 +80,7 @@ type Seal<C> = (authority: Authority, state: GroupState | null, command: C, cont
 /**
  * Numbers, signs and applies each Group's Events (with ingress's own `seal`), then appends them
  * all with the one receipt atomically. The receipt is the Command's Group's, naming the other
- * Groups' Events in `linkedGroups`. 'retry' when a head moved (decide again on fresh states).
+ * Groups' Events in `linkedGroups`. RETRY when a head moved (decide again on fresh states).
  */
 export async function appendAcross<C extends DecidedCommand & {groupId: string}>(
   authority: Authority,
@@ -89,7 +91,7 @@ export async function appendAcross<C extends DecidedCommand & {groupId: string}>
   acceptedAt: string,
   drafts: EventDraft[],
   seal: Seal<C>,
-): Promise<{document: Record<string, unknown>} | ErrorCode | 'retry'> {
+): Promise<{document: Record<string, unknown>} | ErrorCode | Retry> {
   const byGroup = new Map<string, EventDraft[]>([[command.groupId, []]])
   for (const d of drafts) {
     const g = d.groupId ?? command.groupId
@@ -113,17 +115,12 @@ export async function appendAcross<C extends DecidedCommand & {groupId: string}>
   const document = {...(JSON.parse(receipt!.document) as Record<string, unknown>), linkedGroups: linked}
   const full: Receipt = {...receipt!, document: JSON.stringify(document)}
   const outcome = await authority.store.appendGroups(appends, full)
-  switch (outcome.status) {
-    case 'appended':
+  return appendAnswer<{document: Record<string, unknown>} | ErrorCode>(outcome, {
+    appended: () => {
       nexts.forEach((n, i) => authority.committed(n, appends[i]!.events))
       return {document}
-    case 'duplicate':
-      return {document: JSON.parse(outcome.receipt.document) as Record<string, unknown>}
-    case 'action-id-collision':
-      return 'ACTION_ID_COLLISION'
-    case 'head-moved':
-      return 'retry'
-    default:
-      return 'INTERNAL_ERROR'
-  }
+    },
+    stored: (stored) => ({document: JSON.parse(stored) as Record<string, unknown>}),
+    refused: (code) => code,
+  })
 }

@@ -1,28 +1,32 @@
 // The Organization-scoped Command path (spec §6.1, §6.3, §15.1/§15.2; ACCEPTANCE H3, H8): the
-// two bootstrap kinds that belong to no Group. The order mirrors Group ingress:
-//   1 acceptNew: six-stage verification, freshness, first admission
+// two bootstrap kinds that belong to no Group. The order mirrors Group ingress (command.ts), and
+// the steps they share are the same modules:
+//   1 admit: six-stage verification, freshness, first admission (admit.ts)
 //   2 shape: no groupId and no epochs (the schema says so too; re-checked here)
-//   3 idempotency by (actor, Action ID) against the Organization log receipt
+//   3 idempotency by (actor, Action ID) against the Organization log receipt (idempotency.ts)
 //   4 payload schema (schemas/payloads/<kind>.schema.json)
 //   5 authorization
-//   6 decide on the subject's current version, sign the Event with the authority key, and append
-//      Event + receipt atomically; a moved version (another process) decides again.
+//   6 decide on the subject's current version, sign the Event with the authority key
+//      (event-envelope.ts), and append Event + receipt atomically; a moved version (another
+//      process) decides again (retry.ts).
 // The Events omit groupId, sequence and aggregateRevision (H8).
 //
 // Why a function beside ingress.submit() rather than inside it: submit()'s receipt type is the
 // Group receipt (groupId and sequences) every Group caller relies on; these facts have neither.
 
-import {acceptNew} from '../../admission/accept.js'
 import type {Authority} from '../authority.js'
-import {checkPayload} from './payloads.js'
-import {internalError} from './command.js'
-import {type ErrorCode, type ProtocolError, protocolError} from '../../errors.js'
+import {payloadError} from './payloads.js'
+import type {ErrorCode, ProtocolError} from '../../errors.js'
 import {type JsonObject, sourcesIn} from '../../json/parse.js'
 import type {Principal} from '../../signing/profiles.js'
 import {RegistryFault} from '../../signing/registry.js'
-import {sign} from '../../signing/sign.js'
 import {Rejection, verify} from '../../signing/verify.js'
-import type {OrgEntry} from '../../store/org-log.js'
+import type {OrgEntry, OrgLog} from '../../store/org-log.js'
+import {admit} from './admit.js'
+import {internalError, refusal} from './answers.js'
+import {signedEvent} from './event-envelope.js'
+import {type Answers, type ReceiptKey, appendAnswer, earlierAnswer} from './idempotency.js'
+import {type Retry, untilAnswered} from './retry.js'
 
 export const SESSION_OPEN = 'ext.missionweaveprotocol.identity.session_open'
 export const SESSION_OPENED = 'ext.missionweaveprotocol.identity.session_opened'
@@ -61,8 +65,6 @@ interface OrgCommand {
   coordinatorEpoch?: number
 }
 
-const ATTEMPTS = 5
-
 export async function submitOrganizationCommand(authority: Authority, commandBytes: Uint8Array): Promise<OrganizationSubmitResult> {
   try {
     return await submitUnguarded(authority, commandBytes)
@@ -71,80 +73,67 @@ export async function submitOrganizationCommand(authority: Authority, commandByt
   }
 }
 
+/** One admitted Organization-scoped Command on its way through steps 3-6. */
+interface Ingress {
+  readonly authority: Authority
+  readonly command: OrgCommand
+  readonly log: OrgLog
+  readonly key: ReceiptKey
+  readonly answers: Answers<OrganizationSubmitResult>
+}
+
 async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): Promise<OrganizationSubmitResult> {
-  const accepted = await acceptNew({bytes: commandBytes, kind: 'command', subject: 'organization ingress'}, authority.registry, authority.store)
-  if (accepted instanceof Rejection) return {error: protocolError(accepted.code, authority.clock())}
-  const command = accepted.verified.document as unknown as OrgCommand
-  const fail = (code: ErrorCode): OrganizationSubmitResult => ({error: {...protocolError(code, authority.clock()), relatedActionId: command.actionId}})
+  const admitted = await admit<OrgCommand>(authority, commandBytes, 'organization ingress')
+  if ('error' in admitted) return admitted
+  const {command, contentHash} = admitted
+  const refused = (code: ErrorCode): OrganizationSubmitResult => refusal(authority, command.actionId, code)
+  const stored = (document: string): OrganizationSubmitResult => ({receipt: JSON.parse(document) as OrganizationReceipt})
+  const answers: Answers<OrganizationSubmitResult> = {refused, stored}
+  const shape = checkShape(command)
+  if (shape) return refused(shape)
 
-  if (!isOrganizationKind(command.kind)) return fail('INVALID_COMMAND')
-  if (command.actor.type !== 'service') return fail('AUTH_FORBIDDEN')
-  const scoped = [command.groupId, command.sessionEpoch, command.membershipEpoch, command.coordinatorEpoch]
-  if (scoped.some((v) => v !== undefined)) return fail('INVALID_COMMAND')
-
-  const log = authority.store.organizationLog()
-  const contentHash = accepted.verified.signingHash
-  const answered = async (): Promise<OrganizationSubmitResult | null> => {
-    const prior = await log.receipt(command.actor.id, command.actionId)
-    if (prior === null) return null
-    return prior.contentHash === contentHash ? {receipt: JSON.parse(prior.document) as OrganizationReceipt} : fail('ACTION_ID_COLLISION')
-  }
-  const earlier = await answered()
+  const key = {actorId: command.actor.id, actionId: command.actionId, contentHash}
+  const ingress: Ingress = {authority, command, log: authority.store.organizationLog(), key, answers}
+  const earlier = await earlierAnswer(ingress.log, key, answers)
   if (earlier) return earlier
-
-  const payload = checkPayload(command.kind, command.payload)
-  if (payload === 'unknown-kind') return fail('INVALID_COMMAND')
-  if (payload === 'invalid') return fail('SCHEMA_VALIDATION_FAILED')
-
+  const payload = payloadError(command.kind, command.payload)
+  if (payload) return refused(payload)
   const subject = command.kind === SESSION_OPEN ? sessionSubject(authority, command) : cardSubject(authority, command, commandBytes)
-  if (typeof subject === 'string') return fail(subject)
+  if (typeof subject === 'string') return refused(subject)
+  return untilAnswered(() => appendOnce(ingress, subject), () => refused('INTERNAL_ERROR'))
+}
 
+/** Step 2: an Organization-scoped kind, from a service, outside every Group and epoch. */
+function checkShape(command: OrgCommand): ErrorCode | null {
+  if (!isOrganizationKind(command.kind)) return 'INVALID_COMMAND'
+  if (command.actor.type !== 'service') return 'AUTH_FORBIDDEN'
+  const scoped = [command.groupId, command.sessionEpoch, command.membershipEpoch, command.coordinatorEpoch]
+  return scoped.some((v) => v !== undefined) ? 'INVALID_COMMAND' : null
+}
+
+/** Step 6 once: the next version of the subject, signed and appended, or RETRY when the version moved. */
+async function appendOnce(ingress: Ingress, subject: Subject): Promise<OrganizationSubmitResult | Retry> {
+  const {authority, command, log, key, answers} = ingress
   const eventKind = EVENT_OF[command.kind]!
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const current = await log.currentVersion(eventKind, subject.subjectId)
-    const version = subject.version ?? current + 1
-    // §6.1: a card version is registered once and only upward; §6.3: epochs strictly increase.
-    if (version <= current) return (await answered()) ?? fail('INVALID_COMMAND')
-    const acceptedAt = authority.clock()
-    const eventId = authority.newId()
-    const unsigned: JsonObject = {
-      protocolVersion: '0.1',
-      eventId,
-      kind: eventKind,
-      actor: {type: command.actor.type, id: command.actor.id},
-      cause: {type: 'command', id: command.actionId},
-      correlationId: command.correlationId,
-      occurredAt: acceptedAt,
-      payload: subject.payload(version),
-      acceptedBy: {type: authority.principal.type, id: authority.principal.id},
-      commandHash: contentHash,
-    }
-    const {document} = sign('event', unsigned, authority.key)
-    const entry: OrgEntry = {eventId, kind: eventKind, subjectId: subject.subjectId, version, bytes: Buffer.from(JSON.stringify(document), 'utf8')}
-    const receipt: OrganizationReceipt = {
-      actionId: command.actionId,
-      actor: {type: command.actor.type, id: command.actor.id},
-      eventKind,
-      eventIds: [eventId],
-      subjectId: subject.subjectId,
-      version,
-    }
-    const document_ = JSON.stringify(receipt)
-    const outcome = await log.append(entry, current, {actorId: command.actor.id, actionId: command.actionId, contentHash, document: document_})
-    switch (outcome.status) {
-      case 'appended':
-        return {receipt}
-      case 'duplicate':
-        return {receipt: JSON.parse(outcome.receipt.document) as OrganizationReceipt}
-      case 'action-id-collision':
-        return fail('ACTION_ID_COLLISION')
-      case 'version-moved':
-        continue
-      default:
-        return fail('INTERNAL_ERROR')
-    }
+  const current = await log.currentVersion(eventKind, subject.subjectId)
+  const version = subject.version ?? current + 1
+  // §6.1: a card version is registered once and only upward; §6.3: epochs strictly increase.
+  if (version <= current) return (await earlierAnswer(log, key, answers)) ?? answers.refused('INVALID_COMMAND')
+  const occurredAt = authority.clock()
+  const eventId = authority.newId()
+  const payload = subject.payload(version)
+  const {bytes} = signedEvent(authority, command, key.contentHash, {eventId, kind: eventKind, occurredAt, payload})
+  const entry: OrgEntry = {eventId, kind: eventKind, subjectId: subject.subjectId, version, bytes}
+  const receipt: OrganizationReceipt = {
+    actionId: command.actionId,
+    actor: {type: command.actor.type, id: command.actor.id},
+    eventKind,
+    eventIds: [eventId],
+    subjectId: subject.subjectId,
+    version,
   }
-  return fail('INTERNAL_ERROR')
+  const outcome = await log.append(entry, current, {...key, document: JSON.stringify(receipt)})
+  return appendAnswer(outcome, {...answers, appended: () => ({receipt})})
 }
 
 interface Subject {

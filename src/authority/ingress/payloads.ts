@@ -4,6 +4,7 @@
 
 import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
+import type {ErrorCode} from '../../errors.js'
 import {defaultSchemaDir, schemaCatalog, type SchemaValidator} from '../../schema/catalog.js'
 
 const validators = new Map<string, SchemaValidator>()
@@ -34,4 +35,10 @@ export function checkPayload(kind: string, payload: unknown): 'valid' | 'invalid
   const v = validatorFor(kind)
   if (v === null) return 'unknown-kind'
   return v(payload) ? 'valid' : 'invalid'
+}
+
+/** The payload step of both Command paths: a kind without a schema is not a Command mwp accepts. */
+export function payloadError(kind: string, payload: unknown): ErrorCode | null {
+  const checked = checkPayload(kind, payload)
+  return checked === 'unknown-kind' ? 'INVALID_COMMAND' : checked === 'invalid' ? 'SCHEMA_VALIDATION_FAILED' : null
 }

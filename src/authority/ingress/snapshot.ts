@@ -20,7 +20,7 @@ import {type JsonObject, sourcesIn} from '../../json/parse.js'
 import {sign} from '../../signing/sign.js'
 import {Rejection, verify} from '../../signing/verify.js'
 import type {Authority} from '../authority.js'
-import type {DecidedCommand} from '../decide/common.js'
+import type {DecidedCommand, VerifiedSnapshot} from '../decide/common.js'
 import type {GroupArchiveView, GroupState} from '../model/state.js'
 
 const PAGE = 500
@@ -99,9 +99,13 @@ export async function buildGroupSnapshot(
  * Ingress stage for group_archive: six-stage verification of payload.snapshot, the signer must be
  * the archiving service itself, `eventIds` must be the Group's stored Event IDs through
  * `throughSequence`, and the policy-log linkage must hold (the decider, which sees only state, checks the head and the state hash).
- * On success the verified facts are attached to the Command for the pure decider.
+ * Returns the verified facts, which ingress attaches to its copy of the Command for the pure decider.
  */
-export async function verifyArchiveSnapshot(authority: Authority, command: DecidedCommand & {groupId: string}, commandBytes: Uint8Array): Promise<ErrorCode | null> {
+export async function verifyArchiveSnapshot(
+  authority: Authority,
+  command: DecidedCommand & {groupId: string},
+  commandBytes: Uint8Array,
+): Promise<VerifiedSnapshot | ErrorCode> {
   // The snapshot exactly as it stood in the received Command (principle 4), never a re-serialization.
   const bytes = Buffer.from(sourcesIn(commandBytes)(['payload', 'snapshot']) ?? '', 'utf8')
   const verified = verify('group-snapshot', bytes, authority.registry)
@@ -112,8 +116,7 @@ export async function verifyArchiveSnapshot(authority: Authority, command: Decid
   const stored = await eventIdsThrough(authority, command.groupId, doc.throughSequence)
   if (stored.length !== doc.eventIds.length || stored.some((id, i) => id !== doc.eventIds[i])) return 'INVALID_COMMAND'
   if (!linked(await policyLogLinkage(authority, command.groupId, doc.throughSequence), doc.policyLog)) return 'INVALID_COMMAND'
-  command.snapshot = {signer: verified.principal, document: verified.document as Record<string, unknown>, signingHash: verified.signingHash}
-  return null
+  return {signer: verified.principal, document: verified.document, signingHash: verified.signingHash}
 }
 
 export interface SnapshotReference extends GroupArchiveView {

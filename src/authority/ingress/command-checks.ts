@@ -1,0 +1,71 @@
+// Steps 4-6 of Group ingress that depend on the Command alone: payload schema, unknown critical
+// extensions, role and Organization policy, and the embedded signed documents. They run once,
+// outside the Group's queue (and not again on a retry); ingress applies their verdict in its place
+// in the order, after the receipt lookup and the Session Epoch.
+
+import type {ErrorCode} from '../../errors.js'
+import {sourcesIn} from '../../json/parse.js'
+import {Rejection, verify} from '../../signing/verify.js'
+import type {Authority} from '../authority.js'
+import {GROUP_ARCHIVE} from '../decide/archive.js'
+import type {VerifiedApproval} from '../decide/index.js'
+import {unknownCriticalExtension} from './extensions.js'
+import type {GroupCommand} from './group-command.js'
+import {payloadError} from './payloads.js'
+import {servicePolicyAct} from './policy-records.js'
+
+/**
+ * The Command for the decider, or the first check it fails, in this order: payload schema,
+ * critical extensions, role and Organization policy, and the embedded signed documents.
+ * §7.3/§13.1: an Approval or an Artifact manifest is a signed document of its own, verified with
+ * the six stages; the pure decider gets the verified signer and document (on a copy of the
+ * Command), never raw bytes.
+ */
+export function checkCommand(authority: Authority, command: GroupCommand, bytes: Uint8Array): GroupCommand | ErrorCode {
+  const invalid = payloadError(command.kind, command.payload)
+  if (invalid) return invalid
+  if (unknownCriticalExtension(command.extensions) !== null) return 'UNKNOWN_CRITICAL_EXTENSION'
+  const forbidden = authorize(authority, command)
+  if (forbidden) return forbidden
+  return withEmbedded(authority, command, bytes)
+}
+
+/** Role and Organization policy (AUTH_FORBIDDEN); Membership checks are the decider's. */
+function authorize(authority: Authority, c: GroupCommand): ErrorCode | null {
+  if (c.kind === 'mission.create') {
+    return c.actor.type === 'human' && authority.policy.rootMissionOwners.includes(c.actor.id) ? null : 'AUTH_FORBIDDEN'
+  }
+  // Services are not Group members: only Organization policy (`terminators`) lets one act in a
+  // Group, and only to terminate the Mission (§7.1 "Coordinator or Organization policy").
+  if (c.actor.type === 'service') {
+    // §20 / §9.1: override grants and redactions by Organization policy actors (servicePolicyActs).
+    if (servicePolicyAct(authority.policy, c.kind, c.actor.id)) return null
+    if (c.kind === GROUP_ARCHIVE) return (authority.policy.archivers ?? []).includes(c.actor.id) ? null : 'AUTH_FORBIDDEN' // §7.4
+    return c.kind === 'mission.terminate' && (authority.policy.terminators ?? []).includes(c.actor.id) ? null : 'AUTH_FORBIDDEN'
+  }
+  return null
+}
+
+/** The Command with its verified embedded documents attached (INVALID_COMMAND when one does not verify). */
+function withEmbedded(authority: Authority, command: GroupCommand, commandBytes: Uint8Array): GroupCommand | ErrorCode {
+  // An embedded document is verified exactly as it stood in the received Command (principle 4);
+  // the Command is parsed for its source texts once, and only when it embeds one.
+  let sources: ReturnType<typeof sourcesIn> | undefined
+  const embedded = (kind: 'approval' | 'artifact', member: string): VerifiedApproval | null => {
+    sources ??= sourcesIn(commandBytes)
+    const v = verify(kind, Buffer.from(sources(['payload', member]) ?? '', 'utf8'), authority.registry)
+    return v instanceof Rejection ? null : {signer: v.principal, document: v.document}
+  }
+  if (command.kind === 'mission.approve') {
+    const approval = embedded('approval', 'approval')
+    if (approval === null) return 'INVALID_COMMAND'
+    if (command.payload.rootApproval === undefined) return {...command, approval}
+    const rootApproval = embedded('approval', 'rootApproval')
+    return rootApproval === null ? 'INVALID_COMMAND' : {...command, approval, rootApproval}
+  }
+  if (command.kind === 'artifact.publish') {
+    const artifact = embedded('artifact', 'artifact')
+    return artifact === null ? 'INVALID_COMMAND' : {...command, artifact}
+  }
+  return command
+}

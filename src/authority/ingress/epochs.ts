@@ -1,0 +1,28 @@
+// Step 2 of Group ingress: the epochs a Command must and must not carry, by actor type.
+
+import type {ErrorCode} from '../../errors.js'
+import type {ReceivedCommand} from './group-command.js'
+
+/**
+ * Epoch rules by actor type (ACCEPTANCE H1-H3). command.schema.json already requires groupId,
+ * sessionEpoch and membershipEpoch of Agent Commands, membershipEpoch (and no sessionEpoch) of
+ * human Commands in an existing Group, no epochs on mission.create, and no membership or
+ * coordinator epoch from services; this re-checks the shape so the decider never depends on the
+ * schema file alone. The Session Epoch's value is checked later, against the Organization log
+ * (sessions.ts checkAgentSession).
+ */
+export function checkEpochs(c: ReceivedCommand): ErrorCode | null {
+  const creates = c.kind === 'mission.create' || c.kind === 'mission.create_follow_up'
+  if (creates) {
+    if (c.actor.type !== 'human') return 'AUTH_FORBIDDEN'
+    return c.sessionEpoch !== undefined || c.membershipEpoch !== undefined ? 'INVALID_COMMAND' : null
+  }
+  switch (c.actor.type) {
+    case 'agent':
+      return c.sessionEpoch === undefined || c.membershipEpoch === undefined ? 'INVALID_COMMAND' : null
+    case 'human':
+      return c.sessionEpoch !== undefined || c.membershipEpoch === undefined ? 'INVALID_COMMAND' : null
+    case 'service':
+      return c.sessionEpoch !== undefined || c.membershipEpoch !== undefined ? 'INVALID_COMMAND' : null
+  }
+}
