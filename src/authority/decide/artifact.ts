@@ -6,20 +6,20 @@
 // Binary content never enters the log: the Event carries the manifest (hash, URI, size, media
 // type, producer Agent Card and capability versions, provenance) and nothing else.
 
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, isRejected, reject, revisionConflict} from './common.js'
+import {type DecideContext, type DecidedCommand, type Decision, activeMember, isRefusal, refuse, revisionConflict} from './common.js'
 import {ownerCheck} from './work.js'
 import {type GroupState, TERMINAL} from '../model/state.js'
 import {currentLease} from '../model/work-leases.js'
 
 export function artifactPublish(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  if (state === null) return refuse('GROUP_NOT_FOUND', 'no such Group')
   const member = activeMember(state, command)
-  if (isRejected(member)) return member
+  if (isRefusal(member)) return member
   const manifest = command.artifact?.document as
     | {artifactId: string; contentHash: string; missionId: string; groupId: string; workItemId: string; producer: {agentId: string}}
     | undefined
-  if (manifest === undefined) return reject('INVALID_COMMAND', 'no verified Artifact manifest')
-  if (command.actor.type !== 'agent' || manifest.producer.agentId !== command.actor.id) return reject('AUTH_FORBIDDEN', 'only the producing Agent publishes its Artifact')
+  if (manifest === undefined) return refuse('INVALID_COMMAND', 'no verified Artifact manifest')
+  if (command.actor.type !== 'agent' || manifest.producer.agentId !== command.actor.id) return refuse('AUTH_FORBIDDEN', 'only the producing Agent publishes its Artifact')
   const p = command.payload
   const item = state.workItems[manifest.workItemId]
   if (item !== undefined) {
@@ -28,13 +28,13 @@ export function artifactPublish(state: GroupState | null, command: DecidedComman
   }
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict
-  if (manifest.missionId !== state.missionId || manifest.groupId !== state.groupId) return reject('INVALID_COMMAND', 'the manifest names another Mission or Group')
-  if (item === undefined) return reject('INVALID_COMMAND', 'the manifest names no WorkItem of this Group')
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+  if (manifest.missionId !== state.missionId || manifest.groupId !== state.groupId) return refuse('INVALID_COMMAND', 'the manifest names another Mission or Group')
+  if (item === undefined) return refuse('INVALID_COMMAND', 'the manifest names no WorkItem of this Group')
+  if (TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
   const lease = currentLease(item, p.leaseId, command.sessionEpoch, ctx.acceptedAt)
-  if (isRejected(lease)) return lease
+  if (isRefusal(lease)) return lease
   // §13.1: an Artifact is immutable; its ID names one manifest forever.
-  if (state.artifacts?.[manifest.artifactId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'that Artifact ID is already published')
+  if (state.artifacts?.[manifest.artifactId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that Artifact ID is already published')
 
   return {
     events: [

@@ -71,20 +71,20 @@ export interface EventDraft {
 }
 
 /**
- * A rejection may carry `record`: Events the authority appends although the Command is refused
+ * A refusal may carry `record`: Events the authority appends although the Command is refused
  * (§4 invariant 5: a stale owner's late result kept as non-authoritative Evidence). The actor
  * still gets `error`, and a retry of the same bytes gets the same error.
  */
 export type Decision = {events: EventDraft[]} | {error: ErrorCode; reason: string; record?: EventDraft[]}
-export type Rejected = {error: ErrorCode; reason: string}
+export type Refusal = {error: ErrorCode; reason: string}
 
-export const reject = (error: ErrorCode, reason: string): Rejected => ({error, reason})
+export const refuse = (error: ErrorCode, reason: string): Refusal => ({error, reason})
 
 /** §15.3: a given expectedRevision must equal the current aggregate revision (0 for no Group). */
-export function revisionConflict(state: GroupState | null, command: DecidedCommand): Rejected | null {
+export function revisionConflict(state: GroupState | null, command: DecidedCommand): Refusal | null {
   if (command.expectedRevision === undefined) return null
   const current = state?.revision ?? 0
-  return command.expectedRevision === current ? null : reject('REVISION_CONFLICT', `expected revision ${command.expectedRevision}, current ${current}`)
+  return command.expectedRevision === current ? null : refuse('REVISION_CONFLICT', `expected revision ${command.expectedRevision}, current ${current}`)
 }
 
 /**
@@ -94,19 +94,19 @@ export function revisionConflict(state: GroupState | null, command: DecidedComma
  * Group that does not exist gives, GROUP_NOT_FOUND ("absent or intentionally undisclosed"); only
  * a former or current member, who already knows the Group, learns MEMBERSHIP_REQUIRED.
  */
-export function activeMember(state: GroupState, command: DecidedCommand): MemberState | Rejected {
+export function activeMember(state: GroupState, command: DecidedCommand): MemberState | Refusal {
   const member = state.members[command.actor.id]
-  if (member === undefined || member.principal.type !== command.actor.type) return reject('GROUP_NOT_FOUND', 'no such Group')
+  if (member === undefined || member.principal.type !== command.actor.type) return refuse('GROUP_NOT_FOUND', 'no such Group')
   if (!member.active) {
-    return reject('MEMBERSHIP_REQUIRED', 'the actor has no active Membership in this Group')
+    return refuse('MEMBERSHIP_REQUIRED', 'the actor has no active Membership in this Group')
   }
   const epoch = command.membershipEpoch ?? 0
-  if (epoch < member.membershipEpoch) return reject('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${member.membershipEpoch}`)
-  if (epoch > member.membershipEpoch) return reject('MEMBERSHIP_REQUIRED', `membershipEpoch ${epoch} was never issued`)
+  if (epoch < member.membershipEpoch) return refuse('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${member.membershipEpoch}`)
+  if (epoch > member.membershipEpoch) return refuse('MEMBERSHIP_REQUIRED', `membershipEpoch ${epoch} was never issued`)
   return member
 }
 
-export const isRejected = (x: unknown): x is Rejected => typeof x === 'object' && x !== null && 'error' in x
+export const isRefusal = (x: unknown): x is Refusal => typeof x === 'object' && x !== null && 'error' in x
 
 /**
  * §7.2/§15.1: Coordinator authority comes from the current lease. An older Coordinator Epoch is
@@ -114,25 +114,25 @@ export const isRejected = (x: unknown): x is Rejected => typeof x === 'object' &
  * epoch; the current epoch from anyone but the lease holder, or an epoch never issued, is
  * AUTH_FORBIDDEN.
  */
-export function coordinatorCheck(state: GroupState, command: DecidedCommand): Rejected | null {
+export function coordinatorCheck(state: GroupState, command: DecidedCommand): Refusal | null {
   const lease = state.mission.coordinator
-  if (lease === null) return reject('AUTH_FORBIDDEN', 'the Mission has no Coordinator')
+  if (lease === null) return refuse('AUTH_FORBIDDEN', 'the Mission has no Coordinator')
   const epoch = command.coordinatorEpoch
-  if (command.actor.type !== 'agent' || epoch === undefined) return reject('AUTH_FORBIDDEN', 'not the current Coordinator')
-  if (epoch < lease.coordinatorEpoch) return reject('AUTH_STALE_COORDINATOR', `coordinatorEpoch ${epoch}, current ${lease.coordinatorEpoch}`)
-  if (epoch > lease.coordinatorEpoch || command.actor.id !== lease.agentId) return reject('AUTH_FORBIDDEN', 'not the current Coordinator')
+  if (command.actor.type !== 'agent' || epoch === undefined) return refuse('AUTH_FORBIDDEN', 'not the current Coordinator')
+  if (epoch < lease.coordinatorEpoch) return refuse('AUTH_STALE_COORDINATOR', `coordinatorEpoch ${epoch}, current ${lease.coordinatorEpoch}`)
+  if (epoch > lease.coordinatorEpoch || command.actor.id !== lease.agentId) return refuse('AUTH_FORBIDDEN', 'not the current Coordinator')
   return null
 }
 
 /**
  * The gate every Coordinator-lease Command passes first, in this order: the Group exists, the actor
  * holds its current Membership (§8), the current Coordinator lease (§7.2), and `expectedRevision`
- * matches (§15.3). Returns the state to decide on, or the rejection.
+ * matches (§15.3). Returns the state to decide on, or the refusal.
  */
-export function coordinatorGate(state: GroupState | null, command: DecidedCommand): GroupState | Rejected {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+export function coordinatorGate(state: GroupState | null, command: DecidedCommand): GroupState | Refusal {
+  if (state === null) return refuse('GROUP_NOT_FOUND', 'no such Group')
   const member = activeMember(state, command)
-  if (isRejected(member)) return member
+  if (isRefusal(member)) return member
   return coordinatorCheck(state, command) ?? revisionConflict(state, command) ?? state
 }
 

@@ -14,7 +14,7 @@
 // revised contract requires renewed acceptance), so the Coordinator must offer again. A
 // submitted, verified or cancelled item no longer takes new dependencies.
 
-import {type DecideContext, type DecidedCommand, type Decision, coordinatorGate, isRejected, reject} from './common.js'
+import {type DecideContext, type DecidedCommand, type Decision, coordinatorGate, isRefusal, refuse} from './common.js'
 import {dependencyCycle} from './work.js'
 import {type GroupState, TERMINAL, type WorkState} from '../model/state.js'
 import {leaseLengths, plusSeconds} from '../model/work-leases.js'
@@ -25,17 +25,17 @@ const CLOSED: ReadonlySet<WorkState> = new Set(['submitted', 'verified', 'cancel
 
 export function dependencyInsert(found: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
   const state = coordinatorGate(found, command)
-  if (isRejected(state)) return state
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `dependency insertion in a ${state.mission.state} Mission`)
+  if (isRefusal(state)) return state
+  if (TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `dependency insertion in a ${state.mission.state} Mission`)
   const p = command.payload
   const workItemId = p.workItemId as string
   const item = state.workItems[workItemId]
-  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
-  if (CLOSED.has(item.state)) return reject('INVALID_STATE_TRANSITION', `dependency insertion into a ${item.state} WorkItem`)
+  if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
+  if (CLOSED.has(item.state)) return refuse('INVALID_STATE_TRANSITION', `dependency insertion into a ${item.state} WorkItem`)
   const current = (item.contract.dependencyWorkItemIds as string[] | undefined) ?? []
   const added = p.dependencyWorkItemIds as string[]
   const repeated = added.find((d) => current.includes(d))
-  if (repeated !== undefined) return reject('INVALID_COMMAND', `${repeated} is already a dependency`)
+  if (repeated !== undefined) return refuse('INVALID_COMMAND', `${repeated} is already a dependency`)
   const cycle = dependencyCycle(state, workItemId, added)
   if (cycle) return cycle
 

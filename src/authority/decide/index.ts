@@ -1,10 +1,10 @@
-// decide(state, command, ctx) → Event drafts | rejection: pure and synchronous (ARCHITECTURE
+// decide(state, command, ctx) → Event drafts | refusal: pure and synchronous (ARCHITECTURE
 // principle 2). It sees a Command that already passed verification, admission, freshness, the
 // epoch shape rules, idempotency, payload schema and role policy (ingress.ts), and decides only
 // what the Group's current state allows. Everything non-deterministic (time, IDs) comes from ctx.
 // One module per aggregate; this file only dispatches.
 
-import {type DecideContext, type DecidedCommand, type Decision, reject} from './common.js'
+import {type DecideContext, type DecidedCommand, type Decision, refuse} from './common.js'
 import {membershipDecide, MEMBERSHIP_KINDS} from './membership.js'
 import {messageFollowUp, messagePost, MESSAGE_FOLLOW_UP_KINDS} from './message.js'
 import {grantCooperationOverride} from './override.js'
@@ -24,7 +24,7 @@ export type {DecideContext, DecidedCommand, Decision, EventDraft, VerifiedApprov
 
 export function decide(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
   // §7.4: an archived Group is a tombstone — its history stays readable, nothing new is accepted.
-  if (state?.archive !== undefined) return reject('INVALID_STATE_TRANSITION', 'the Group is archived')
+  if (state?.archive !== undefined) return refuse('INVALID_STATE_TRANSITION', 'the Group is archived')
   if (command.kind === 'mission.create') return missionCreate(state, command, ctx)
   if (command.kind === 'message.post') return messagePost(state, command, ctx)
   if (MESSAGE_FOLLOW_UP_KINDS.has(command.kind)) return messageFollowUp(state, command, ctx)
@@ -39,5 +39,5 @@ export function decide(state: GroupState | null, command: DecidedCommand, ctx: D
   if (command.kind === LEASE_RENEW) return leaseRenew(state, command, ctx)
   if (command.kind === DEPENDENCY_INSERT) return dependencyInsert(state, command, ctx)
   if (command.kind === GROUP_ARCHIVE) return groupArchive(state, command, ctx)
-  return reject('INVALID_COMMAND', `this authority does not implement ${command.kind} yet`)
+  return refuse('INVALID_COMMAND', `this authority does not implement ${command.kind} yet`)
 }

@@ -5,7 +5,7 @@
 // lease is not revived (§11.5 — the Coordinator reassigns instead), a foreign or older Lease ID is
 // WORK_LEASE_EXPIRED even with an unchanged Ownership Epoch (§11.3).
 
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, isRejected, reject, revisionConflict} from './common.js'
+import {type DecideContext, type DecidedCommand, type Decision, activeMember, isRefusal, refuse, revisionConflict} from './common.js'
 import {ownerCheck} from './work.js'
 import {type GroupState, TERMINAL} from '../model/state.js'
 import {currentLease, leaseLengths, plusSeconds} from '../model/work-leases.js'
@@ -13,22 +13,22 @@ import {currentLease, leaseLengths, plusSeconds} from '../model/work-leases.js'
 export const LEASE_RENEW = 'ext.missionweaveprotocol.core.lease_renew'
 
 export function leaseRenew(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  if (state === null) return refuse('GROUP_NOT_FOUND', 'no such Group')
   const member = activeMember(state, command)
-  if (isRejected(member)) return member
-  if (command.actor.type !== 'agent') return reject('AUTH_FORBIDDEN', 'only the Execution Lease holder renews it')
+  if (isRefusal(member)) return member
+  if (command.actor.type !== 'agent') return refuse('AUTH_FORBIDDEN', 'only the Execution Lease holder renews it')
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `lease renewal in a ${state.mission.state} Mission`)
+  if (TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `lease renewal in a ${state.mission.state} Mission`)
   const p = command.payload
   const item = state.workItems[p.workItemId as string]
-  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
+  if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
   const owned = ownerCheck(item, command)
   if (owned) return owned
   const at = ctx.acceptedAt
   const lease = currentLease(item, p.leaseId, command.sessionEpoch, at)
-  if (isRejected(lease)) return lease
-  if (item.state !== 'active') return reject('INVALID_STATE_TRANSITION', `lease renewal while ${item.state}`)
+  if (isRefusal(lease)) return lease
+  if (item.state !== 'active') return refuse('INVALID_STATE_TRANSITION', `lease renewal while ${item.state}`)
   const renewed = {
     expiresAt: plusSeconds(at, (p.leaseSeconds as number | undefined) ?? leaseLengths(ctx.leases).executionSeconds),
     renewalCount: (lease.renewalCount ?? 0) + 1,

@@ -4,23 +4,23 @@
 // authority keeps a minimal Message index (cooperation-state.ts) to judge those follow-ups.
 
 import {messageEntry} from '../model/message-index.js'
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, isOwner, isRejected, reject, revisionConflict} from './common.js'
+import {type DecideContext, type DecidedCommand, type Decision, activeMember, isOwner, isRefusal, refuse, revisionConflict} from './common.js'
 import {type GroupState, TERMINAL} from '../model/state.js'
 
 export const MESSAGE_FOLLOW_UP_KINDS: ReadonlySet<string> = new Set(['message.correct', 'message.retract', 'message.redact'])
 
 export function messagePost(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  if (state === null) return refuse('GROUP_NOT_FOUND', 'no such Group')
   const member = activeMember(state, command)
-  if (isRejected(member)) return member
+  if (isRefusal(member)) return member
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict
   // §7.1: a terminal Mission is not reopened, not even by conversation; follow-ups get a new Group.
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+  if (TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
   const p = command.payload
   const conversationId = (p.conversationId as string | undefined) ?? state.conversationId
   // Only the Group-level Conversation exists until WorkItems and restricted Conversations do.
-  if (conversationId !== state.conversationId) return reject('INVALID_COMMAND', 'unknown conversationId')
+  if (conversationId !== state.conversationId) return refuse('INVALID_COMMAND', 'unknown conversationId')
 
   const eventId = ctx.newId()
   const message: Record<string, unknown> = {
@@ -54,29 +54,29 @@ const FOLLOW_UP = {
  * a terminal Mission (the audit record outlives the Mission).
  */
 export function messageFollowUp(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  if (state === null) return refuse('GROUP_NOT_FOUND', 'no such Group')
   const k = command.kind as keyof typeof FOLLOW_UP
   const redaction = k === 'message.redact'
   // A service reaching the decider was authorized by Organization policy in ingress; it holds no Membership.
   const policyService = redaction && command.actor.type === 'service'
   if (!policyService) {
     const member = activeMember(state, command)
-    if (isRejected(member)) return member
+    if (isRefusal(member)) return member
   }
   const p = command.payload
   const messageId = p.messageId as string
   const target = messageEntry(state.messages, messageId)
   if (redaction) {
-    if (!policyService && !isOwner(state, command.actor)) return reject('AUTH_FORBIDDEN', 'redaction is a MissionOwner or Organization policy act')
+    if (!policyService && !isOwner(state, command.actor)) return refuse('AUTH_FORBIDDEN', 'redaction is a MissionOwner or Organization policy act')
   } else if (target !== undefined && (target.author.type !== command.actor.type || target.author.id !== command.actor.id)) {
-    return reject('AUTH_FORBIDDEN', `only the author may ${k === 'message.correct' ? 'correct' : 'retract'} a Message`)
+    return refuse('AUTH_FORBIDDEN', `only the author may ${k === 'message.correct' ? 'correct' : 'retract'} a Message`)
   }
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict
-  if (target === undefined) return reject('INVALID_COMMAND', 'no such Message in this Group')
-  if (!redaction && TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+  if (target === undefined) return refuse('INVALID_COMMAND', 'no such Message in this Group')
+  if (!redaction && TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
   if (redaction ? target.redacted : target.status === 'retracted') {
-    return reject('INVALID_STATE_TRANSITION', `the Message is already ${redaction ? 'redacted' : 'retracted'}`)
+    return refuse('INVALID_STATE_TRANSITION', `the Message is already ${redaction ? 'redacted' : 'retracted'}`)
   }
 
   const {event, messageKind} = FOLLOW_UP[k]

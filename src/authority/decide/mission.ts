@@ -13,21 +13,21 @@ import {
   activeMember,
   coordinatorCheck,
   isOwner,
-  isRejected,
+  isRefusal,
   membershipDoc,
-  reject,
+  refuse,
   revisionConflict,
 } from './common.js'
 import {type GroupState, type MissionState, TERMINAL} from '../model/state.js'
 import {ancestorsOf} from '../model/ancestry.js'
 
 export function missionCreate(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state !== null) return reject('INVALID_STATE_TRANSITION', 'the Group already exists')
+  if (state !== null) return refuse('INVALID_STATE_TRANSITION', 'the Group already exists')
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict
   const p = command.payload
-  if (p.groupId !== command.groupId) return reject('INVALID_COMMAND', 'payload.groupId differs from the Command groupId')
-  if (command.actor.type !== 'human') return reject('AUTH_FORBIDDEN', 'a root MissionOwner is human (§7.1)')
+  if (p.groupId !== command.groupId) return refuse('INVALID_COMMAND', 'payload.groupId differs from the Command groupId')
+  if (command.actor.type !== 'human') return refuse('AUTH_FORBIDDEN', 'a root MissionOwner is human (§7.1)')
 
   const groupId = p.groupId as string // equal to command.groupId, checked above
   const owner: Principal = {type: command.actor.type, id: command.actor.id}
@@ -100,14 +100,14 @@ const RULES: Readonly<Record<string, {who: Who; from: (s: MissionState) => boole
 export const MISSION_KINDS: ReadonlySet<string> = new Set(Object.keys(RULES))
 
 export function missionLifecycle(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  if (state === null) return refuse('GROUP_NOT_FOUND', 'no such Group')
   const rule = RULES[command.kind]!
   if (command.kind === 'mission.terminate' && command.actor.type === 'service') {
     // Already authorized by the `terminators` policy in ingress; services hold no Membership.
   } else {
     const member = activeMember(state, command)
-    if (isRejected(member)) return member
-    if (rule.who === 'owner' && !isOwner(state, command.actor)) return reject('AUTH_FORBIDDEN', `${command.kind} is the MissionOwner's (§7.1)`)
+    if (isRefusal(member)) return member
+    if (rule.who === 'owner' && !isOwner(state, command.actor)) return refuse('AUTH_FORBIDDEN', `${command.kind} is the MissionOwner's (§7.1)`)
     if (rule.who === 'coordinator') {
       // mission.terminate from a human is never allowed (§15.1); from an Agent it needs the lease.
       const fenced = coordinatorCheck(state, command)
@@ -116,7 +116,7 @@ export function missionLifecycle(state: GroupState | null, command: DecidedComma
   }
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict
-  if (!rule.from(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `${command.kind} from ${state.mission.state}`)
+  if (!rule.from(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `${command.kind} from ${state.mission.state}`)
 
   const p = command.payload
   const eventId = ctx.newId()
@@ -151,23 +151,23 @@ export function missionLifecycle(state: GroupState | null, command: DecidedComma
  */
 function approve(state: GroupState, command: DecidedCommand, ctx: DecideContext, one: (kind: string, payload: Record<string, unknown>) => Decision): Decision {
   const a = command.approval
-  if (a === undefined) return reject('INVALID_COMMAND', 'mission.approve needs a verified Approval')
+  if (a === undefined) return refuse('INVALID_COMMAND', 'mission.approve needs a verified Approval')
   const child = state.mission.parent !== undefined
   // §14: a child Mission's owner (the Parent Coordinator, an Agent) signs a `child_mission` Approval.
   if (!approves(state, a, state.mission.missionOwner, child ? 'child_mission' : 'mission_final')) {
-    return reject('INVALID_COMMAND', 'the Approval does not match the submitted Mission revision and Artifact set')
+    return refuse('INVALID_COMMAND', 'the Approval does not match the submitted Mission revision and Artifact set')
   }
   const root = command.rootApproval
   if (!child || state.mission.approvalPolicy.finalHumanApproval !== true) {
-    if (root !== undefined) return reject('INVALID_COMMAND', 'rootApproval is only for a child Mission whose approval policy asks for final human approval (§14)')
+    if (root !== undefined) return refuse('INVALID_COMMAND', 'rootApproval is only for a child Mission whose approval policy asks for final human approval (§14)')
     return one('mission.approved', {missionId: state.missionId, approval: a.document})
   }
-  if (root === undefined) return reject('INVALID_COMMAND', "this child Mission's approval policy asks for final human approval: the root human MissionOwner's Approval must come too, as rootApproval (§14)")
+  if (root === undefined) return refuse('INVALID_COMMAND', "this child Mission's approval policy asks for final human approval: the root human MissionOwner's Approval must come too, as rootApproval (§14)")
   const ancestors = ancestorsOf(state, ctx)
-  if (isRejected(ancestors)) return ancestors
+  if (isRefusal(ancestors)) return ancestors
   const rootOwner = ancestors.at(-1)!.state.mission.missionOwner
   if (!approves(state, root, rootOwner, 'child_mission')) {
-    return reject('INVALID_COMMAND', "rootApproval must be the root human MissionOwner's child_mission Approval of the submitted revision and Artifact set")
+    return refuse('INVALID_COMMAND', "rootApproval must be the root human MissionOwner's child_mission Approval of the submitted revision and Artifact set")
   }
   return one('mission.approved', {missionId: state.missionId, approval: a.document, rootApproval: root.document})
 }
@@ -197,9 +197,9 @@ function approves(state: GroupState, a: VerifiedApproval, by: Principal, kind: s
 function assignCoordinator(state: GroupState, command: DecidedCommand, ctx: DecideContext, eventId: string): Decision {
   const agentId = command.payload.agentId as string
   const lease = state.mission.coordinator
-  if (lease !== null && lease.agentId === agentId) return reject('INVALID_COMMAND', 'that Agent already holds the Coordinator lease')
+  if (lease !== null && lease.agentId === agentId) return refuse('INVALID_COMMAND', 'that Agent already holds the Coordinator lease')
   const existing = state.members[agentId]
-  if (existing !== undefined && existing.principal.type !== 'agent') return reject('INVALID_COMMAND', 'a Coordinator is an Agent')
+  if (existing !== undefined && existing.principal.type !== 'agent') return refuse('INVALID_COMMAND', 'a Coordinator is an Agent')
   const coordinator = {agentId, coordinatorEpoch: (lease?.coordinatorEpoch ?? 0) + 1, leaseId: ctx.newId(), leaseExpiresAt: null}
   // The new Coordinator's Membership: a new one, or the existing one with its epoch raised (§8).
   const membership = membershipDoc(

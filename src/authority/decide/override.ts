@@ -6,20 +6,20 @@
 
 import {compareTimestampText} from '../../json/timestamp.js'
 import type {Principal} from '../../signing/profiles.js'
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, isOwner, isRejected, reject, revisionConflict} from './common.js'
+import {type DecideContext, type DecidedCommand, type Decision, activeMember, isOwner, isRefusal, refuse, revisionConflict} from './common.js'
 import {LIMIT_POLICIES} from './rate-limits.js'
 import {type GroupState, TERMINAL} from '../model/state.js'
 
 export function grantCooperationOverride(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  if (state === null) return refuse('GROUP_NOT_FOUND', 'no such Group')
   if (command.actor.type !== 'service') {
     const member = activeMember(state, command)
-    if (isRejected(member)) return member
-    if (!isOwner(state, command.actor)) return reject('AUTH_FORBIDDEN', 'only the MissionOwner or an Organization policy actor issues an override grant')
+    if (isRefusal(member)) return member
+    if (!isOwner(state, command.actor)) return refuse('AUTH_FORBIDDEN', 'only the MissionOwner or an Organization policy actor issues an override grant')
   }
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+  if (TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
 
   const p = command.payload
   const grantId = p.grantId as string
@@ -27,12 +27,12 @@ export function grantCooperationOverride(state: GroupState | null, command: Deci
   const targetKind = p.targetKind as string
   const beneficiary = p.beneficiary as Principal
   const kinds = LIMIT_POLICIES[policy]
-  if (kinds === undefined) return reject('INVALID_COMMAND', `this authority enforces no policy named ${policy}`)
-  if (!kinds.includes(targetKind)) return reject('INVALID_COMMAND', `policy ${policy} does not limit ${targetKind}`)
-  if (state.overrideGrants?.[grantId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'that grant ID is already issued')
-  if (compareTimestampText(p.expiresAt as string, ctx.acceptedAt) <= 0) return reject('INVALID_COMMAND', 'the grant would already be expired') // full precision (§2)
+  if (kinds === undefined) return refuse('INVALID_COMMAND', `this authority enforces no policy named ${policy}`)
+  if (!kinds.includes(targetKind)) return refuse('INVALID_COMMAND', `policy ${policy} does not limit ${targetKind}`)
+  if (state.overrideGrants?.[grantId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that grant ID is already issued')
+  if (compareTimestampText(p.expiresAt as string, ctx.acceptedAt) <= 0) return refuse('INVALID_COMMAND', 'the grant would already be expired') // full precision (§2)
   const m = state.members[beneficiary.id]
-  if (m === undefined || !m.active || m.principal.type !== beneficiary.type) return reject('INVALID_COMMAND', 'the beneficiary has no active Membership in this Group')
+  if (m === undefined || !m.active || m.principal.type !== beneficiary.type) return refuse('INVALID_COMMAND', 'the beneficiary has no active Membership in this Group')
 
   const grant = {
     grantId,

@@ -7,13 +7,13 @@ import {
   type DecideContext,
   type DecidedCommand,
   type Decision,
-  type Rejected,
+  type Refusal,
   activeMember,
   coordinatorCheck,
   isOwner,
-  isRejected,
+  isRefusal,
   memberDoc,
-  reject,
+  refuse,
   revisionConflict,
 } from './common.js'
 import {schemaCatalog} from '../../schema/catalog.js'
@@ -44,15 +44,15 @@ export const CONTRACT_FIELDS = [
 ] as const
 
 /** §10.1: a missing required field, or a mandatory list left empty, is an incomplete contract. */
-function contractIncomplete(contract: Record<string, unknown>): Rejected | null {
+function contractIncomplete(contract: Record<string, unknown>): Refusal | null {
   for (const f of CONTRACT_FIELDS) {
-    if (contract[f] === undefined || contract[f] === null) return reject('WORK_CONTRACT_INCOMPLETE', `the Work Contract lacks ${f}`)
+    if (contract[f] === undefined || contract[f] === null) return refuse('WORK_CONTRACT_INCOMPLETE', `the Work Contract lacks ${f}`)
   }
   for (const f of ['requiredDeliverables', 'acceptanceCriteria', 'requiredCapabilities'] as const) {
-    if (!Array.isArray(contract[f]) || (contract[f] as unknown[]).length === 0) return reject('WORK_CONTRACT_INCOMPLETE', `the Work Contract has no ${f}`)
+    if (!Array.isArray(contract[f]) || (contract[f] as unknown[]).length === 0) return refuse('WORK_CONTRACT_INCOMPLETE', `the Work Contract has no ${f}`)
   }
   // Complete but malformed: the contract must still be a valid work-contract.schema.json document.
-  return schemaCatalog().validate('work-contract', contract).valid ? null : reject('SCHEMA_VALIDATION_FAILED', 'the Work Contract does not match work-contract.schema.json')
+  return schemaCatalog().validate('work-contract', contract).valid ? null : refuse('SCHEMA_VALIDATION_FAILED', 'the Work Contract does not match work-contract.schema.json')
 }
 
 /** §10.2 rows: the states each transition leaves from. */
@@ -86,11 +86,11 @@ const citesLease = (k: string, item: WorkItemView): boolean => LEASED.has(k) || 
 export const WORK_KINDS: ReadonlySet<string> = new Set(['work.propose', 'work.authorize', ...Object.keys(FROM)])
 
 export function workDecide(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
+  if (state === null) return refuse('GROUP_NOT_FOUND', 'no such Group')
   const p = command.payload
   const k = command.kind
   const member = k === 'work.accept_offer' ? offerMember(state, command, ctx.acceptedAt) : activeMember(state, command)
-  if (isRejected(member)) return member
+  if (isRefusal(member)) return member
 
   // Who may issue the Command (§10.2 notes, §10.3, §11.3).
   if (k === 'work.authorize' || k === 'work.offer') {
@@ -106,21 +106,21 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       if (fenced) return fenced
     }
   } else if (k === 'work.accept_offer' || k === 'work.start' || k === 'work.submit' || k === 'work.checkpoint' || k === 'work.block') {
-    if (command.actor.type !== 'agent') return reject('AUTH_FORBIDDEN', `${k} is a Worker Agent's`)
+    if (command.actor.type !== 'agent') return refuse('AUTH_FORBIDDEN', `${k} is a Worker Agent's`)
   } else if (k === 'work.unblock' || k === 'work.fail') {
     // The owner presents its Ownership Epoch (checked against the WorkItem below); anyone else
     // must be the current Coordinator.
     if (p.ownershipEpoch === undefined) {
       const fenced = coordinatorCheck(state, command)
       if (fenced) return fenced
-    } else if (command.actor.type !== 'agent') return reject('AUTH_FORBIDDEN', `only the owning Agent presents an ownershipEpoch`)
+    } else if (command.actor.type !== 'agent') return refuse('AUTH_FORBIDDEN', `only the owning Agent presents an ownershipEpoch`)
   } else if (k === 'approval.grant_execution') {
     // §12: the MissionOwner grants execution approval (Organization policy actors: not yet).
-    if (!isOwner(state, command.actor)) return reject('AUTH_FORBIDDEN', 'execution approval is the MissionOwner\'s')
+    if (!isOwner(state, command.actor)) return refuse('AUTH_FORBIDDEN', 'execution approval is the MissionOwner\'s')
   }
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `${k} in a ${state.mission.state} Mission`)
+  if (TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `${k} in a ${state.mission.state} Mission`)
 
   const at = ctx.acceptedAt
   // §11.3/§11.4: the Organization's lease lengths; each Event records the boundary they give.
@@ -128,7 +128,7 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
   const actor = {type: command.actor.type, id: command.actor.id}
   if (k === 'work.propose') {
     const proposalId = p.proposalId as string
-    if (state.proposals[proposalId] !== undefined || state.workItems[proposalId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'that proposal ID is already used')
+    if (state.proposals[proposalId] !== undefined || state.workItems[proposalId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that proposal ID is already used')
     const contract = p.contract as Record<string, unknown>
     const incomplete = contractIncomplete(contract)
     if (incomplete) return incomplete
@@ -138,11 +138,11 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
 
   const workItemId = p.workItemId as string
   const item = state.workItems[workItemId]
-  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
+  if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
   // §10.2: while a linked child Mission runs, the WorkItem's ownership is fenced: it concludes
   // through the child (decide-child.ts), or the Coordinator fails or cancels it (and the child).
   const child = runningChild(item)
-  if (child !== null && k !== 'work.fail' && k !== 'work.cancel') return reject('INVALID_STATE_TRANSITION', `${k} while child Mission ${child.missionId} runs`)
+  if (child !== null && k !== 'work.fail' && k !== 'work.cancel') return refuse('INVALID_STATE_TRANSITION', `${k} while child Mission ${child.missionId} runs`)
   const from = FROM[k]!
   const eventId = ctx.newId()
   const one = (kind: string, payload: Record<string, unknown>): Decision => ({events: [{eventId, kind, conversationId: item.conversationId, payload: {workItemId, revision: item.revision + 1, ...payload}}]})
@@ -152,16 +152,16 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       // §10.2: only with no live owner; "an expired owner is fenced first" (§11.5: a missed start
       // deadline or an unrenewed lease) — the offer Event records the fenced ownership.
       const lapsed = lapsedOwnership(item, at)
-      if (!from.has(item.state) || (item.owner !== null && lapsed === null)) return reject('INVALID_STATE_TRANSITION', `work.offer from ${item.state}${item.owner ? ' with a live owner' : ''}`)
+      if (!from.has(item.state) || (item.owner !== null && lapsed === null)) return refuse('INVALID_STATE_TRANSITION', `work.offer from ${item.state}${item.owner ? ' with a live owner' : ''}`)
       const unmet = unmetDependency(state, item)
-      if (unmet !== null) return reject('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
+      if (unmet !== null) return refuse('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
       const candidates = p.candidates as string[]
       const expiresAt = p.expiresAt as string
-      if (reached(at, expiresAt)) return reject('INVALID_COMMAND', 'the offer would already be expired') // full precision (§2)
+      if (reached(at, expiresAt)) return refuse('INVALID_COMMAND', 'the offer would already be expired') // full precision (§2)
       const provisional = provisionalMemberships(state, item, candidates, p.contextPackageId as string | undefined, expiresAt, ctx)
-      if (isRejected(provisional)) return provisional
+      if (isRefusal(provisional)) return provisional
       const selectionBasis = selectionBases(item, candidates, p.selectionBasis as Record<string, Omit<SelectionBasis, 'requiredCapabilities'>>)
-      if (isRejected(selectionBasis)) return selectionBasis
+      if (isRefusal(selectionBasis)) return selectionBasis
       return one('work.offer.created', {
         offer: {offerId: ctx.newId(), candidates: [...candidates], expiresAt, offeredAt: at, selectionBasis},
         ...(lapsed !== null ? {fencedOwnership: lapsed} : {}),
@@ -170,15 +170,15 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
     }
     case 'work.accept_offer': {
       // §10.3: the first valid acceptance won; every later one loses, whatever the state now.
-      if (item.owner !== null && item.state !== 'verified' && item.state !== 'cancelled') return reject('WORK_ALREADY_OWNED', 'another candidate won ownership')
-      if (!from.has(item.state)) return reject('INVALID_STATE_TRANSITION', `work.accept_offer from ${item.state}`)
+      if (item.owner !== null && item.state !== 'verified' && item.state !== 'cancelled') return refuse('WORK_ALREADY_OWNED', 'another candidate won ownership')
+      if (!from.has(item.state)) return refuse('INVALID_STATE_TRANSITION', `work.accept_offer from ${item.state}`)
       // §10.1: a material contract revision withdrew the offer (apply-lease.ts); a new offer is needed.
       const offer = item.offer
-      if (offer === null) return reject('WORK_OFFER_EXPIRED', 'the offer was withdrawn by a contract revision')
-      if (!offer.candidates.includes(command.actor.id)) return reject('AUTH_FORBIDDEN', 'not a candidate of the offer')
+      if (offer === null) return refuse('WORK_OFFER_EXPIRED', 'the offer was withdrawn by a contract revision')
+      if (!offer.candidates.includes(command.actor.id)) return refuse('AUTH_FORBIDDEN', 'not a candidate of the offer')
       // A replaced offer is no longer valid; an expired one invalidates acceptance and appends nothing.
-      if (p.offerId !== offer.offerId) return reject('WORK_OFFER_EXPIRED', 'that offer was replaced')
-      if (reached(at, offer.expiresAt)) return reject('WORK_OFFER_EXPIRED', `offer expired at ${offer.expiresAt}`)
+      if (p.offerId !== offer.offerId) return refuse('WORK_OFFER_EXPIRED', 'that offer was replaced')
+      if (reached(at, offer.expiresAt)) return refuse('WORK_OFFER_EXPIRED', `offer expired at ${offer.expiresAt}`)
       // §11.3: the grant carries its start-by deadline (the bounded ownership lease).
       const owner = {agentId: command.actor.id, ownershipEpoch: item.ownershipEpoch + 1, sessionEpoch: command.sessionEpoch ?? 1, grantedAt: at, startBy: plusSeconds(at, lengths.ownershipSeconds)}
       const selectionBasis = offer.selectionBasis?.[command.actor.id]
@@ -201,20 +201,20 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
     }
     if (citesLease(k, item)) {
       const lease = currentLease(item, p.leaseId, command.sessionEpoch, at)
-      if (isRejected(lease)) return lease
+      if (isRefusal(lease)) return lease
     }
     // §11.5: a missed start-by deadline ends the right to start.
-    if (k === 'work.start' && item.state === 'queued' && reached(at, item.owner!.leaseExpiresAt)) return reject('WORK_LEASE_EXPIRED', `the start-by deadline ${item.owner!.leaseExpiresAt} has passed`)
+    if (k === 'work.start' && item.state === 'queued' && reached(at, item.owner!.leaseExpiresAt)) return refuse('WORK_LEASE_EXPIRED', `the start-by deadline ${item.owner!.leaseExpiresAt} has passed`)
   }
-  if (!from.has(item.state)) return reject('INVALID_STATE_TRANSITION', `${k} from ${item.state}`)
+  if (!from.has(item.state)) return refuse('INVALID_STATE_TRANSITION', `${k} from ${item.state}`)
   switch (k) {
     case 'work.start': {
       const owner = item.owner!
       // §12 (ACCEPTANCE G4): a gated WorkItem starts only under a signed execution approval
       // granted for the current Ownership Epoch.
       const unmet = unmetDependency(state, item)
-      if (unmet !== null) return reject('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
-      if (gated(item) && item.executionApproval?.ownershipEpoch !== owner.ownershipEpoch) return reject('APPROVAL_REQUIRED', 'the WorkItem requires an execution approval')
+      if (unmet !== null) return refuse('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
+      if (gated(item) && item.executionApproval?.ownershipEpoch !== owner.ownershipEpoch) return refuse('APPROVAL_REQUIRED', 'the WorkItem requires an execution approval')
       const lease = {
         leaseId: ctx.newId(),
         leaseType: 'execution',
@@ -256,9 +256,9 @@ export function workDecide(state: GroupState | null, command: DecidedCommand, ct
       return endingIdle(state, item, one('work.failed', {reason: p.reason, evidenceHashes: [...(p.evidenceHashes as string[])].sort(), ...(item.lease?.state === 'active' ? {revokedLeaseId: item.lease.leaseId} : {})}), ctx)
     case 'approval.grant_execution': {
       const owner = item.owner!
-      if (!gated(item)) return reject('INVALID_STATE_TRANSITION', 'the WorkItem needs no execution approval')
-      if (p.ownershipEpoch !== owner.ownershipEpoch) return reject('WORK_STALE_OWNERSHIP', `ownershipEpoch ${String(p.ownershipEpoch)}, current ${owner.ownershipEpoch}`)
-      if (item.executionApproval?.ownershipEpoch === owner.ownershipEpoch) return reject('INVALID_STATE_TRANSITION', 'execution is already approved')
+      if (!gated(item)) return refuse('INVALID_STATE_TRANSITION', 'the WorkItem needs no execution approval')
+      if (p.ownershipEpoch !== owner.ownershipEpoch) return refuse('WORK_STALE_OWNERSHIP', `ownershipEpoch ${String(p.ownershipEpoch)}, current ${owner.ownershipEpoch}`)
+      if (item.executionApproval?.ownershipEpoch === owner.ownershipEpoch) return refuse('INVALID_STATE_TRANSITION', 'execution is already approved')
       return one('approval.execution.granted', {approval: {approvedBy: actor, ownershipEpoch: owner.ownershipEpoch, approvedAt: at}})
     }
     default:
@@ -291,14 +291,14 @@ function endingIdle(state: GroupState, item: WorkItemView, decision: Decision, c
  * §11.3: the owner with its current Ownership Epoch; an older epoch is fenced, and so is the
  * latest epoch once that ownership has ended (fenced on expiry or failed) with no successor yet.
  */
-export function ownerCheck(item: WorkItemView, command: DecidedCommand): Rejected | null {
+export function ownerCheck(item: WorkItemView, command: DecidedCommand): Refusal | null {
   const epoch = command.payload.ownershipEpoch as number
-  if (epoch < item.ownershipEpoch) return reject('WORK_STALE_OWNERSHIP', `ownershipEpoch ${epoch}, current ${item.ownershipEpoch}`)
+  if (epoch < item.ownershipEpoch) return refuse('WORK_STALE_OWNERSHIP', `ownershipEpoch ${epoch}, current ${item.ownershipEpoch}`)
   const owner = item.owner
   if (owner === null && (item.endedOwnerships ?? []).some((e) => e.agentId === command.actor.id && e.ownershipEpoch === epoch)) {
-    return reject('WORK_STALE_OWNERSHIP', `ownership epoch ${epoch} has ended`)
+    return refuse('WORK_STALE_OWNERSHIP', `ownership epoch ${epoch} has ended`)
   }
-  if (owner === null || owner.agentId !== command.actor.id || epoch !== owner.ownershipEpoch) return reject('AUTH_FORBIDDEN', 'not the WorkItem owner')
+  if (owner === null || owner.agentId !== command.actor.id || epoch !== owner.ownershipEpoch) return refuse('AUTH_FORBIDDEN', 'not the WorkItem owner')
   return null
 }
 
@@ -308,16 +308,16 @@ export function ownerCheck(item: WorkItemView, command: DecidedCommand): Rejecte
  * way to close a cycle here is through the new WorkItem itself; the walk still follows the graph,
  * so dependency insertion into an existing WorkItem (decide-dependency.ts) reuses it unchanged.
  */
-export function dependencyCycle(state: GroupState, workItemId: string, deps: readonly string[]): Rejected | null {
+export function dependencyCycle(state: GroupState, workItemId: string, deps: readonly string[]): Refusal | null {
   const seen = new Set<string>()
   const stack = [...deps]
   while (stack.length > 0) {
     const d = stack.pop()!
-    if (d === workItemId) return reject('INVALID_COMMAND', `dependency cycle through ${workItemId}`)
+    if (d === workItemId) return refuse('INVALID_COMMAND', `dependency cycle through ${workItemId}`)
     if (seen.has(d)) continue
     seen.add(d)
     const dep = state.workItems[d]
-    if (dep === undefined) return reject('INVALID_COMMAND', `dependency ${d} is not a WorkItem of this Group`)
+    if (dep === undefined) return refuse('INVALID_COMMAND', `dependency ${d} is not a WorkItem of this Group`)
     stack.push(...((dep.contract.dependencyWorkItemIds as string[] | undefined) ?? []))
   }
   return null
@@ -335,18 +335,18 @@ export function unmetDependency(state: GroupState, item: WorkItemView): string |
 function authorize(state: GroupState, command: DecidedCommand, ctx: DecideContext): Decision {
   const p = command.payload
   const workItemId = p.workItemId as string
-  if (state.workItems[workItemId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'the WorkItem already exists')
+  if (state.workItems[workItemId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'the WorkItem already exists')
   const proposalId = p.proposalId as string | undefined
   let contract: Record<string, unknown>
   let createdBy = {type: command.actor.type, id: command.actor.id}
   if (proposalId !== undefined) {
     const proposal = state.proposals[proposalId]
-    if (proposal === undefined) return reject('INVALID_STATE_TRANSITION', 'no open Work Proposal with that ID')
-    if (p.contract !== undefined) return reject('INVALID_COMMAND', 'an authorized proposal keeps its contract')
+    if (proposal === undefined) return refuse('INVALID_STATE_TRANSITION', 'no open Work Proposal with that ID')
+    if (p.contract !== undefined) return refuse('INVALID_COMMAND', 'an authorized proposal keeps its contract')
     contract = proposal.contract
     createdBy = {type: proposal.proposedBy.type, id: proposal.proposedBy.id}
   } else {
-    if (p.contract === undefined) return reject('WORK_CONTRACT_INCOMPLETE', 'a WorkItem needs a Work Contract')
+    if (p.contract === undefined) return refuse('WORK_CONTRACT_INCOMPLETE', 'a WorkItem needs a Work Contract')
     contract = p.contract as Record<string, unknown>
   }
   const incomplete = contractIncomplete(contract)
@@ -379,14 +379,14 @@ function authorize(state: GroupState, command: DecidedCommand, ctx: DecideContex
  * the record cannot disagree with the contract. An Agent the Coordinator itself does not find
  * authorization-eligible cannot be offered the work.
  */
-function selectionBases(item: WorkItemView, candidates: string[], stated: Record<string, Omit<SelectionBasis, 'requiredCapabilities'>>): Record<string, SelectionBasis> | Rejected {
+function selectionBases(item: WorkItemView, candidates: string[], stated: Record<string, Omit<SelectionBasis, 'requiredCapabilities'>>): Record<string, SelectionBasis> | Refusal {
   const named = Object.keys(stated)
-  if (named.length !== candidates.length || !candidates.every((c) => Object.hasOwn(stated, c))) return reject('INVALID_COMMAND', 'the selection basis must name exactly the candidates')
+  if (named.length !== candidates.length || !candidates.every((c) => Object.hasOwn(stated, c))) return refuse('INVALID_COMMAND', 'the selection basis must name exactly the candidates')
   const requiredCapabilities = (item.contract.requiredCapabilities as {id: string; version: string}[]).map((c) => ({id: c.id, version: c.version}))
   const out: Record<string, SelectionBasis> = {}
   for (const c of candidates) {
     const b = stated[c]!
-    if (!b.authorizationEligible) return reject('INVALID_COMMAND', `candidate ${c} is not authorization-eligible`)
+    if (!b.authorizationEligible) return refuse('INVALID_COMMAND', `candidate ${c} is not authorization-eligible`)
     out[c] = {requiredCapabilities, ...b}
   }
   return out
@@ -401,9 +401,9 @@ function provisionalMemberships(state: GroupState, item: WorkItemView, candidate
   const docs: Record<string, unknown>[] = []
   for (const c of candidates) {
     const m = state.members[c]
-    if (m !== undefined && m.principal.type !== 'agent') return reject('INVALID_COMMAND', 'every candidate must be an Agent')
+    if (m !== undefined && m.principal.type !== 'agent') return refuse('INVALID_COMMAND', 'every candidate must be an Agent')
     if (m?.active) continue
-    if (contextPackageId === undefined) return reject('INVALID_COMMAND', `candidate ${c} has no active Membership: a just-in-time offer cites a Context Package`)
+    if (contextPackageId === undefined) return refuse('INVALID_COMMAND', `candidate ${c} has no active Membership: a just-in-time offer cites a Context Package`)
     docs.push({
       membershipId: ctx.newId(),
       missionId: state.missionId,
@@ -423,15 +423,15 @@ function provisionalMemberships(state: GroupState, item: WorkItemView, candidate
 }
 
 /** The Membership that may accept an offer: an active one, or the provisional one granted with it. */
-function offerMember(state: GroupState, command: DecidedCommand, at: string): MemberState | Rejected {
+function offerMember(state: GroupState, command: DecidedCommand, at: string): MemberState | Refusal {
   const m = state.members[command.actor.id]
   if (m?.provisional === undefined) return activeMember(state, command)
-  if (m.principal.type !== command.actor.type) return reject('MEMBERSHIP_REQUIRED', 'the actor has no Membership in this Group')
+  if (m.principal.type !== command.actor.type) return refuse('MEMBERSHIP_REQUIRED', 'the actor has no Membership in this Group')
   const epoch = command.membershipEpoch ?? 0
-  if (epoch < m.membershipEpoch) return reject('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${m.membershipEpoch}`)
-  if (epoch > m.membershipEpoch) return reject('MEMBERSHIP_REQUIRED', `membershipEpoch ${epoch} was never issued`)
-  if (m.provisional.workItemId !== command.payload.workItemId) return reject('MEMBERSHIP_REQUIRED', 'the provisional Membership is for another WorkItem')
-  if (reached(at, m.provisional.expiresAt)) return reject('WORK_OFFER_EXPIRED', 'the provisional Membership expired with its offer')
+  if (epoch < m.membershipEpoch) return refuse('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${m.membershipEpoch}`)
+  if (epoch > m.membershipEpoch) return refuse('MEMBERSHIP_REQUIRED', `membershipEpoch ${epoch} was never issued`)
+  if (m.provisional.workItemId !== command.payload.workItemId) return refuse('MEMBERSHIP_REQUIRED', 'the provisional Membership is for another WorkItem')
+  if (reached(at, m.provisional.expiresAt)) return refuse('WORK_OFFER_EXPIRED', 'the provisional Membership expired with its offer')
   return m
 }
 
