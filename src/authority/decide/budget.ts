@@ -11,10 +11,12 @@
 
 import {ancestorsOf} from '../model/ancestry.js'
 import {type Budget, type Remaining, type UsageDelta, allocationProblem, tightest, charge, currencyMismatch, isZeroDelta, missionUsage, overflow, remaining, workItemUsage} from '../model/budget.js'
-import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Refusal, activeMember, isRefusal, refuse, revisionConflict} from './common.js'
-import {RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
+import type {DecidedCommand} from './command.js'
+import {type DecideContext, type Decision, type EventDraft, type Refusal, isRefusal, refuse} from './common.js'
+import {type Handlers, type InGroup, live} from './gate.js'
+import {RESOURCE_USAGE_RECORD, RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
 import {currentLease} from '../model/work-leases.js'
-import {type GroupState, TERMINAL} from '../model/state.js'
+import type {GroupState} from '../model/state.js'
 
 
 /** One level of the charge: a WorkItem and the Mission of its Group. */
@@ -23,28 +25,38 @@ interface Charged {
   workItemId: string
 }
 
-export function recordUsage(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return refuse('GROUP_NOT_FOUND', 'no such Group')
-  const member = activeMember(state, command)
-  if (isRefusal(member)) return member
-  if (command.actor.type !== 'agent') return refuse('AUTH_FORBIDDEN', 'usage is recorded by the owning Worker Agent')
-  const p = command.payload
-  const workItemId = p.workItemId as string
-  const item = state.workItems[workItemId]
-  const ownershipEpoch = p.ownershipEpoch as number
-  // Ownership before the revision check, as for every owner Command (§11.3).
-  if (item !== undefined) {
-    if (ownershipEpoch < item.ownershipEpoch) return refuse('WORK_STALE_OWNERSHIP', `ownershipEpoch ${ownershipEpoch}, current ${item.ownershipEpoch}`)
-    if (item.owner === null || item.owner.agentId !== command.actor.id || item.owner.ownershipEpoch !== ownershipEpoch) return refuse('AUTH_FORBIDDEN', 'not the WorkItem owner')
-    const lease = currentLease(item, p.leaseId, command.sessionEpoch, ctx.acceptedAt)
-    if (isRefusal(lease)) return lease
-  }
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
-  if (TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `usage in a ${state.mission.state} Mission`)
-  if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
+export const USAGE_HANDLERS: Handlers = {
+  [RESOURCE_USAGE_RECORD]: {
+    on: 'group',
+    gate: {
+      membership: 'active',
+      who: {
+        by: 'rule',
+        check: (state, command, ctx) => {
+          if (command.actor.type !== 'agent') return refuse('AUTH_FORBIDDEN', 'usage is recorded by the owning Worker Agent')
+          const p = command.payload
+          const item = state.workItems[p.workItemId]
+          // Ownership before the revision check, as for every owner Command (§11.3).
+          if (item === undefined) return null
+          if (p.ownershipEpoch < item.ownershipEpoch) return refuse('WORK_STALE_OWNERSHIP', `ownershipEpoch ${p.ownershipEpoch}, current ${item.ownershipEpoch}`)
+          if (item.owner === null || item.owner.agentId !== command.actor.id || item.owner.ownershipEpoch !== p.ownershipEpoch) return refuse('AUTH_FORBIDDEN', 'not the WorkItem owner')
+          const lease = currentLease(item, p.leaseId, command.sessionEpoch, ctx.acceptedAt)
+          return isRefusal(lease) ? lease : null
+        },
+      },
+      mission: live((_, s) => `usage in a ${s} Mission`),
+    },
+    decide: recordUsage,
+  },
+}
 
-  const delta = p.delta as UsageDelta
+function recordUsage({state}: InGroup, command: DecidedCommand<typeof RESOURCE_USAGE_RECORD>, ctx: DecideContext): Decision {
+  const p = command.payload
+  const workItemId = p.workItemId
+  const ownershipEpoch = p.ownershipEpoch
+  if (state.workItems[workItemId] === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
+
+  const delta: UsageDelta = p.delta
   if (isZeroDelta(delta)) return refuse('INVALID_COMMAND', 'a usage record needs a nonzero delta')
 
   const ancestors = ancestorsOf(state, ctx)

@@ -86,8 +86,11 @@ function usage(state: GroupState, command: GatedCommand, policy: string, limits:
   if (policy === 'mission-depth') return null // decide-child.ts enforces it; the gate only consumes the grant
   if (policy === 'delegation-depth') {
     if (limits.delegationDepth === undefined) return null
-    // "count before this Command" such that count + 1 is the depth the Grant would confer.
-    return {count: (command.payload?.maxDescendantDepth as number) - 1, limit: limits.delegationDepth}
+    // "count before this Command" such that count + 1 is the depth the Grant would confer. The
+    // payload schema requires the depth; without one there is nothing to count.
+    const depth = command.payload?.maxDescendantDepth
+    if (typeof depth !== 'number') return null
+    return {count: depth - 1, limit: limits.delegationDepth}
   }
   if (policy === 'group-work-items') {
     if (limits.groupWorkItems === undefined) return null

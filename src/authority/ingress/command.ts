@@ -27,8 +27,8 @@ import {StoreError} from '../../store/records.js'
 import {checkAgentSession} from './sessions.js'
 import {apply, revisionAfter} from '../apply/index.js'
 import {type Authority, AuthorityIntegrityError} from '../authority.js'
-import {type DecidedCommand, type EventDraft, decide} from '../decide/index.js'
-import {checkPayload} from './payloads.js'
+import {type EventDraft, type ReceivedCommand, decide} from '../decide/index.js'
+import {checkPayload, validWorkContract} from './payloads.js'
 import {appendAcross, crossesGroups, involvedGroups, otherStates} from './cross-group.js'
 import {GROUP_ARCHIVE} from '../decide/archive.js'
 import {verifyArchiveSnapshot} from './snapshot.js'
@@ -56,7 +56,7 @@ export type SubmitResult = {receipt: CommandReceipt} | {error: ProtocolError}
 /** Head moves are contention from another process; a few retries settle them. */
 const MAX_ATTEMPTS = 5
 
-interface Command extends DecidedCommand {
+interface Command extends ReceivedCommand {
   groupId: string
   correlationId: string
   sessionEpoch?: number
@@ -139,7 +139,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
       const state = tip !== undefined ? tip.state : await authority.current(command.groupId)
       const groups = await otherStates(authority, groupIds, command.groupId)
       const acceptedAt = authority.clock()
-      const decision = decide(state, command, {acceptedAt, newId: authority.newId, groups, maxMissionDepth: authority.policy.maxMissionDepth, leases: authority.policy.leases})
+      const decision = decide(state, command, {acceptedAt, newId: authority.newId, groups, maxMissionDepth: authority.policy.maxMissionDepth, leases: authority.policy.leases, validWorkContract})
       // Another process may have accepted this very Command since the receipt check; its Events
       // then make the decider refuse it (e.g. the Group now exists). The receipt wins (H5).
       // A refusal decided on in-flight appends stands only once they committed (append-pipeline.ts).

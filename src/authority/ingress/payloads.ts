@@ -35,3 +35,6 @@ export function checkPayload(kind: string, payload: unknown): 'valid' | 'invalid
   if (v === null) return 'unknown-kind'
   return v(payload) ? 'valid' : 'invalid'
 }
+
+/** §10.1: a Work Contract is a valid work-contract.schema.json document (the decider's DecideContext.validWorkContract). */
+export const validWorkContract = (contract: Record<string, unknown>): boolean => schemaCatalog().validate('work-contract', contract).valid

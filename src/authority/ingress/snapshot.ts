@@ -15,18 +15,17 @@
 
 import type {SigningKey} from '../../crypto/keyfile.js'
 import type {ErrorCode} from '../../errors.js'
-import {canonicalHash} from '../../json/jcs.js'
 import {type JsonObject, sourcesIn} from '../../json/parse.js'
 import {sign} from '../../signing/sign.js'
 import {Rejection, verify} from '../../signing/verify.js'
 import type {Authority} from '../authority.js'
-import type {DecidedCommand} from '../decide/common.js'
+import type {ReceivedCommand} from '../decide/common.js'
 import type {GroupArchiveView, GroupState} from '../model/state.js'
+import {groupStateHash} from '../model/state-hash.js'
 
 const PAGE = 500
 
-/** The hash a snapshot's `stateHash` must equal: JCS SHA-256 of the plain-JSON Group state. */
-export const groupStateHash = (state: GroupState): string => canonicalHash(state)
+export {groupStateHash}
 
 /** The Group's Event IDs 1..throughSequence, in order, read from the store. */
 export async function eventIdsThrough(authority: Authority, groupId: string, throughSequence: number): Promise<string[]> {
@@ -101,7 +100,7 @@ export async function buildGroupSnapshot(
  * `throughSequence`, and the policy-log linkage must hold (the decider, which sees only state, checks the head and the state hash).
  * On success the verified facts are attached to the Command for the pure decider.
  */
-export async function verifyArchiveSnapshot(authority: Authority, command: DecidedCommand & {groupId: string}, commandBytes: Uint8Array): Promise<ErrorCode | null> {
+export async function verifyArchiveSnapshot(authority: Authority, command: ReceivedCommand & {groupId: string}, commandBytes: Uint8Array): Promise<ErrorCode | null> {
   // The snapshot exactly as it stood in the received Command (principle 4), never a re-serialization.
   const bytes = Buffer.from(sourcesIn(commandBytes)(['payload', 'snapshot']) ?? '', 'utf8')
   const verified = verify('group-snapshot', bytes, authority.registry)
