@@ -9,16 +9,21 @@
 // restrict values (lengths, patterns, formats, bounds, uniqueness, member counts, dependent
 // members) constrain what the validator accepts and leave the type as it is.
 //
-//   node scripts/payload-types.mjs [--check]   --check: exit 1 when the file is not up to date
+//   node scripts/payload-types.mjs [--check] [--schemas DIR] [--out FILE]
+//   --check: exit 1 when the file is not up to date; --schemas / --out: another tree (tests)
 
 import {readFileSync, readdirSync, writeFileSync, existsSync} from 'node:fs'
 import {dirname, join, relative, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const schemaDir = join(root, 'schemas')
+const option = (name, fallback) => {
+  const i = process.argv.indexOf(name)
+  return i < 0 ? fallback : resolve(process.argv[i + 1])
+}
+const schemaDir = option('--schemas', join(root, 'schemas'))
 const payloadDir = join(schemaDir, 'payloads')
-const out = join(root, 'src', 'authority', 'model', 'payloads.generated.ts')
+const out = option('--out', join(root, 'src', 'authority', 'model', 'payloads.generated.ts'))
 
 /** Keywords that restrict values without changing their TypeScript type. */
 const VALUE_ONLY = new Set([
@@ -42,7 +47,7 @@ const literal = (v) => {
 }
 
 /** The payload interface name of a kind: work.offer → WorkOfferPayload; ext.<org>.<profile>.<name> → <Profile><Name>Payload. */
-export function payloadTypeName(kind) {
+function payloadTypeName(kind) {
   const parts = kind.split('.')
   const named = parts[0] === 'ext' ? parts.slice(2) : parts
   return `${pascal(named.join('.'))}Payload`
