@@ -5,6 +5,7 @@
 import {describe, expect, it} from 'vitest'
 import {ApplyError, apply, type AppliedEvent} from '../../src/authority/apply/index.js'
 import {decide} from '../../src/authority/decide/index.js'
+import {validWorkContract} from '../../src/authority/ingress/payloads.js'
 import {isEventKind} from '../../src/authority/model/events.js'
 import type {GroupState} from '../../src/authority/model/state.js'
 import {missionPayload, owner} from '../support/authority-helpers.js'
@@ -14,7 +15,7 @@ const groupId = 'urn:mwp:test:group:apply'
 /** The two opening Events of a Group, as the decider drafts them, numbered 1 and 2. */
 function opening(): AppliedEvent[] {
   let n = 0
-  const ctx = {acceptedAt: '2026-11-30T00:00:00Z', newId: () => `urn:mwp:test:apply:${++n}`}
+  const ctx = {acceptedAt: '2026-11-30T00:00:00Z', newId: () => `urn:mwp:test:apply:${++n}`, validWorkContract}
   const create = {actionId: 'urn:mwp:test:a:1', actor: owner.principal!, kind: 'mission.create', groupId, payload: missionPayload(groupId)}
   const d = decide(null, create, ctx)
   if ('error' in d) throw new Error(d.reason)

@@ -5,6 +5,7 @@
 import {describe, expect, it} from 'vitest'
 import {decide} from '../../src/authority/decide/index.js'
 import {submit} from '../../src/authority/ingress/command.js'
+import {validWorkContract} from '../../src/authority/ingress/payloads.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
@@ -193,7 +194,7 @@ describe('mission.terminate (non-terminal → failed, Coordinator or Organizatio
     // §15.1: never from a human. command.schema.json already refuses to sign such a Command; the
     // decider refuses it on its own too.
     const human = {actionId: 'urn:mwp:test:a:terminate', actor: owner.principal!, kind: 'mission.terminate', groupId: g, membershipEpoch: 1, payload: {reason: 'x'}}
-    expect(decide(await state(g), human, {acceptedAt: '2026-11-30T00:00:00Z', newId: () => 'urn:mwp:test:id:x'})).toMatchObject({error: 'AUTH_FORBIDDEN'})
+    expect(decide(await state(g), human, {acceptedAt: '2026-11-30T00:00:00Z', newId: () => 'urn:mwp:test:id:x', validWorkContract})).toMatchObject({error: 'AUTH_FORBIDDEN'})
     expect((await state(g)).mission.state).toBe('active')
   })
 })

@@ -11,6 +11,7 @@ import {apply} from '../../src/authority/apply/index.js'
 import {type Authority, openAuthority} from '../../src/authority/authority.js'
 import {decide} from '../../src/authority/decide/index.js'
 import {submit} from '../../src/authority/ingress/command.js'
+import {validWorkContract} from '../../src/authority/ingress/payloads.js'
 import type {GroupState} from '../../src/authority/model/state.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
@@ -77,7 +78,7 @@ const backends: Backend[] = [
 describe('decide (pure)', () => {
   it('fences an older membershipEpoch with MEMBERSHIP_STALE and an unissued one with MEMBERSHIP_REQUIRED', () => {
     let n = 0
-    const ctx = {acceptedAt: '2026-11-30T00:00:00Z', newId: () => `urn:mwp:test:pure:${++n}`}
+    const ctx = {acceptedAt: '2026-11-30T00:00:00Z', newId: () => `urn:mwp:test:pure:${++n}`, validWorkContract}
     const create = {actionId: 'urn:mwp:test:a:1', actor: owner.principal!, kind: 'mission.create', groupId: 'urn:mwp:test:group:pure', payload: missionPayload('urn:mwp:test:group:pure')}
     const d = decide(null, create, ctx)
     if ('error' in d) throw new Error(d.reason)

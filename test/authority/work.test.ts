@@ -5,6 +5,7 @@
 
 import {describe, expect, it} from 'vitest'
 import {openAuthority} from '../../src/authority/authority.js'
+import {validWorkContract} from '../../src/authority/ingress/payloads.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
@@ -294,7 +295,7 @@ describe('work.submit (active → submitted)', () => {
     const decision = decide(
       fenced,
       {actionId: uuid(1), actor: developer.principal!, kind: 'work.submit', groupId: g, membershipEpoch: 1, sessionEpoch: 1, payload: {workItemId: w, ownershipEpoch: 1, leaseId: s.workItems[w]!.lease!.leaseId, artifactHashes: [H1]}},
-      {acceptedAt: new Date().toISOString(), newId: () => uuid(3)},
+      {acceptedAt: new Date().toISOString(), newId: () => uuid(3), validWorkContract},
     )
     expect('error' in decision && decision.error).toBe('WORK_STALE_OWNERSHIP')
   })

@@ -6,34 +6,41 @@
 // group.archived in one atomic append. The archived Group is a tombstone: decide.ts refuses every
 // later Command with INVALID_STATE_TRANSITION, while its complete history stays readable.
 
-import {type DecideContext, type DecidedCommand, type Decision, reject, revisionConflict} from './common.js'
-import {groupStateHash} from '../ingress/snapshot.js'
-import {type GroupState, TERMINAL} from '../model/state.js'
+import {refuse} from './common.js'
+import type {Handlers} from './gate.js'
+import {groupStateHash} from '../model/state-hash.js'
+import {TERMINAL} from '../model/state.js'
 
 export const GROUP_ARCHIVE = 'ext.missionweaveprotocol.core.group_archive'
 
-export function groupArchive(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  if (command.actor.type !== 'service') return reject('AUTH_FORBIDDEN', 'Group archival is an Organization service\'s')
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
-  // §7.4: the snapshot is final — only a Group whose Mission reached a terminal state is archived.
-  if (!TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `archival of a ${state.mission.state} Mission`)
-  const verified = command.snapshot
-  if (verified === undefined) return reject('INVALID_COMMAND', 'no verified snapshot')
-  const snapshot = verified.document as {snapshotId: string; groupId: string; throughSequence: number; stateHash: string}
-  if (snapshot.groupId !== state.groupId) return reject('INVALID_COMMAND', 'the snapshot names another Group')
-  if (snapshot.throughSequence !== state.sequence) return reject('REVISION_CONFLICT', `snapshot through ${snapshot.throughSequence}, head ${state.sequence}`)
-  if (snapshot.stateHash !== groupStateHash(state)) return reject('INVALID_COMMAND', 'the snapshot stateHash does not match the Group state')
-  const at = ctx.acceptedAt
-  return {
-    events: [
-      {eventId: ctx.newId(), kind: 'group.snapshot.created', payload: {snapshot: verified.document, snapshotHash: verified.signingHash, state: state as unknown as Record<string, unknown>}},
-      {
-        eventId: ctx.newId(),
-        kind: 'group.archived',
-        payload: {snapshotId: snapshot.snapshotId, snapshotHash: verified.signingHash, throughSequence: snapshot.throughSequence, archivedAt: at},
-      },
-    ],
-  }
+export const ARCHIVE_HANDLERS: Handlers = {
+  [GROUP_ARCHIVE]: {
+    on: 'group',
+    gate: {
+      // Archivers are Organization services (policy `archivers`, checked in ingress): no Membership.
+      membership: 'none',
+      who: {by: 'service', reason: "Group archival is an Organization service's"},
+      // §7.4: the snapshot is final — only a Group whose Mission reached a terminal state is archived.
+      mission: {from: (s) => TERMINAL.has(s), reason: (_, s) => `archival of a ${s} Mission`},
+    },
+    decide: ({state}, command, ctx) => {
+      const verified = command.snapshot
+      if (verified === undefined) return refuse('INVALID_COMMAND', 'no verified snapshot')
+      const snapshot = verified.document as {snapshotId: string; groupId: string; throughSequence: number; stateHash: string}
+      if (snapshot.groupId !== state.groupId) return refuse('INVALID_COMMAND', 'the snapshot names another Group')
+      if (snapshot.throughSequence !== state.sequence) return refuse('REVISION_CONFLICT', `snapshot through ${snapshot.throughSequence}, head ${state.sequence}`)
+      if (snapshot.stateHash !== groupStateHash(state)) return refuse('INVALID_COMMAND', 'the snapshot stateHash does not match the Group state')
+      const at = ctx.acceptedAt
+      return {
+        events: [
+          {eventId: ctx.newId(), kind: 'group.snapshot.created', payload: {snapshot: verified.document, snapshotHash: verified.signingHash, state: state as unknown as Record<string, unknown>}},
+          {
+            eventId: ctx.newId(),
+            kind: 'group.archived',
+            payload: {snapshotId: snapshot.snapshotId, snapshotHash: verified.signingHash, throughSequence: snapshot.throughSequence, archivedAt: at},
+          },
+        ],
+      }
+    },
+  },
 }

@@ -6,44 +6,54 @@
 // Binary content never enters the log: the Event carries the manifest (hash, URI, size, media
 // type, producer Agent Card and capability versions, provenance) and nothing else.
 
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, isRejected, reject, revisionConflict} from './common.js'
-import {ownerCheck} from './work.js'
-import {type GroupState, TERMINAL} from '../model/state.js'
+import type {CommandFields} from './command.js'
+import {type Refusal, isRefusal, refuse} from './common.js'
+import {type Handlers, ownerCheck} from './gate.js'
+import {TERMINAL} from '../model/state.js'
 import {currentLease} from '../model/work-leases.js'
 
-export function artifactPublish(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const member = activeMember(state, command)
-  if (isRejected(member)) return member
-  const manifest = command.artifact?.document as
-    | {artifactId: string; contentHash: string; missionId: string; groupId: string; workItemId: string; producer: {agentId: string}}
-    | undefined
-  if (manifest === undefined) return reject('INVALID_COMMAND', 'no verified Artifact manifest')
-  if (command.actor.type !== 'agent' || manifest.producer.agentId !== command.actor.id) return reject('AUTH_FORBIDDEN', 'only the producing Agent publishes its Artifact')
-  const p = command.payload
-  const item = state.workItems[manifest.workItemId]
-  if (item !== undefined) {
-    const owned = ownerCheck(item, command) // §11.3, the same fence as work.submit
-    if (owned) return owned
-  }
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
-  if (manifest.missionId !== state.missionId || manifest.groupId !== state.groupId) return reject('INVALID_COMMAND', 'the manifest names another Mission or Group')
-  if (item === undefined) return reject('INVALID_COMMAND', 'the manifest names no WorkItem of this Group')
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
-  const lease = currentLease(item, p.leaseId, command.sessionEpoch, ctx.acceptedAt)
-  if (isRejected(lease)) return lease
-  // §13.1: an Artifact is immutable; its ID names one manifest forever.
-  if (state.artifacts?.[manifest.artifactId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'that Artifact ID is already published')
+/** The verified manifest's members the decision reads (artifact.schema.json; ingress verified it). */
+type Manifest = {artifactId: string; contentHash: string; missionId: string; groupId: string; workItemId: string; producer: {agentId: string}}
+const manifestOf = (command: CommandFields) => command.artifact?.document as Manifest | undefined
 
-  return {
-    events: [
-      {
-        eventId: ctx.newId(),
-        kind: 'artifact.published',
-        conversationId: item.conversationId,
-        payload: {workItemId: item.workItemId, leaseId: lease.leaseId, artifact: command.artifact!.document, publishedAt: ctx.acceptedAt},
+export const ARTIFACT_HANDLERS: Handlers = {
+  'artifact.publish': {
+    on: 'group',
+    gate: {
+      membership: 'active',
+      who: {
+        by: 'rule',
+        check: (state, command): Refusal | null => {
+          const manifest = manifestOf(command)
+          if (manifest === undefined) return refuse('INVALID_COMMAND', 'no verified Artifact manifest')
+          if (command.actor.type !== 'agent' || manifest.producer.agentId !== command.actor.id) return refuse('AUTH_FORBIDDEN', 'only the producing Agent publishes its Artifact')
+          const item = state.workItems[manifest.workItemId]
+          // §11.3, the same fence as work.submit
+          return item === undefined ? null : ownerCheck(item, command.actor, command.payload.ownershipEpoch)
+        },
       },
-    ],
-  }
+    },
+    decide: ({state}, command, ctx) => {
+      const manifest = manifestOf(command)!
+      const item = state.workItems[manifest.workItemId]
+      if (manifest.missionId !== state.missionId || manifest.groupId !== state.groupId) return refuse('INVALID_COMMAND', 'the manifest names another Mission or Group')
+      if (item === undefined) return refuse('INVALID_COMMAND', 'the manifest names no WorkItem of this Group')
+      if (TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+      const lease = currentLease(item, command.payload.leaseId, command.sessionEpoch, ctx.acceptedAt)
+      if (isRefusal(lease)) return lease
+      // §13.1: an Artifact is immutable; its ID names one manifest forever.
+      if (state.artifacts?.[manifest.artifactId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that Artifact ID is already published')
+
+      return {
+        events: [
+          {
+            eventId: ctx.newId(),
+            kind: 'artifact.published',
+            conversationId: item.conversationId,
+            payload: {workItemId: item.workItemId, leaseId: lease.leaseId, artifact: command.artifact!.document, publishedAt: ctx.acceptedAt},
+          },
+        ],
+      }
+    },
+  },
 }

@@ -11,10 +11,12 @@
 
 import {ancestorsOf} from '../model/ancestry.js'
 import {type Budget, type Remaining, type UsageDelta, allocationProblem, tightest, charge, currencyMismatch, isZeroDelta, missionUsage, overflow, remaining, workItemUsage} from '../model/budget.js'
-import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, activeMember, isRejected, reject, revisionConflict} from './common.js'
-import {RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
+import type {DecidedCommand} from './command.js'
+import {type DecideContext, type Decision, type EventDraft, type Refusal, isRefusal, refuse} from './common.js'
+import {type Handlers, type InGroup, live} from './gate.js'
+import {RESOURCE_USAGE_RECORD, RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
 import {currentLease} from '../model/work-leases.js'
-import {type GroupState, TERMINAL} from '../model/state.js'
+import type {GroupState} from '../model/state.js'
 
 
 /** One level of the charge: a WorkItem and the Mission of its Group. */
@@ -23,32 +25,42 @@ interface Charged {
   workItemId: string
 }
 
-export function recordUsage(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const member = activeMember(state, command)
-  if (isRejected(member)) return member
-  if (command.actor.type !== 'agent') return reject('AUTH_FORBIDDEN', 'usage is recorded by the owning Worker Agent')
-  const p = command.payload
-  const workItemId = p.workItemId as string
-  const item = state.workItems[workItemId]
-  const ownershipEpoch = p.ownershipEpoch as number
-  // Ownership before the revision check, as for every owner Command (§11.3).
-  if (item !== undefined) {
-    if (ownershipEpoch < item.ownershipEpoch) return reject('WORK_STALE_OWNERSHIP', `ownershipEpoch ${ownershipEpoch}, current ${item.ownershipEpoch}`)
-    if (item.owner === null || item.owner.agentId !== command.actor.id || item.owner.ownershipEpoch !== ownershipEpoch) return reject('AUTH_FORBIDDEN', 'not the WorkItem owner')
-    const lease = currentLease(item, p.leaseId, command.sessionEpoch, ctx.acceptedAt)
-    if (isRejected(lease)) return lease
-  }
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `usage in a ${state.mission.state} Mission`)
-  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
+export const USAGE_HANDLERS: Handlers = {
+  [RESOURCE_USAGE_RECORD]: {
+    on: 'group',
+    gate: {
+      membership: 'active',
+      who: {
+        by: 'rule',
+        check: (state, command, ctx) => {
+          if (command.actor.type !== 'agent') return refuse('AUTH_FORBIDDEN', 'usage is recorded by the owning Worker Agent')
+          const p = command.payload
+          const item = state.workItems[p.workItemId]
+          // Ownership before the revision check, as for every owner Command (§11.3).
+          if (item === undefined) return null
+          if (p.ownershipEpoch < item.ownershipEpoch) return refuse('WORK_STALE_OWNERSHIP', `ownershipEpoch ${p.ownershipEpoch}, current ${item.ownershipEpoch}`)
+          if (item.owner === null || item.owner.agentId !== command.actor.id || item.owner.ownershipEpoch !== p.ownershipEpoch) return refuse('AUTH_FORBIDDEN', 'not the WorkItem owner')
+          const lease = currentLease(item, p.leaseId, command.sessionEpoch, ctx.acceptedAt)
+          return isRefusal(lease) ? lease : null
+        },
+      },
+      mission: live((_, s) => `usage in a ${s} Mission`),
+    },
+    decide: recordUsage,
+  },
+}
 
-  const delta = p.delta as UsageDelta
-  if (isZeroDelta(delta)) return reject('INVALID_COMMAND', 'a usage record needs a nonzero delta')
+function recordUsage({state}: InGroup, command: DecidedCommand<typeof RESOURCE_USAGE_RECORD>, ctx: DecideContext): Decision {
+  const p = command.payload
+  const workItemId = p.workItemId
+  const ownershipEpoch = p.ownershipEpoch
+  if (state.workItems[workItemId] === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
+
+  const delta: UsageDelta = p.delta
+  if (isZeroDelta(delta)) return refuse('INVALID_COMMAND', 'a usage record needs a nonzero delta')
 
   const ancestors = ancestorsOf(state, ctx)
-  if (isRejected(ancestors)) return ancestors
+  if (isRefusal(ancestors)) return ancestors
   const levels: Charged[] = [{state, workItemId}, ...ancestors]
 
   // Check every level first: one overflowing dimension anywhere rejects everything (§12).
@@ -57,17 +69,17 @@ export function recordUsage(state: GroupState | null, command: DecidedCommand, c
   for (const [i, level] of levels.entries()) {
     const s = level.state
     const w = s.workItems[level.workItemId]
-    if (w === undefined) return reject('INTERNAL_ERROR', `parent WorkItem ${level.workItemId} missing in ${s.groupId}`)
+    if (w === undefined) return refuse('INTERNAL_ERROR', `parent WorkItem ${level.workItemId} missing in ${s.groupId}`)
     const wBudget = w.contract.budget as Budget
     const mBudget = s.mission.budget as Budget
-    if (currencyMismatch(wBudget, delta) || currencyMismatch(mBudget, delta)) return reject('INVALID_COMMAND', `the delta's currency is not the budget currency of ${i === 0 ? 'the WorkItem' : s.missionId}`)
+    if (currencyMismatch(wBudget, delta) || currencyMismatch(mBudget, delta)) return refuse('INVALID_COMMAND', `the delta's currency is not the budget currency of ${i === 0 ? 'the WorkItem' : s.missionId}`)
     const after = charge(s.budgetLedger, level.workItemId, delta)
     const wUsed = workItemUsage(after, level.workItemId)
     const mUsed = missionUsage(after)
     const wOver = overflow(wBudget, wUsed)
-    if (wOver !== null) return reject('BUDGET_EXCEEDED', `WorkItem ${level.workItemId} ${wOver} budget exhausted`)
+    if (wOver !== null) return refuse('BUDGET_EXCEEDED', `WorkItem ${level.workItemId} ${wOver} budget exhausted`)
     const mOver = overflow(mBudget, mUsed)
-    if (mOver !== null) return reject('BUDGET_EXCEEDED', `Mission ${s.missionId} ${mOver} budget exhausted`)
+    if (mOver !== null) return refuse('BUDGET_EXCEEDED', `Mission ${s.missionId} ${mOver} budget exhausted`)
     const left = {workItem: remaining(wBudget, wUsed), mission: remaining(mBudget, mUsed)}
     remainders.push(left.workItem, left.mission)
     events.push({
@@ -100,12 +112,12 @@ export function recordUsage(state: GroupState | null, command: DecidedCommand, c
  * consumed, and money is allocated in the Mission's currency. (Mission limits the WorkItem leaves
  * open are enforced on every charge by the ledger.)
  */
-export function allocationCheck(state: GroupState, budget: Budget): Rejected | null {
+export function allocationCheck(state: GroupState, budget: Budget): Refusal | null {
   const mission = state.mission.budget as Budget
   const problem = allocationProblem(budget, mission, remaining(mission, missionUsage(state.budgetLedger)), false)
   if (problem === null) return null
   return problem.problem === 'exceeds'
-    ? reject('BUDGET_EXCEEDED', `the WorkItem ${problem.dimension} budget exceeds what the Mission has left`)
-    : reject('INVALID_COMMAND', `the WorkItem budget is not in the Mission's ${problem.dimension} terms`)
+    ? refuse('BUDGET_EXCEEDED', `the WorkItem ${problem.dimension} budget exceeds what the Mission has left`)
+    : refuse('INVALID_COMMAND', `the WorkItem budget is not in the Mission's ${problem.dimension} terms`)
 }
 

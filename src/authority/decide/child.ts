@@ -26,12 +26,13 @@ import {compareTimestampText} from '../../json/timestamp.js'
 import type {Principal} from '../../signing/profiles.js'
 import {ancestorsOf} from '../model/ancestry.js'
 import {type Budget, allocationProblem, missionUsage, remaining, workItemUsage} from '../model/budget.js'
-import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, coordinatorGate, isRejected, reject} from './common.js'
+import type {CommandFields, DecidedCommand} from './command.js'
+import {type DecideContext, type Decision, type EventDraft, type Refusal, isRefusal, refuse, revisionConflict} from './common.js'
+import type {Handlers, InGroup} from './gate.js'
 import {missionCreate, openingEvents} from './mission.js'
+import type {MissionCreateChildPayload} from '../model/payloads.generated.js'
 import {CHILD_CONCLUDED, type ChildFailurePolicy, runningChild} from '../model/mission-tree.js'
 import {type GroupState, TERMINAL, type WorkState} from '../model/state.js'
-
-export const CHILD_KINDS: ReadonlySet<string> = new Set(['mission.create_child', 'mission.create_follow_up'])
 
 
 /** §10.2: the WorkItem states mission.create_child leaves from. */
@@ -39,35 +40,37 @@ const PROMOTABLE: ReadonlySet<WorkState> = new Set(['open', 'offered', 'queued',
 
 const DEFAULT_FAILURE_POLICY: ChildFailurePolicy = {onFailure: 'block', indispensable: false}
 
-export function childDecide(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  return command.kind === 'mission.create_child' ? createChild(state, command, ctx) : createFollowUp(state, command, ctx)
+export const CHILD_HANDLERS: Handlers = {
+  'mission.create_child': {
+    on: 'group',
+    // §7.2: only the current Coordinator epoch may create child Missions.
+    gate: {membership: 'active', who: {by: 'coordinator'}, mission: {from: (s) => s === 'active', reason: (kind, s) => `${kind} in a ${s} Mission`}},
+    decide: createChild,
+  },
+  // expectedRevision is checked after the link to the earlier Mission (createFollowUp).
+  'mission.create_follow_up': {on: 'new-group', revision: false, decide: createFollowUp},
 }
 
 type Capability = {id: string; version: string}
 type ResourceGrant = {resource: string; operations: string[]}
 
-function createChild(current: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  // §7.2: only the current Coordinator epoch may create child Missions.
-  const state = coordinatorGate(current, command)
-  if (isRejected(state)) return state
-  if (state.mission.state !== 'active') return reject('INVALID_STATE_TRANSITION', `mission.create_child in a ${state.mission.state} Mission`)
-
+function createChild({state}: InGroup, command: DecidedCommand<'mission.create_child'>, ctx: DecideContext): Decision {
   const p = command.payload
-  const workItemId = p.workItemId as string
+  const workItemId = p.workItemId
   const item = state.workItems[workItemId]
-  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
-  if (!PROMOTABLE.has(item.state)) return reject('INVALID_STATE_TRANSITION', `mission.create_child from ${item.state}`)
-  if (runningChild(item) !== null) return reject('INVALID_STATE_TRANSITION', 'a child Mission already runs this WorkItem')
+  if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
+  if (!PROMOTABLE.has(item.state)) return refuse('INVALID_STATE_TRANSITION', `mission.create_child from ${item.state}`)
+  if (runningChild(item) !== null) return refuse('INVALID_STATE_TRANSITION', 'a child Mission already runs this WorkItem')
 
   // §20: the ancestry stays acyclic — the child may not reuse any Mission or Group on its chain.
   const ancestors = ancestorsOf(state, ctx)
-  if (isRejected(ancestors)) return ancestors
-  const childMissionId = p.missionId as string
-  const childGroupId = p.groupId as string
+  if (isRefusal(ancestors)) return ancestors
+  const childMissionId = p.missionId
+  const childGroupId = p.groupId
   for (const s of [state, ...ancestors.map((a) => a.state)]) {
-    if (s.missionId === childMissionId || s.groupId === childGroupId) return reject('INVALID_COMMAND', `cyclic Mission ancestry: ${s.missionId} is already an ancestor`)
+    if (s.missionId === childMissionId || s.groupId === childGroupId) return refuse('INVALID_COMMAND', `cyclic Mission ancestry: ${s.missionId} is already an ancestor`)
   }
-  if (ctx.groups?.[childGroupId] !== null) return reject('INVALID_STATE_TRANSITION', 'the child Group already exists')
+  if (ctx.groups?.[childGroupId] !== null) return refuse('INVALID_STATE_TRANSITION', 'the child Group already exists')
 
   const subset = childSubset(state, item.workItemId, p)
   if (subset) return subset
@@ -75,18 +78,18 @@ function createChild(current: GroupState | null, command: DecidedCommand, ctx: D
   // §14/§20: beyond the Organization's default maximum depth, only an explicit escalation — a
   // cited Cooperation Override Grant, checked and consumed by the cooperation gate — lets it pass.
   const depth = (state.mission.parent?.depth ?? 0) + 1
-  const grantId = (command as {cooperationOverrideGrantId?: string}).cooperationOverrideGrantId
+  const grantId = command.cooperationOverrideGrantId
   if (ctx.maxMissionDepth !== undefined && depth > ctx.maxMissionDepth && grantId === undefined) {
-    return reject('RATE_LIMITED', `Mission depth ${depth} exceeds the Organization default ${ctx.maxMissionDepth}`)
+    return refuse('RATE_LIMITED', `Mission depth ${depth} exceeds the Organization default ${ctx.maxMissionDepth}`)
   }
 
   const lease = state.mission.coordinator!
   const childOwner: Principal = {type: 'agent', id: lease.agentId}
-  const coordinatorAgentId = p.coordinatorAgentId as string
+  const coordinatorAgentId = p.coordinatorAgentId
   // Memberships are keyed by principal: one Agent cannot hold both child roles.
-  if (coordinatorAgentId === childOwner.id) return reject('INVALID_COMMAND', 'the child Coordinator must differ from the child MissionOwner (the Parent Coordinator)')
+  if (coordinatorAgentId === childOwner.id) return refuse('INVALID_COMMAND', 'the child Coordinator must differ from the child MissionOwner (the Parent Coordinator)')
 
-  const failurePolicy = (p.childFailurePolicy as ChildFailurePolicy | undefined) ?? DEFAULT_FAILURE_POLICY
+  const failurePolicy: ChildFailurePolicy = p.childFailurePolicy ?? DEFAULT_FAILURE_POLICY
   const childCreatedId = ctx.newId()
   // The child Group opens like a root one, in the child Group; the Mission names its parent
   // (mission.schema.json `parent`) and its Group rides beside it.
@@ -110,8 +113,8 @@ function createChild(current: GroupState | null, command: DecidedCommand, ctx: D
         coordinatorAgentId,
         budget: p.budget,
         deadline: p.deadline,
-        requiredCapabilities: (p.requiredCapabilities as Capability[] | undefined) ?? item.contract.requiredCapabilities,
-        allowedResources: (p.allowedResources as ResourceGrant[] | undefined) ?? item.contract.allowedResources,
+        requiredCapabilities: p.requiredCapabilities ?? item.contract.requiredCapabilities,
+        allowedResources: p.allowedResources ?? item.contract.allowedResources,
         failurePolicy,
       },
       // §10.2: ownership is fenced while the linked child Mission runs.
@@ -127,10 +130,10 @@ function createChild(current: GroupState | null, command: DecidedCommand, ctx: D
  * the parent WorkItem's (the budget of what the WorkItem and its Mission have not yet consumed);
  * the child cannot relax the parent's execution-approval gate.
  */
-function childSubset(state: GroupState, workItemId: string, p: Record<string, unknown>): Rejected | null {
+function childSubset(state: GroupState, workItemId: string, p: MissionCreateChildPayload): Refusal | null {
   const item = state.workItems[workItemId]!
   const contract = item.contract
-  const child = p.budget as Budget
+  const child: Budget = p.budget
   // The child is allocated from the parent WorkItem (every dimension it bounds) and may not exceed
   // what the parent Mission has left; Mission limits the WorkItem leaves open are enforced on usage.
   for (const [what, parent, used, mustBound] of [
@@ -138,41 +141,42 @@ function childSubset(state: GroupState, workItemId: string, p: Record<string, un
     ['Mission', state.mission.budget as Budget, missionUsage(state.budgetLedger), false],
   ] as const) {
     const problem = allocationProblem(child, parent, remaining(parent, used), mustBound)
-    if (problem?.problem === 'exceeds') return reject('BUDGET_EXCEEDED', `the child ${problem.dimension} budget exceeds what the parent ${what} has left`)
-    if (problem) return reject('INVALID_COMMAND', `the child budget is not a subset of the parent ${what} budget (${problem.problem} ${problem.dimension})`)
+    if (problem?.problem === 'exceeds') return refuse('BUDGET_EXCEEDED', `the child ${problem.dimension} budget exceeds what the parent ${what} has left`)
+    if (problem) return refuse('INVALID_COMMAND', `the child budget is not a subset of the parent ${what} budget (${problem.problem} ${problem.dimension})`)
   }
-  const deadline = p.deadline as string
+  const deadline = p.deadline
   if (compareTimestampText(deadline, contract.deadline as string) > 0 || compareTimestampText(deadline, state.mission.deadline) > 0) {
-    return reject('INVALID_COMMAND', 'the child deadline is later than the parent WorkItem or Mission deadline')
+    return refuse('INVALID_COMMAND', 'the child deadline is later than the parent WorkItem or Mission deadline')
   }
   const parentCaps = contract.requiredCapabilities as Capability[]
-  for (const c of (p.requiredCapabilities as Capability[] | undefined) ?? []) {
-    if (!parentCaps.some((pc) => pc.id === c.id && pc.version === c.version)) return reject('INVALID_COMMAND', `capability ${c.id}@${c.version} is not granted to the parent WorkItem`)
+  for (const c of p.requiredCapabilities ?? []) {
+    if (!parentCaps.some((pc) => pc.id === c.id && pc.version === c.version)) return refuse('INVALID_COMMAND', `capability ${c.id}@${c.version} is not granted to the parent WorkItem`)
   }
   const parentGrants = contract.allowedResources as ResourceGrant[]
-  for (const g of (p.allowedResources as ResourceGrant[] | undefined) ?? []) {
+  for (const g of p.allowedResources ?? []) {
     const granted = parentGrants.find((pg) => pg.resource === g.resource)
-    if (granted === undefined || !g.operations.every((o) => granted.operations.includes(o))) return reject('INVALID_COMMAND', `resource ${g.resource} exceeds the parent WorkItem's grant`)
+    if (granted === undefined || !g.operations.every((o) => granted.operations.includes(o))) return refuse('INVALID_COMMAND', `resource ${g.resource} exceeds the parent WorkItem's grant`)
   }
-  const policy = p.approvalPolicy as {highRiskExecutionApproval: boolean}
+  const policy = p.approvalPolicy
   if ((state.mission.approvalPolicy as {highRiskExecutionApproval?: boolean}).highRiskExecutionApproval === true && !policy.highRiskExecutionApproval) {
-    return reject('INVALID_COMMAND', 'the child may not relax the parent execution-approval policy')
+    return refuse('INVALID_COMMAND', 'the child may not relax the parent execution-approval policy')
   }
   return null
 }
 
 /** §7.1: a follow-up is mission.create's transition, linked to an approved Mission of the same human owner. */
-function createFollowUp(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state !== null) return reject('INVALID_STATE_TRANSITION', 'the Group already exists')
-  const link = command.payload.followUpTo as {missionId: string; groupId: string}
+function createFollowUp(command: DecidedCommand<'mission.create_follow_up'>, ctx: DecideContext): Decision {
+  const link = command.payload.followUpTo
   const earlier = ctx.groups?.[link.groupId] ?? null
   // A stranger learns nothing about the earlier Mission (no existence oracle).
   const wasMember = earlier !== null && earlier.members[command.actor.id]?.principal.type === command.actor.type
-  if (earlier === null || !wasMember || earlier.missionId !== link.missionId) return reject('GROUP_NOT_FOUND', 'no such Mission')
+  if (earlier === null || !wasMember || earlier.missionId !== link.missionId) return refuse('GROUP_NOT_FOUND', 'no such Mission')
   const owner = earlier.mission.missionOwner
-  if (owner.type !== command.actor.type || owner.id !== command.actor.id) return reject('AUTH_FORBIDDEN', 'a follow-up is created by the same human MissionOwner (§7.1)')
-  if (earlier.mission.state !== 'approved') return reject('INVALID_STATE_TRANSITION', `a follow-up continues an approved Mission, not a ${earlier.mission.state} one`)
-  const created = missionCreate(state, command, ctx)
+  if (owner.type !== command.actor.type || owner.id !== command.actor.id) return refuse('AUTH_FORBIDDEN', 'a follow-up is created by the same human MissionOwner (§7.1)')
+  if (earlier.mission.state !== 'approved') return refuse('INVALID_STATE_TRANSITION', `a follow-up continues an approved Mission, not a ${earlier.mission.state} one`)
+  const conflict = revisionConflict(null, command)
+  if (conflict) return conflict
+  const created = missionCreate(command, ctx)
   if ('error' in created) return created
   const [first, ...rest] = created.events
   const payload = first!.payload as {mission: Record<string, unknown>}
@@ -193,12 +197,12 @@ const OUTCOME: Readonly<Record<string, 'approved' | 'failed' | 'cancelled'>> = {
  * parent WorkItem's transition (and, for an indispensable child, the parent Mission's failure,
  * recursively up the tree) join the same atomic append.
  */
-export function childOutcome(state: GroupState | null, command: DecidedCommand, ctx: DecideContext, decision: Decision): Decision {
+export function childOutcome(state: GroupState | null, command: CommandFields, ctx: DecideContext, decision: Decision): Decision {
   if ('error' in decision || state === null || state.mission.parent === undefined) return decision
   const concluding = decision.events.find((e) => OUTCOME[e.kind] !== undefined && e.groupId === undefined)
   if (concluding === undefined) return decision
   const ancestors = ancestorsOf(state, ctx)
-  if (isRejected(ancestors)) return ancestors
+  if (isRefusal(ancestors)) return ancestors
   const events = [...decision.events]
   let child = state
   let outcome = OUTCOME[concluding.kind]!
@@ -286,7 +290,7 @@ export function cascadeCancellation(state: GroupState | null, ctx: DecideContext
     const child = stateOf(groupId)
     // A child created after ingress collected the tree (a race with mission.create_child in
     // another queue or process): refuse retryably rather than leave it running under an ended parent.
-    if (child === null) return reject('INTERNAL_ERROR', `running child Group ${groupId} was not loaded; retry`)
+    if (child === null) return refuse('INTERNAL_ERROR', `running child Group ${groupId} was not loaded; retry`)
     if (ended.has(groupId) || TERMINAL.has(child.mission.state)) continue
     ended.add(groupId)
     const reason = `parent Mission ${parent.missionId} ended`

@@ -1,48 +1,14 @@
-// Shared types and checks of the pure decider (decide.ts dispatches to one module per aggregate).
-// Nothing here touches time, IDs or I/O except through the DecideContext.
+// Shared types and checks of the pure decider (index.ts dispatches to one handler per kind, after
+// gate.ts). Nothing here touches time, IDs or I/O except through the DecideContext.
 
 import type {ErrorCode} from '../../errors.js'
 import {compareTimestampText} from '../../json/timestamp.js'
 import type {Principal} from '../../signing/profiles.js'
 import type {GroupState, MemberRole, MemberState} from '../model/state.js'
 import type {LeasePolicy} from '../model/work-leases.js'
+import type {CommandFields} from './command.js'
 
-/** An Approval document ingress has already verified with the six-stage verifier (§7.3). */
-export interface VerifiedApproval {
-  /** The Principal whose key produced the signature. */
-  signer: Principal
-  document: Record<string, unknown>
-}
-
-/** The Command fields the decider reads (a verified Command document). */
-export interface DecidedCommand {
-  actionId: string
-  actor: Principal
-  kind: string
-  groupId?: string
-  membershipEpoch?: number
-  /** Agent Commands: the Session Epoch (bound into Ownership grants and Execution Leases, §11.3). */
-  sessionEpoch?: number
-  coordinatorEpoch?: number
-  expectedRevision?: number
-  payload: Record<string, unknown>
-  /** mission.approve only: the verified payload.approval, attached by ingress. */
-  approval?: VerifiedApproval
-  /** mission.approve of a child Mission that asks for it (§14): the root human MissionOwner's verified payload.rootApproval. */
-  rootApproval?: VerifiedApproval
-  /** artifact.publish only: the verified payload.artifact manifest (§13.1), attached by ingress. */
-  artifact?: VerifiedApproval
-  /** ext.missionweaveprotocol.core.group_archive only: the verified payload.snapshot (snapshot.ts). */
-  snapshot?: VerifiedSnapshot
-}
-
-/** A signed group-snapshot document ingress has verified, with the Event IDs it was checked against. */
-export interface VerifiedSnapshot {
-  signer: Principal
-  document: Record<string, unknown>
-  /** The signing hash of the snapshot (its content hash). */
-  signingHash: string
-}
+export type {CommandFields, CommandKind, DecidedCommand, ReceivedCommand, VerifiedApproval, VerifiedSnapshot} from './command.js'
 
 export interface DecideContext {
   /** Trusted acceptance time, RFC 3339 UTC with uppercase Z. */
@@ -58,6 +24,11 @@ export interface DecideContext {
   maxMissionDepth?: number
   /** §11.3/§11.4: the Organization's lease lengths (AuthorityPolicy.leases); unset: the defaults. */
   leases?: LeasePolicy
+  /**
+   * §10.1: whether a complete Work Contract is a valid work-contract.schema.json document. The
+   * schema catalog reads files, so ingress passes its validator in (ingress/payloads.ts).
+   */
+  validWorkContract(contract: Record<string, unknown>): boolean
 }
 
 /** An Event before the authority numbers and signs it. */
@@ -71,20 +42,20 @@ export interface EventDraft {
 }
 
 /**
- * A rejection may carry `record`: Events the authority appends although the Command is refused
+ * A refusal may carry `record`: Events the authority appends although the Command is refused
  * (§4 invariant 5: a stale owner's late result kept as non-authoritative Evidence). The actor
  * still gets `error`, and a retry of the same bytes gets the same error.
  */
 export type Decision = {events: EventDraft[]} | {error: ErrorCode; reason: string; record?: EventDraft[]}
-export type Rejected = {error: ErrorCode; reason: string}
+export type Refusal = {error: ErrorCode; reason: string}
 
-export const reject = (error: ErrorCode, reason: string): Rejected => ({error, reason})
+export const refuse = (error: ErrorCode, reason: string): Refusal => ({error, reason})
 
 /** §15.3: a given expectedRevision must equal the current aggregate revision (0 for no Group). */
-export function revisionConflict(state: GroupState | null, command: DecidedCommand): Rejected | null {
+export function revisionConflict(state: GroupState | null, command: CommandFields): Refusal | null {
   if (command.expectedRevision === undefined) return null
   const current = state?.revision ?? 0
-  return command.expectedRevision === current ? null : reject('REVISION_CONFLICT', `expected revision ${command.expectedRevision}, current ${current}`)
+  return command.expectedRevision === current ? null : refuse('REVISION_CONFLICT', `expected revision ${command.expectedRevision}, current ${current}`)
 }
 
 /**
@@ -94,19 +65,19 @@ export function revisionConflict(state: GroupState | null, command: DecidedComma
  * Group that does not exist gives, GROUP_NOT_FOUND ("absent or intentionally undisclosed"); only
  * a former or current member, who already knows the Group, learns MEMBERSHIP_REQUIRED.
  */
-export function activeMember(state: GroupState, command: DecidedCommand): MemberState | Rejected {
+export function activeMember(state: GroupState, command: CommandFields): MemberState | Refusal {
   const member = state.members[command.actor.id]
-  if (member === undefined || member.principal.type !== command.actor.type) return reject('GROUP_NOT_FOUND', 'no such Group')
+  if (member === undefined || member.principal.type !== command.actor.type) return refuse('GROUP_NOT_FOUND', 'no such Group')
   if (!member.active) {
-    return reject('MEMBERSHIP_REQUIRED', 'the actor has no active Membership in this Group')
+    return refuse('MEMBERSHIP_REQUIRED', 'the actor has no active Membership in this Group')
   }
   const epoch = command.membershipEpoch ?? 0
-  if (epoch < member.membershipEpoch) return reject('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${member.membershipEpoch}`)
-  if (epoch > member.membershipEpoch) return reject('MEMBERSHIP_REQUIRED', `membershipEpoch ${epoch} was never issued`)
+  if (epoch < member.membershipEpoch) return refuse('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${member.membershipEpoch}`)
+  if (epoch > member.membershipEpoch) return refuse('MEMBERSHIP_REQUIRED', `membershipEpoch ${epoch} was never issued`)
   return member
 }
 
-export const isRejected = (x: unknown): x is Rejected => typeof x === 'object' && x !== null && 'error' in x
+export const isRefusal = (x: unknown): x is Refusal => typeof x === 'object' && x !== null && 'error' in x
 
 /**
  * §7.2/§15.1: Coordinator authority comes from the current lease. An older Coordinator Epoch is
@@ -114,26 +85,14 @@ export const isRejected = (x: unknown): x is Rejected => typeof x === 'object' &
  * epoch; the current epoch from anyone but the lease holder, or an epoch never issued, is
  * AUTH_FORBIDDEN.
  */
-export function coordinatorCheck(state: GroupState, command: DecidedCommand): Rejected | null {
+export function coordinatorCheck(state: GroupState, command: CommandFields): Refusal | null {
   const lease = state.mission.coordinator
-  if (lease === null) return reject('AUTH_FORBIDDEN', 'the Mission has no Coordinator')
+  if (lease === null) return refuse('AUTH_FORBIDDEN', 'the Mission has no Coordinator')
   const epoch = command.coordinatorEpoch
-  if (command.actor.type !== 'agent' || epoch === undefined) return reject('AUTH_FORBIDDEN', 'not the current Coordinator')
-  if (epoch < lease.coordinatorEpoch) return reject('AUTH_STALE_COORDINATOR', `coordinatorEpoch ${epoch}, current ${lease.coordinatorEpoch}`)
-  if (epoch > lease.coordinatorEpoch || command.actor.id !== lease.agentId) return reject('AUTH_FORBIDDEN', 'not the current Coordinator')
+  if (command.actor.type !== 'agent' || epoch === undefined) return refuse('AUTH_FORBIDDEN', 'not the current Coordinator')
+  if (epoch < lease.coordinatorEpoch) return refuse('AUTH_STALE_COORDINATOR', `coordinatorEpoch ${epoch}, current ${lease.coordinatorEpoch}`)
+  if (epoch > lease.coordinatorEpoch || command.actor.id !== lease.agentId) return refuse('AUTH_FORBIDDEN', 'not the current Coordinator')
   return null
-}
-
-/**
- * The gate every Coordinator-lease Command passes first, in this order: the Group exists, the actor
- * holds its current Membership (§8), the current Coordinator lease (§7.2), and `expectedRevision`
- * matches (§15.3). Returns the state to decide on, or the rejection.
- */
-export function coordinatorGate(state: GroupState | null, command: DecidedCommand): GroupState | Rejected {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const member = activeMember(state, command)
-  if (isRejected(member)) return member
-  return coordinatorCheck(state, command) ?? revisionConflict(state, command) ?? state
 }
 
 /**

@@ -15,35 +15,41 @@
 import {type Budget, DIMENSIONS, ZERO_USAGE, addUsage, limitsAsUsage, overflow} from '../model/budget.js'
 import {compareTimestampText} from '../../json/timestamp.js'
 import type {Principal} from '../../signing/profiles.js'
-import {type DecideContext, type DecidedCommand, type Decision, type EventDraft, type Rejected, coordinatorCheck, coordinatorGate, isOwner, isRejected, reject} from './common.js'
+import type {DecidedCommand, OneOf} from './command.js'
+import {type DecideContext, type Decision, type EventDraft, type Refusal, coordinatorCheck, isOwner, refuse} from './common.js'
+import {type Handlers, type InGroup, live} from './gate.js'
 import type {DelegationGrantView} from '../model/cooperation-state.js'
-import {type GroupState, TERMINAL} from '../model/state.js'
+import type {GroupState} from '../model/state.js'
 
 
 /** The WorkItem states that end a Grant's target (§9.1). */
 const DEAD_TARGET = new Set(['failed', 'cancelled', 'verified'])
 
-export function grantDelegation(current: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  const state = coordinatorGate(current, command)
-  if (isRejected(state)) return state
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+export const DELEGATION_HANDLERS: Handlers = {
+  'membership.grant_delegation': {
+    on: 'group',
+    gate: {membership: 'active', who: {by: 'coordinator'}, mission: live((_, s) => `the Mission is ${s}`)},
+    decide: grantDelegation,
+  },
+}
 
+function grantDelegation({state}: InGroup, command: DecidedCommand<'membership.grant_delegation'>, ctx: DecideContext): Decision {
   const p = command.payload
-  const grantId = p.grantId as string
-  const granteeId = p.granteeAgentId as string
-  if (state.delegations?.[grantId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'that Grant ID is already issued')
-  if (granteeId === command.actor.id) return reject('INVALID_COMMAND', 'cyclic delegation: the Coordinator cannot delegate to itself')
+  const grantId = p.grantId
+  const granteeId = p.granteeAgentId
+  if (state.delegations?.[grantId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that Grant ID is already issued')
+  if (granteeId === command.actor.id) return refuse('INVALID_COMMAND', 'cyclic delegation: the Coordinator cannot delegate to itself')
   const grantee = state.members[granteeId]
   if (grantee === undefined || !grantee.active || grantee.principal.type !== 'agent' || grantee.role !== 'work_delegate') {
-    return reject('INVALID_COMMAND', 'the grantee needs an active work_delegate Membership')
+    return refuse('INVALID_COMMAND', 'the grantee needs an active work_delegate Membership')
   }
-  const target = state.workItems[p.targetWorkItemId as string]
-  if (target === undefined) return reject('INVALID_COMMAND', 'no such target WorkItem')
-  if (DEAD_TARGET.has(target.state)) return reject('INVALID_STATE_TRANSITION', `the target WorkItem is ${target.state}`)
-  if (compareTimestampText(p.expiresAt as string, ctx.acceptedAt) <= 0) return reject('INVALID_COMMAND', 'the Grant would already be expired') // full precision (§2)
-  const ceilings = p.budgetCeilings as Budget
+  const target = state.workItems[p.targetWorkItemId]
+  if (target === undefined) return refuse('INVALID_COMMAND', 'no such target WorkItem')
+  if (DEAD_TARGET.has(target.state)) return refuse('INVALID_STATE_TRANSITION', `the target WorkItem is ${target.state}`)
+  if (compareTimestampText(p.expiresAt, ctx.acceptedAt) <= 0) return refuse('INVALID_COMMAND', 'the Grant would already be expired') // full precision (§2)
+  const ceilings = p.budgetCeilings
   const wider = widerThan(ceilings, target.contract.budget as Budget, state.mission.budget as Budget)
-  if (wider) return reject('INVALID_COMMAND', `delegation scope is not a subset: ${wider}`)
+  if (wider) return refuse('INVALID_COMMAND', `delegation scope is not a subset: ${wider}`)
 
   const grant = {
     grantId,
@@ -51,14 +57,14 @@ export function grantDelegation(current: GroupState | null, command: DecidedComm
     missionId: state.missionId,
     groupId: state.groupId,
     targetWorkItemId: target.workItemId,
-    allowedCapabilities: (p.allowedCapabilities as {id: string; minVersion: string}[]).map((c) => ({id: c.id, minVersion: c.minVersion})),
+    allowedCapabilities: p.allowedCapabilities.map((c) => ({id: c.id, minVersion: c.minVersion})),
     budgetCeilings: ceilings,
-    maxDescendantDepth: p.maxDescendantDepth as number,
+    maxDescendantDepth: p.maxDescendantDepth,
     granteeMembershipEpoch: grantee.membershipEpoch,
-    coordinatorEpoch: command.coordinatorEpoch as number,
+    coordinatorEpoch: command.coordinatorEpoch!, // the gate's coordinatorCheck required it
     issuedBy: command.actor.id,
     grantedAt: ctx.acceptedAt,
-    expiresAt: p.expiresAt as string,
+    expiresAt: p.expiresAt,
   }
   return {events: [{eventId: ctx.newId(), kind: 'membership.delegation.granted', payload: {grant}}]}
 }
@@ -85,63 +91,69 @@ const semverAtLeast = (version: string, min: string): boolean => {
   return true
 }
 
-/** The contract the Command authorizes or offers (null when authorize() will reject it anyway). */
-function contractOf(state: GroupState, command: DecidedCommand): Record<string, unknown> | null {
+/** The contract the Command authorizes or offers (null when authorize() will refuse it anyway). */
+function contractOf(state: GroupState, command: WorkAuthorCommand): Record<string, unknown> | null {
+  if (command.kind === 'work.offer') return state.workItems[command.payload.workItemId]?.contract ?? null
   const p = command.payload
-  if (command.kind === 'work.offer') return state.workItems[p.workItemId as string]?.contract ?? null
-  if (typeof p.proposalId === 'string') return state.proposals[p.proposalId]?.contract ?? null
-  return (p.contract as Record<string, unknown> | undefined) ?? null
+  if (p.proposalId !== undefined) return state.proposals[p.proposalId]?.contract ?? null
+  return p.contract ?? null
 }
+
+type WorkAuthorCommand = OneOf<'work.authorize' | 'work.offer'>
+
+/** §9.1: the Grant-subtree WorkItem a delegated work.authorize links the new one under. */
+const parentOf = (command: WorkAuthorCommand) => (command.kind === 'work.authorize' ? command.payload.parentWorkItemId : undefined)
 
 /**
  * §9.1: the Coordinator, the MissionOwner's explicit emergency override, or a Grant holder citing
- * its Grant. Returns the rejection, or null when the actor may author this WorkItem Command.
+ * its Grant. Returns the refusal, or null when the actor may author this WorkItem Command.
  */
-export function workAuthority(state: GroupState, command: DecidedCommand, at: string): Rejected | null {
+export function workAuthority(state: GroupState, command: WorkAuthorCommand, at: string): Refusal | null {
   const p = command.payload
+  const parentWorkItemId = parentOf(command)
   if (p.ownerOverride !== undefined) {
-    return isOwner(state, command.actor) ? null : reject('AUTH_FORBIDDEN', 'only the MissionOwner has the emergency override')
+    return isOwner(state, command.actor) ? null : refuse('AUTH_FORBIDDEN', 'only the MissionOwner has the emergency override')
   }
   if (p.delegationGrantId === undefined) {
-    if (p.parentWorkItemId !== undefined) return reject('INVALID_COMMAND', 'parentWorkItemId links a delegated WorkItem only')
+    if (parentWorkItemId !== undefined) return refuse('INVALID_COMMAND', 'parentWorkItemId links a delegated WorkItem only')
     return coordinatorCheck(state, command)
   }
-  const grant = state.delegations?.[p.delegationGrantId as string]
-  if (grant === undefined) return reject('INVALID_COMMAND', 'no such Delegation Grant')
+  const grant = state.delegations?.[p.delegationGrantId]
+  if (grant === undefined) return refuse('INVALID_COMMAND', 'no such Delegation Grant')
   const invalid = grantUnusable(state, grant, command.actor, at)
-  if (invalid) return reject('AUTH_FORBIDDEN', invalid)
+  if (invalid) return refuse('AUTH_FORBIDDEN', invalid)
 
   let depth = 0
   if (command.kind === 'work.offer') {
-    if (grant.subtree[p.workItemId as string] === undefined) return reject('AUTH_FORBIDDEN', 'the WorkItem is outside the Grant scope')
+    if (grant.subtree[p.workItemId] === undefined) return refuse('AUTH_FORBIDDEN', 'the WorkItem is outside the Grant scope')
   } else {
-    const parent = p.parentWorkItemId as string | undefined
-    if (parent === undefined || grant.subtree[parent] === undefined) return reject('AUTH_FORBIDDEN', 'a delegated WorkItem must link into the Grant subtree by parentWorkItemId')
+    const parent = parentWorkItemId
+    if (parent === undefined || grant.subtree[parent] === undefined) return refuse('AUTH_FORBIDDEN', 'a delegated WorkItem must link into the Grant subtree by parentWorkItemId')
     depth = grant.subtree[parent]! + 1
     // §9.1/§20: descendant depth is a recursion limit.
-    if (depth > grant.maxDescendantDepth) return reject('RATE_LIMITED', `descendant depth ${depth} exceeds the Grant maximum ${grant.maxDescendantDepth}`)
+    if (depth > grant.maxDescendantDepth) return refuse('RATE_LIMITED', `descendant depth ${depth} exceeds the Grant maximum ${grant.maxDescendantDepth}`)
   }
   const contract = contractOf(state, command)
   if (contract === null) return null
   for (const c of (contract.requiredCapabilities as {id: string; version: string}[] | undefined) ?? []) {
     const allowed = grant.allowedCapabilities.find((a) => a.id === c.id)
-    if (allowed === undefined || !semverAtLeast(c.version, allowed.minVersion)) return reject('AUTH_FORBIDDEN', `capability ${c.id}@${c.version} is not allowed by the Grant`)
+    if (allowed === undefined || !semverAtLeast(c.version, allowed.minVersion)) return refuse('AUTH_FORBIDDEN', `capability ${c.id}@${c.version} is not allowed by the Grant`)
   }
   // Cumulative budgets of every WorkItem created or offered under the Grant (each once).
-  const workItemId = p.workItemId as string
+  const workItemId = p.workItemId
   const items = grant.charged.includes(workItemId) ? grant.charged : [...grant.charged, workItemId]
   const ceilings = grant.budgetCeilings as Budget
   let total = ZERO_USAGE
   for (const w of items) {
     const budget = (w === workItemId ? contract.budget : state.workItems[w]?.contract.budget) as Budget | undefined
-    if (budget?.financialLimit !== undefined && budget.currency !== ceilings.currency) return reject('BUDGET_EXCEEDED', 'a budget in another currency than the Grant')
+    if (budget?.financialLimit !== undefined && budget.currency !== ceilings.currency) return refuse('BUDGET_EXCEEDED', 'a budget in another currency than the Grant')
     total = addUsage(total, limitsAsUsage(budget))
   }
   // A dimension the Grant leaves unbounded allows nothing under it.
   const bounded: Budget = {...ceilings}
   for (const [, limit] of DIMENSIONS) bounded[limit] ??= 0
   const over = overflow(bounded, total)
-  return over === null ? null : reject('BUDGET_EXCEEDED', `cumulative ${over} exceeds the Grant ceiling`)
+  return over === null ? null : refuse('BUDGET_EXCEEDED', `cumulative ${over} exceeds the Grant ceiling`)
 }
 
 /** §9.1: the checks that must still hold at every use; the reason, or null. */
@@ -162,12 +174,13 @@ function grantUnusable(state: GroupState, grant: DelegationGrantView, actor: Pri
  * can grow the Grant's subtree and charged set on replay: {delegation: {grantId, parentWorkItemId?}}
  * or {ownerOverride: {reason}}.
  */
-export function markWorkAuthority(decision: Decision, command: DecidedCommand): Decision {
-  if ('error' in decision || (command.kind !== 'work.authorize' && command.kind !== 'work.offer')) return decision
+export function markWorkAuthority(decision: Decision, command: WorkAuthorCommand): Decision {
+  if ('error' in decision) return decision
   const p = command.payload
+  const parentWorkItemId = parentOf(command)
   const mark =
     p.delegationGrantId !== undefined
-      ? {delegation: {grantId: p.delegationGrantId, ...(p.parentWorkItemId !== undefined ? {parentWorkItemId: p.parentWorkItemId} : {})}}
+      ? {delegation: {grantId: p.delegationGrantId, ...(parentWorkItemId !== undefined ? {parentWorkItemId} : {})}}
       : p.ownerOverride !== undefined
         ? {ownerOverride: p.ownerOverride}
         : null

@@ -14,28 +14,35 @@
 // revised contract requires renewed acceptance), so the Coordinator must offer again. A
 // submitted, verified or cancelled item no longer takes new dependencies.
 
-import {type DecideContext, type DecidedCommand, type Decision, coordinatorGate, isRejected, reject} from './common.js'
+import type {DecidedCommand} from './command.js'
+import {type DecideContext, type Decision, refuse} from './common.js'
+import {type Handlers, type InGroup, live} from './gate.js'
 import {dependencyCycle} from './work.js'
-import {type GroupState, TERMINAL, type WorkState} from '../model/state.js'
+import type {WorkState} from '../model/state.js'
 import {leaseLengths, plusSeconds} from '../model/work-leases.js'
 
 export const DEPENDENCY_INSERT = 'ext.missionweaveprotocol.core.dependency_insert'
 
 const CLOSED: ReadonlySet<WorkState> = new Set(['submitted', 'verified', 'cancelled'])
 
-export function dependencyInsert(found: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  const state = coordinatorGate(found, command)
-  if (isRejected(state)) return state
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `dependency insertion in a ${state.mission.state} Mission`)
+export const DEPENDENCY_HANDLERS: Handlers = {
+  [DEPENDENCY_INSERT]: {
+    on: 'group',
+    gate: {membership: 'active', who: {by: 'coordinator'}, mission: live((_, s) => `dependency insertion in a ${s} Mission`)},
+    decide: dependencyInsert,
+  },
+}
+
+function dependencyInsert({state}: InGroup, command: DecidedCommand<typeof DEPENDENCY_INSERT>, ctx: DecideContext): Decision {
   const p = command.payload
-  const workItemId = p.workItemId as string
+  const workItemId = p.workItemId
   const item = state.workItems[workItemId]
-  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
-  if (CLOSED.has(item.state)) return reject('INVALID_STATE_TRANSITION', `dependency insertion into a ${item.state} WorkItem`)
+  if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
+  if (CLOSED.has(item.state)) return refuse('INVALID_STATE_TRANSITION', `dependency insertion into a ${item.state} WorkItem`)
   const current = (item.contract.dependencyWorkItemIds as string[] | undefined) ?? []
-  const added = p.dependencyWorkItemIds as string[]
+  const added = p.dependencyWorkItemIds
   const repeated = added.find((d) => current.includes(d))
-  if (repeated !== undefined) return reject('INVALID_COMMAND', `${repeated} is already a dependency`)
+  if (repeated !== undefined) return refuse('INVALID_COMMAND', `${repeated} is already a dependency`)
   const cycle = dependencyCycle(state, workItemId, added)
   if (cycle) return cycle
 

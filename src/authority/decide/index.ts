@@ -1,43 +1,61 @@
-// decide(state, command, ctx) → Event drafts | rejection: pure and synchronous (ARCHITECTURE
+// decide(state, command, ctx) → Event drafts | refusal: pure and synchronous (ARCHITECTURE
 // principle 2). It sees a Command that already passed verification, admission, freshness, the
-// epoch shape rules, idempotency, payload schema and role policy (ingress.ts), and decides only
-// what the Group's current state allows. Everything non-deterministic (time, IDs) comes from ctx.
-// One module per aggregate; this file only dispatches.
+// epoch shape rules, idempotency, payload schema and role policy (ingress/command.ts), and decides
+// only what the Group's current state allows. Everything non-deterministic (time, IDs) comes from
+// ctx. One handler per Command kind, each behind its declared gate (gate.ts); one module per
+// aggregate holds its kinds' handlers; this file only dispatches.
 
-import {type DecideContext, type DecidedCommand, type Decision, reject} from './common.js'
-import {membershipDecide, MEMBERSHIP_KINDS} from './membership.js'
-import {messageFollowUp, messagePost, MESSAGE_FOLLOW_UP_KINDS} from './message.js'
-import {grantCooperationOverride} from './override.js'
-import {artifactPublish} from './artifact.js'
-import {grantDelegation, markWorkAuthority} from './delegation.js'
-import {missionCreate, missionLifecycle, MISSION_KINDS} from './mission.js'
+import {type CommandKind, type ReceivedCommand, typedCommand} from './command.js'
+import {type DecideContext, type Decision, refuse} from './common.js'
+import {type Handler, type Handlers, gate} from './gate.js'
+import {ARCHIVE_HANDLERS} from './archive.js'
+import {ARTIFACT_HANDLERS} from './artifact.js'
+import {USAGE_HANDLERS} from './budget.js'
+import {CHILD_HANDLERS} from './child.js'
+import {DELEGATION_HANDLERS} from './delegation.js'
+import {DEPENDENCY_HANDLERS} from './dependency.js'
+import {LEASE_HANDLERS} from './lease.js'
+import {MEMBERSHIP_HANDLERS} from './membership.js'
+import {MESSAGE_HANDLERS} from './message.js'
+import {MISSION_HANDLERS} from './mission.js'
+import {OVERRIDE_HANDLERS} from './override.js'
+import {WORK_HANDLERS} from './work.js'
 import type {GroupState} from '../model/state.js'
-import {workDecide, WORK_KINDS} from './work.js'
-import {leaseRenew, LEASE_RENEW} from './lease.js'
-import {dependencyInsert, DEPENDENCY_INSERT} from './dependency.js'
-import {groupArchive, GROUP_ARCHIVE} from './archive.js'
-import {cascadeCancellation, childDecide, childOutcome, CHILD_KINDS} from './child.js'
-import {recordUsage} from './budget.js'
-import {RESOURCE_USAGE_RECORD} from '../model/mission-tree.js'
 
-export type {DecideContext, DecidedCommand, Decision, EventDraft, VerifiedApproval} from './common.js'
+export type {CommandKind, DecidedCommand, ReceivedCommand} from './command.js'
+export type {DecideContext, Decision, EventDraft, Refusal, VerifiedApproval} from './common.js'
 
-export function decide(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
+const HANDLERS: Handlers = {
+  ...MISSION_HANDLERS,
+  ...CHILD_HANDLERS,
+  ...MESSAGE_HANDLERS,
+  ...OVERRIDE_HANDLERS,
+  ...ARTIFACT_HANDLERS,
+  ...USAGE_HANDLERS,
+  ...MEMBERSHIP_HANDLERS,
+  ...DELEGATION_HANDLERS,
+  ...WORK_HANDLERS,
+  ...LEASE_HANDLERS,
+  ...DEPENDENCY_HANDLERS,
+  ...ARCHIVE_HANDLERS,
+}
+
+/** The kinds this authority decides (the Organization-scoped ones go to ingress/organization.ts). */
+export const DECIDED_KINDS: ReadonlySet<string> = new Set(Object.keys(HANDLERS))
+
+export function decide(state: GroupState | null, command: ReceivedCommand, ctx: DecideContext): Decision {
   // §7.4: an archived Group is a tombstone — its history stays readable, nothing new is accepted.
-  if (state?.archive !== undefined) return reject('INVALID_STATE_TRANSITION', 'the Group is archived')
-  if (command.kind === 'mission.create') return missionCreate(state, command, ctx)
-  if (command.kind === 'message.post') return messagePost(state, command, ctx)
-  if (MESSAGE_FOLLOW_UP_KINDS.has(command.kind)) return messageFollowUp(state, command, ctx)
-  if (command.kind === 'policy.grant_cooperation_override') return grantCooperationOverride(state, command, ctx)
-  if (command.kind === 'artifact.publish') return artifactPublish(state, command, ctx)
-  if (MISSION_KINDS.has(command.kind)) return cascadeCancellation(state, ctx, childOutcome(state, command, ctx, missionLifecycle(state, command, ctx)))
-  if (CHILD_KINDS.has(command.kind)) return childDecide(state, command, ctx)
-  if (command.kind === RESOURCE_USAGE_RECORD) return recordUsage(state, command, ctx)
-  if (MEMBERSHIP_KINDS.has(command.kind)) return membershipDecide(state, command, ctx)
-  if (WORK_KINDS.has(command.kind)) return cascadeCancellation(state, ctx, markWorkAuthority(workDecide(state, command, ctx), command))
-  if (command.kind === 'membership.grant_delegation') return grantDelegation(state, command, ctx)
-  if (command.kind === LEASE_RENEW) return leaseRenew(state, command, ctx)
-  if (command.kind === DEPENDENCY_INSERT) return dependencyInsert(state, command, ctx)
-  if (command.kind === GROUP_ARCHIVE) return groupArchive(state, command, ctx)
-  return reject('INVALID_COMMAND', `this authority does not implement ${command.kind} yet`)
+  if (state?.archive !== undefined) return refuse('INVALID_STATE_TRANSITION', 'the Group is archived')
+  const kind = command.kind
+  if (!isDecided(kind)) return refuse('INVALID_COMMAND', `this authority does not implement ${kind} yet`)
+  return dispatch(kind, state, command, ctx)
+}
+
+const isDecided = (kind: string): kind is CommandKind => Object.hasOwn(HANDLERS, kind)
+
+function dispatch<K extends CommandKind>(kind: K, state: GroupState | null, command: ReceivedCommand, ctx: DecideContext): Decision {
+  const handler: Handler<K> | undefined = HANDLERS[kind]
+  const typed = typedCommand(command, kind)
+  if (handler === undefined || typed === null) return refuse('INVALID_COMMAND', `this authority does not implement ${kind} yet`)
+  return gate(handler, state, typed, ctx)
 }

@@ -5,43 +5,41 @@
 // lease is not revived (§11.5 — the Coordinator reassigns instead), a foreign or older Lease ID is
 // WORK_LEASE_EXPIRED even with an unchanged Ownership Epoch (§11.3).
 
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, isRejected, reject, revisionConflict} from './common.js'
-import {ownerCheck} from './work.js'
-import {type GroupState, TERMINAL} from '../model/state.js'
+import {isRefusal, refuse} from './common.js'
+import {type Handlers, live, ownerCheck} from './gate.js'
 import {currentLease, leaseLengths, plusSeconds} from '../model/work-leases.js'
 
 export const LEASE_RENEW = 'ext.missionweaveprotocol.core.lease_renew'
 
-export function leaseRenew(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const member = activeMember(state, command)
-  if (isRejected(member)) return member
-  if (command.actor.type !== 'agent') return reject('AUTH_FORBIDDEN', 'only the Execution Lease holder renews it')
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `lease renewal in a ${state.mission.state} Mission`)
-  const p = command.payload
-  const item = state.workItems[p.workItemId as string]
-  if (item === undefined) return reject('INVALID_COMMAND', 'no such WorkItem')
-  const owned = ownerCheck(item, command)
-  if (owned) return owned
-  const at = ctx.acceptedAt
-  const lease = currentLease(item, p.leaseId, command.sessionEpoch, at)
-  if (isRejected(lease)) return lease
-  if (item.state !== 'active') return reject('INVALID_STATE_TRANSITION', `lease renewal while ${item.state}`)
-  const renewed = {
-    expiresAt: plusSeconds(at, (p.leaseSeconds as number | undefined) ?? leaseLengths(ctx.leases).executionSeconds),
-    renewalCount: (lease.renewalCount ?? 0) + 1,
-    lastRenewedAt: at,
-  }
-  return {
-    events: [
-      {
-        eventId: ctx.newId(),
-        kind: 'work.progressed',
-        conversationId: item.conversationId,
-        payload: {workItemId: item.workItemId, revision: item.revision + 1, leaseId: lease.leaseId, lease: renewed, progress: p.progress as Record<string, unknown>},
-      },
-    ],
-  }
+export const LEASE_HANDLERS: Handlers = {
+  [LEASE_RENEW]: {
+    on: 'group',
+    gate: {membership: 'active', who: {by: 'agent', reason: 'only the Execution Lease holder renews it'}, mission: live((_, s) => `lease renewal in a ${s} Mission`)},
+    decide: ({state}, command, ctx) => {
+      const p = command.payload
+      const item = state.workItems[p.workItemId]
+      if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
+      const owned = ownerCheck(item, command.actor, p.ownershipEpoch)
+      if (owned) return owned
+      const at = ctx.acceptedAt
+      const lease = currentLease(item, p.leaseId, command.sessionEpoch, at)
+      if (isRefusal(lease)) return lease
+      if (item.state !== 'active') return refuse('INVALID_STATE_TRANSITION', `lease renewal while ${item.state}`)
+      const renewed = {
+        expiresAt: plusSeconds(at, p.leaseSeconds ?? leaseLengths(ctx.leases).executionSeconds),
+        renewalCount: (lease.renewalCount ?? 0) + 1,
+        lastRenewedAt: at,
+      }
+      return {
+        events: [
+          {
+            eventId: ctx.newId(),
+            kind: 'work.progressed',
+            conversationId: item.conversationId,
+            payload: {workItemId: item.workItemId, revision: item.revision + 1, leaseId: lease.leaseId, lease: renewed, progress: p.progress},
+          },
+        ],
+      }
+    },
+  },
 }

@@ -5,52 +5,62 @@
 // by §7.1, the second follows the Coordinator lease (mission.assign_coordinator).
 
 import type {Principal} from '../../signing/profiles.js'
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, coordinatorCheck, isOwner, isRejected, memberDoc, membershipDoc, reject, revisionConflict} from './common.js'
-import {type GroupState, type MemberRole, TERMINAL} from '../model/state.js'
+import {type Refusal, isOwner, isRefusal, memberDoc, membershipDoc, refuse} from './common.js'
+import {type Handler, type Handlers, live} from './gate.js'
+import type {GroupState, MemberState} from '../model/state.js'
 
-export const MEMBERSHIP_KINDS: ReadonlySet<string> = new Set(['membership.change', 'membership.end'])
+/**
+ * The MissionOwner, or the Coordinator under its lease (§7.2): a stale epoch is fenced, any other
+ * actor is told who manages Memberships.
+ */
+const membershipHandler = <K extends 'membership.change' | 'membership.end'>(decide: Extract<Handler<K>, {on: 'group'}>['decide']): Handler<K> => ({
+  on: 'group',
+  gate: {
+    membership: 'active',
+    who: {by: 'owner-or-coordinator', forbidden: 'only the MissionOwner or the current Coordinator manages Memberships'},
+    mission: live((_, s) => `the Mission is ${s}`),
+  },
+  decide,
+})
 
-export function membershipDecide(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const actor = activeMember(state, command)
-  if (isRejected(actor)) return actor
-  if (!isOwner(state, command.actor)) {
-    // The Coordinator manages membership under its lease (§7.2): a stale epoch is fenced.
-    const fenced = coordinatorCheck(state, command)
-    if (fenced) return fenced.error === 'AUTH_STALE_COORDINATOR' ? fenced : reject('AUTH_FORBIDDEN', 'only the MissionOwner or the current Coordinator manages Memberships')
-  }
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
-
-  const p = command.payload
-  const target = p.member as Principal
-  if (isOwner(state, target) || state.mission.coordinator?.agentId === target.id) {
-    return reject('INVALID_COMMAND', "the MissionOwner's and the Coordinator's Memberships are not changed by membership.*")
-  }
-  const existing = state.members[target.id]
-  if (existing !== undefined && existing.principal.type !== target.type) return reject('INVALID_COMMAND', 'member type differs from the Membership')
-  const eventId = ctx.newId()
-
-  if (command.kind === 'membership.end') {
-    if (existing === undefined || !existing.active) return reject('INVALID_STATE_TRANSITION', 'no active Membership to end')
+export const MEMBERSHIP_HANDLERS: Handlers = {
+  'membership.change': membershipHandler(({state}, {payload: p}, ctx) => {
+    const existing = changeable(state, p.member)
+    if (isRefusal(existing)) return existing
+    const eventId = ctx.newId()
+    // A new Membership at epoch 1, or the existing one at epoch + 1. A new member sees the Group
+    // from the next sequence on (§8 visibility); an ended Membership is re-granted.
+    const membership = membershipDoc(
+      state,
+      {
+        membershipId: existing?.membershipId ?? ctx.newId(),
+        member: {type: p.member.type, id: p.member.id},
+        role: p.role,
+        membershipEpoch: (existing?.membershipEpoch ?? 0) + 1,
+        scopes: p.scopes ?? existing?.scopes ?? ['group.read'],
+        visibilityStartSequence: existing?.visibilityStartSequence ?? state.sequence + 1,
+        active: true,
+      },
+      ctx.acceptedAt,
+    )
+    return {events: [{eventId, kind: 'membership.changed', payload: {membership}}]}
+  }),
+  'membership.end': membershipHandler(({state}, {payload: p}, ctx) => {
+    const existing = changeable(state, p.member)
+    if (isRefusal(existing)) return existing
+    const eventId = ctx.newId()
+    if (existing === undefined || !existing.active) return refuse('INVALID_STATE_TRANSITION', 'no active Membership to end')
     const membership = memberDoc(state, existing, false, ctx.acceptedAt)
     return {events: [{eventId, kind: 'membership.ended', payload: {membership, ...(p.reason !== undefined ? {reason: p.reason} : {})}}]}
+  }),
+}
+
+/** The target's Membership (if any), unless it is one membership.* does not change. */
+function changeable(state: GroupState, target: Principal): MemberState | undefined | Refusal {
+  if (isOwner(state, target) || state.mission.coordinator?.agentId === target.id) {
+    return refuse('INVALID_COMMAND', "the MissionOwner's and the Coordinator's Memberships are not changed by membership.*")
   }
-  // membership.change: a new Membership at epoch 1, or the existing one at epoch + 1. A new member
-  // sees the Group from the next sequence on (§8 visibility); an ended Membership is re-granted.
-  const membership = membershipDoc(
-    state,
-    {
-      membershipId: existing?.membershipId ?? ctx.newId(),
-      member: {type: target.type, id: target.id},
-      role: p.role as MemberRole,
-      membershipEpoch: (existing?.membershipEpoch ?? 0) + 1,
-      scopes: (p.scopes as string[] | undefined) ?? existing?.scopes ?? ['group.read'],
-      visibilityStartSequence: existing?.visibilityStartSequence ?? state.sequence + 1,
-      active: true,
-    },
-    ctx.acceptedAt,
-  )
-  return {events: [{eventId, kind: 'membership.changed', payload: {membership}}]}
+  const existing = state.members[target.id]
+  if (existing !== undefined && existing.principal.type !== target.type) return refuse('INVALID_COMMAND', 'member type differs from the Membership')
+  return existing
 }

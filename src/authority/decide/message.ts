@@ -4,23 +4,16 @@
 // authority keeps a minimal Message index (cooperation-state.ts) to judge those follow-ups.
 
 import {messageEntry} from '../model/message-index.js'
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, isOwner, isRejected, reject, revisionConflict} from './common.js'
-import {type GroupState, TERMINAL} from '../model/state.js'
+import type {DecidedCommand} from './command.js'
+import {type DecideContext, type Decision, refuse} from './common.js'
+import {type Handler, type Handlers, type InGroup, live} from './gate.js'
+import {TERMINAL} from '../model/state.js'
 
-export const MESSAGE_FOLLOW_UP_KINDS: ReadonlySet<string> = new Set(['message.correct', 'message.retract', 'message.redact'])
-
-export function messagePost(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const member = activeMember(state, command)
-  if (isRejected(member)) return member
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
-  // §7.1: a terminal Mission is not reopened, not even by conversation; follow-ups get a new Group.
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+function messagePost({state}: InGroup, command: DecidedCommand<'message.post'>, ctx: DecideContext): Decision {
   const p = command.payload
-  const conversationId = (p.conversationId as string | undefined) ?? state.conversationId
+  const conversationId = p.conversationId ?? state.conversationId
   // Only the Group-level Conversation exists until WorkItems and restricted Conversations do.
-  if (conversationId !== state.conversationId) return reject('INVALID_COMMAND', 'unknown conversationId')
+  if (conversationId !== state.conversationId) return refuse('INVALID_COMMAND', 'unknown conversationId')
 
   const eventId = ctx.newId()
   const message: Record<string, unknown> = {
@@ -40,10 +33,12 @@ export function messagePost(state: GroupState | null, command: DecidedCommand, c
 }
 
 const FOLLOW_UP = {
-  'message.correct': {event: 'message.corrected', messageKind: 'correction'},
-  'message.retract': {event: 'message.retracted', messageKind: 'retraction'},
-  'message.redact': {event: 'message.redacted', messageKind: 'redaction'},
+  'message.correct': {event: 'message.corrected', messageKind: 'correction', verb: 'correct'},
+  'message.retract': {event: 'message.retracted', messageKind: 'retraction', verb: 'retract'},
+  'message.redact': {event: 'message.redacted', messageKind: 'redaction', verb: 'redact'},
 } as const
+
+type FollowUpKind = keyof typeof FOLLOW_UP
 
 /**
  * message.correct / message.retract: only the author, while the Mission is live, and never after
@@ -52,49 +47,61 @@ const FOLLOW_UP = {
  * author cannot use it to hide their own words — the MissionOwner or an Organization policy
  * service (`redactors`, authorized in ingress) redacts, naming the policy and the reason, also in
  * a terminal Mission (the audit record outlives the Mission).
+ *
+ * The Mission state is checked after the target lookup (a missing Message is INVALID_COMMAND in
+ * any state), so the gate leaves it to the handler.
  */
-export function messageFollowUp(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const k = command.kind as keyof typeof FOLLOW_UP
-  const redaction = k === 'message.redact'
-  // A service reaching the decider was authorized by Organization policy in ingress; it holds no Membership.
-  const policyService = redaction && command.actor.type === 'service'
-  if (!policyService) {
-    const member = activeMember(state, command)
-    if (isRejected(member)) return member
-  }
-  const p = command.payload
-  const messageId = p.messageId as string
-  const target = messageEntry(state.messages, messageId)
-  if (redaction) {
-    if (!policyService && !isOwner(state, command.actor)) return reject('AUTH_FORBIDDEN', 'redaction is a MissionOwner or Organization policy act')
-  } else if (target !== undefined && (target.author.type !== command.actor.type || target.author.id !== command.actor.id)) {
-    return reject('AUTH_FORBIDDEN', `only the author may ${k === 'message.correct' ? 'correct' : 'retract'} a Message`)
-  }
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
-  if (target === undefined) return reject('INVALID_COMMAND', 'no such Message in this Group')
-  if (!redaction && TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
-  if (redaction ? target.redacted : target.status === 'retracted') {
-    return reject('INVALID_STATE_TRANSITION', `the Message is already ${redaction ? 'redacted' : 'retracted'}`)
-  }
+const followUp = <K extends FollowUpKind>(kind: K): Handler<K> => ({
+  on: 'group',
+  gate:
+    kind === 'message.redact'
+      ? {membership: 'active', services: 'policy', who: {by: 'owner', reason: 'redaction is a MissionOwner or Organization policy act'}}
+      : {
+          membership: 'active',
+          who: {
+            by: 'rule',
+            check: (state, command) => {
+              const target = messageEntry(state.messages, command.payload.messageId)
+              const author = target === undefined || (target.author.type === command.actor.type && target.author.id === command.actor.id)
+              return author ? null : refuse('AUTH_FORBIDDEN', `only the author may ${FOLLOW_UP[kind].verb} a Message`)
+            },
+          },
+        },
+  decide: ({state}, command, ctx) => {
+    const p: DecidedCommand<FollowUpKind>['payload'] = command.payload
+    const redaction = kind === 'message.redact'
+    const target = messageEntry(state.messages, p.messageId)
+    if (target === undefined) return refuse('INVALID_COMMAND', 'no such Message in this Group')
+    if (!redaction && TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+    if (redaction ? target.redacted : target.status === 'retracted') {
+      return refuse('INVALID_STATE_TRANSITION', `the Message is already ${redaction ? 'redacted' : 'retracted'}`)
+    }
 
-  const {event, messageKind} = FOLLOW_UP[k]
-  const text = k === 'message.correct' ? (p.text as string) : `[${messageKind}] ${p.reason as string}`
-  const message = {
-    messageId: ctx.newId(),
-    missionId: state.missionId,
-    groupId: state.groupId,
-    conversationId: target.conversationId,
-    author: {type: command.actor.type, id: command.actor.id},
-    kind: messageKind,
-    authority: false,
-    targetMessageId: messageId,
-    content: [{type: 'text', text}],
-    reason: p.reason as string,
-    committedAt: ctx.acceptedAt,
-  }
-  const payload: Record<string, unknown> = {targetMessageId: messageId, message}
-  if (redaction) payload.policy = p.policy
-  return {events: [{eventId: ctx.newId(), kind: event, conversationId: target.conversationId, payload}]}
+    const {event, messageKind} = FOLLOW_UP[kind]
+    const text = 'text' in p ? p.text : `[${messageKind}] ${p.reason}`
+    const message = {
+      messageId: ctx.newId(),
+      missionId: state.missionId,
+      groupId: state.groupId,
+      conversationId: target.conversationId,
+      author: {type: command.actor.type, id: command.actor.id},
+      kind: messageKind,
+      authority: false,
+      targetMessageId: p.messageId,
+      content: [{type: 'text', text}],
+      reason: p.reason,
+      committedAt: ctx.acceptedAt,
+    }
+    const payload: Record<string, unknown> = {targetMessageId: p.messageId, message}
+    if ('policy' in p) payload.policy = p.policy
+    return {events: [{eventId: ctx.newId(), kind: event, conversationId: target.conversationId, payload}]}
+  },
+})
+
+export const MESSAGE_HANDLERS: Handlers = {
+  // §7.1: a terminal Mission is not reopened, not even by conversation; follow-ups get a new Group.
+  'message.post': {on: 'group', gate: {membership: 'active', who: {by: 'member'}, mission: live((_, s) => `the Mission is ${s}`)}, decide: messagePost},
+  'message.correct': followUp('message.correct'),
+  'message.retract': followUp('message.retract'),
+  'message.redact': followUp('message.redact'),
 }

@@ -1,38 +1,35 @@
 // Mission aggregate decisions (spec §7.1 lifecycle table, §7.2 Coordinator lease, §7.3 Approval).
 // Check order for an existing Group: Membership (§8) → role / lease (§7.2, §15.1) →
-// expectedRevision (§15.3) → lifecycle state (§7.1). Authorization comes before state so a
-// stranger learns nothing about the Mission's state.
+// expectedRevision (§15.3) → lifecycle state (§7.1), all in the gate (gate.ts). Authorization
+// comes before state so a stranger learns nothing about the Mission's state.
 
 import type {Principal} from '../../signing/profiles.js'
-import {
-  type DecideContext,
-  type DecidedCommand,
-  type Decision,
-  type EventDraft,
-  type VerifiedApproval,
-  activeMember,
-  coordinatorCheck,
-  isOwner,
-  isRejected,
-  membershipDoc,
-  reject,
-  revisionConflict,
-} from './common.js'
+import type {DecidedCommand} from './command.js'
+import {type DecideContext, type Decision, type EventDraft, type VerifiedApproval, isRefusal, membershipDoc, refuse} from './common.js'
+import type {Handler, Handlers, InGroup} from './gate.js'
+import {cascadeCancellation, childOutcome} from './child.js'
 import {type GroupState, type MissionState, TERMINAL} from '../model/state.js'
 import {ancestorsOf} from '../model/ancestry.js'
+import type {MissionCreateChildPayload, MissionCreateFollowUpPayload, MissionCreatePayload} from '../model/payloads.generated.js'
 
-export function missionCreate(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state !== null) return reject('INVALID_STATE_TRANSITION', 'the Group already exists')
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
+/**
+ * mission.create after the gate (the Group does not exist, expectedRevision): the Group the
+ * payload names is the Command's, and a root MissionOwner is human.
+ */
+export function missionCreate(command: DecidedCommand<'mission.create' | 'mission.create_follow_up'>, ctx: DecideContext): Decision {
   const p = command.payload
-  if (p.groupId !== command.groupId) return reject('INVALID_COMMAND', 'payload.groupId differs from the Command groupId')
-  if (command.actor.type !== 'human') return reject('AUTH_FORBIDDEN', 'a root MissionOwner is human (§7.1)')
+  if (p.groupId !== command.groupId) return refuse('INVALID_COMMAND', 'payload.groupId differs from the Command groupId')
+  if (command.actor.type !== 'human') return refuse('AUTH_FORBIDDEN', 'a root MissionOwner is human (§7.1)')
 
-  const groupId = p.groupId as string // equal to command.groupId, checked above
   const owner: Principal = {type: command.actor.type, id: command.actor.id}
-  return {events: openingEvents({missionId: p.missionId as string, groupId}, owner, p, ctx)}
+  return {events: openingEvents({missionId: p.missionId, groupId: p.groupId}, owner, p, ctx)}
 }
+
+/** What a Group-opening payload says of the new Mission. */
+type OpeningPayload = Pick<
+  MissionCreatePayload | MissionCreateFollowUpPayload | MissionCreateChildPayload,
+  'objective' | 'definitionOfDone' | 'deadline' | 'budget' | 'approvalPolicy' | 'coordinatorAgentId'
+>
 
 /**
  * §7.1: the two Events that open a Group — mission.created (with the MissionOwner's Membership and
@@ -43,7 +40,7 @@ export function missionCreate(state: GroupState | null, command: DecidedCommand,
 export function openingEvents(
   target: {missionId: string; groupId: string},
   owner: Principal,
-  p: Record<string, unknown>,
+  p: OpeningPayload,
   ctx: DecideContext,
   extra: {mission?: Record<string, unknown>; payload?: Record<string, unknown>; groupId?: string} = {},
 ): EventDraft[] {
@@ -76,71 +73,76 @@ export function openingEvents(
     ...inGroup,
     payload: {
       // §7.2: epoch 1 and a stable lease ID; the expiry arrives with mission.renew_coordinator.
-      coordinator: {agentId: p.coordinatorAgentId as string, coordinatorEpoch: 1, leaseId: ctx.newId(), leaseExpiresAt: null},
-      membership: membership({type: 'agent', id: p.coordinatorAgentId as string}, 'coordinator'),
+      coordinator: {agentId: p.coordinatorAgentId, coordinatorEpoch: 1, leaseId: ctx.newId(), leaseExpiresAt: null},
+      membership: membership({type: 'agent', id: p.coordinatorAgentId}, 'coordinator'),
     },
   }
   return [created, assigned]
 }
 
-type Who = 'owner' | 'coordinator'
+type LifecycleKind =
+  | 'mission.submit_for_approval'
+  | 'mission.request_changes'
+  | 'mission.approve'
+  | 'mission.cancel'
+  | 'mission.terminate'
+  | 'mission.assign_coordinator'
+  | 'mission.renew_coordinator'
 
-/** Per lifecycle Command: who may issue it and from which states (§7.1 table). */
-const RULES: Readonly<Record<string, {who: Who; from: (s: MissionState) => boolean}>> = {
-  'mission.submit_for_approval': {who: 'coordinator', from: (s) => s === 'active'},
-  'mission.request_changes': {who: 'owner', from: (s) => s === 'awaiting_approval'},
-  'mission.approve': {who: 'owner', from: (s) => s === 'awaiting_approval'},
-  'mission.cancel': {who: 'owner', from: (s) => !TERMINAL.has(s)},
-  // Service terminators are authorized by Organization policy in ingress (§15.1); they carry no epochs.
-  'mission.terminate': {who: 'coordinator', from: (s) => !TERMINAL.has(s)},
-  'mission.assign_coordinator': {who: 'owner', from: (s) => !TERMINAL.has(s)},
-  'mission.renew_coordinator': {who: 'coordinator', from: (s) => !TERMINAL.has(s)},
+const from = (allowed: (s: MissionState) => boolean) => ({from: allowed, reason: (kind: string, s: MissionState) => `${kind} from ${s}`})
+const awaitingApproval = from((s) => s === 'awaiting_approval')
+const notTerminal = from((s) => !TERMINAL.has(s))
+
+/**
+ * A lifecycle Command (§7.1 table: who may issue it and from which states). When it ends a
+ * Mission, the child Missions' and parent WorkItem's consequences join the same append (child.ts).
+ */
+function lifecycle<K extends LifecycleKind>(
+  kind: K,
+  who: 'owner' | 'coordinator',
+  mission: ReturnType<typeof from>,
+  decide: (at: InGroup, eventId: string, command: DecidedCommand<K>, ctx: DecideContext) => Decision,
+  services?: 'policy',
+): Handler<K> {
+  return {
+    on: 'group',
+    gate: {
+      membership: 'active',
+      ...(services !== undefined ? {services} : {}),
+      who: who === 'owner' ? {by: 'owner', reason: `${kind} is the MissionOwner's (§7.1)`} : {by: 'coordinator'},
+      mission,
+    },
+    decide: (at, command, ctx) => cascadeCancellation(at.state, ctx, childOutcome(at.state, command, ctx, decide(at, ctx.newId(), command, ctx))),
+  }
 }
 
-export const MISSION_KINDS: ReadonlySet<string> = new Set(Object.keys(RULES))
+const one = (eventId: string, kind: string, payload: Record<string, unknown>): Decision => ({events: [{eventId, kind, payload}]})
 
-export function missionLifecycle(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  const rule = RULES[command.kind]!
-  if (command.kind === 'mission.terminate' && command.actor.type === 'service') {
-    // Already authorized by the `terminators` policy in ingress; services hold no Membership.
-  } else {
-    const member = activeMember(state, command)
-    if (isRejected(member)) return member
-    if (rule.who === 'owner' && !isOwner(state, command.actor)) return reject('AUTH_FORBIDDEN', `${command.kind} is the MissionOwner's (§7.1)`)
-    if (rule.who === 'coordinator') {
-      // mission.terminate from a human is never allowed (§15.1); from an Agent it needs the lease.
-      const fenced = coordinatorCheck(state, command)
-      if (fenced) return fenced
-    }
-  }
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
-  if (!rule.from(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `${command.kind} from ${state.mission.state}`)
-
-  const p = command.payload
-  const eventId = ctx.newId()
-  const one = (kind: string, payload: Record<string, unknown>): Decision => ({events: [{eventId, kind, payload}]})
-  switch (command.kind) {
-    case 'mission.submit_for_approval':
-      // §7.3: record the exact Mission revision and Artifact set the Approval must name.
-      return one('mission.submitted_for_approval', {missionId: state.missionId, missionRevision: state.revision, artifactHashes: [...(p.artifactHashes as string[])].sort()})
-    case 'mission.request_changes':
-      return one('mission.changes_requested', {missionId: state.missionId, reason: p.reason})
-    case 'mission.approve':
-      return approve(state, command, ctx, one)
-    case 'mission.cancel':
-      return one('mission.cancelled', {missionId: state.missionId, reason: p.reason})
-    case 'mission.terminate':
-      return one('mission.terminated', {missionId: state.missionId, reason: p.reason})
-    case 'mission.assign_coordinator':
-      return assignCoordinator(state, command, ctx, eventId)
-    default: {
-      // mission.renew_coordinator: the epoch check above is the compare-and-set (§7.2).
-      const lease = state.mission.coordinator!
-      return one('mission.coordinator.renewed', {coordinator: {...lease, leaseExpiresAt: p.leaseExpiresAt}})
-    }
-  }
+export const MISSION_HANDLERS: Handlers = {
+  'mission.create': {on: 'new-group', revision: true, decide: missionCreate},
+  // §7.3: record the exact Mission revision and Artifact set the Approval must name.
+  'mission.submit_for_approval': lifecycle('mission.submit_for_approval', 'coordinator', from((s) => s === 'active'), ({state}, eventId, {payload: p}) =>
+    one(eventId, 'mission.submitted_for_approval', {missionId: state.missionId, missionRevision: state.revision, artifactHashes: [...p.artifactHashes].sort()}),
+  ),
+  'mission.request_changes': lifecycle('mission.request_changes', 'owner', awaitingApproval, ({state}, eventId, {payload: p}) =>
+    one(eventId, 'mission.changes_requested', {missionId: state.missionId, reason: p.reason}),
+  ),
+  'mission.approve': lifecycle('mission.approve', 'owner', awaitingApproval, ({state}, eventId, command, ctx) => approve(state, command, ctx, eventId)),
+  'mission.cancel': lifecycle('mission.cancel', 'owner', notTerminal, ({state}, eventId, {payload: p}) => one(eventId, 'mission.cancelled', {missionId: state.missionId, reason: p.reason})),
+  // Service terminators are authorized by Organization policy in ingress (§15.1); they carry no
+  // epochs. From a human it is never allowed (§15.1); from an Agent it needs the lease.
+  'mission.terminate': lifecycle(
+    'mission.terminate',
+    'coordinator',
+    notTerminal,
+    ({state}, eventId, {payload: p}) => one(eventId, 'mission.terminated', {missionId: state.missionId, reason: p.reason}),
+    'policy',
+  ),
+  'mission.assign_coordinator': lifecycle('mission.assign_coordinator', 'owner', notTerminal, ({state}, eventId, command, ctx) => assignCoordinator(state, command, ctx, eventId)),
+  // The gate's Coordinator Epoch check is the compare-and-set (§7.2).
+  'mission.renew_coordinator': lifecycle('mission.renew_coordinator', 'coordinator', notTerminal, ({state}, eventId, {payload: p}) =>
+    one(eventId, 'mission.coordinator.renewed', {coordinator: {...state.mission.coordinator!, leaseExpiresAt: p.leaseExpiresAt}}),
+  ),
 }
 
 /**
@@ -149,27 +151,27 @@ export function missionLifecycle(state: GroupState | null, command: DecidedComma
  * human MissionOwner's Approval of the same revision and Artifact set too, as `rootApproval`; any
  * other Mission takes none.
  */
-function approve(state: GroupState, command: DecidedCommand, ctx: DecideContext, one: (kind: string, payload: Record<string, unknown>) => Decision): Decision {
+function approve(state: GroupState, command: DecidedCommand<'mission.approve'>, ctx: DecideContext, eventId: string): Decision {
   const a = command.approval
-  if (a === undefined) return reject('INVALID_COMMAND', 'mission.approve needs a verified Approval')
+  if (a === undefined) return refuse('INVALID_COMMAND', 'mission.approve needs a verified Approval')
   const child = state.mission.parent !== undefined
   // §14: a child Mission's owner (the Parent Coordinator, an Agent) signs a `child_mission` Approval.
   if (!approves(state, a, state.mission.missionOwner, child ? 'child_mission' : 'mission_final')) {
-    return reject('INVALID_COMMAND', 'the Approval does not match the submitted Mission revision and Artifact set')
+    return refuse('INVALID_COMMAND', 'the Approval does not match the submitted Mission revision and Artifact set')
   }
   const root = command.rootApproval
   if (!child || state.mission.approvalPolicy.finalHumanApproval !== true) {
-    if (root !== undefined) return reject('INVALID_COMMAND', 'rootApproval is only for a child Mission whose approval policy asks for final human approval (§14)')
-    return one('mission.approved', {missionId: state.missionId, approval: a.document})
+    if (root !== undefined) return refuse('INVALID_COMMAND', 'rootApproval is only for a child Mission whose approval policy asks for final human approval (§14)')
+    return one(eventId, 'mission.approved', {missionId: state.missionId, approval: a.document})
   }
-  if (root === undefined) return reject('INVALID_COMMAND', "this child Mission's approval policy asks for final human approval: the root human MissionOwner's Approval must come too, as rootApproval (§14)")
+  if (root === undefined) return refuse('INVALID_COMMAND', "this child Mission's approval policy asks for final human approval: the root human MissionOwner's Approval must come too, as rootApproval (§14)")
   const ancestors = ancestorsOf(state, ctx)
-  if (isRejected(ancestors)) return ancestors
+  if (isRefusal(ancestors)) return ancestors
   const rootOwner = ancestors.at(-1)!.state.mission.missionOwner
   if (!approves(state, root, rootOwner, 'child_mission')) {
-    return reject('INVALID_COMMAND', "rootApproval must be the root human MissionOwner's child_mission Approval of the submitted revision and Artifact set")
+    return refuse('INVALID_COMMAND', "rootApproval must be the root human MissionOwner's child_mission Approval of the submitted revision and Artifact set")
   }
-  return one('mission.approved', {missionId: state.missionId, approval: a.document, rootApproval: root.document})
+  return one(eventId, 'mission.approved', {missionId: state.missionId, approval: a.document, rootApproval: root.document})
 }
 
 /** A verified Approval by `by` of `kind` that approves exactly the submitted revision and Artifact set. */
@@ -194,12 +196,12 @@ function approves(state: GroupState, a: VerifiedApproval, by: Principal, kind: s
 }
 
 /** §7.2: a new lease for a new Agent at Coordinator Epoch + 1; the old epoch is fenced from now on. */
-function assignCoordinator(state: GroupState, command: DecidedCommand, ctx: DecideContext, eventId: string): Decision {
-  const agentId = command.payload.agentId as string
+function assignCoordinator(state: GroupState, command: DecidedCommand<'mission.assign_coordinator'>, ctx: DecideContext, eventId: string): Decision {
+  const agentId = command.payload.agentId
   const lease = state.mission.coordinator
-  if (lease !== null && lease.agentId === agentId) return reject('INVALID_COMMAND', 'that Agent already holds the Coordinator lease')
+  if (lease !== null && lease.agentId === agentId) return refuse('INVALID_COMMAND', 'that Agent already holds the Coordinator lease')
   const existing = state.members[agentId]
-  if (existing !== undefined && existing.principal.type !== 'agent') return reject('INVALID_COMMAND', 'a Coordinator is an Agent')
+  if (existing !== undefined && existing.principal.type !== 'agent') return refuse('INVALID_COMMAND', 'a Coordinator is an Agent')
   const coordinator = {agentId, coordinatorEpoch: (lease?.coordinatorEpoch ?? 0) + 1, leaseId: ctx.newId(), leaseExpiresAt: null}
   // The new Coordinator's Membership: a new one, or the existing one with its epoch raised (§8).
   const membership = membershipDoc(

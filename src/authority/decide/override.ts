@@ -5,34 +5,34 @@
 // (checked in ingress; services hold no Membership) issues one. Use and consumption: rate-limits.ts.
 
 import {compareTimestampText} from '../../json/timestamp.js'
-import type {Principal} from '../../signing/profiles.js'
-import {type DecideContext, type DecidedCommand, type Decision, activeMember, isOwner, isRejected, reject, revisionConflict} from './common.js'
+import type {DecidedCommand} from './command.js'
+import {type DecideContext, type Decision, refuse} from './common.js'
+import {type Handlers, type InGroup, live} from './gate.js'
 import {LIMIT_POLICIES} from './rate-limits.js'
-import {type GroupState, TERMINAL} from '../model/state.js'
 
-export function grantCooperationOverride(state: GroupState | null, command: DecidedCommand, ctx: DecideContext): Decision {
-  if (state === null) return reject('GROUP_NOT_FOUND', 'no such Group')
-  if (command.actor.type !== 'service') {
-    const member = activeMember(state, command)
-    if (isRejected(member)) return member
-    if (!isOwner(state, command.actor)) return reject('AUTH_FORBIDDEN', 'only the MissionOwner or an Organization policy actor issues an override grant')
-  }
-  const conflict = revisionConflict(state, command)
-  if (conflict) return conflict
-  if (TERMINAL.has(state.mission.state)) return reject('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+export const OVERRIDE_HANDLERS: Handlers = {
+  'policy.grant_cooperation_override': {
+    on: 'group',
+    gate: {
+      membership: 'active',
+      services: 'policy',
+      who: {by: 'owner', reason: 'only the MissionOwner or an Organization policy actor issues an override grant'},
+      mission: live((_, s) => `the Mission is ${s}`),
+    },
+    decide: grantCooperationOverride,
+  },
+}
 
+function grantCooperationOverride({state}: InGroup, command: DecidedCommand<'policy.grant_cooperation_override'>, ctx: DecideContext): Decision {
   const p = command.payload
-  const grantId = p.grantId as string
-  const policy = p.policy as string
-  const targetKind = p.targetKind as string
-  const beneficiary = p.beneficiary as Principal
+  const {grantId, policy, targetKind, beneficiary} = p
   const kinds = LIMIT_POLICIES[policy]
-  if (kinds === undefined) return reject('INVALID_COMMAND', `this authority enforces no policy named ${policy}`)
-  if (!kinds.includes(targetKind)) return reject('INVALID_COMMAND', `policy ${policy} does not limit ${targetKind}`)
-  if (state.overrideGrants?.[grantId] !== undefined) return reject('INVALID_STATE_TRANSITION', 'that grant ID is already issued')
-  if (compareTimestampText(p.expiresAt as string, ctx.acceptedAt) <= 0) return reject('INVALID_COMMAND', 'the grant would already be expired') // full precision (§2)
+  if (kinds === undefined) return refuse('INVALID_COMMAND', `this authority enforces no policy named ${policy}`)
+  if (!kinds.includes(targetKind)) return refuse('INVALID_COMMAND', `policy ${policy} does not limit ${targetKind}`)
+  if (state.overrideGrants?.[grantId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that grant ID is already issued')
+  if (compareTimestampText(p.expiresAt, ctx.acceptedAt) <= 0) return refuse('INVALID_COMMAND', 'the grant would already be expired') // full precision (§2)
   const m = state.members[beneficiary.id]
-  if (m === undefined || !m.active || m.principal.type !== beneficiary.type) return reject('INVALID_COMMAND', 'the beneficiary has no active Membership in this Group')
+  if (m === undefined || !m.active || m.principal.type !== beneficiary.type) return refuse('INVALID_COMMAND', 'the beneficiary has no active Membership in this Group')
 
   const grant = {
     grantId,
@@ -41,11 +41,11 @@ export function grantCooperationOverride(state: GroupState | null, command: Deci
     policy,
     beneficiary: {type: beneficiary.type, id: beneficiary.id},
     targetKind,
-    targetActionId: p.targetActionId as string,
-    reason: p.reason as string,
+    targetActionId: p.targetActionId,
+    reason: p.reason,
     approver: {type: command.actor.type, id: command.actor.id},
     grantedAt: ctx.acceptedAt,
-    expiresAt: p.expiresAt as string,
+    expiresAt: p.expiresAt,
   }
   return {events: [{eventId: ctx.newId(), kind: 'policy.cooperation_override.granted', payload: {grant}}]}
 }

@@ -26,7 +26,7 @@ import {compareTimestampText} from '../../json/timestamp.js'
 import type {Principal} from '../../signing/profiles.js'
 import {LIMIT_NOTICE, OVERRIDE_CONSUMED, RATE_HORIZON_MINUTES, minuteOf} from '../apply/cooperation.js'
 import type {OverrideGrantView} from '../model/cooperation-state.js'
-import {type EventDraft, type Rejected, reject} from './common.js'
+import {type EventDraft, type Refusal, refuse} from './common.js'
 import {type GroupState, UNFINISHED_WORK} from '../model/state.js'
 
 export interface RateLimit {
@@ -86,8 +86,11 @@ function usage(state: GroupState, command: GatedCommand, policy: string, limits:
   if (policy === 'mission-depth') return null // decide-child.ts enforces it; the gate only consumes the grant
   if (policy === 'delegation-depth') {
     if (limits.delegationDepth === undefined) return null
-    // "count before this Command" such that count + 1 is the depth the Grant would confer.
-    return {count: (command.payload?.maxDescendantDepth as number) - 1, limit: limits.delegationDepth}
+    // "count before this Command" such that count + 1 is the depth the Grant would confer. The
+    // payload schema requires the depth; without one there is nothing to count.
+    const depth = command.payload?.maxDescendantDepth
+    if (typeof depth !== 'number') return null
+    return {count: depth - 1, limit: limits.delegationDepth}
   }
   if (policy === 'group-work-items') {
     if (limits.groupWorkItems === undefined) return null
@@ -121,21 +124,21 @@ export interface GatedCommand {
  * Action ID. An unknown grant is an invalid reference (INVALID_COMMAND); every other failed use —
  * expired, already consumed, someone else's, another Command's — is AUTH_FORBIDDEN.
  */
-function citedGrant(state: GroupState, command: GatedCommand, at: string): OverrideGrantView | Rejected | null {
+function citedGrant(state: GroupState, command: GatedCommand, at: string): OverrideGrantView | Refusal | null {
   const id = command.cooperationOverrideGrantId
   if (id === undefined) return null
   const grant = state.overrideGrants?.[id]
-  if (grant === undefined) return reject('INVALID_COMMAND', 'no such Cooperation Override Grant in this Group')
-  if (grant.consumedBy !== null) return reject('AUTH_FORBIDDEN', 'the Cooperation Override Grant was already used')
-  if (compareTimestampText(at, grant.expiresAt) >= 0) return reject('AUTH_FORBIDDEN', 'the Cooperation Override Grant expired') // full precision (§2)
+  if (grant === undefined) return refuse('INVALID_COMMAND', 'no such Cooperation Override Grant in this Group')
+  if (grant.consumedBy !== null) return refuse('AUTH_FORBIDDEN', 'the Cooperation Override Grant was already used')
+  if (compareTimestampText(at, grant.expiresAt) >= 0) return refuse('AUTH_FORBIDDEN', 'the Cooperation Override Grant expired') // full precision (§2)
   const same = grant.beneficiary.type === command.actor.type && grant.beneficiary.id === command.actor.id && grant.targetKind === command.kind && grant.targetActionId === command.actionId
-  if (!same) return reject('AUTH_FORBIDDEN', 'the Cooperation Override Grant is for another actor or Command')
+  if (!same) return refuse('AUTH_FORBIDDEN', 'the Cooperation Override Grant is for another actor or Command')
   return grant
 }
 
 /**
  * Runs after decide() accepted `command` with `events`: the Events to append (the decided ones,
- * plus a soft-limit notice and/or the grant consumption), or the rejection.
+ * plus a soft-limit notice and/or the grant consumption), or the refusal.
  */
 export function cooperationGate(
   state: GroupState,
@@ -143,20 +146,20 @@ export function cooperationGate(
   events: EventDraft[],
   limits: CooperationLimits | undefined,
   ctx: {acceptedAt: string; newId(): string},
-): {events: EventDraft[]} | Rejected {
+): {events: EventDraft[]} | Refusal {
   const grant = citedGrant(state, command, ctx.acceptedAt)
   if (grant !== null && 'error' in grant) return grant
   const policy = policyFor(command.kind)
   // The grant must name the policy that limits this Command; it is consumed when the Command is
   // accepted, even if the window has slid below the limit since the grant was requested (the
   // escalation was approved for exactly this Action ID, and one-shot means it cannot be kept).
-  if (grant !== null && grant.policy !== policy) return reject('AUTH_FORBIDDEN', 'the Cooperation Override Grant is for another policy')
+  if (grant !== null && grant.policy !== policy) return refuse('AUTH_FORBIDDEN', 'the Cooperation Override Grant is for another policy')
 
   const out = [...events]
   const used = policy === null || limits === undefined ? null : usage(state, command, policy, limits, ctx.acceptedAt)
   if (used !== null) {
     const after = used.count + 1
-    if (after > used.limit.hard && grant === null) return reject('RATE_LIMITED', `${policy}: ${used.count} of ${used.limit.hard}`)
+    if (after > used.limit.hard && grant === null) return refuse('RATE_LIMITED', `${policy}: ${used.count} of ${used.limit.hard}`)
     if (used.limit.soft !== undefined && after === used.limit.soft) {
       out.push({
         eventId: ctx.newId(),

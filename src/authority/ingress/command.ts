@@ -24,12 +24,13 @@ import {type EventDraft, decide} from '../decide/index.js'
 import {cooperationGate} from '../decide/rate-limits.js'
 import type {GroupState} from '../model/state.js'
 import {admit} from './admit.js'
+import {validWorkContract} from './payloads.js'
 import {appendOnTip, drainTips, type Tip, tipOf} from './append-pipeline.js'
 import {internalError, refusal} from './answers.js'
 import {checkCommand} from './command-checks.js'
 import {appendAcross, crossesGroups, involvedGroups, otherStates} from './cross-group.js'
 import {checkEpochs} from './epochs.js'
-import {type GroupCommand, type ReceivedCommand, inGroup} from './group-command.js'
+import {type GroupCommand, type AdmittedCommand, inGroup} from './group-command.js'
 import {type Answers, type ReceiptKey, appendAnswer, earlierAnswer} from './idempotency.js'
 import {RETRY, type Retry, untilAnswered} from './retry.js'
 import {seal} from './seal.js'
@@ -86,7 +87,7 @@ interface Basis {
 }
 
 async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): Promise<SubmitResult> {
-  const admitted = await admit<ReceivedCommand>(authority, commandBytes, 'authority ingress')
+  const admitted = await admit<AdmittedCommand>(authority, commandBytes, 'authority ingress')
   if ('error' in admitted) return admitted
   const {command, contentHash} = admitted
   const answers = answersFor(authority, command.actionId)
@@ -156,7 +157,7 @@ async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<Subm
   }
   const {state, groups, acceptedAt} = basis
   const {maxMissionDepth, leases, limits} = authority.policy
-  const decision = decide(state, command, {acceptedAt, newId: authority.newId, groups, maxMissionDepth, leases})
+  const decision = decide(state, command, {acceptedAt, newId: authority.newId, groups, maxMissionDepth, leases, validWorkContract})
   if ('error' in decision) {
     // §4 invariant 5: a refusal that still records non-authoritative history (a late result) is
     // appended with a receipt carrying the error, so the actor and its retries get the error.

@@ -7,7 +7,7 @@ import type {ErrorCode} from '../../errors.js'
 import type {Receipt, StoredEvent} from '../../store/group-log.js'
 import type {GroupAppend} from '../../store/multi-append.js'
 import type {Authority} from '../authority.js'
-import type {DecidedCommand, EventDraft} from '../decide/common.js'
+import type {EventDraft, ReceivedCommand} from '../decide/common.js'
 import {RESOURCE_USAGE_RECORD, runningChild} from '../model/mission-tree.js'
 import type {GroupState} from '../model/state.js'
 import {appendAnswer} from './idempotency.js'
@@ -27,7 +27,7 @@ const MAX_CHAIN = 1000
  * Group of mission.create_child and the earlier Group of mission.create_follow_up. Read before
  * serializing: parent links are fixed when a Group is created, so the set cannot change under us.
  */
-export async function involvedGroups(authority: Authority, command: DecidedCommand & {groupId: string}): Promise<string[]> {
+export async function involvedGroups(authority: Authority, command: ReceivedCommand & {groupId: string}): Promise<string[]> {
   const ids = [command.groupId]
   const p = command.payload as Record<string, unknown> | undefined
   if (command.kind === 'mission.create_follow_up') {
@@ -82,7 +82,7 @@ type Seal<C> = (authority: Authority, state: GroupState | null, command: C, cont
  * all with the one receipt atomically. The receipt is the Command's Group's, naming the other
  * Groups' Events in `linkedGroups`. RETRY when a head moved (decide again on fresh states).
  */
-export async function appendAcross<C extends DecidedCommand & {groupId: string}>(
+export async function appendAcross<C extends ReceivedCommand & {groupId: string}>(
   authority: Authority,
   command: C,
   own: GroupState | null,

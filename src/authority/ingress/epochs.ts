@@ -1,7 +1,7 @@
 // Step 2 of Group ingress: the epochs a Command must and must not carry, by actor type.
 
 import type {ErrorCode} from '../../errors.js'
-import type {ReceivedCommand} from './group-command.js'
+import type {AdmittedCommand} from './group-command.js'
 
 /**
  * Epoch rules by actor type (ACCEPTANCE H1-H3). command.schema.json already requires groupId,
@@ -11,7 +11,7 @@ import type {ReceivedCommand} from './group-command.js'
  * schema file alone. The Session Epoch's value is checked later, against the Organization log
  * (sessions.ts checkAgentSession).
  */
-export function checkEpochs(c: ReceivedCommand): ErrorCode | null {
+export function checkEpochs(c: AdmittedCommand): ErrorCode | null {
   const creates = c.kind === 'mission.create' || c.kind === 'mission.create_follow_up'
   if (creates) {
     if (c.actor.type !== 'human') return 'AUTH_FORBIDDEN'

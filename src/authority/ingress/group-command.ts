@@ -2,9 +2,9 @@
 // shape), before and after the check that it names a Group.
 
 import type {JsonObject} from '../../json/parse.js'
-import type {DecidedCommand} from '../decide/index.js'
+import type {ReceivedCommand} from '../decide/index.js'
 
-export interface ReceivedCommand extends DecidedCommand {
+export interface AdmittedCommand extends ReceivedCommand {
   correlationId: string
   sessionEpoch?: number
   /** §20: the one-shot Cooperation Override Grant this Command consumes (rate-limits.ts). */
@@ -14,10 +14,10 @@ export interface ReceivedCommand extends DecidedCommand {
 }
 
 /** A Command addressed to one Group: every kind but the Organization-scoped ones (organization.ts). */
-export interface GroupCommand extends ReceivedCommand {
+export interface GroupCommand extends AdmittedCommand {
   groupId: string
 }
 
-export function inGroup(command: ReceivedCommand): command is GroupCommand {
+export function inGroup(command: AdmittedCommand): command is GroupCommand {
   return typeof command.groupId === 'string'
 }

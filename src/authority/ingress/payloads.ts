@@ -42,3 +42,6 @@ export function payloadError(kind: string, payload: unknown): ErrorCode | null {
   const checked = checkPayload(kind, payload)
   return checked === 'unknown-kind' ? 'INVALID_COMMAND' : checked === 'invalid' ? 'SCHEMA_VALIDATION_FAILED' : null
 }
+
+/** §10.1: a Work Contract is a valid work-contract.schema.json document (the decider's DecideContext.validWorkContract). */
+export const validWorkContract = (contract: Record<string, unknown>): boolean => schemaCatalog().validate('work-contract', contract).valid

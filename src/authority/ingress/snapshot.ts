@@ -15,18 +15,17 @@
 
 import type {SigningKey} from '../../crypto/keyfile.js'
 import type {ErrorCode} from '../../errors.js'
-import {canonicalHash} from '../../json/jcs.js'
 import {type JsonObject, sourcesIn} from '../../json/parse.js'
 import {sign} from '../../signing/sign.js'
 import {Rejection, verify} from '../../signing/verify.js'
 import type {Authority} from '../authority.js'
-import type {DecidedCommand, VerifiedSnapshot} from '../decide/common.js'
+import type {ReceivedCommand, VerifiedSnapshot} from '../decide/common.js'
 import type {GroupArchiveView, GroupState} from '../model/state.js'
+import {groupStateHash} from '../model/state-hash.js'
 
 const PAGE = 500
 
-/** The hash a snapshot's `stateHash` must equal: JCS SHA-256 of the plain-JSON Group state. */
-export const groupStateHash = (state: GroupState): string => canonicalHash(state)
+export {groupStateHash}
 
 /** The Group's Event IDs 1..throughSequence, in order, read from the store. */
 export async function eventIdsThrough(authority: Authority, groupId: string, throughSequence: number): Promise<string[]> {
@@ -103,7 +102,7 @@ export async function buildGroupSnapshot(
  */
 export async function verifyArchiveSnapshot(
   authority: Authority,
-  command: DecidedCommand & {groupId: string},
+  command: ReceivedCommand & {groupId: string},
   commandBytes: Uint8Array,
 ): Promise<VerifiedSnapshot | ErrorCode> {
   // The snapshot exactly as it stood in the received Command (principle 4), never a re-serialization.

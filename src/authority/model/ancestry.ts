@@ -2,7 +2,7 @@
 // Mission hangs under, read from the states ingress loaded into the DecideContext (the parent
 // links are fixed at creation, so ingress can find the chain before it serializes on it).
 
-import {type DecideContext, type Rejected, reject} from '../decide/common.js'
+import {type DecideContext, type Refusal, refuse} from '../decide/common.js'
 import type {GroupState} from './state.js'
 
 /** One step up the tree: the parent Group's state and the parent WorkItem the child hangs on. */
@@ -16,14 +16,14 @@ export interface AncestorLevel {
  * bug (INTERNAL_ERROR, retryable); a chain that returns to a Group already on it is a cyclic
  * ancestry (§20, INVALID_COMMAND) — unreachable through create_child, which refuses cycles.
  */
-export function ancestorsOf(state: GroupState, ctx: DecideContext): AncestorLevel[] | Rejected {
+export function ancestorsOf(state: GroupState, ctx: DecideContext): AncestorLevel[] | Refusal {
   const out: AncestorLevel[] = []
   const seen = new Set([state.groupId])
   for (let link = state.mission.parent; link !== undefined; ) {
-    if (seen.has(link.groupId)) return reject('INVALID_COMMAND', `cyclic Mission ancestry through ${link.groupId}`)
+    if (seen.has(link.groupId)) return refuse('INVALID_COMMAND', `cyclic Mission ancestry through ${link.groupId}`)
     seen.add(link.groupId)
     const parent = ctx.groups?.[link.groupId]
-    if (parent === undefined || parent === null) return reject('INTERNAL_ERROR', `the parent Group ${link.groupId} was not loaded`)
+    if (parent === undefined || parent === null) return refuse('INTERNAL_ERROR', `the parent Group ${link.groupId} was not loaded`)
     out.push({state: parent, workItemId: link.workItemId})
     link = parent.mission.parent
   }

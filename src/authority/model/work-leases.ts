@@ -3,7 +3,7 @@
 // fences, and the non-authoritative record of a late result. Pure: time comes from the caller.
 
 import {compareTimestampText} from '../../json/timestamp.js'
-import {type EventDraft, type Rejected, reject} from '../decide/common.js'
+import {type EventDraft, type Refusal, refuse} from '../decide/common.js'
 import type {EndedOwnershipView, ExecutionLeaseView, WorkItemView} from './state.js'
 
 /** §11.3: an Execution Lease lasts this long from work.start or its last renewal (default of AuthorityPolicy.leases.executionSeconds). */
@@ -65,11 +65,11 @@ export const executionLeaseExpired = (lease: ExecutionLeaseView, at: string): bo
  * lease, and it was issued to the session presenting it. A newer Session Epoch (§6.3: session
  * replacement) revokes the leases of older sessions, so the new session must start afresh.
  */
-export function currentLease(item: WorkItemView, leaseId: unknown, sessionEpoch: number | undefined, at: string): ExecutionLeaseView | Rejected {
+export function currentLease(item: WorkItemView, leaseId: unknown, sessionEpoch: number | undefined, at: string): ExecutionLeaseView | Refusal {
   const lease = item.lease
-  if (lease === null || lease.leaseId !== leaseId || lease.state !== 'active') return reject('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
-  if (executionLeaseExpired(lease, at)) return reject('WORK_LEASE_EXPIRED', `the Execution Lease expired at ${lease.expiresAt}`)
-  if (sessionEpoch !== undefined && sessionEpoch > lease.sessionEpoch) return reject('WORK_LEASE_EXPIRED', 'the Execution Lease belongs to a replaced session')
+  if (lease === null || lease.leaseId !== leaseId || lease.state !== 'active') return refuse('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
+  if (executionLeaseExpired(lease, at)) return refuse('WORK_LEASE_EXPIRED', `the Execution Lease expired at ${lease.expiresAt}`)
+  if (sessionEpoch !== undefined && sessionEpoch > lease.sessionEpoch) return refuse('WORK_LEASE_EXPIRED', 'the Execution Lease belongs to a replaced session')
   return lease
 }
 
