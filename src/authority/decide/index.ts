@@ -40,9 +40,6 @@ const HANDLERS: Handlers = {
   ...ARCHIVE_HANDLERS,
 }
 
-/** The kinds this authority decides (the Organization-scoped ones go to ingress/organization.ts). */
-export const DECIDED_KINDS: ReadonlySet<string> = new Set(Object.keys(HANDLERS))
-
 export function decide(state: GroupState | null, command: ReceivedCommand, ctx: DecideContext): Decision {
   // §7.4: an archived Group is a tombstone — its history stays readable, nothing new is accepted.
   if (state?.archive !== undefined) return refuse('INVALID_STATE_TRANSITION', 'the Group is archived')
@@ -51,6 +48,7 @@ export function decide(state: GroupState | null, command: ReceivedCommand, ctx: 
   return dispatch(kind, state, command, ctx)
 }
 
+/** The kinds this authority decides (the Organization-scoped ones go to ingress/organization.ts). */
 const isDecided = (kind: string): kind is CommandKind => Object.hasOwn(HANDLERS, kind)
 
 function dispatch<K extends CommandKind>(kind: K, state: GroupState | null, command: ReceivedCommand, ctx: DecideContext): Decision {
