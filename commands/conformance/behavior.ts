@@ -19,7 +19,10 @@ ${EXIT_CODES_HELP}`
       description: `vitest JSON results of the run to read (default: ROOT/${RESULTS_FILE}, written by npm test).`,
       env: 'MWP_BEHAVIOR_RESULTS',
     }),
-    missing: Flags.boolean({description: 'Show only rows lacking a positive or negative test, or citing a test that proves nothing.', default: false}),
+    missing: Flags.boolean({
+      description: 'Show only rows lacking a positive or negative test, or citing a test that proves nothing.',
+      default: false,
+    }),
     tests: Flags.boolean({description: 'Name the proving tests (file › title) instead of counting them.', default: false}),
   }
 
@@ -55,7 +58,8 @@ function render(report: BehaviorReport, onlyMissing: boolean, named: boolean): s
   const t = report.totals
   const lines = [
     table.toString(),
-    `${t.complete}/${t.rows} rows have both cases, proven by passing tests; ${t.missingPositive} lack a positive test, ${t.missingNegative} lack a negative test, ${t.unproven} cite a test that proves nothing (${t.taggedTests} tagged tests)`,
+    `${t.complete}/${t.rows} rows have both cases, proven by passing tests; ${t.missingPositive} lack a positive test, ` +
+      `${t.missingNegative} lack a negative test, ${t.unproven} cite a test that proves nothing (${t.taggedTests} tagged tests)`,
   ]
   for (const u of unproven) lines.push(`unproven ${u}`)
   for (const u of report.unknownTags) lines.push(`unknown tag ${u.tag} in ${u.test}`)

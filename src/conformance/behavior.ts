@@ -226,13 +226,21 @@ export function buildReport(rows: BehaviorRow[], tests: CitedTest[]): BehaviorRe
   const completeRows = covered.filter(rowComplete).length
   return {
     complete: completeRows === covered.length,
-    totals: {rows: covered.length, complete: completeRows, missingPositive, missingNegative, unproven, taggedTests: tests.length},
+    totals: {
+      rows: covered.length,
+      complete: completeRows,
+      missingPositive,
+      missingNegative,
+      unproven,
+      taggedTests: tests.length,
+    },
     rows: covered,
     unknownTags,
   }
 }
 
-export const rowComplete = (r: RowCoverage): boolean => r.positive.length > 0 && r.negative.length > 0 && r.unproven.length === 0
+export const rowComplete = (r: RowCoverage): boolean =>
+  r.positive.length > 0 && r.negative.length > 0 && r.unproven.length === 0
 
 /** The report over the run whose results are at `results` (default: the root's RESULTS_FILE). */
 export function behaviorReport(root: string, results = join(root, RESULTS_FILE)): BehaviorReport {

@@ -42,9 +42,12 @@ export function readResults(path: string, root: string): TestResult[] {
   try {
     doc = JSON.parse(readFileSync(path, 'utf8'))
   } catch (e) {
-    throw new Error(`cannot read the test results ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message
+    throw new Error(`cannot read the test results ${path}: ${why}`)
   }
-  if (!isObject(doc) || !Array.isArray(doc.testResults)) throw new Error(`${path} is not vitest JSON results (no testResults array)`)
+  if (!isObject(doc) || !Array.isArray(doc.testResults)) {
+    throw new Error(`${path} is not vitest JSON results (no testResults array)`)
+  }
   // vitest reports real paths; the root may be reached through a symlink.
   const roots = [...new Set([resolve(root), realpathSync(root)])]
   const out: TestResult[] = []
