@@ -1,11 +1,19 @@
 // Behavior coverage for the full-conformance claim (spec §22, ACCEPTANCE): every core Command
 // kind, Event kind and §7.1/§10.2 transition row needs a test proving its positive case and one
 // proving its negative case. The rows live in behavior/rows.json; tests claim a row by
-// carrying `[+ID]` or `[-ID]` in their it()/test() title. The scan is static (source text of
-// test/**/*.test.ts), so the report runs from any checkout without executing the suite.
+// carrying `[+ID]` or `[-ID]` in their it()/test() title. A title alone proves nothing: the report
+// reads the results of the last recorded run (vitest's JSON reporter; `npm test` writes them to
+// RESULTS_FILE, with each test's assertion count from test/support/record-assertions.ts), and a
+// row is complete only when every test citing it ran, passed and made an assertion. The static
+// scan of test/**/*.test.ts stays as a cross-check: a tag in the source that the run never
+// reached (a conditionally registered test, a file left out, results older than the test) is a
+// cited test that did not run.
 
 import {readdirSync, readFileSync, statSync} from 'node:fs'
 import {join, relative, sep} from 'node:path'
+import {RESULTS_FILE, type TestResult, readResults} from './test-results.js'
+
+export {RESULTS_FILE}
 
 export type BehaviorCategory = 'command' | 'event' | 'transition'
 
@@ -20,20 +28,67 @@ export interface BehaviorRow {
 }
 
 export interface RowCoverage extends BehaviorRow {
-  /** `file › title` of every test claiming the positive case. */
+  /** `file › title` of every test proving the positive case: it ran, passed and asserted. */
   positive: string[]
   negative: string[]
+  /** Tests citing the row that prove nothing; any one leaves the row incomplete. */
+  unproven: UnprovenTest[]
+}
+
+export interface Tag {
+  sign: '+' | '-'
+  id: string
 }
 
 export interface TaggedTest {
   file: string
   title: string
-  tags: {sign: '+' | '-'; id: string}[]
+  tags: Tag[]
+}
+
+/** What a tagged test is worth as evidence; only `passed` proves its rows. */
+export const VERDICTS = {
+  passed: 'ran and passed with an assertion',
+  failed: 'failed',
+  skipped: 'was skipped',
+  todo: 'is a todo',
+  pending: 'did not finish in the run',
+  empty: 'ran no expect() assertion',
+  'expected-to-fail': 'is an it.fails test, which passes by failing',
+  unmeasured: 'passed with no assertion count recorded (the run lacked test/support/record-assertions.ts)',
+  'not-run': 'is tagged in the source but absent from the test results',
+} as const
+
+export type Verdict = keyof typeof VERDICTS
+
+/** A tagged test of the run (or of the source, when the run never reached it) and its verdict. */
+export interface CitedTest extends TaggedTest {
+  verdict: Verdict
+  /** The failure's first line, for a failed test. */
+  detail?: string
+}
+
+export interface UnprovenTest {
+  tag: string
+  /** `file › title`. */
+  test: string
+  verdict: Exclude<Verdict, 'passed'>
+  /** Why it proves nothing, in words. */
+  reason: string
 }
 
 export interface BehaviorReport {
   complete: boolean
-  totals: {rows: number; complete: number; missingPositive: number; missingNegative: number; taggedTests: number}
+  totals: {
+    rows: number
+    /** Rows with both cases and no unproven citing test. */
+    complete: number
+    missingPositive: number
+    missingNegative: number
+    /** Rows with at least one citing test that proves nothing. */
+    unproven: number
+    taggedTests: number
+  }
   rows: RowCoverage[]
   /** Tags naming no row (a typo, or a kind outside the catalog): listed, never counted. */
   unknownTags: {tag: string; test: string}[]
@@ -102,7 +157,7 @@ export function scanSource(file: string, source: string): TaggedTest[] {
     }
     const title = TITLE.exec(source.slice(at, at + 4096))?.[2]
     if (title === undefined) continue
-    const tags = [...title.matchAll(TAG)].map((t) => ({sign: t[1] as '+' | '-', id: t[2]!}))
+    const tags = titleTags(title)
     if (tags.length > 0) tests.push({file, title, tags})
   }
   return tests
@@ -112,34 +167,84 @@ export function scanTests(root: string): TaggedTest[] {
   return testFiles(root).flatMap((file) => scanSource(file, readFileSync(join(root, file), 'utf8')))
 }
 
-export function buildReport(rows: BehaviorRow[], tests: TaggedTest[]): BehaviorReport {
-  const byId = new Map<string, RowCoverage>(rows.map((r) => [r.id, {...r, positive: [], negative: []}]))
+/** The tags `[+ID]` / `[-ID]` of one test title. */
+export function titleTags(title: string): Tag[] {
+  return [...title.matchAll(TAG)].map((t) => ({sign: t[1] === '+' ? '+' : '-', id: t[2]!}))
+}
+
+function verdictOf(r: TestResult): Verdict {
+  if (r.status !== 'passed') return r.status
+  if (r.expectedToFail) return 'expected-to-fail'
+  if (r.assertionCalls === undefined) return 'unmeasured'
+  return r.assertionCalls > 0 ? 'passed' : 'empty'
+}
+
+/**
+ * The tagged tests of a run, judged, plus a `not-run` entry for every tag of the source scan
+ * that no test of the same file carries in the results.
+ */
+export function citedTests(results: TestResult[], source: TaggedTest[]): CitedTest[] {
+  const cited: CitedTest[] = []
+  const ran = new Set<string>()
+  for (const r of results) {
+    const tags = titleTags(r.title)
+    if (tags.length === 0) continue
+    const test: CitedTest = {file: r.file, title: [...r.ancestors, r.title].join(' › '), tags, verdict: verdictOf(r)}
+    if (r.failure !== undefined) test.detail = r.failure
+    cited.push(test)
+    for (const t of tags) ran.add(`${r.file} ${t.sign}${t.id}`)
+  }
+  for (const t of source) {
+    const absent = t.tags.filter((tag) => !ran.has(`${t.file} ${tag.sign}${tag.id}`))
+    if (absent.length > 0) cited.push({file: t.file, title: t.title, tags: absent, verdict: 'not-run'})
+  }
+  return cited
+}
+
+export function buildReport(rows: BehaviorRow[], tests: CitedTest[]): BehaviorReport {
+  const byId = new Map<string, RowCoverage>(rows.map((r) => [r.id, {...r, positive: [], negative: [], unproven: []}]))
   const unknownTags: BehaviorReport['unknownTags'] = []
   for (const t of tests) {
     const label = `${t.file} › ${t.title}`
     for (const tag of t.tags) {
       const row = byId.get(tag.id)
-      if (!row) unknownTags.push({tag: `[${tag.sign}${tag.id}]`, test: label})
-      else {
+      const spelled = `[${tag.sign}${tag.id}]`
+      if (!row) unknownTags.push({tag: spelled, test: label})
+      else if (t.verdict === 'passed') {
         const list = tag.sign === '+' ? row.positive : row.negative
         if (!list.includes(label)) list.push(label)
+      } else {
+        const reason = VERDICTS[t.verdict] + (t.detail ? `: ${t.detail}` : '')
+        row.unproven.push({tag: spelled, test: label, verdict: t.verdict, reason})
       }
     }
   }
   const covered = [...byId.values()]
   const missingPositive = covered.filter((r) => r.positive.length === 0).length
   const missingNegative = covered.filter((r) => r.negative.length === 0).length
-  const completeRows = covered.filter((r) => r.positive.length > 0 && r.negative.length > 0).length
+  const unproven = covered.filter((r) => r.unproven.length > 0).length
+  const completeRows = covered.filter(rowComplete).length
   return {
     complete: completeRows === covered.length,
-    totals: {rows: covered.length, complete: completeRows, missingPositive, missingNegative, taggedTests: tests.length},
+    totals: {
+      rows: covered.length,
+      complete: completeRows,
+      missingPositive,
+      missingNegative,
+      unproven,
+      taggedTests: tests.length,
+    },
     rows: covered,
     unknownTags,
   }
 }
 
-export function behaviorReport(root: string): BehaviorReport {
-  return buildReport(loadRows(root), scanTests(root))
+export const rowComplete = (r: RowCoverage): boolean =>
+  r.positive.length > 0 && r.negative.length > 0 && r.unproven.length === 0
+
+/** The report over the run whose results are at `results` (default: the root's RESULTS_FILE). */
+export function behaviorReport(root: string, results = join(root, RESULTS_FILE)): BehaviorReport {
+  return buildReport(loadRows(root), citedTests(readResults(results, root), scanTests(root)))
 }
 
 /** The rows lacking a positive or a negative test, as `ID (+|-|+-)` strings. */
@@ -147,4 +252,9 @@ export function missingRows(report: BehaviorReport): string[] {
   return report.rows
     .filter((r) => r.positive.length === 0 || r.negative.length === 0)
     .map((r) => `${r.id} (missing ${r.positive.length === 0 ? '+' : ''}${r.negative.length === 0 ? '-' : ''})`)
+}
+
+/** Every citing test that proves nothing, as `[±ID] file › title: reason` strings. */
+export function unprovenTests(report: BehaviorReport): string[] {
+  return report.rows.flatMap((r) => r.unproven.map((u) => `${u.tag} ${u.test}: ${u.reason}`))
 }

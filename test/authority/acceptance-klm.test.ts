@@ -326,6 +326,9 @@ describe('E12 Delegation Grant expiry (§9.1)', () => {
     const grantId = await grantOn(g, w, `${base}001Z`)
     fixedNow = `${base}Z`
     receiptOf(await run(delegatedAuthorize(g, grantId, w)))
+    // The grantee's WorkItem now stands beside its parent, open.
+    const {workItems} = await state(g)
+    expect(Object.entries(workItems).filter(([id]) => id !== w).map(([, item]) => item!.state)).toEqual(['open'])
   })
 
   it('E12 [-cmd:work.authorize] at its expiry instant the Grant is dead', async () => {
