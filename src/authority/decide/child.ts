@@ -145,7 +145,7 @@ function childSubset(state: GroupState, workItemId: string, p: MissionCreateChil
     if (problem) return refuse('INVALID_COMMAND', `the child budget is not a subset of the parent ${what} budget (${problem.problem} ${problem.dimension})`)
   }
   const deadline = p.deadline
-  if (compareTimestampText(deadline, contract.deadline as string) > 0 || compareTimestampText(deadline, state.mission.deadline) > 0) {
+  if (compareTimestampText(deadline, contract.deadline) > 0 || compareTimestampText(deadline, state.mission.deadline) > 0) {
     return refuse('INVALID_COMMAND', 'the child deadline is later than the parent WorkItem or Mission deadline')
   }
   const parentCaps = contract.requiredCapabilities as Capability[]
@@ -206,7 +206,8 @@ export function childOutcome(state: GroupState | null, command: CommandFields, c
   const events = [...decision.events]
   let child = state
   let outcome = OUTCOME[concluding.kind]!
-  let reason = (concluding.payload.reason as string | undefined) ?? 'approved'
+  const stated = concluding.payload.reason
+  let reason = typeof stated === 'string' ? stated : 'approved'
   for (const {state: parent, workItemId} of ancestors) {
     const item = parent.workItems[workItemId]
     const link = item?.childMission
@@ -282,7 +283,10 @@ export function cascadeCancellation(state: GroupState | null, ctx: DecideContext
     const s = stateOf(e.groupId ?? state.groupId)
     if (s === null) continue
     if (MISSION_ENDED.has(e.kind)) queue.push(...running(s))
-    else if (e.kind === 'work.cancelled' || e.kind === 'work.failed') queue.push(...running(s, e.payload.workItemId as string))
+    else if (e.kind === 'work.cancelled' || e.kind === 'work.failed') {
+      const id = e.payload.workItemId
+      if (typeof id === 'string') queue.push(...running(s, id))
+    }
   }
   const events = [...decision.events]
   while (queue.length > 0) {

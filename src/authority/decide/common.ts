@@ -7,6 +7,7 @@ import type {Principal} from '../../signing/profiles.js'
 import type {GroupState, MemberRole, MemberState} from '../model/state.js'
 import type {LeasePolicy} from '../model/work-leases.js'
 import type {CommandFields} from './command.js'
+import type {WorkContract} from '../model/payloads.generated.js'
 
 export type {CommandFields, CommandKind, DecidedCommand, ReceivedCommand, VerifiedApproval, VerifiedSnapshot} from './command.js'
 
@@ -28,7 +29,7 @@ export interface DecideContext {
    * §10.1: whether a complete Work Contract is a valid work-contract.schema.json document. The
    * schema catalog reads files, so ingress passes its validator in (ingress/payloads.ts).
    */
-  validWorkContract(contract: Record<string, unknown>): boolean
+  validWorkContract(contract: unknown): contract is WorkContract
 }
 
 /** An Event before the authority numbers and signs it. */

@@ -19,6 +19,7 @@ import type {DecidedCommand, OneOf} from './command.js'
 import {type DecideContext, type Decision, type EventDraft, type Refusal, coordinatorCheck, isOwner, refuse} from './common.js'
 import {type Handlers, type InGroup, live} from './gate.js'
 import type {DelegationGrantView} from '../model/cooperation-state.js'
+import type {WorkContract} from '../model/payloads.generated.js'
 import type {GroupState} from '../model/state.js'
 
 
@@ -92,7 +93,7 @@ const semverAtLeast = (version: string, min: string): boolean => {
 }
 
 /** The contract the Command authorizes or offers (null when authorize() will refuse it anyway). */
-function contractOf(state: GroupState, command: WorkAuthorCommand): Record<string, unknown> | null {
+function contractOf(state: GroupState, command: WorkAuthorCommand): Record<string, unknown> | WorkContract | null {
   if (command.kind === 'work.offer') return state.workItems[command.payload.workItemId]?.contract ?? null
   const p = command.payload
   if (p.proposalId !== undefined) return state.proposals[p.proposalId]?.contract ?? null

@@ -39,14 +39,14 @@ function dependencyInsert({state}: InGroup, command: DecidedCommand<typeof DEPEN
   const item = state.workItems[workItemId]
   if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
   if (CLOSED.has(item.state)) return refuse('INVALID_STATE_TRANSITION', `dependency insertion into a ${item.state} WorkItem`)
-  const current = (item.contract.dependencyWorkItemIds as string[] | undefined) ?? []
+  const current = item.contract.dependencyWorkItemIds
   const added = p.dependencyWorkItemIds
   const repeated = added.find((d) => current.includes(d))
   if (repeated !== undefined) return refuse('INVALID_COMMAND', `${repeated} is already a dependency`)
   const cycle = dependencyCycle(state, workItemId, added)
   if (cycle) return cycle
 
-  const contract = {...item.contract, contractVersion: ((item.contract.contractVersion as number | undefined) ?? 1) + 1, dependencyWorkItemIds: [...current, ...added]}
+  const contract = {...item.contract, contractVersion: item.contract.contractVersion + 1, dependencyWorkItemIds: [...current, ...added]}
   const unmet = added.some((d) => state.workItems[d]!.state !== 'verified')
   const revoke = unmet && item.state === 'active' && item.lease?.state === 'active'
   return {

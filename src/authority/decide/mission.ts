@@ -179,7 +179,8 @@ function approves(state: GroupState, a: VerifiedApproval, by: Principal, kind: s
   const d = a.document
   const submitted = state.mission.submission!
   const approver = d.approver as Principal
-  const hashes = d.artifactHashes as string[]
+  const hashes = d.artifactHashes
+  if (!Array.isArray(hashes)) return false
   const sameSet = hashes.length === submitted.artifactHashes.length && hashes.every((h) => submitted.artifactHashes.includes(h))
   return (
     a.signer.id === by.id &&

@@ -70,7 +70,7 @@ const COUNT_LIMITS: ReadonlySet<string> = new Set(['ownedWorkItems', 'groupWorkI
 
 /** Rejects a limits configuration the counting cannot honour (called once by the Authority). */
 export function checkLimits(limits: CooperationLimits | undefined): void {
-  const whole = (n: unknown, min: number) => Number.isSafeInteger(n) && (n as number) >= min
+  const whole = (n: unknown, min: number) => typeof n === 'number' && Number.isSafeInteger(n) && n >= min
   for (const [name, l] of Object.entries(limits ?? {}) as [string, Partial<RateLimit> | undefined][]) {
     if (l === undefined) continue
     if (!whole(l.hard, 0) || (l.soft !== undefined && !(whole(l.soft, 1) && l.soft <= l.hard!))) throw new Error(`limits.${name}: need 0 <= soft <= hard`)

@@ -11,8 +11,7 @@ import {cascadeCancellation} from './child.js'
 import {markWorkAuthority, workAuthority} from './delegation.js'
 import {type GroupState, type MemberState, type SelectionBasis, type WorkItemView, type WorkState, UNFINISHED_WORK} from '../model/state.js'
 import {allocationCheck} from './budget.js'
-import type {Budget} from '../model/budget.js'
-import type {WorkOfferCandidateBasis} from '../model/payloads.generated.js'
+import type {WorkContract, WorkOfferCandidateBasis} from '../model/payloads.generated.js'
 import {lapsedOwnership, lateResultDraft, leaseLengths, plusSeconds, reached} from '../model/work-leases.js'
 
 /** §10.1: the fields every Work Contract must carry (work-contract.schema.json `required`). */
@@ -35,15 +34,16 @@ export const CONTRACT_FIELDS = [
 ] as const
 
 /** §10.1: a missing required field, or a mandatory list left empty, is an incomplete contract. */
-function contractIncomplete(contract: Record<string, unknown>, ctx: DecideContext): Refusal | null {
+function checkedContract(contract: Record<string, unknown>, ctx: DecideContext): WorkContract | Refusal {
   for (const f of CONTRACT_FIELDS) {
     if (contract[f] === undefined || contract[f] === null) return refuse('WORK_CONTRACT_INCOMPLETE', `the Work Contract lacks ${f}`)
   }
   for (const f of ['requiredDeliverables', 'acceptanceCriteria', 'requiredCapabilities'] as const) {
-    if (!Array.isArray(contract[f]) || (contract[f] as unknown[]).length === 0) return refuse('WORK_CONTRACT_INCOMPLETE', `the Work Contract has no ${f}`)
+    const list = contract[f]
+    if (!Array.isArray(list) || list.length === 0) return refuse('WORK_CONTRACT_INCOMPLETE', `the Work Contract has no ${f}`)
   }
   // Complete but malformed: the contract must still be a valid work-contract.schema.json document.
-  return ctx.validWorkContract(contract) ? null : refuse('SCHEMA_VALIDATION_FAILED', 'the Work Contract does not match work-contract.schema.json')
+  return ctx.validWorkContract(contract) ? contract : refuse('SCHEMA_VALIDATION_FAILED', 'the Work Contract does not match work-contract.schema.json')
 }
 
 /** §12: a Work Contract whose executionApproval is not `not_required` is gated before work.start. */
@@ -110,8 +110,8 @@ export const WORK_HANDLERS: Handlers = {
     const proposalId = p.proposalId
     if (state.proposals[proposalId] !== undefined || state.workItems[proposalId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that proposal ID is already used')
     const contract = p.contract
-    const incomplete = contractIncomplete(contract, ctx)
-    if (incomplete) return incomplete
+    const checked = checkedContract(contract, ctx)
+    if (isRefusal(checked)) return checked
     const proposedBy = {type: command.actor.type, id: command.actor.id}
     return {events: [{eventId: ctx.newId(), kind: 'work.proposed', payload: {proposal: {proposalId, proposedBy, contract, proposedAt: ctx.acceptedAt}}}]}
   }),
@@ -322,14 +322,14 @@ export function dependencyCycle(state: GroupState, workItemId: string, deps: rea
     seen.add(d)
     const dep = state.workItems[d]
     if (dep === undefined) return refuse('INVALID_COMMAND', `dependency ${d} is not a WorkItem of this Group`)
-    stack.push(...((dep.contract.dependencyWorkItemIds as string[] | undefined) ?? []))
+    stack.push(...dep.contract.dependencyWorkItemIds)
   }
   return null
 }
 
 /** §10.4: a WorkItem is eligible only once every declared dependency is verified. */
 export function unmetDependency(state: GroupState, item: WorkItemView): string | null {
-  for (const d of (item.contract.dependencyWorkItemIds as string[] | undefined) ?? []) {
+  for (const d of item.contract.dependencyWorkItemIds) {
     if (state.workItems[d]?.state !== 'verified') return d
   }
   return null
@@ -353,11 +353,11 @@ function authorize({state}: InGroup, command: DecidedCommand<'work.authorize'>, 
     if (p.contract === undefined) return refuse('WORK_CONTRACT_INCOMPLETE', 'a WorkItem needs a Work Contract')
     contract = p.contract
   }
-  const incomplete = contractIncomplete(contract, ctx)
-  if (incomplete) return incomplete
-  const cycle = dependencyCycle(state, workItemId, contract.dependencyWorkItemIds as string[])
+  const checked = checkedContract(contract, ctx)
+  if (isRefusal(checked)) return checked
+  const cycle = dependencyCycle(state, workItemId, checked.dependencyWorkItemIds)
   if (cycle) return cycle
-  const overAllocated = allocationCheck(state, contract.budget as Budget) // §12 G5 (decide-budget.ts)
+  const overAllocated = allocationCheck(state, checked.budget) // §12 G5 (decide-budget.ts)
   if (overAllocated) return overAllocated
   const eventId = ctx.newId()
   const conversationId = ctx.newId()

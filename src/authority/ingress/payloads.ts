@@ -6,6 +6,7 @@ import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import type {ErrorCode} from '../../errors.js'
 import {defaultSchemaDir, schemaCatalog, type SchemaValidator} from '../../schema/catalog.js'
+import type {WorkContract} from '../model/payloads.generated.js'
 
 const validators = new Map<string, SchemaValidator>()
 
@@ -44,4 +45,4 @@ export function payloadError(kind: string, payload: unknown): ErrorCode | null {
 }
 
 /** §10.1: a Work Contract is a valid work-contract.schema.json document (the decider's DecideContext.validWorkContract). */
-export const validWorkContract = (contract: Record<string, unknown>): boolean => schemaCatalog().validate('work-contract', contract).valid
+export const validWorkContract = (contract: unknown): contract is WorkContract => schemaCatalog().validate('work-contract', contract).valid

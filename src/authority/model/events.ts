@@ -8,6 +8,7 @@
 // mission-tree.ts), the payload type is written from that view, so the two cannot drift apart.
 
 import type {Principal} from '../../signing/profiles.js'
+import type {WorkContract} from './payloads.generated.js'
 import type {Budget, Remaining, UsageDelta} from './budget.js'
 import {LIMIT_NOTICE, OVERRIDE_CONSUMED, type DelegationGrantView, type OverrideGrantView} from './cooperation-state.js'
 import {
@@ -306,7 +307,7 @@ export interface ExecutionApprovalGrantedPayload extends WorkItemStep {
 
 /** ext.missionweaveprotocol.core.dependency_insert's answer (decide/dependency.ts). */
 export type WorkContractRevisedPayload = WorkItemStep & {
-  contract: Record<string, unknown>
+  contract: WorkContract
   addedDependencyWorkItemIds: string[]
   reason?: string
   /** §10.1: the pending offer, made under the old contract, is withdrawn. */

@@ -6,6 +6,7 @@ import type {MessageIndex} from './message-index.js'
 import type {Principal} from '../../signing/profiles.js'
 import type {ActorRates, ArtifactIndexEntry, DelegationGrantView, OverrideGrantView} from './cooperation-state.js'
 import type {BudgetLedger, ChildMissionLink, FollowUpLink, MissionParentLink} from './mission-tree.js'
+import type {WorkContract} from './payloads.generated.js'
 
 export type MissionState = 'active' | 'awaiting_approval' | 'approved' | 'failed' | 'cancelled'
 export type MemberRole = 'mission_owner' | 'coordinator' | 'worker' | 'reviewer' | 'observer' | 'work_delegate'
@@ -182,7 +183,7 @@ export interface WorkItemView {
   revision: number
   state: WorkState
   exclusive: boolean
-  contract: Record<string, unknown>
+  contract: WorkContract
   createdBy: Principal
   authorizedBy: Principal
   createdAt: string
