@@ -18,7 +18,6 @@ import type {JsonObject} from '../../src/json/parse.js'
 import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
 import {
-  addWorkers,
   authorityKey,
   codeOf,
   contract,
@@ -38,6 +37,7 @@ import {
   sqliteSuite,
   uuid,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 
 const H1 = `sha256:${'d'.repeat(64)}`
 const policy = {rootMissionOwners: [owner.principal!.id], terminators: [orgService.principal!.id]}
@@ -63,12 +63,7 @@ const state = async (g: string) => (await suite.authority.current(g))!
 async function events(g: string) {
   return (await suite.store.read(g, 0, 1000)).events
 }
-async function group(): Promise<string> {
-  const g = newGroup('acc-h')
-  receiptOf(await run(createCommand(g)))
-  await addWorkers(run, g)
-  return g
-}
+const group = () => missionGroup(run, 'acc-h')
 /** Rejected, and neither the Group log nor the receipt table moved. */
 async function refusedWithoutTrace(g: string, bytes: Buffer, expected: string) {
   const before = await head(g)

@@ -16,7 +16,6 @@ import {schemaCatalog} from '../../src/schema/catalog.js'
 import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
 import {
-  addWorkers,
   authorityKey,
   codeOf,
   command,
@@ -36,6 +35,7 @@ import {
   sqliteSuite,
   uuid,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 
 const limits = {messageRate: {soft: 2, hard: 3, windowMinutes: 10}, ownedWorkItems: {hard: 1}}
 const policy = {rootMissionOwners: [owner.principal!.id], overrideIssuers: [orgService.principal!.id], limits}
@@ -67,10 +67,7 @@ const msBase = (ms: number) => new Date(Date.now() + ms).toISOString().slice(0, 
 
 async function group(): Promise<string> {
   fixedNow = null
-  const g = newGroup('acc-klm')
-  receiptOf(await run(createCommand(g)))
-  await addWorkers(run, g)
-  return g
+  return missionGroup(run, 'acc-klm')
 }
 async function refused(g: string, bytes: Buffer, expected: string) {
   const before = await head(g)

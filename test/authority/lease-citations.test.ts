@@ -10,7 +10,9 @@ import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS}
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import {verify} from '../../src/signing/verify.js'
-import {addWorkers, authorityKey, authorityOn, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, sqliteSuite, uuid} from '../support/authority-helpers.js'
+import {authorityKey, authorityOn, coord, developer, groupCommand, owner, receiptOf, registry, reviewer, sqliteSuite, uuid} from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
+import {workDriver} from '../support/work-driver.js'
 
 const H1 = `sha256:${'d'.repeat(64)}`
 const H2 = `sha256:${'e'.repeat(64)}`
@@ -43,19 +45,12 @@ function leaseSuite(policy: Partial<AuthorityPolicy>) {
     groupCommand(signer, 'work.fail', g, {workItemId: w, ownershipEpoch: epoch, ...(leaseId !== undefined ? {leaseId} : {}), reason: 'The source repository is gone.', evidenceHashes: [H1]})
   const coordFail = (g: string, w: string, extra: Record<string, unknown> = {}) => coord('work.fail', g, {workItemId: w, reason: 'Replanned.', evidenceHashes: [H2], ...extra})
 
+  const work = workDriver(() => suite.authority, {offerExpiresAt: () => new Date(Date.now() + clock.skewMs + 60_000).toISOString()})
   /** A Group with developer and reviewer as Workers and one WorkItem owned by developer, in `target`. */
   async function at(target: 'queued' | 'active'): Promise<{g: string; w: string}> {
     clock.skewMs = 0
-    const g = newGroup('lease-cite')
-    touched.push(g)
-    receiptOf(await suite.run(createCommand(g)))
-    await addWorkers(suite.run, g)
-    const w = uuid(7)
-    receiptOf(await suite.run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
-    receiptOf(await suite.run(offer(g, w, developer)))
-    await accept(g, w, developer)
-    if (target === 'active') receiptOf(await suite.run(start(g, w)))
-    return {g, w}
+    const g = await missionGroup(suite.run, 'lease-cite', {touched})
+    return {g, w: await work.drive(g, target)}
   }
 
   /** Replay = live: a fresh authority with the default policy folds the stored log to the same state. */

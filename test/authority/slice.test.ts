@@ -34,6 +34,7 @@ import {
   uuid,
   devStoreAt,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 
 const newGroup = () => newGroupTagged('slice')
 
@@ -108,11 +109,7 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     await backend.stop()
   })
 
-  async function created(): Promise<string> {
-    const groupId = newGroup()
-    receiptOf(await submit(authority, createCommand(groupId)))
-    return groupId
-  }
+  const created = () => missionGroup((bytes) => submit(authority, bytes), 'slice', {members: []})
 
   it('[+cmd:mission.create] [+evt:mission.created] [+evt:mission.coordinator.assigned] [+row:t7.1:none->active:mission.create] mission.create by a root MissionOwner appends two signed Events at sequences 1 and 2', async () => {
     const groupId = newGroup()

@@ -8,14 +8,11 @@ import {canonicalHash} from '../../src/json/jcs.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {verify} from '../../src/signing/verify.js'
 import {
-  addWorkers,
   authorityKey,
   authorityOn,
   coordinator,
-  createCommand,
   developer,
   groupCommand,
-  newGroup,
   owner,
   receiptOf,
   registry,
@@ -25,6 +22,8 @@ import {
   contract,
   coord
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
+import {workDriver} from '../support/work-driver.js'
 
 const H1 = `sha256:${'c'.repeat(64)}`
 const H2 = `sha256:${'d'.repeat(64)}`
@@ -59,28 +58,11 @@ async function lastEvent(g: string) {
 }
 const kindsIn = async (g: string) => (await suite.store.read(g, 0, 1000)).events.map((e) => e.kind)
 
+const work = workDriver(() => suite.authority, {candidates: [developer, reviewer], offerExpiresAt: inAMinute, artifactHashes: [H1]})
 /** A Group with developer and reviewer as Worker members and one WorkItem in `target` state. */
 async function at(target: 'open' | 'queued' | 'active' | 'blocked' | 'submitted', c: Record<string, unknown> = contract()): Promise<{g: string; w: string}> {
-  const g = newGroup('rows')
-  touched.push(g)
-  receiptOf(await run(createCommand(g)))
-  await addWorkers(run, g)
-  const w = uuid(7)
-  receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: c})))
-  if (target === 'open') return {g, w}
-  receiptOf(await run(offer(g, w)))
-  receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId)))
-  if (target === 'queued') return {g, w}
-  if (c.executionApproval !== 'not_required') receiptOf(await run(grant(g, w)))
-  receiptOf(await run(start(g, w)))
-  if (target === 'active') return {g, w}
-  const leaseId = await leaseOf(g, w)
-  if (target === 'blocked') {
-    receiptOf(await run(block(g, w, leaseId)))
-    return {g, w}
-  }
-  receiptOf(await run(groupCommand(developer, 'work.submit', g, {workItemId: w, ownershipEpoch: 1, leaseId, artifactHashes: [H1]})))
-  return {g, w}
+  const g = await missionGroup(run, 'rows', {touched})
+  return {g, w: await work.drive(g, target, {contract: c})}
 }
 
 describe('work.checkpoint (active → queued)', () => {
