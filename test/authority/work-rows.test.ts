@@ -6,7 +6,6 @@ import {describe, expect, it} from 'vitest'
 import {openAuthority} from '../../src/authority/authority.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
-import {verify} from '../../src/signing/verify.js'
 import {
   authorityKey,
   authorityOn,
@@ -22,6 +21,7 @@ import {
   contract,
   coord
 } from '../support/authority-helpers.js'
+import {newestEvent} from '../support/events.js'
 import {missionGroup} from '../support/groups.js'
 import {workDriver} from '../support/work-driver.js'
 
@@ -49,13 +49,7 @@ const block = (g: string, w: string, leaseId: string, ownershipEpoch = 1, signer
 const fail = (g: string, w: string, payload: Record<string, unknown> = {}) => coord('work.fail', g, {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2], ...payload})
 const grant = (g: string, w: string, ownershipEpoch = 1, signer: SigningKey = owner) => groupCommand(signer, 'approval.grant_execution', g, {workItemId: w, ownershipEpoch})
 const leaseOf = async (g: string, w: string) => (await item(g, w)).lease!.leaseId
-/** The kind and verified payload of the Group's newest Event (proves what a Command emitted). */
-async function lastEvent(g: string) {
-  const [e] = (await suite.store.read(g, (await head(g))! - 1, 1)).events
-  const v = verify('event', e!.bytes, registry)
-  if (!v.ok) throw new Error(`stored Event ${e!.sequence} does not verify`)
-  return {kind: e!.kind, payload: v.document.payload as Record<string, unknown>}
-}
+const lastEvent = (g: string) => newestEvent(suite.store, g)
 const kindsIn = async (g: string) => (await suite.store.read(g, 0, 1000)).events.map((e) => e.kind)
 
 const work = workDriver(() => suite.authority, {candidates: [developer, reviewer], offerExpiresAt: inAMinute, artifactHashes: [H1]})

@@ -26,6 +26,7 @@ import {
   contract,
   coord,
 } from '../support/authority-helpers.js'
+import {newestEvent} from '../support/events.js'
 import {missionGroup} from '../support/groups.js'
 import {workDriver} from '../support/work-driver.js'
 
@@ -41,13 +42,7 @@ const {run, code} = suite
 const head = async (g: string) => (await suite.store.head(g))?.sequence
 const state = async (g: string) => (await suite.authority.current(g))!
 const item = async (g: string, w: string) => (await state(g)).workItems[w]!
-/** The kind and verified payload of the Group's newest Event (proves what a Command emitted). */
-async function lastEvent(g: string) {
-  const [e] = (await suite.store.read(g, (await head(g))! - 1, 1)).events
-  const v = verify('event', e!.bytes, registry)
-  if (!v.ok) throw new Error(`stored Event ${e!.sequence} does not verify`)
-  return {kind: e!.kind, payload: v.document.payload as Record<string, unknown>}
-}
+const lastEvent = (g: string) => newestEvent(suite.store, g)
 
 
 const propose = (g: string, proposalId: string, c: Record<string, unknown> = contract(), signer: SigningKey = owner) => groupCommand(signer, 'work.propose', g, {proposalId, contract: c})
