@@ -11,16 +11,13 @@ import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import {verify} from '../../src/signing/verify.js'
 import {
-  addWorkers,
   authorityKey,
   codeOf,
   contract,
   coord,
   coordinator,
-  createCommand,
   developer,
   groupCommand,
-  newGroup,
   owner,
   receiptOf,
   registry,
@@ -29,6 +26,8 @@ import {
   uuid,
   candidateBasis,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
+import {workDriver} from '../support/work-driver.js'
 
 const H1 = `sha256:${'1'.repeat(64)}`
 const H2 = `sha256:${'2'.repeat(64)}`
@@ -63,8 +62,6 @@ const offer = (g: string, w: string, candidates: SigningKey[] = [developer, revi
   coord('work.offer', g, {workItemId: w, candidates: candidates.map((c) => c.principal!.id), expiresAt})
 const acceptOffer = (g: string, w: string, offerId: string, signer: SigningKey = developer) => groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId})
 const start = (g: string, w: string, epoch = 1, signer: SigningKey = developer) => groupCommand(signer, 'work.start', g, {workItemId: w, ownershipEpoch: epoch})
-const block = (g: string, w: string, leaseId: string, epoch = 1, signer: SigningKey = developer) =>
-  groupCommand(signer, 'work.block', g, {workItemId: w, ownershipEpoch: epoch, leaseId, requiredResolution: 'Need the changelog export.'})
 const submitWork = (g: string, w: string, leaseId: string, epoch = 1, signer: SigningKey = developer) =>
   groupCommand(signer, 'work.submit', g, {workItemId: w, ownershipEpoch: epoch, leaseId, artifactHashes: [H1]})
 const fail = (g: string, w: string) => coord('work.fail', g, {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2]})
@@ -75,42 +72,17 @@ const acceptResult = (g: string, w: string) => coord('work.accept_result', g, {w
 async function group(): Promise<string> {
   skewMs = 0
   fixedNow = null
-  const g = newGroup('acc-e')
-  touched.push(g)
-  receiptOf(await run(createCommand(g)))
-  await addWorkers(run, g)
-  return g
+  return missionGroup(run, 'acc-e', {touched})
 }
 
+const work = workDriver(() => suite.authority, {candidates: [developer, reviewer], offerExpiresAt: () => later(60), artifactHashes: [H1]})
 type Target = 'open' | 'offered' | 'queued' | 'active' | 'blocked' | 'submitted' | 'verified' | 'failed' | 'cancelled'
 /** One WorkItem driven to `target` (developer owns it from queued on). */
 async function at(target: Target): Promise<{g: string; w: string}> {
   const g = await group()
-  const w = uuid(7)
-  receiptOf(await run(authorize(g, w)))
-  if (target === 'open') return {g, w}
-  if (target === 'failed') {
-    receiptOf(await run(fail(g, w)))
-    return {g, w}
-  }
-  if (target === 'cancelled') {
-    receiptOf(await run(cancel(g, w)))
-    return {g, w}
-  }
-  receiptOf(await run(offer(g, w)))
-  if (target === 'offered') return {g, w}
-  receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId)))
-  if (target === 'queued') return {g, w}
-  receiptOf(await run(start(g, w)))
-  if (target === 'active') return {g, w}
-  const leaseId = (await item(g, w)).lease!.leaseId
-  if (target === 'blocked') {
-    receiptOf(await run(block(g, w, leaseId)))
-    return {g, w}
-  }
-  receiptOf(await run(submitWork(g, w, leaseId)))
-  if (target === 'submitted') return {g, w}
-  receiptOf(await run(acceptResult(g, w)))
+  if (target !== 'failed' && target !== 'cancelled') return {g, w: await work.drive(g, target)}
+  const w = await work.drive(g, 'open')
+  receiptOf(await run(target === 'failed' ? fail(g, w) : cancel(g, w)))
   return {g, w}
 }
 

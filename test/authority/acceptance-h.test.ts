@@ -10,15 +10,10 @@ import {openAuthority} from '../../src/authority/authority.js'
 import {submit} from '../../src/authority/ingress/command.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
-import {signEd25519} from '../../src/crypto/ed25519.js'
-import type {SigningKey} from '../../src/crypto/keyfile.js'
-import {encodeBase64url} from '../../src/json/base64url.js'
-import {canonicalBytes} from '../../src/json/jcs.js'
 import type {JsonObject} from '../../src/json/parse.js'
 import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
 import {
-  addWorkers,
   authorityKey,
   codeOf,
   contract,
@@ -38,24 +33,13 @@ import {
   sqliteSuite,
   uuid,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
+import {rawCommand, signedAnyway} from '../support/unchecked-signing.js'
 
 const H1 = `sha256:${'d'.repeat(64)}`
 const policy = {rootMissionOwners: [owner.principal!.id], terminators: [orgService.principal!.id]}
 
 const suite = sqliteSuite((store) => openAuthority({store, registry, authorityKey, policy}))
-
-/**
- * A correctly Ed25519-signed document that the project signer would refuse to produce because it
- * breaks the schema: the ingress must find that out itself (stage 2, SCHEMA_VALIDATION_FAILED).
- */
-function signedAnyway(unsigned: JsonObject, key: SigningKey, timeField: string): Buffer {
-  const {signature: _previous, ...content} = unsigned
-  const value = encodeBase64url(signEd25519(key.seed, canonicalBytes(content)))
-  return Buffer.from(JSON.stringify({...content, signature: {algorithm: 'Ed25519', keyId: key.keyId, createdAt: content[timeField], value}}), 'utf8')
-}
-/** command() without the signer's schema check. */
-const rawCommand = (signer: SigningKey, fields: Record<string, unknown>) =>
-  signedAnyway({protocolVersion: '0.1', actionId: uuid(1), actor: signer.principal, correlationId: uuid(2), issuedAt: new Date().toISOString(), payload: {}, ...fields} as unknown as JsonObject, signer, 'issuedAt')
 
 const {run, code} = suite
 const head = async (g: string) => (await suite.store.head(g))?.sequence ?? 0
@@ -63,12 +47,7 @@ const state = async (g: string) => (await suite.authority.current(g))!
 async function events(g: string) {
   return (await suite.store.read(g, 0, 1000)).events
 }
-async function group(): Promise<string> {
-  const g = newGroup('acc-h')
-  receiptOf(await run(createCommand(g)))
-  await addWorkers(run, g)
-  return g
-}
+const group = () => missionGroup(run, 'acc-h')
 /** Rejected, and neither the Group log nor the receipt table moved. */
 async function refusedWithoutTrace(g: string, bytes: Buffer, expected: string) {
   const before = await head(g)

@@ -7,16 +7,11 @@
 
 import {describe, expect, it} from 'vitest'
 import {openAuthority} from '../../src/authority/authority.js'
-import {signEd25519} from '../../src/crypto/ed25519.js'
-import type {SigningKey} from '../../src/crypto/keyfile.js'
-import {encodeBase64url} from '../../src/json/base64url.js'
 import {canonicalBytes} from '../../src/json/jcs.js'
-import type {JsonObject} from '../../src/json/parse.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
 import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
 import {
-  addWorkers,
   authorityKey,
   codeOf,
   command,
@@ -36,6 +31,8 @@ import {
   sqliteSuite,
   uuid,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
+import {rawCommand} from '../support/unchecked-signing.js'
 
 const limits = {messageRate: {soft: 2, hard: 3, windowMinutes: 10}, ownedWorkItems: {hard: 1}}
 const policy = {rootMissionOwners: [owner.principal!.id], overrideIssuers: [orgService.principal!.id], limits}
@@ -56,21 +53,12 @@ async function events(g: string) {
     return {bytes: e.bytes, doc: v.document as unknown as {kind: string; eventId: string; cause: {id: string}; payload: Record<string, unknown>; extensions?: unknown}}
   })
 }
-/** A correctly signed Command the project signer would refuse (schema-invalid): ingress must catch it. */
-function signedAnyway(signer: SigningKey, fields: Record<string, unknown>): Buffer {
-  const content = {protocolVersion: '0.1', actionId: uuid(1), actor: signer.principal, correlationId: uuid(2), issuedAt: new Date().toISOString(), ...fields} as unknown as JsonObject
-  const value = encodeBase64url(signEd25519(signer.seed, canonicalBytes(content)))
-  return Buffer.from(JSON.stringify({...content, signature: {algorithm: 'Ed25519', keyId: signer.keyId, createdAt: content.issuedAt, value}}), 'utf8')
-}
 /** A timestamp `ms` from now at millisecond precision, without the zone letter. */
 const msBase = (ms: number) => new Date(Date.now() + ms).toISOString().slice(0, 23)
 
 async function group(): Promise<string> {
   fixedNow = null
-  const g = newGroup('acc-klm')
-  receiptOf(await run(createCommand(g)))
-  await addWorkers(run, g)
-  return g
+  return missionGroup(run, 'acc-klm')
 }
 async function refused(g: string, bytes: Buffer, expected: string) {
   const before = await head(g)
@@ -92,7 +80,7 @@ describe('K extensions (§18)', () => {
     await refused(g, groupCommand(owner, 'ext.acme.planning.bump_priority', g, {level: 1}), 'INVALID_COMMAND')
     // A kind outside the ext.<organization>.<profile>.<name> namespace is not a kind at all.
     for (const kind of ['ext.acme.bump', 'acme.planning.bump_priority', 'work.bump_priority']) {
-      await refused(g, signedAnyway(owner, {kind, groupId: g, membershipEpoch: 1, payload: {}}), 'SCHEMA_VALIDATION_FAILED')
+      await refused(g, rawCommand(owner, {kind, groupId: g, membershipEpoch: 1, payload: {}}), 'SCHEMA_VALIDATION_FAILED')
     }
     // The same Command with the extension marked noncritical is accepted.
     receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, {extensions: {[PROFILE]: {...critical[PROFILE]!, critical: false}}})))

@@ -14,6 +14,7 @@ import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
 import type {Store} from '../../src/store/index.js'
 import {authorityKey, authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, orgService, owner, post, receiptOf, uuid, devStoreAt} from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 import {storeBackends} from '../support/store-backends.js'
 
 const ARCHIVE = 'ext.missionweaveprotocol.core.group_archive'
@@ -47,9 +48,7 @@ for (const backend of storeBackends('authority-archive')) {
 
     /** A Group with a WorkItem and a Message whose Mission was cancelled by its owner. */
     async function finished(): Promise<string> {
-      const g = newGroup('archive')
-      receiptOf(await run(createCommand(g)))
-      receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
+      const g = await missionGroup(run, 'archive', {members: [developer]})
       receiptOf(await run(coord('work.authorize', g, {workItemId: uuid(7), contract: contract()})))
       receiptOf(await run(post(owner, g)))
       receiptOf(await run(groupCommand(owner, 'mission.cancel', g, {reason: 'Superseded by the 0.2 plan.'})))

@@ -10,7 +10,9 @@ import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
 import type {Store} from '../../src/store/index.js'
-import {addWorkers, authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, missionIdOf, newGroup, receiptOf, registry, reviewer, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {authorityOn, codeOf, developer, groupCommand, missionIdOf, receiptOf, registry, reviewer, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
+import {workDriver} from '../support/work-driver.js'
 
 let store: Store
 let cleanup: () => Promise<void>
@@ -30,17 +32,11 @@ const W = 'urn:mwp:test:work:notes'
 
 /** A Group whose WorkItem W is active under developer (Ownership Epoch 1); returns the lease ID. */
 async function activeWork(): Promise<{g: string; leaseId: string}> {
-  const g = newGroup('art')
-  touched.push(g)
-  receiptOf(await run(createCommand(g)))
-  await addWorkers(run, g)
-  receiptOf(await run(coord('work.authorize', g, {workItemId: W, contract: contract()})))
-  receiptOf(await run(coord('work.offer', g, {workItemId: W, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 3_600_000).toISOString()})))
-  const offerId = (await authority.current(g))!.workItems[W]!.offer!.offerId
-  receiptOf(await run(groupCommand(developer, 'work.accept_offer', g, {workItemId: W, offerId})))
-  receiptOf(await run(groupCommand(developer, 'work.start', g, {workItemId: W, ownershipEpoch: 1})))
+  const g = await missionGroup(run, 'art', {touched})
+  await work.drive(g, 'active', {workItemId: W})
   return {g, leaseId: (await authority.current(g))!.workItems[W]!.lease!.leaseId}
 }
+const work = workDriver(() => authority, {offerExpiresAt: () => new Date(Date.now() + 3_600_000).toISOString()})
 
 function manifest(g: string, signer: SigningKey = developer, extra: Record<string, unknown> = {}) {
   const unsigned = {

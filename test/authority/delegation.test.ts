@@ -12,7 +12,8 @@ import {submit} from '../../src/authority/ingress/command.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import type {Store} from '../../src/store/index.js'
-import {authorityKey, codeOf, contract, coord, coordinator, createCommand, developer, groupCommand, missionIdOf, newGroup, owner, receiptOf, registry, reviewer, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {authorityKey, codeOf, contract, coord, coordinator, developer, groupCommand, missionIdOf, owner, receiptOf, registry, reviewer, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 
 let store: Store
 let cleanup: () => Promise<void>
@@ -40,11 +41,7 @@ const ceilings = {currency: 'EUR', financialLimit: 10, modelTokenLimit: 1000, to
 
 /** Group: developer is a Worker, reviewer a work_delegate; WorkItem R is open (budget EUR 10). */
 async function group(): Promise<string> {
-  const g = newGroup('dlg')
-  touched.push(g)
-  receiptOf(await run(createCommand(g)))
-  receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
-  receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: reviewer.principal, role: 'work_delegate'})))
+  const g = await missionGroup(run, 'dlg', {members: [developer, [reviewer, 'work_delegate']], touched})
   receiptOf(await run(coord('work.authorize', g, {workItemId: R, contract: contract()})))
   return g
 }

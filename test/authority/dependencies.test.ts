@@ -9,7 +9,9 @@ import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
 import type {Store} from '../../src/store/index.js'
-import {addWorkers, authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, authorityKey, reviewer, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {authorityOn, codeOf, contract, coord, developer, groupCommand, owner, receiptOf, registry, authorityKey, reviewer, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
+import {workDriver} from '../support/work-driver.js'
 
 const H1 = `sha256:${'d'.repeat(64)}`
 const INSERT = 'ext.missionweaveprotocol.core.dependency_insert'
@@ -36,29 +38,15 @@ const lastEvent = async (g: string) => (await events(g)).at(-1)!
 const insert = (g: string, w: string, deps: string[], extra: Record<string, unknown> = {}, fields: Record<string, unknown> = {}) =>
   coord(INSERT, g, {workItemId: w, dependencyWorkItemIds: deps, ...extra}, 1, undefined, fields)
 
-async function group(): Promise<string> {
-  const g = newGroup('deps')
-  receiptOf(await run(createCommand(g)))
-  await addWorkers(run, g)
-  return g
-}
-async function authorize(g: string, deps: string[] = []): Promise<string> {
-  const w = uuid(7)
-  receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract({dependencyWorkItemIds: deps})})))
-  return w
-}
+const group = () => missionGroup(run, 'deps')
 const offer = (g: string, w: string, who: SigningKey) => coord('work.offer', g, {workItemId: w, candidates: [who.principal!.id], expiresAt: new Date(Date.now() + 60_000).toISOString()})
+const work = workDriver(() => authority, {artifactHashes: [H1]})
+const authorize = (g: string, deps: string[] = []): Promise<string> => work.drive(g, 'open', {contract: contract({dependencyWorkItemIds: deps})})
 async function activate(g: string, w: string, who: SigningKey = developer): Promise<string> {
-  receiptOf(await run(offer(g, w, who)))
-  receiptOf(await run(groupCommand(who, 'work.accept_offer', g, {workItemId: w, offerId: (await item(g, w)).offer!.offerId})))
-  receiptOf(await run(groupCommand(who, 'work.start', g, {workItemId: w, ownershipEpoch: (await item(g, w)).ownershipEpoch})))
+  await work.advance(g, w, 'open', 'active', {worker: who})
   return (await item(g, w)).lease!.leaseId
 }
-async function verifyItem(g: string, w: string, who: SigningKey = reviewer): Promise<void> {
-  const leaseId = await activate(g, w, who)
-  receiptOf(await run(groupCommand(who, 'work.submit', g, {workItemId: w, ownershipEpoch: (await item(g, w)).ownershipEpoch, leaseId, artifactHashes: [H1]})))
-  receiptOf(await run(coord('work.accept_result', g, {workItemId: w})))
-}
+const verifyItem = (g: string, w: string, who: SigningKey = reviewer): Promise<void> => work.advance(g, w, 'open', 'verified', {worker: who})
 
 describe('ext.missionweaveprotocol.core.dependency_insert (§10.4)', () => {
   it('[+cmd:ext.missionweaveprotocol.core.dependency_insert] [+evt:work.contract.revised] the Coordinator adds a dependency: a new contract revision, and the WorkItem is not offered until the dependency is verified', async () => {

@@ -13,7 +13,6 @@ import {
   codeOf,
   contract,
   coordinator,
-  createCommand,
   developer,
   groupCommand,
   newGroup,
@@ -25,6 +24,7 @@ import {
   sqliteStore,
   uuid,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 
 let store: Store
 let cleanup: () => Promise<void>
@@ -38,11 +38,7 @@ afterAll(async () => cleanup?.())
 
 const run = (bytes: Buffer) => submit(authority, bytes)
 
-async function created(): Promise<string> {
-  const g = newGroup('oracle')
-  receiptOf(await run(createCommand(g)))
-  return g
-}
+const created = () => missionGroup(run, 'oracle', {members: []})
 
 /** The wire error minus what differs per request by construction (its time, the echoed Action ID). */
 function shape(r: SubmitResult) {

@@ -5,7 +5,8 @@
 import {describe, expect, it} from 'vitest'
 import {openAuthority} from '../../src/authority/authority.js'
 import {canonicalHash} from '../../src/json/jcs.js'
-import {authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, post, receiptOf, registry, sqliteSuite, uuid} from '../support/authority-helpers.js'
+import {authorityKey, codeOf, contract, coord, developer, groupCommand, owner, post, receiptOf, registry, sqliteSuite, uuid} from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 
 const suite = sqliteSuite()
 const run = suite.run
@@ -16,8 +17,7 @@ const pkg = 'urn:mwp:test:context-package:release-notes'
 
 /** A Group with one open WorkItem; developer is not a member. */
 async function open(): Promise<{g: string; w: string}> {
-  const g = newGroup('jit')
-  receiptOf(await run(createCommand(g)))
+  const g = await missionGroup(run, 'jit', {members: []})
   const w = uuid(7)
   receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
   return {g, w}

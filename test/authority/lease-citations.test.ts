@@ -9,8 +9,10 @@ import {type AuthorityPolicy, openAuthority} from '../../src/authority/authority
 import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS} from '../../src/authority/model/work-leases.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {canonicalHash} from '../../src/json/jcs.js'
-import {verify} from '../../src/signing/verify.js'
-import {addWorkers, authorityKey, authorityOn, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, sqliteSuite, uuid} from '../support/authority-helpers.js'
+import {authorityKey, authorityOn, coord, developer, groupCommand, owner, receiptOf, registry, reviewer, sqliteSuite, uuid} from '../support/authority-helpers.js'
+import {newestEvent} from '../support/events.js'
+import {missionGroup} from '../support/groups.js'
+import {workDriver} from '../support/work-driver.js'
 
 const H1 = `sha256:${'d'.repeat(64)}`
 const H2 = `sha256:${'e'.repeat(64)}`
@@ -27,13 +29,7 @@ function leaseSuite(policy: Partial<AuthorityPolicy>) {
   const state = async (g: string) => (await suite.authority.current(g))!
   const item = async (g: string, w: string) => (await state(g)).workItems[w]!
   const head = async (g: string) => (await suite.store.head(g))!.sequence
-  /** The kind and verified payload of the Group's newest Event. */
-  async function lastEvent(g: string) {
-    const [e] = (await suite.store.read(g, (await head(g)) - 1, 1)).events
-    const v = verify('event', e!.bytes, registry)
-    if (!v.ok) throw new Error(`stored Event ${e!.sequence} does not verify`)
-    return {kind: e!.kind, payload: v.document.payload as Record<string, unknown>, occurredAt: v.document.occurredAt as string}
-  }
+  const lastEvent = (g: string) => newestEvent(suite.store, g)
   const offer = (g: string, w: string, candidate: SigningKey) =>
     coord('work.offer', g, {workItemId: w, candidates: [candidate.principal!.id], expiresAt: new Date(Date.now() + clock.skewMs + 60_000).toISOString()})
   const accept = async (g: string, w: string, signer: SigningKey) => receiptOf(await suite.run(groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId: (await item(g, w)).offer!.offerId})))
@@ -43,19 +39,12 @@ function leaseSuite(policy: Partial<AuthorityPolicy>) {
     groupCommand(signer, 'work.fail', g, {workItemId: w, ownershipEpoch: epoch, ...(leaseId !== undefined ? {leaseId} : {}), reason: 'The source repository is gone.', evidenceHashes: [H1]})
   const coordFail = (g: string, w: string, extra: Record<string, unknown> = {}) => coord('work.fail', g, {workItemId: w, reason: 'Replanned.', evidenceHashes: [H2], ...extra})
 
+  const work = workDriver(() => suite.authority, {offerExpiresAt: () => new Date(Date.now() + clock.skewMs + 60_000).toISOString()})
   /** A Group with developer and reviewer as Workers and one WorkItem owned by developer, in `target`. */
   async function at(target: 'queued' | 'active'): Promise<{g: string; w: string}> {
     clock.skewMs = 0
-    const g = newGroup('lease-cite')
-    touched.push(g)
-    receiptOf(await suite.run(createCommand(g)))
-    await addWorkers(suite.run, g)
-    const w = uuid(7)
-    receiptOf(await suite.run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
-    receiptOf(await suite.run(offer(g, w, developer)))
-    await accept(g, w, developer)
-    if (target === 'active') receiptOf(await suite.run(start(g, w)))
-    return {g, w}
+    const g = await missionGroup(suite.run, 'lease-cite', {touched})
+    return {g, w: await work.drive(g, target)}
   }
 
   /** Replay = live: a fresh authority with the default policy folds the stored log to the same state. */

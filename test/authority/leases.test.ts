@@ -12,8 +12,10 @@ import {canonicalHash} from '../../src/json/jcs.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
 import {verify} from '../../src/signing/verify.js'
 import type {Store} from '../../src/store/index.js'
-import {addWorkers, authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, reviewer, uuid, devStoreAt} from '../support/authority-helpers.js'
+import {authorityKey, codeOf, contract, coord, developer, groupCommand, owner, receiptOf, registry, reviewer, uuid, devStoreAt} from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 import {storeBackends} from '../support/store-backends.js'
+import {workDriver} from '../support/work-driver.js'
 
 const H1 = `sha256:${'a'.repeat(64)}`
 const H2 = `sha256:${'b'.repeat(64)}`
@@ -60,18 +62,12 @@ for (const backend of storeBackends('authority-leases')) {
     const renew = (g: string, w: string, leaseId: string, epoch = 1, signer: SigningKey = developer, extra: Record<string, unknown> = {}) =>
       groupCommand(signer, RENEW, g, {workItemId: w, ownershipEpoch: epoch, leaseId, progress: {phase: 'drafting', completedMilestones: ['outline'], nextCheckpoint: 'sections 4-6'}, ...extra})
 
+    const work = workDriver(() => authority, {candidates: [developer, reviewer], offerExpiresAt: () => new Date(Date.now() + skewMs + 60_000).toISOString()})
     /** A Group with developer and reviewer as Workers and one WorkItem owned by developer, in `target`. */
     async function at(target: 'queued' | 'active'): Promise<{g: string; w: string}> {
       skewMs = 0
-      const g = newGroup('lease')
-      receiptOf(await run(createCommand(g)))
-      await addWorkers(run, g)
-      const w = uuid(7)
-      receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
-      receiptOf(await run(offer(g, w, [developer, reviewer])))
-      await accept(g, w, developer)
-      if (target === 'active') receiptOf(await run(start(g, w)))
-      return {g, w}
+      const g = await missionGroup(run, 'lease')
+      return {g, w: await work.drive(g, target)}
     }
 
     describe('Execution Lease expiry and renewal (§11.3)', () => {

@@ -15,10 +15,8 @@ import {
   authorityOn,
   codeOf,
   coordinator,
-  createCommand,
   developer,
   groupCommand,
-  newGroup,
   orgService,
   otherHuman,
   owner,
@@ -28,6 +26,7 @@ import {
   reviewer,
   sqliteSuite,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 
 const H1 = `sha256:${'a'.repeat(64)}`
 const H2 = `sha256:${'b'.repeat(64)}`
@@ -48,12 +47,8 @@ async function eventsAfter(g: string, after: number) {
   })
 }
 
-async function created(): Promise<string> {
-  const g = newGroup('life')
-  touched.push(g)
-  receiptOf(await run(createCommand(g)))
-  return g
-}
+/** A Group with the root Mission and no members beyond its owner and Coordinator. */
+const created = () => missionGroup(run, 'life', {members: [], touched})
 
 // Command builders. Coordinator Commands carry coordinatorEpoch (default 1, §15.1).
 const coord = (kind: string, g: string, payload: Record<string, unknown>, epoch = 1, signer: SigningKey = coordinator, fields: Record<string, unknown> = {}) =>

@@ -15,10 +15,8 @@ import {
   authorityOn,
   codeOf,
   coordinator,
-  createCommand,
   developer,
   groupCommand,
-  newGroup,
   orgService,
   owner,
   post,
@@ -27,6 +25,7 @@ import {
   sqliteSuite,
   uuid,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 
 const touched: string[] = []
 
@@ -42,10 +41,7 @@ async function events(g: string) {
 
 /** A Group with developer as a Worker and one Message by developer; returns the Message ID. */
 async function groupWithMessage(): Promise<{g: string; messageId: string}> {
-  const g = newGroup('msg')
-  touched.push(g)
-  receiptOf(await run(createCommand(g)))
-  receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
+  const g = await missionGroup(run, 'msg', {members: [developer], touched})
   receiptOf(await run(post(developer, g)))
   const posted = (await events(g)).filter((e) => e.kind === 'message.posted')
   return {g, messageId: posted[posted.length - 1]!.doc.payload.message.messageId}

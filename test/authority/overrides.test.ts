@@ -16,16 +16,13 @@ import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {verify} from '../../src/signing/verify.js'
 import type {Store} from '../../src/store/index.js'
 import {
-  addWorkers,
   authorityKey,
   codeOf,
   contract,
   coord,
   coordinator,
-  createCommand,
   developer,
   groupCommand,
-  newGroup,
   orgService,
   owner,
   post,
@@ -35,6 +32,7 @@ import {
   uuid,
   devStoreAt,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 import {storeBackends} from '../support/store-backends.js'
 
 const limits = {
@@ -70,13 +68,7 @@ for (const backend of storeBackends('authority-overrides')) {
       (await store.read(g, 0, 1000)).events.map((e) => ({...e, doc: JSON.parse(Buffer.from(e.bytes).toString('utf8')) as Record<string, any>}))
     const inAnHour = () => new Date(Date.now() + skewMs + 3_600_000).toISOString()
 
-    async function group(): Promise<string> {
-      const g = newGroup('ovr')
-      touched.push(g)
-      receiptOf(await run(createCommand(g)))
-      await addWorkers(run, g)
-      return g
-    }
+    const group = () => missionGroup(run, 'ovr', {touched})
     const grant = (g: string, fields: Record<string, unknown> = {}, signer: SigningKey = owner) =>
       groupCommand(signer, 'policy.grant_cooperation_override', g, {
         grantId: uuid(40),

@@ -3,9 +3,6 @@
 // → policy → decide → sign → atomic append) on a real SQLite store and, when available, a real
 // PostgreSQL. Replay folds the stored, re-verified Events and must reproduce the live state.
 
-import {mkdtempSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {apply} from '../../src/authority/apply/index.js'
 import {type Authority, openAuthority} from '../../src/authority/authority.js'
@@ -17,7 +14,6 @@ import {canonicalHash} from '../../src/json/jcs.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
 import {verify} from '../../src/signing/verify.js'
 import type {Store} from '../../src/store/index.js'
-import {shouldRunPostgres, startPostgres, type PostgresInstance} from '../support/postgres-harness.js'
 import {
   authorityKey,
   codeOf,
@@ -35,45 +31,12 @@ import {
   uuid,
   devStoreAt,
 } from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
+import {storeBackends} from '../support/store-backends.js'
 
 const newGroup = () => newGroupTagged('slice')
 
-interface Backend {
-  name: string
-  enabled: boolean
-  start(): Promise<void>
-  stop(): Promise<void>
-  fresh(): Promise<string>
-}
-
-const sqliteDir = mkdtempSync(join(tmpdir(), 'mwp-authority-'))
-let pg: PostgresInstance | undefined
-const backends: Backend[] = [
-  {
-    name: 'sqlite',
-    enabled: true,
-    async start() {},
-    async stop() {
-      rmSync(sqliteDir, {recursive: true, force: true})
-    },
-    async fresh() {
-      return `sqlite:${join(sqliteDir, 'authority.db')}`
-    },
-  },
-  {
-    name: 'postgres',
-    enabled: shouldRunPostgres('authority slice'),
-    async start() {
-      pg = await startPostgres()
-    },
-    async stop() {
-      await pg?.stop()
-    },
-    async fresh() {
-      return pg!.newDatabase()
-    },
-  },
-]
+const backends = storeBackends('authority slice')
 
 describe('decide (pure)', () => {
   it('fences an older membershipEpoch with MEMBERSHIP_STALE and an unissued one with MEMBERSHIP_REQUIRED', () => {
@@ -109,11 +72,7 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     await backend.stop()
   })
 
-  async function created(): Promise<string> {
-    const groupId = newGroup()
-    receiptOf(await submit(authority, createCommand(groupId)))
-    return groupId
-  }
+  const created = () => missionGroup((bytes) => submit(authority, bytes), 'slice', {members: []})
 
   it('[+cmd:mission.create] [+evt:mission.created] [+evt:mission.coordinator.assigned] [+row:t7.1:none->active:mission.create] mission.create by a root MissionOwner appends two signed Events at sequences 1 and 2', async () => {
     const groupId = newGroup()

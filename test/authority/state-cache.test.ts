@@ -9,7 +9,8 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {Authority} from '../../src/authority/authority.js'
 import {submit} from '../../src/authority/ingress/command.js'
 import type {Store} from '../../src/store/types.js'
-import {authorityOn, createCommand, groupCommand, newGroup, owner, receiptOf, sqliteStore, storeWith} from '../support/authority-helpers.js'
+import {authorityOn, groupCommand, owner, receiptOf, sqliteStore, storeWith} from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 
 describe('Authority state cache', () => {
   let store: Store
@@ -44,8 +45,7 @@ describe('Authority state cache', () => {
   }
 
   async function groupWithPosts(authority: Authority, posts: number): Promise<string> {
-    const g = newGroup('cache')
-    receiptOf(await submit(authority, createCommand(g)))
+    const g = await missionGroup((bytes) => submit(authority, bytes), 'cache', {members: []})
     for (let i = 0; i < posts; i++) receiptOf(await submit(authority, groupCommand(owner, 'message.post', g, {text: `post ${i}`})))
     return g
   }

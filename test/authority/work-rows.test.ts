@@ -6,16 +6,12 @@ import {describe, expect, it} from 'vitest'
 import {openAuthority} from '../../src/authority/authority.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
-import {verify} from '../../src/signing/verify.js'
 import {
-  addWorkers,
   authorityKey,
   authorityOn,
   coordinator,
-  createCommand,
   developer,
   groupCommand,
-  newGroup,
   owner,
   receiptOf,
   registry,
@@ -25,6 +21,9 @@ import {
   contract,
   coord
 } from '../support/authority-helpers.js'
+import {newestEvent} from '../support/events.js'
+import {missionGroup} from '../support/groups.js'
+import {workDriver} from '../support/work-driver.js'
 
 const H1 = `sha256:${'c'.repeat(64)}`
 const H2 = `sha256:${'d'.repeat(64)}`
@@ -50,37 +49,14 @@ const block = (g: string, w: string, leaseId: string, ownershipEpoch = 1, signer
 const fail = (g: string, w: string, payload: Record<string, unknown> = {}) => coord('work.fail', g, {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2], ...payload})
 const grant = (g: string, w: string, ownershipEpoch = 1, signer: SigningKey = owner) => groupCommand(signer, 'approval.grant_execution', g, {workItemId: w, ownershipEpoch})
 const leaseOf = async (g: string, w: string) => (await item(g, w)).lease!.leaseId
-/** The kind and verified payload of the Group's newest Event (proves what a Command emitted). */
-async function lastEvent(g: string) {
-  const [e] = (await suite.store.read(g, (await head(g))! - 1, 1)).events
-  const v = verify('event', e!.bytes, registry)
-  if (!v.ok) throw new Error(`stored Event ${e!.sequence} does not verify`)
-  return {kind: e!.kind, payload: v.document.payload as Record<string, unknown>}
-}
+const lastEvent = (g: string) => newestEvent(suite.store, g)
 const kindsIn = async (g: string) => (await suite.store.read(g, 0, 1000)).events.map((e) => e.kind)
 
+const work = workDriver(() => suite.authority, {candidates: [developer, reviewer], offerExpiresAt: inAMinute, artifactHashes: [H1]})
 /** A Group with developer and reviewer as Worker members and one WorkItem in `target` state. */
 async function at(target: 'open' | 'queued' | 'active' | 'blocked' | 'submitted', c: Record<string, unknown> = contract()): Promise<{g: string; w: string}> {
-  const g = newGroup('rows')
-  touched.push(g)
-  receiptOf(await run(createCommand(g)))
-  await addWorkers(run, g)
-  const w = uuid(7)
-  receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: c})))
-  if (target === 'open') return {g, w}
-  receiptOf(await run(offer(g, w)))
-  receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId)))
-  if (target === 'queued') return {g, w}
-  if (c.executionApproval !== 'not_required') receiptOf(await run(grant(g, w)))
-  receiptOf(await run(start(g, w)))
-  if (target === 'active') return {g, w}
-  const leaseId = await leaseOf(g, w)
-  if (target === 'blocked') {
-    receiptOf(await run(block(g, w, leaseId)))
-    return {g, w}
-  }
-  receiptOf(await run(groupCommand(developer, 'work.submit', g, {workItemId: w, ownershipEpoch: 1, leaseId, artifactHashes: [H1]})))
-  return {g, w}
+  const g = await missionGroup(run, 'rows', {touched})
+  return {g, w: await work.drive(g, target, {contract: c})}
 }
 
 describe('work.checkpoint (active → queued)', () => {

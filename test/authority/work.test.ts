@@ -11,15 +11,12 @@ import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
 import {verify} from '../../src/signing/verify.js'
 import {
-  addWorkers,
   authorityKey,
   authorityOn,
   codeOf,
   coordinator,
-  createCommand,
   developer,
   groupCommand,
-  newGroup,
   otherHuman,
   owner,
   receiptOf,
@@ -30,6 +27,9 @@ import {
   contract,
   coord,
 } from '../support/authority-helpers.js'
+import {newestEvent} from '../support/events.js'
+import {missionGroup} from '../support/groups.js'
+import {workDriver} from '../support/work-driver.js'
 
 const H1 = `sha256:${'c'.repeat(64)}`
 
@@ -43,13 +43,7 @@ const {run, code} = suite
 const head = async (g: string) => (await suite.store.head(g))?.sequence
 const state = async (g: string) => (await suite.authority.current(g))!
 const item = async (g: string, w: string) => (await state(g)).workItems[w]!
-/** The kind and verified payload of the Group's newest Event (proves what a Command emitted). */
-async function lastEvent(g: string) {
-  const [e] = (await suite.store.read(g, (await head(g))! - 1, 1)).events
-  const v = verify('event', e!.bytes, registry)
-  if (!v.ok) throw new Error(`stored Event ${e!.sequence} does not verify`)
-  return {kind: e!.kind, payload: v.document.payload as Record<string, unknown>}
-}
+const lastEvent = (g: string) => newestEvent(suite.store, g)
 
 
 const propose = (g: string, proposalId: string, c: Record<string, unknown> = contract(), signer: SigningKey = owner) => groupCommand(signer, 'work.propose', g, {proposalId, contract: c})
@@ -68,30 +62,13 @@ const cancel = (g: string, workItemId: string, signer: SigningKey = coordinator)
   signer.principal!.type === 'agent' ? coord('work.cancel', g, {workItemId, reason: 'Out of scope.'}, 1, signer) : groupCommand(signer, 'work.cancel', g, {workItemId, reason: 'Out of scope.'})
 
 /** A Group with developer and reviewer as Worker members (Membership Epoch 1). */
-async function group(): Promise<string> {
-  const g = newGroup('work')
-  touched.push(g)
-  receiptOf(await run(createCommand(g)))
-  await addWorkers(run, g)
-  return g
-}
+const group = () => missionGroup(run, 'work', {touched})
 
+const work = workDriver(() => suite.authority, {candidates: [developer, reviewer], offerExpiresAt: inAMinute, artifactHashes: [H1]})
 /** A Group with one WorkItem in `target` state (developer owns it from queued on). */
 async function at(target: 'open' | 'offered' | 'queued' | 'active' | 'submitted' | 'verified'): Promise<{g: string; w: string}> {
   const g = await group()
-  const w = uuid(7)
-  receiptOf(await run(authorize(g, w)))
-  if (target === 'open') return {g, w}
-  receiptOf(await run(offer(g, w, [developer, reviewer])))
-  if (target === 'offered') return {g, w}
-  receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId)))
-  if (target === 'queued') return {g, w}
-  receiptOf(await run(start(g, w)))
-  if (target === 'active') return {g, w}
-  receiptOf(await run(submitWork(g, w, (await item(g, w)).lease!.leaseId)))
-  if (target === 'submitted') return {g, w}
-  receiptOf(await run(acceptResult(g, w)))
-  return {g, w}
+  return {g, w: await work.drive(g, target)}
 }
 
 describe('work.propose (none → open Work Proposal)', () => {

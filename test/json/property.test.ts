@@ -11,6 +11,7 @@ import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 import {JcsError, canonicalize} from '../../src/json/jcs.js'
 import {JsonParseError, MAX_DEPTH, parseJsonBytes, parseJsonText} from '../../src/json/parse.js'
+import {mulberry32 as prng} from '../support/prng.js'
 
 const SEED = 4242
 const RUNS = 400
@@ -128,17 +129,6 @@ const numberFreeJson = valueArb(false)
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-/** A tiny deterministic PRNG (mulberry32) for formatting choices derived from a fast-check seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const pick = <T>(rnd: () => number, xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!
 
 /**

@@ -18,6 +18,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import formatsModule from 'ajv-formats'
 import { defaultSchemaDir, schemaCatalog } from '../../src/schema/catalog.js'
 import type { SchemaCatalog } from '../../src/schema/catalog.js'
+import {mulberry32} from '../support/prng.js'
 
 const UPSTREAM = '/work/shared/protocol'
 const UPSTREAM_SCHEMAS = join(UPSTREAM, 'schemas')
@@ -166,14 +167,7 @@ describe('upstream structural vectors against the project schemas', () => {
 function prng(seedText: string): () => number {
   let h = 2166136261
   for (const ch of seedText) h = Math.imul(h ^ ch.charCodeAt(0), 16777619)
-  let a = h >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  return mulberry32(h)
 }
 
 type Path = ReadonlyArray<string | number>

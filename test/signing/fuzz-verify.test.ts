@@ -27,6 +27,7 @@ import type {DocumentKind} from '../../src/signing/profiles.js'
 import {RegistryEvidence, RegistryFault, validateSnapshot} from '../../src/signing/registry.js'
 import {Rejection, STAGES, type Verified, type VerifyResult, verify} from '../../src/signing/verify.js'
 import {HAVE_UPSTREAM, UPSTREAM} from '../support/upstream.js'
+import {mulberry32 as prng} from '../support/prng.js'
 
 const SEED = 0x5eed_4242
 const DOC_MUTATIONS_PER_CASE = 220
@@ -89,16 +90,6 @@ const CASES = loadCases()
 // ---------------------------------------------------------------------------------------------
 // Deterministic randomness
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 function hashString(s: string): number {
   let h = 2166136261
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619)

@@ -9,22 +9,14 @@ import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {generateSigningKey, serializeKeyFile} from '../../src/crypto/keyfile.js'
-import {DEFAULT_FRESHNESS, initStore, openStore, type StoreConfig} from '../../src/store/index.js'
+import {serializeKeyFile} from '../../src/crypto/keyfile.js'
+import {initStore, openStore} from '../../src/store/index.js'
 import {type Backend, startBarrierWorker, storeBackends} from '../support/store-backends.js'
+import {ORG, serviceKey, storeConfig as config} from '../support/store-config.js'
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'fixtures-append-worker.mjs')
 const PROCESSES = 8
 const ROUNDS = 2
-
-const ORG = 'https://org.example/'
-const SERVICE = {type: 'service' as const, id: 'https://org.example/services/admission'}
-const serviceKey = generateSigningKey({keyId: 'https://org.example/keys/admission-1', principal: SERVICE})
-const config: StoreConfig = {
-  organizationId: ORG,
-  admissionService: {principal: SERVICE, keyId: serviceKey.keyId, publicKey: serviceKey.publicKeyB64},
-  freshness: DEFAULT_FRESHNESS,
-}
 
 interface WorkerOutput {
   status: string

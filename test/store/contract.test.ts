@@ -13,19 +13,11 @@ import {generateSigningKey, type SigningKey} from '../../src/crypto/keyfile.js'
 import {isUppercaseUtcZ} from '../../src/json/timestamp.js'
 import {DEFAULT_FRESHNESS, StoreError, initStore, openStore, parseStoreUrl, type Store, type StoreConfig} from '../../src/store/index.js'
 import {type Backend, storeBackends} from '../support/store-backends.js'
+import {ORG, SERVICE, serviceKey, storeConfig as config} from '../support/store-config.js'
 
-const ORG = 'https://org.example/'
-const SERVICE = {type: 'service' as const, id: 'https://org.example/services/admission'}
 const SIGNER = {type: 'human' as const, id: 'https://org.example/people/alice'}
 const KEY_ID = 'https://org.example/keys/alice-1'
 const hash = (n: number) => `sha256:${n.toString(16).padStart(64, '0')}`
-
-const serviceKey = generateSigningKey({keyId: 'https://org.example/keys/admission-1', principal: SERVICE})
-const config: StoreConfig = {
-  organizationId: ORG,
-  admissionService: {principal: SERVICE, keyId: serviceKey.keyId, publicKey: serviceKey.publicKeyB64},
-  freshness: DEFAULT_FRESHNESS,
-}
 
 interface Fields {
   organizationId: string

@@ -10,20 +10,13 @@ import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import postgres from 'postgres'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {generateSigningKey} from '../../src/crypto/keyfile.js'
 import type {AppendOutcome, Receipt, StoredEvent} from '../../src/store/group-log.js'
-import {DEFAULT_FRESHNESS, StoreError, initStore, openStore, type Store, type StoreConfig} from '../../src/store/index.js'
+import {StoreError, initStore, openStore, type Store} from '../../src/store/index.js'
 import {startBarrierWorker, storeBackends} from '../support/store-backends.js'
+import {storeConfig as config} from '../support/store-config.js'
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'fixtures-group-append-worker.mjs')
 
-const SERVICE = {type: 'service' as const, id: 'https://org.example/services/admission'}
-const serviceKey = generateSigningKey({keyId: 'https://org.example/keys/admission-1', principal: SERVICE})
-const config: StoreConfig = {
-  organizationId: 'https://org.example/',
-  admissionService: {principal: SERVICE, keyId: serviceKey.keyId, publicKey: serviceKey.publicKeyB64},
-  freshness: DEFAULT_FRESHNESS,
-}
 const ACTOR = 'https://org.example/people/alice'
 
 const newGroup = () => `urn:missionweaveprotocol:group:${randomUUID()}`

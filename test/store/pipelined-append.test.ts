@@ -6,17 +6,10 @@
 import {createHash, randomUUID} from 'node:crypto'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {Receipt, StoredEvent} from '../../src/store/group-log.js'
-import {DEFAULT_FRESHNESS, initStore, openStore, type Store, type StoreConfig} from '../../src/store/index.js'
-import {generateSigningKey} from '../../src/crypto/keyfile.js'
+import {initStore, openStore, type Store} from '../../src/store/index.js'
 import {storeBackends} from '../support/store-backends.js'
+import {storeConfig as config} from '../support/store-config.js'
 
-const SERVICE = {type: 'service' as const, id: 'https://org.example/services/admission'}
-const serviceKey = generateSigningKey({keyId: 'https://org.example/keys/admission-1', principal: SERVICE})
-const config: StoreConfig = {
-  organizationId: 'https://org.example/',
-  admissionService: {principal: SERVICE, keyId: serviceKey.keyId, publicKey: serviceKey.publicKeyB64},
-  freshness: DEFAULT_FRESHNESS,
-}
 const ACTOR = 'https://org.example/people/alice'
 const newGroup = () => `urn:missionweaveprotocol:group:${randomUUID()}`
 

@@ -133,11 +133,6 @@ export function storeWith(store: Store, overrides: Partial<Store>): Store {
 }
 
 let groups = 0
-/** Adds the developer and the reviewer to Group `g` as Workers (the MissionOwner's membership.change). */
-export async function addWorkers(run: (bytes: Buffer) => Promise<SubmitResult>, g: string): Promise<void> {
-  for (const w of [developer, reviewer]) receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: w.principal, role: 'worker'})))
-}
-
 export const newGroup = (tag = 'g') => `urn:mwp:test:group:${tag}-${++groups}-${Date.now()}`
 
 export const codeOf = (r: SubmitResult) => ('error' in r ? r.error.code : 'ok')

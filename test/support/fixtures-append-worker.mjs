@@ -4,9 +4,9 @@
 // Opens the store as the admission service, prepares its own candidate (own admissionRecordId and
 // trusted time), signals ready, waits for the barrier file, appends, and prints one JSON line.
 
-import {existsSync, writeFileSync} from 'node:fs'
 import {parseKeyFile} from '../../dist/src/crypto/keyfile.js'
 import {openStore} from '../../dist/src/store/index.js'
+import {readyThenWait} from './worker-barrier.mjs'
 
 const [url, readyFile, barrierFile] = process.argv.slice(2)
 const fields = JSON.parse(process.env.MWP_WORKER_FIELDS)
@@ -25,15 +25,7 @@ const record = {
 }
 const candidate = {...fields, admissionRecordId: ctx.admissionRecordId, bytes: Buffer.from(JSON.stringify(record, null, 2) + '\n')}
 
-writeFileSync(readyFile, '')
-const deadline = Date.now() + 30_000
-while (!existsSync(barrierFile)) {
-  if (Date.now() > deadline) {
-    console.error('barrier never opened')
-    process.exit(2)
-  }
-  await new Promise((resolve) => setTimeout(resolve, 2))
-}
+await readyThenWait(readyFile, barrierFile)
 
 const result = await store.appendOrReturnExisting(candidate)
 await store.close()

@@ -4,7 +4,7 @@
 // Command bytes). Opens the store and the authority, loads the Group state, signals ready, waits
 // for the barrier file, submits through the full ingress and prints the SubmitResult as one line.
 
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {readFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {openAuthority} from '../../dist/src/authority/authority.js'
@@ -12,6 +12,7 @@ import {submit} from '../../dist/src/authority/ingress/command.js'
 import {readKeyFile} from '../../dist/src/crypto/keyfile.js'
 import {RegistryEvidence} from '../../dist/src/signing/registry.js'
 import {openStore} from '../../dist/src/store/index.js'
+import {readyThenWait} from './worker-barrier.mjs'
 
 const [url, readyFile, barrierFile] = process.argv.slice(2)
 const request = JSON.parse(process.env.MWP_RACE)
@@ -22,15 +23,7 @@ const store = await openStore(url, {admissionKey: key('admission')})
 const authority = openAuthority({store, registry, authorityKey: key('group-authority'), policy: {rootMissionOwners: [key('mission-owner').principal.id]}})
 await authority.current(request.groupId) // connect and fold the Group before the barrier
 
-writeFileSync(readyFile, '')
-const deadline = Date.now() + 30_000
-while (!existsSync(barrierFile)) {
-  if (Date.now() > deadline) {
-    console.error('barrier never opened')
-    process.exit(2)
-  }
-  await new Promise((resolve) => setTimeout(resolve, 2))
-}
+await readyThenWait(readyFile, barrierFile)
 
 const result = await submit(authority, Buffer.from(request.command, 'base64'))
 await store.close()

@@ -3,8 +3,8 @@
 // expectedHead, events with base64 `bytes`, receipt). Opens the store, signals ready, waits for
 // the barrier file, appends, and prints the outcome as one JSON line.
 
-import {existsSync, writeFileSync} from 'node:fs'
 import {openStore} from '../../dist/src/store/index.js'
+import {readyThenWait} from './worker-barrier.mjs'
 
 const [url, readyFile, barrierFile] = process.argv.slice(2)
 const request = JSON.parse(process.env.MWP_GROUP_APPEND)
@@ -12,15 +12,7 @@ const events = request.events.map((e) => ({...e, bytes: new Uint8Array(Buffer.fr
 const store = await openStore(url)
 await store.head(request.groupId) // connect before the barrier
 
-writeFileSync(readyFile, '')
-const deadline = Date.now() + 30_000
-while (!existsSync(barrierFile)) {
-  if (Date.now() > deadline) {
-    console.error('barrier never opened')
-    process.exit(2)
-  }
-  await new Promise((resolve) => setTimeout(resolve, 2))
-}
+await readyThenWait(readyFile, barrierFile)
 
 const outcome = await store.append(request.groupId, request.expectedHead, events, request.receipt)
 await store.close()

@@ -8,7 +8,9 @@ import {RESOURCE_USAGE_RECORD} from '../../src/authority/model/mission-tree.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {verify} from '../../src/signing/verify.js'
 import type {Store} from '../../src/store/index.js'
-import {addWorkers, command, contract, coord, coordinator, createCommand, developer, groupCommand, missionIdOf, missionPayload, newGroup, owner, receiptOf, registry, reviewer, uuid} from './authority-helpers.js'
+import {contract, coord, coordinator, developer, groupCommand, missionIdOf, registry, reviewer} from './authority-helpers.js'
+import {missionGroup} from './groups.js'
+import {workDriver} from './work-driver.js'
 
 export const H1 = `sha256:${'a'.repeat(64)}`
 
@@ -30,28 +32,15 @@ export function treeSteps(get: () => {authority: Authority; store: Store}) {
   const lastEvent = async (g: string) => (await events(g)).at(-1)!
 
   /** A root Group (owner human, Coordinator `coordinator`) with developer and reviewer as Workers. */
-  async function rootGroup(budget?: Record<string, unknown>): Promise<string> {
-    const g = newGroup('tree')
-    receiptOf(await run(budget === undefined ? createCommand(g) : command(owner, {kind: 'mission.create', groupId: g, payload: missionPayload(g, {budget})})))
-    await addWorkers(run, g)
-    return g
-  }
+  const rootGroup = (budget?: Record<string, unknown>): Promise<string> => missionGroup(run, 'tree', {mission: budget === undefined ? {} : {budget}})
 
+  const work = workDriver(() => get().authority, {offerExpiresAt: () => new Date(Date.now() + 120_000).toISOString()})
   /**
    * A WorkItem in `g`, driven to `target` by `coordinatorKey` (the Group's Coordinator) with
    * `worker` as its owner from queued on.
    */
-  async function workItem(g: string, target: 'open' | 'queued' | 'active', c: Record<string, unknown> = contract(), coordinatorKey: SigningKey = coordinator, worker: SigningKey = developer): Promise<string> {
-    const w = uuid(7)
-    receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: c}, 1, coordinatorKey)))
-    if (target === 'open') return w
-    const expiresAt = new Date(Date.now() + 120_000).toISOString()
-    receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [worker.principal!.id], expiresAt}, 1, coordinatorKey)))
-    receiptOf(await run(groupCommand(worker, 'work.accept_offer', g, {workItemId: w, offerId: (await item(g, w)).offer!.offerId})))
-    if (target === 'queued') return w
-    receiptOf(await run(groupCommand(worker, 'work.start', g, {workItemId: w, ownershipEpoch: 1})))
-    return w
-  }
+  const workItem = (g: string, target: 'open' | 'queued' | 'active', c: Record<string, unknown> = contract(), coordinatorKey: SigningKey = coordinator, worker: SigningKey = developer): Promise<string> =>
+    work.drive(g, target, {contract: c, coordinator: coordinatorKey, worker})
 
   /** The mission.create_child Command from `parentCoordinator` promoting `w` of `g` to Group `cg`. */
   const createChild = (g: string, w: string, cg: string, extra: Record<string, unknown> = {}, parentCoordinator: SigningKey = coordinator, childCoordinator: SigningKey = reviewer, fields: Record<string, unknown> = {}) =>

@@ -13,7 +13,8 @@ import {Rejection, verify} from '../../src/signing/verify.js'
 import {openSession} from '../../src/authority/ingress/sessions.js'
 import {DEFAULT_FRESHNESS, type Store, initStore, openStore} from '../../src/store/index.js'
 import {MemoryCursorStore, type SnapshotReference} from '../../src/wire/client.js'
-import {admissionKey, registry, codeOf, contract, coord, coordinator, createCommand, developer, groupCommand, newGroup, owner, post} from '../support/authority-helpers.js'
+import {admissionKey, registry, codeOf, contract, coord, coordinator, developer, groupCommand, owner, post} from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 import {type Running, collector, connect, frameId, next, rawSession, serve} from '../support/wire-helpers.js'
 
 let dir: string
@@ -43,8 +44,7 @@ afterAll(async () => {
 })
 
 async function group(posts = 0): Promise<string> {
-  const g = newGroup('wire-delivery')
-  expect(codeOf(await submit(running.authority, createCommand(g)))).toBe('ok')
+  const g = await missionGroup((bytes) => submit(running.authority, bytes), 'wire-delivery', {members: []})
   for (let i = 0; i < posts; i++) expect(codeOf(await submit(running.authority, post(owner, g)))).toBe('ok')
   return g
 }

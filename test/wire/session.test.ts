@@ -14,7 +14,8 @@ import type {Store} from '../../src/store/index.js'
 import {CARD_REGISTER, CARD_REGISTERED, SESSION_OPEN, SESSION_OPENED, submitOrganizationCommand} from '../../src/authority/ingress/organization.js'
 import {startServer} from '../../src/wire/server.js'
 import {currentSessionEpoch} from '../../src/authority/ingress/sessions.js'
-import {codeOf, command, coordinator, createCommand, developer, groupCommand, key, newGroup, orgService, owner, post, registry, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {codeOf, command, coordinator, developer, groupCommand, key, orgService, owner, post, registry, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {missionGroup} from '../support/groups.js'
 import {type Running, connect, hello, helloResponse, nonce, rawSocket, serve, tls} from '../support/wire-helpers.js'
 import {badSignatures, malleateS} from '../support/crypto-vectors.js'
 
@@ -43,11 +44,7 @@ async function challenged(signerKeyId: string, principalId: string) {
 }
 
 /** A Group created by the owner with the coordinator Agent assigned. */
-async function group(): Promise<string> {
-  const g = newGroup('wire-session')
-  expect(codeOf(await submit(running.authority, createCommand(g)))).toBe('ok')
-  return g
-}
+const group = () => missionGroup((bytes) => submit(running.authority, bytes), 'wire-session', {members: []})
 
 describe('TLS 1.3 only (J1)', () => {
   it('accepts a TLS 1.3 connection and refuses a TLS 1.2-only client', async () => {

@@ -4,21 +4,14 @@
 
 import {randomUUID} from 'node:crypto'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {generateSigningKey} from '../../src/crypto/keyfile.js'
-import {DEFAULT_FRESHNESS, type StoreConfig, initStore, openStore} from '../../src/store/index.js'
+import {initStore, openStore} from '../../src/store/index.js'
 import type {OrgEntry, OrgReceipt} from '../../src/store/org-log.js'
 import {submit} from '../../src/authority/ingress/command.js'
 import {admissionKey, codeOf, coordinator, createCommand, devStoreAt, newGroup, post} from '../support/authority-helpers.js'
 import {storeBackends} from '../support/store-backends.js'
 import {collector, connect, serve} from '../support/wire-helpers.js'
+import {SERVICE, storeConfig as config} from '../support/store-config.js'
 
-const SERVICE = {type: 'service' as const, id: 'https://org.example/services/admission'}
-const serviceKey = generateSigningKey({keyId: 'https://org.example/keys/admission-1', principal: SERVICE})
-const config: StoreConfig = {
-  organizationId: 'https://org.example/',
-  admissionService: {principal: SERVICE, keyId: serviceKey.keyId, publicKey: serviceKey.publicKeyB64},
-  freshness: DEFAULT_FRESHNESS,
-}
 const KIND = 'ext.missionweaveprotocol.identity.session_opened'
 
 const entry = (subjectId: string, version: number): OrgEntry => ({
