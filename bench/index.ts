@@ -25,8 +25,12 @@ import {type Figure, benchSeconds, fmt, measure} from './measure.js'
 const root = packageRoot()
 const upstream = process.env.MWP_UPSTREAM_PROTOCOL ?? join(root, '..', 'shared', 'protocol')
 const useUpstream = existsSync(join(upstream, 'PIN.json'))
-const docPath = useUpstream ? join(upstream, 'cryptography/vectors/signed-documents/valid/command.json') : join(root, 'fixtures/documents/command.json')
-const regPath = useUpstream ? join(upstream, 'cryptography/keys/registry-valid.json') : join(root, 'fixtures/registry.json')
+const docPath = useUpstream
+  ? join(upstream, 'cryptography/vectors/signed-documents/valid/command.json')
+  : join(root, 'fixtures/documents/command.json')
+const regPath = useUpstream
+  ? join(upstream, 'cryptography/keys/registry-valid.json')
+  : join(root, 'fixtures/registry.json')
 const seconds = benchSeconds()
 
 // MWP_BENCH_ONLY=ingress | wire runs only the Group Authority ingress figures (bench/ingress.ts)
@@ -47,7 +51,11 @@ const {signature: sig, ...unsigned} = doc
 const signingBytes = Buffer.from(canonicalize(unsigned))
 const first = verify('command', bytes, RegistryEvidence.fromBytes(registryBytes))
 if (!first.ok) throw new Error('the benchmark document does not verify')
-const keyObject = createPublicKey({key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), first.binding.key.raw]), format: 'der', type: 'spki'})
+const keyObject = createPublicKey({
+  key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), first.binding.key.raw]),
+  format: 'der',
+  type: 'spki',
+})
 const signature = decodeBase64url((sig as JsonObject).value as string)!
 const validateCommand = schemaCatalog().validator('command')
 const plain = JSON.parse(bytes.toString('utf8'))
@@ -60,29 +68,62 @@ const shared = RegistryEvidence.fromBytes(registryBytes)
 const raw = measure('raw crypto.verify, cached KeyObject', () => nodeVerify(null, signingBytes, keyObject, signature))
 const pairs: [Figure, Figure, string][] = [
   [measure('verify (six stages, 7-key registry)', () => verify('command', bytes, shared)), raw, 'verify'],
-  [measure('verify, evidence rebuilt from bytes per call', () => verify('command', bytes, RegistryEvidence.fromBytes(registryBytes))), raw, 'verify-evidence-per-call'],
-  [measure('strict parse', () => parseJsonBytes(bytes)), measure('JSON.parse', () => JSON.parse(bytes.toString('utf8'))), 'parse'],
+  [
+    measure('verify, evidence rebuilt from bytes per call', () =>
+      verify('command', bytes, RegistryEvidence.fromBytes(registryBytes)),
+    ),
+    raw,
+    'verify-evidence-per-call',
+  ],
+  [
+    measure('strict parse', () => parseJsonBytes(bytes)),
+    measure('JSON.parse', () => JSON.parse(bytes.toString('utf8'))),
+    'parse',
+  ],
   [measure('JCS canonicalize', () => canonicalize(doc)), measure('JSON.stringify', () => JSON.stringify(plain)), 'jcs'],
-  [measure('schema validation (command)', () => validateCommand(doc)), measure('JSON.stringify', () => JSON.stringify(plain)), 'schema'],
+  [
+    measure('schema validation (command)', () => validateCommand(doc)),
+    measure('JSON.stringify', () => JSON.stringify(plain)),
+    'schema',
+  ],
 ]
 
-console.log(`mwp bench: ${useUpstream ? 'upstream golden command + registry-valid (7 keys)' : 'project fixtures'}, ${bytes.length} bytes, ~${seconds}s per figure, one core`)
+console.log(
+  `mwp bench: ${useUpstream ? 'upstream golden command + registry-valid (7 keys)' : 'project fixtures'}, ${bytes.length} bytes, ~${seconds}s per figure, one core`,
+)
 console.log(`node ${process.version}\n`)
 const rows = pairs.map(([ours, base, id]) => ({id, ours, base, ratio: ours.opsPerSec / base.opsPerSec}))
 for (const {ours, base, ratio} of rows) {
-  console.log(`${ours.name.padEnd(48)} ${fmt(ours.opsPerSec).padStart(10)} /s   p50 ${ours.p50us.toFixed(1).padStart(7)} µs   p99 ${ours.p99us.toFixed(1).padStart(7)} µs`)
-  console.log(`  baseline: ${base.name.padEnd(38)} ${fmt(base.opsPerSec).padStart(10)} /s   p50 ${base.p50us.toFixed(1).padStart(7)} µs   ratio ${(ratio * 100).toFixed(0)}%`)
+  console.log(
+    `${ours.name.padEnd(48)} ${fmt(ours.opsPerSec).padStart(10)} /s   p50 ${ours.p50us.toFixed(1).padStart(7)} µs   p99 ${ours.p99us.toFixed(1).padStart(7)} µs`,
+  )
+  console.log(
+    `  baseline: ${base.name.padEnd(38)} ${fmt(base.opsPerSec).padStart(10)} /s   p50 ${base.p50us.toFixed(1).padStart(7)} µs   ratio ${(ratio * 100).toFixed(0)}%`,
+  )
 }
 const v = rows[0]
-console.log(`\ntarget: ≥ 3,000 verifications/s and ≥ 50% of the bare primitive → ${fmt(v.ours.opsPerSec)}/s at ${(v.ratio * 100).toFixed(0)}%: ${v.ours.opsPerSec >= 3000 && v.ratio >= 0.5 ? 'met' : 'NOT met'}`)
-console.log(JSON.stringify({bench: 'signed-document-core', results: rows.map((r) => ({id: r.id, ours: r.ours, baseline: r.base, ratio: r.ratio}))}))
+console.log(
+  `\ntarget: ≥ 3,000 verifications/s and ≥ 50% of the bare primitive → ${fmt(v.ours.opsPerSec)}/s at ${(v.ratio * 100).toFixed(0)}%: ${v.ours.opsPerSec >= 3000 && v.ratio >= 0.5 ? 'met' : 'NOT met'}`,
+)
+console.log(
+  JSON.stringify({
+    bench: 'signed-document-core',
+    results: rows.map((r) => ({id: r.id, ours: r.ours, baseline: r.base, ratio: r.ratio})),
+  }),
+)
 
 // The Group Authority ingress on both stores (bench/ingress.ts; MWP_BENCH_INGRESS=0 skips it) and
 // the WebSocket binding on loopback (bench/wire.ts; MWP_BENCH_WIRE=0 skips it), each in a process
 // of its own, as a server runs: the heap, thread pool and threads one section leaves behind (the
 // ingress section fills stores to 100,000 Events) do not weigh on the next one's figures.
-for (const [only, skip] of [['ingress', 'MWP_BENCH_INGRESS'], ['wire', 'MWP_BENCH_WIRE']] as const) {
+for (const [only, skip] of [
+  ['ingress', 'MWP_BENCH_INGRESS'],
+  ['wire', 'MWP_BENCH_WIRE'],
+] as const) {
   if (process.env[skip] === '0') continue
-  const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {stdio: 'inherit', env: {...process.env, MWP_BENCH_ONLY: only}})
+  const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
+    stdio: 'inherit',
+    env: {...process.env, MWP_BENCH_ONLY: only},
+  })
   if (run.status !== 0) throw new Error(`the ${only} bench failed (exit ${run.status ?? run.signal})`)
 }

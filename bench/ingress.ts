@@ -60,12 +60,23 @@ const id = (what: string) => `urn:mwp:bench:${what}:${process.pid}-${++ids}`
 
 // Commands come from the operator's builder (the one the CLI signs with), with fixed epochs.
 function missionCreate(groupId: string): Buffer {
-  const payload = missionCreatePayload({groupId, objective: 'Benchmark the ingress', coordinatorAgentId: coordinator.principal!.id, budget: {currency: 'EUR', financialLimit: 100, modelTokenLimit: 1_000_000}})
+  const payload = missionCreatePayload({
+    groupId,
+    objective: 'Benchmark the ingress',
+    coordinatorAgentId: coordinator.principal!.id,
+    budget: {currency: 'EUR', financialLimit: 100, modelTokenLimit: 1_000_000},
+  })
   return buildCommand(owner, {kind: 'mission.create', groupId, payload}).bytes
 }
 
 const messagePost = (groupId: string, n: number) =>
-  buildCommand(coordinator, {kind: 'message.post', groupId, sessionEpoch: 1, membershipEpoch: 1, payload: {text: `Progress note ${n}: section drafted, review requested.`}}).bytes
+  buildCommand(coordinator, {
+    kind: 'message.post',
+    groupId,
+    sessionEpoch: 1,
+    membershipEpoch: 1,
+    payload: {text: `Progress note ${n}: section drafted, review requested.`},
+  }).bytes
 
 function expectReceipt(r: SubmitResult, what: string) {
   if ('error' in r) throw new Error(`${what} rejected: ${r.error.code}`)
@@ -73,7 +84,11 @@ function expectReceipt(r: SubmitResult, what: string) {
 }
 
 /** Submits every Command with at most `concurrency` in flight; returns per-Command latency (ns). */
-async function drive(authority: Authority, commands: Buffer[], concurrency: number): Promise<{seconds: number; latencies: number[]}> {
+async function drive(
+  authority: Authority,
+  commands: Buffer[],
+  concurrency: number,
+): Promise<{seconds: number; latencies: number[]}> {
   const latencies: number[] = new Array(commands.length)
   let next = 0
   const start = process.hrtime.bigint()
@@ -104,10 +119,10 @@ async function storedEvents(store: Store, groups: string[]): Promise<number> {
 async function fill(store: Store, count: number, groups: string[]): Promise<void> {
   const perGroup = 5000
   const batch = 500
-  for (let done = 0; done < count; ) {
+  for (let done = 0; done < count;) {
     const groupId = id('group')
     groups.push(groupId)
-    for (let head = 0; head < perGroup && done < count; ) {
+    for (let head = 0; head < perGroup && done < count;) {
       const n = Math.min(batch, perGroup - head, count - done)
       const events: StoredEvent[] = []
       const at = new Date().toISOString()
@@ -129,7 +144,13 @@ async function fill(store: Store, count: number, groups: string[]): Promise<void
           acceptedBy: authorityKey.principal!,
         }
         const {document} = sign('event', unsigned, authorityKey)
-        events.push({eventId, kind: 'message.posted', sequence, aggregateRevision: 0, bytes: Buffer.from(JSON.stringify(document), 'utf8')})
+        events.push({
+          eventId,
+          kind: 'message.posted',
+          sequence,
+          aggregateRevision: 0,
+          bytes: Buffer.from(JSON.stringify(document), 'utf8'),
+        })
       }
       const receipt = {
         actorId: coordinator.principal!.id,
@@ -149,7 +170,14 @@ async function fill(store: Store, count: number, groups: string[]): Promise<void
 }
 
 /** One timed run of `count` freshly signed Commands, with its durability check. */
-async function run(kind: IngressFigure['store'], store: Store, authority: Authority, groups: string[], before: number, count: number): Promise<IngressFigure> {
+async function run(
+  kind: IngressFigure['store'],
+  store: Store,
+  authority: Authority,
+  groups: string[],
+  before: number,
+  count: number,
+): Promise<IngressFigure> {
   // Signed just before the run: Command freshness is judged by the authority at submission.
   const commands = Array.from({length: count}, (_, i) => messagePost(groups[i % groups.length]!, i))
   const headsBefore = await Promise.all(groups.map(async (g) => (await store.head(g))!.sequence))
@@ -161,7 +189,15 @@ async function run(kind: IngressFigure['store'], store: Store, authority: Author
   const appended = headsAfter.reduce((n, h, i) => n + h - headsBefore[i]!, 0)
   if (appended !== count) throw new Error(`${count} receipts but ${appended} Events appended`)
   latencies.sort((a, b) => a - b)
-  return {store: kind, storedEventsBefore: before, commands: count, perSec: count / seconds, p50ms: percentile(latencies, 0.5) / 1e6, p99ms: percentile(latencies, 0.99) / 1e6, cpuUsPerCommand: (used.user + used.system) / count}
+  return {
+    store: kind,
+    storedEventsBefore: before,
+    commands: count,
+    perSec: count / seconds,
+    p50ms: percentile(latencies, 0.5) / 1e6,
+    p99ms: percentile(latencies, 0.99) / 1e6,
+    cpuUsPerCommand: (used.user + used.system) / count,
+  }
 }
 
 /**
@@ -169,17 +205,28 @@ async function run(kind: IngressFigure['store'], store: Store, authority: Author
  * machine is shared (other processes take the CPU in bursts); the best run is the one least
  * disturbed, and the CPU time per Command is printed as the load-independent figure.
  */
-async function phase(kind: IngressFigure['store'], store: Store, authority: Authority, groups: string[], allGroups: string[]): Promise<IngressFigure> {
+async function phase(
+  kind: IngressFigure['store'],
+  store: Store,
+  authority: Authority,
+  groups: string[],
+  allGroups: string[],
+): Promise<IngressFigure> {
   const before = await storedEvents(store, allGroups)
   const runs: IngressFigure[] = []
-  for (let r = 0; r < ROUNDS; r++) runs.push(await run(kind, store, authority, groups, before, Math.ceil(COMMANDS / ROUNDS)))
+  for (let r = 0; r < ROUNDS; r++)
+    runs.push(await run(kind, store, authority, groups, before, Math.ceil(COMMANDS / ROUNDS)))
   return runs.reduce((best, f) => (f.perSec > best.perSec ? f : best))
 }
 
 async function openBench(url: string): Promise<{store: Store; authority: Authority; groups: string[]}> {
   await initStore(url, {
     organizationId: 'urn:mwp:dev:org:example',
-    admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
+    admissionService: {
+      principal: admissionKey.principal!,
+      keyId: admissionKey.keyId,
+      publicKey: admissionKey.publicKeyB64,
+    },
     freshness: DEFAULT_FRESHNESS,
   })
   const store = await openStore(url, {admissionKey})
@@ -198,17 +245,27 @@ async function openBench(url: string): Promise<{store: Store; authority: Authori
 async function benchStore(kind: IngressFigure['store'], url: string, warmUrl: string): Promise<IngressFigure[]> {
   const warm = await openBench(warmUrl)
   try {
-    await drive(warm.authority, Array.from({length: 2000}, (_, i) => messagePost(warm.groups[i % warm.groups.length]!, i)), CONCURRENCY)
+    await drive(
+      warm.authority,
+      Array.from({length: 2000}, (_, i) => messagePost(warm.groups[i % warm.groups.length]!, i)),
+      CONCURRENCY,
+    )
   } finally {
     await warm.store.close()
   }
   const {store, authority, groups} = await openBench(url)
   try {
     const all = [...groups]
-    await drive(authority, Array.from({length: 800}, (_, i) => messagePost(groups[i % groups.length]!, i)), CONCURRENCY)
+    await drive(
+      authority,
+      Array.from({length: 800}, (_, i) => messagePost(groups[i % groups.length]!, i)),
+      CONCURRENCY,
+    )
     await fill(store, Math.max(0, 1000 - (await storedEvents(store, all))), all)
     const small = await phase(kind, store, authority, groups, all)
-    process.stderr.write(`  ${kind}: ${fmt(small.perSec)} commands/s at ${fmt(small.storedEventsBefore)} stored Events; filling to ${fmt(STORED)}…\n`)
+    process.stderr.write(
+      `  ${kind}: ${fmt(small.perSec)} commands/s at ${fmt(small.storedEventsBefore)} stored Events; filling to ${fmt(STORED)}…\n`,
+    )
     await fill(store, Math.max(0, STORED - (await storedEvents(store, all))), all)
     const large = await phase(kind, store, authority, groups, all)
     return [small, large]
@@ -218,28 +275,40 @@ async function benchStore(kind: IngressFigure['store'], url: string, warmUrl: st
 }
 
 export async function runIngressBench(): Promise<void> {
-  console.log(`\ningress: message.post through the full ingress, ${GROUPS} Groups, ${CONCURRENCY} in flight, best of ${ROUNDS} runs of ${fmt(Math.ceil(COMMANDS / ROUNDS))} Commands per figure`)
+  console.log(
+    `\ningress: message.post through the full ingress, ${GROUPS} Groups, ${CONCURRENCY} in flight, best of ${ROUNDS} runs of ${fmt(Math.ceil(COMMANDS / ROUNDS))} Commands per figure`,
+  )
   // Baselines of this machine, measured in the same run.
   const sample = messagePost(id('group'), 0)
   const doc = JSON.parse(sample.toString('utf8'))
   const {signature: sig, ...unsigned} = doc
   const signingBytes = Buffer.from(canonicalize(unsigned))
-  const keyObject = createPublicKey({key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), coordinator.publicKey]), format: 'der', type: 'spki'})
+  const keyObject = createPublicKey({
+    key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), coordinator.publicKey]),
+    format: 'der',
+    type: 'spki',
+  })
   const signature = Buffer.from(sig.value, 'base64url')
-  const baselines: Figure[] = [measure('raw crypto.verify', () => nodeVerify(null, signingBytes, keyObject, signature), 1), measure('JSON.stringify', () => JSON.stringify(doc), 1)]
+  const baselines: Figure[] = [
+    measure('raw crypto.verify', () => nodeVerify(null, signingBytes, keyObject, signature), 1),
+    measure('JSON.stringify', () => JSON.stringify(doc), 1),
+  ]
 
   const figures: IngressFigure[] = []
   const dir = mkdtempSync(join(tmpdir(), 'mwp-bench-'))
   try {
-    if (process.env.MWP_BENCH_STORES !== 'postgres') figures.push(...(await benchStore('sqlite', `sqlite:${join(dir, 'bench.db')}`, `sqlite:${join(dir, 'warm.db')}`)))
+    if (process.env.MWP_BENCH_STORES !== 'postgres')
+      figures.push(...(await benchStore('sqlite', `sqlite:${join(dir, 'bench.db')}`, `sqlite:${join(dir, 'warm.db')}`)))
   } finally {
     rmSync(dir, {recursive: true, force: true})
   }
   // A durable throwaway cluster (fsync on), or a fresh database on MWP_BENCH_POSTGRES_URL.
   const external = process.env.MWP_BENCH_POSTGRES_URL
   const support = postgresSupport(external)
-  const unavailable = process.env.MWP_BENCH_STORES === 'sqlite' ? 'MWP_BENCH_STORES=sqlite' : support.available ? null : support.reason
-  if (unavailable) console.log(`postgres: SKIPPED (${unavailable}); set MWP_BENCH_POSTGRES_URL to use an existing server`)
+  const unavailable =
+    process.env.MWP_BENCH_STORES === 'sqlite' ? 'MWP_BENCH_STORES=sqlite' : support.available ? null : support.reason
+  if (unavailable)
+    console.log(`postgres: SKIPPED (${unavailable}); set MWP_BENCH_POSTGRES_URL to use an existing server`)
   else {
     const pg = await startPostgres({external, durable: true})
     try {
@@ -251,9 +320,14 @@ export async function runIngressBench(): Promise<void> {
 
   const target = {sqlite: 1500, postgres: 800}
   for (const f of figures) {
-    console.log(`${`ingress ${f.store}, ${fmt(f.storedEventsBefore)} stored Events`.padEnd(48)} ${fmt(f.perSec).padStart(10)} /s   p50 ${f.p50ms.toFixed(2).padStart(7)} ms   p99 ${f.p99ms.toFixed(2).padStart(7)} ms   cpu ${fmt(f.cpuUsPerCommand)} µs/command`)
+    console.log(
+      `${`ingress ${f.store}, ${fmt(f.storedEventsBefore)} stored Events`.padEnd(48)} ${fmt(f.perSec).padStart(10)} /s   p50 ${f.p50ms.toFixed(2).padStart(7)} ms   p99 ${f.p99ms.toFixed(2).padStart(7)} ms   cpu ${fmt(f.cpuUsPerCommand)} µs/command`,
+    )
   }
-  for (const b of baselines) console.log(`  baseline: ${b.name.padEnd(38)} ${fmt(b.opsPerSec).padStart(10)} /s   p50 ${b.p50us.toFixed(1).padStart(7)} µs`)
+  for (const b of baselines)
+    console.log(
+      `  baseline: ${b.name.padEnd(38)} ${fmt(b.opsPerSec).padStart(10)} /s   p50 ${b.p50us.toFixed(1).padStart(7)} µs`,
+    )
   for (const kind of ['sqlite', 'postgres'] as const) {
     const [small, large] = figures.filter((f) => f.store === kind)
     if (!small || !large) continue

@@ -25,7 +25,12 @@ export function measure(name: string, fn: () => unknown, seconds = benchSeconds(
   }
   const elapsed = Number(process.hrtime.bigint() - start) / 1e9
   samples.sort((a, b) => a - b)
-  return {name, opsPerSec: calls / elapsed, p50us: percentile(samples, 0.5) / 1000, p99us: percentile(samples, 0.99) / 1000}
+  return {
+    name,
+    opsPerSec: calls / elapsed,
+    p50us: percentile(samples, 0.5) / 1000,
+    p99us: percentile(samples, 0.99) / 1000,
+  }
 }
 
 /** The p-quantile of ascending samples. */

@@ -28,16 +28,33 @@ const fileName = (name: string) => name.replace(/[^A-Za-z0-9]+/g, '-')
 export async function profiled<T>(name: string, window: () => Promise<T>): Promise<T> {
   let run = window
   if (HEAP_DIR) {
-    const sampling = {samplingInterval: 32 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true}
-    run = inspected(join(HEAP_DIR, `${fileName(name)}.heapprofile`), 'HeapProfiler', ['startSampling', sampling], 'stopSampling', run)
+    const sampling = {
+      samplingInterval: 32 * 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    }
+    run = inspected(
+      join(HEAP_DIR, `${fileName(name)}.heapprofile`),
+      'HeapProfiler',
+      ['startSampling', sampling],
+      'stopSampling',
+      run,
+    )
   }
   if (PERF_DIR) run = perfRecorded(PERF_DIR, name, run)
-  if (PROFILE_DIR) run = inspected(join(PROFILE_DIR, `${fileName(name)}.cpuprofile`), 'Profiler', ['start', {}], 'stop', run)
+  if (PROFILE_DIR)
+    run = inspected(join(PROFILE_DIR, `${fileName(name)}.cpuprofile`), 'Profiler', ['start', {}], 'stop', run)
   return run()
 }
 
 /** `window` inside an inspector session of this thread: the domain's `start` before it, `stop` after it, whose profile goes to `file`. */
-function inspected<T>(file: string, domain: string, start: [string, object], stop: string, window: () => Promise<T>): () => Promise<T> {
+function inspected<T>(
+  file: string,
+  domain: string,
+  start: [string, object],
+  stop: string,
+  window: () => Promise<T>,
+): () => Promise<T> {
   return async () => {
     const session = new Session()
     session.connect()
@@ -57,8 +74,14 @@ function inspected<T>(file: string, domain: string, start: [string, object], sto
 function perfRecorded<T>(dir: string, name: string, window: () => Promise<T>): () => Promise<T> {
   return async () => {
     mkdirSync(dir, {recursive: true})
-    const perf = spawn('perf', ['record', '-F', '999', '-p', String(process.pid), '-o', join(dir, `${fileName(name)}.perf.data`)], {stdio: 'ignore'})
-    const started = await new Promise<boolean>((resolve) => perf.once('spawn', () => resolve(true)).once('error', () => resolve(false)))
+    const perf = spawn(
+      'perf',
+      ['record', '-F', '999', '-p', String(process.pid), '-o', join(dir, `${fileName(name)}.perf.data`)],
+      {stdio: 'ignore'},
+    )
+    const started = await new Promise<boolean>((resolve) =>
+      perf.once('spawn', () => resolve(true)).once('error', () => resolve(false)),
+    )
     if (!started) console.error('MWP_BENCH_PERF: cannot run perf; no record written')
     try {
       return await window()

@@ -21,15 +21,51 @@ export async function rawSession(url: string, ca: string): Promise<WebSocket> {
   // Counting sinks: no UTF-8 validation of every received byte (the server's frames are tested elsewhere).
   const ws = new WebSocket(url, {ca, minVersion: 'TLSv1.3', perMessageDeflate: false, skipUTF8Validation: true})
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
-  const next = () => new Promise<Record<string, string>>((resolve) => ws.once('message', (d) => resolve(JSON.parse(d.toString()) as Record<string, string>)))
+  const next = () =>
+    new Promise<Record<string, string>>((resolve) =>
+      ws.once('message', (d) => resolve(JSON.parse(d.toString()) as Record<string, string>)),
+    )
   const clientNonce = encodeBase64url(randomBytes(32))
   const id = owner.principal!.id
   const challenge = next()
-  ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'HELLO', phase: 'client_init', agentId: id, keyId: owner.keyId, clientNonce, supportedVersions: ['0.1']}))
+  ws.send(
+    JSON.stringify({
+      protocolVersion: '0.1',
+      frameId: frameId(),
+      frameType: 'HELLO',
+      phase: 'client_init',
+      agentId: id,
+      keyId: owner.keyId,
+      clientNonce,
+      supportedVersions: ['0.1'],
+    }),
+  )
   const ch = await challenge
-  const sig = signEd25519(owner.seed, transcriptBytes({principalId: id, keyId: owner.keyId, clientNonce, serverNonce: ch.serverNonce!, challenge: ch.challenge!, selectedVersion: '0.1'}))
+  const sig = signEd25519(
+    owner.seed,
+    transcriptBytes({
+      principalId: id,
+      keyId: owner.keyId,
+      clientNonce,
+      serverNonce: ch.serverNonce!,
+      challenge: ch.challenge!,
+      selectedVersion: '0.1',
+    }),
+  )
   const accept = next()
-  ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'HELLO', phase: 'client_response', agentId: id, keyId: owner.keyId, clientNonce, serverNonce: ch.serverNonce, challengeSignature: encodeBase64url(sig)}))
+  ws.send(
+    JSON.stringify({
+      protocolVersion: '0.1',
+      frameId: frameId(),
+      frameType: 'HELLO',
+      phase: 'client_response',
+      agentId: id,
+      keyId: owner.keyId,
+      clientNonce,
+      serverNonce: ch.serverNonce,
+      challengeSignature: encodeBase64url(sig),
+    }),
+  )
   if ((await accept).phase !== 'server_accept') throw new Error('bench HELLO failed')
   return ws
 }

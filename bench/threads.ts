@@ -28,7 +28,12 @@ export function threadTimes(): Map<string, [number, number]> {
 }
 
 /** "server 0.75/0.23, subscribers …, other threads …" over `seconds`: the named threads, then the rest together (V8's GC and compiler helpers, libuv's pool, the store's writer). */
-export function threadUse(before: Map<string, [number, number]>, after: Map<string, [number, number]>, seconds: number, names: Record<string, string>): string {
+export function threadUse(
+  before: Map<string, [number, number]>,
+  after: Map<string, [number, number]>,
+  seconds: number,
+  names: Record<string, string>,
+): string {
   const use = new Map<string, [number, number]>()
   for (const [tid, [run, wait]] of after) {
     const [run0, wait0] = before.get(tid) ?? [0, 0]

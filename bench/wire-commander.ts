@@ -27,7 +27,10 @@ const ANSWER_MARK = Buffer.from('"frameId":"urn:mwp:receipt:')
 const ERROR_MARK = Buffer.from('"frameType":"ERROR"')
 
 const ws = await rawSession(job.url, job.ca)
-const commands = job.commands.map((text) => ({frame: (id: string) => `{"protocolVersion":"0.1","frameId":"${id}","frameType":"COMMAND","command":${text}}`, actionId: JSON.parse(text).actionId as string}))
+const commands = job.commands.map((text) => ({
+  frame: (id: string) => `{"protocolVersion":"0.1","frameId":"${id}","frameType":"COMMAND","command":${text}}`,
+  actionId: JSON.parse(text).actionId as string,
+}))
 const sentAt: [string, number][] = []
 let answered = 0
 let refused = 0

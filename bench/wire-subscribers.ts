@@ -87,12 +87,28 @@ async function subscriber(sampler: boolean) {
       const text = d.toString('utf8', start, end)
       const groupId = /"groupId":"([^"]+)"/.exec(text)![1]!
       const sequence = Number(/"sequence":(\d+)/.exec(text)![1])
-      ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'ACK', acknowledgements: [{groupId, sequence}], sentAt: new Date().toISOString()}))
+      ws.send(
+        JSON.stringify({
+          protocolVersion: '0.1',
+          frameId: frameId(),
+          frameType: 'ACK',
+          acknowledgements: [{groupId, sequence}],
+          sentAt: new Date().toISOString(),
+        }),
+      )
       unacked = 0
     }
   })
   return (groupId: string, after: number) =>
-    ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: frameId(), groups: [{groupId, afterSequence: after}]}))
+    ws.send(
+      JSON.stringify({
+        protocolVersion: '0.1',
+        frameId: frameId(),
+        frameType: 'SUBSCRIBE',
+        subscriptionId: frameId(),
+        groups: [{groupId, afterSequence: after}],
+      }),
+    )
 }
 
 const subscribe: {groupId: string; send: (g: string, after: number) => void}[] = []

@@ -60,7 +60,8 @@ const RATE = Number(process.env.MWP_BENCH_WIRE_RATE ?? 500)
 const SECONDS = Number(process.env.MWP_BENCH_WIRE_SECONDS ?? 3)
 const WARMUP = Number(process.env.MWP_BENCH_WIRE_WARMUP ?? 5)
 /** The server's delivery batch window (ServerOptions.deliveryBatchMs); unset: the server's default. */
-const BATCH_MS = process.env.MWP_BENCH_WIRE_BATCH_MS === undefined ? undefined : Number(process.env.MWP_BENCH_WIRE_BATCH_MS)
+const BATCH_MS =
+  process.env.MWP_BENCH_WIRE_BATCH_MS === undefined ? undefined : Number(process.env.MWP_BENCH_WIRE_BATCH_MS)
 /** MWP_BENCH_WIRE_TRACE=1: also print the worst latency per 100 ms of send time. */
 const TRACE = process.env.MWP_BENCH_WIRE_TRACE === '1'
 /** MWP_BENCH_WIRE_ONLY=1x100 | 100x1: run one scenario. */
@@ -68,8 +69,18 @@ const ONLY = process.env.MWP_BENCH_WIRE_ONLY
 
 const now = () => performance.timeOrigin + performance.now()
 const createFor = (groupId: string) =>
-  buildCommand(owner, {kind: 'mission.create', groupId, payload: missionCreatePayload({groupId, objective: 'Bench the wire', coordinatorAgentId: coordinator.principal!.id, budget: {currency: 'EUR', financialLimit: 1}})}).bytes
-const postTo = (groupId: string) => buildCommand(owner, {kind: 'message.post', groupId, membershipEpoch: 1, payload: {text: 'bench'}}).bytes
+  buildCommand(owner, {
+    kind: 'mission.create',
+    groupId,
+    payload: missionCreatePayload({
+      groupId,
+      objective: 'Bench the wire',
+      coordinatorAgentId: coordinator.principal!.id,
+      budget: {currency: 'EUR', financialLimit: 1},
+    }),
+  }).bytes
+const postTo = (groupId: string) =>
+  buildCommand(owner, {kind: 'message.post', groupId, membershipEpoch: 1, payload: {text: 'bench'}}).bytes
 
 interface WireFigure {
   scenario: string
@@ -93,15 +104,38 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
   const dir = mkdtempSync(join(tmpdir(), 'mwp-bench-wire-'))
   const url = `sqlite:${join(dir, 'authority.db')}`
   const admissionKey = key('admission')
-  await initStore(url, {organizationId: 'urn:mwp:dev:org:example', admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64}, freshness: DEFAULT_FRESHNESS})
+  await initStore(url, {
+    organizationId: 'urn:mwp:dev:org:example',
+    admissionService: {
+      principal: admissionKey.principal!,
+      keyId: admissionKey.keyId,
+      publicKey: admissionKey.publicKeyB64,
+    },
+    freshness: DEFAULT_FRESHNESS,
+  })
   phase = `${name}: setup`
   const store = await openStore(url, {admissionKey})
-  const authority = openAuthority({store, registry, authorityKey: key('group-authority'), policy: {rootMissionOwners: [owner.principal!.id]}})
+  const authority = openAuthority({
+    store,
+    registry,
+    authorityKey: key('group-authority'),
+    policy: {rootMissionOwners: [owner.principal!.id]},
+  })
   const tls = generateDevTls()
-  const server = await startServer({authority, host: '127.0.0.1', port: 0, tls: {cert: tls.cert, key: tls.key}, log: () => undefined, sendWindow: 4096, pollMs: 1000, ...(BATCH_MS === undefined ? {} : {deliveryBatchMs: BATCH_MS})})
+  const server = await startServer({
+    authority,
+    host: '127.0.0.1',
+    port: 0,
+    tls: {cert: tls.cert, key: tls.key},
+    log: () => undefined,
+    sendWindow: 4096,
+    pollMs: 1000,
+    ...(BATCH_MS === undefined ? {} : {deliveryBatchMs: BATCH_MS}),
+  })
   try {
     const groups = Array.from({length: groupCount}, (_, i) => `urn:mwp:bench:group:wire-${i}-${process.pid}`)
-    for (const g of groups) if ('error' in (await submit(authority, createFor(g)))) throw new Error('bench create failed')
+    for (const g of groups)
+      if ('error' in (await submit(authority, createFor(g)))) throw new Error('bench create failed')
     const heads = new Map<string, number>()
     for (const g of groups) heads.set(g, (await store.head(g))!.sequence)
 
@@ -110,7 +144,13 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     let subscriberTid = ''
     let commanderTid = ''
     const worker = new Worker(new URL('./wire-subscribers.js', import.meta.url), {
-      workerData: {url: server.url, ca: tls.ca, groups, perGroup: subscribersPerGroup, after: Object.fromEntries(heads)},
+      workerData: {
+        url: server.url,
+        ca: tls.ca,
+        groups,
+        perGroup: subscribersPerGroup,
+        after: Object.fromEntries(heads),
+      },
     })
     await new Promise<void>((resolve, reject) => {
       worker.on('error', reject)
@@ -133,7 +173,9 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const commands = Array.from({length: total}, (_, i) => postTo(groups[i % groupCount]!).toString())
     let refused = 0
     let roundDone = () => {}
-    const commander = new Worker(new URL('./wire-commander.js', import.meta.url), {workerData: {url: server.url, ca: tls.ca, rate: RATE, commands}})
+    const commander = new Worker(new URL('./wire-commander.js', import.meta.url), {
+      workerData: {url: server.url, ca: tls.ca, rate: RATE, commands},
+    })
     await new Promise<void>((resolve, reject) => {
       commander.on('error', reject)
       commander.on('message', (m: {ready?: boolean; tid?: string; done?: boolean; refused?: number}) => {
@@ -170,7 +212,11 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     const serverBusy = performance.eventLoopUtilization(loopBefore).utilization
     const cpu = process.cpuUsage(cpuBefore)
     const processCores = (cpu.user + cpu.system) / 1e6 / liveSeconds
-    const threads = threadUse(threadsBefore, threadTimes(), liveSeconds, {[threadId()]: 'server', [subscriberTid]: 'subscribers', [commanderTid]: 'commander'})
+    const threads = threadUse(threadsBefore, threadTimes(), liveSeconds, {
+      [threadId()]: 'server',
+      [subscriberTid]: 'subscribers',
+      [commanderTid]: 'commander',
+    })
     // Send and arrival times, kept by the load generators until now. Only a live delivery is a
     // Command→Event latency: the first arrival of each Command's Event at its Group's sampling
     // subscriber (the replay phase below redelivers the same Events seconds later, unrecorded).
@@ -195,7 +241,8 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     phase = `${name}: replay`
     const before = received
     let replayExpected = 0
-    for (let i = 0; i < groupCount * subscribersPerGroup; i++) replayExpected += (await store.head(groups[i % groupCount]!))!.sequence
+    for (let i = 0; i < groupCount * subscribersPerGroup; i++)
+      replayExpected += (await store.head(groups[i % groupCount]!))!.sequence
     const replayStart = now()
     worker.postMessage({replay: true})
     await delivered(before + replayExpected)
@@ -209,8 +256,15 @@ async function scenario(name: string, groupCount: number, subscribersPerGroup: n
     if (TRACE) {
       // Worst latency per 100 ms of send time: shows where in the window slow deliveries sit.
       const buckets = new Map<number, number>()
-      for (const [t0, l] of trace) buckets.set(Math.floor((t0 - start) / 100), Math.max(buckets.get(Math.floor((t0 - start) / 100)) ?? 0, l))
-      console.log(name, [...buckets].sort((a, b) => a[0] - b[0]).map(([b, l]) => `${b}:${l.toFixed(0)}`).join(' '))
+      for (const [t0, l] of trace)
+        buckets.set(Math.floor((t0 - start) / 100), Math.max(buckets.get(Math.floor((t0 - start) / 100)) ?? 0, l))
+      console.log(
+        name,
+        [...buckets]
+          .sort((a, b) => a[0] - b[0])
+          .map(([b, l]) => `${b}:${l.toFixed(0)}`)
+          .join(' '),
+      )
     }
     latencies.sort((a, b) => a - b)
     warmup.sort((a, b) => a - b)
@@ -264,7 +318,9 @@ const pct = (u: number) => `${(u * 100).toFixed(0)}%`
 
 export async function runWireBench(): Promise<WireFigure[]> {
   // Other processes on the machine take the CPU this bench measures with: the load is printed with it.
-  console.log(`\nmwp bench wire: TLS 1.3 loopback, SQLite, delivery batch window ${BATCH_MS ?? DEFAULT_DELIVERY_BATCH_MS} ms, ${RATE} Commands/s for ${WARMUP}s warm-up + ${SECONDS}s per scenario (load average ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores)`)
+  console.log(
+    `\nmwp bench wire: TLS 1.3 loopback, SQLite, delivery batch window ${BATCH_MS ?? DEFAULT_DELIVERY_BATCH_MS} ms, ${RATE} Commands/s for ${WARMUP}s warm-up + ${SECONDS}s per scenario (load average ${loadavg()[0]!.toFixed(2)} on ${availableParallelism()} cores)`,
+  )
   const heap = tuneHeapForServing()
   console.log(`  V8 heap as mwp authority serve runs it: ${heap}`)
   const figures: WireFigure[] = []
@@ -279,11 +335,15 @@ export async function runWireBench(): Promise<WireFigure[]> {
   if (sampleFrame) {
     const raw = await baselineFanout(sampleFrame, 100)
     const replay = Math.max(...figures.map((f) => f.replayDeliveredPerSec))
-    console.log(`  baseline: bare ws over TLS 1.3, the same ${sampleFrame.length}-byte EVENT frame to 100 sockets   ${fmt(raw).padStart(8)} frames/s   (best replay ${Math.round((100 * replay) / raw)}% of it)`)
+    console.log(
+      `  baseline: bare ws over TLS 1.3, the same ${sampleFrame.length}-byte EVENT frame to 100 sockets   ${fmt(raw).padStart(8)} frames/s   (best replay ${Math.round((100 * replay) / raw)}% of it)`,
+    )
   }
   const best = Math.max(...figures.map((f) => f.replayDeliveredPerSec), ...figures.map((f) => f.liveDeliveredPerSec))
   const worstP99 = Math.max(...figures.map((f) => f.p99ms))
-  console.log(`target: ≥ 50,000 Events/s delivered → ${fmt(best)}/s: ${best >= 50_000 ? 'met' : 'NOT met'}; p99 < 25 ms at ${RATE} Commands/s → ${worstP99.toFixed(1)} ms: ${worstP99 < 25 ? 'met' : 'NOT met'}`)
+  console.log(
+    `target: ≥ 50,000 Events/s delivered → ${fmt(best)}/s: ${best >= 50_000 ? 'met' : 'NOT met'}; p99 < 25 ms at ${RATE} Commands/s → ${worstP99.toFixed(1)} ms: ${worstP99 < 25 ? 'met' : 'NOT met'}`,
+  )
   console.log(JSON.stringify({bench: 'wire', results: figures}))
   phase = 'done'
   return figures

@@ -9,7 +9,8 @@ import {RegistryEvidence} from '../src/signing/registry.js'
 import {Rejection} from '../src/signing/verify.js'
 
 export default class Admit extends MwpCommand {
-  static summary = 'First-admit a Signed Document: verify it, check Command freshness, and record when the Organization first accepted it.'
+  static summary =
+    'First-admit a Signed Document: verify it, check Command freshness, and record when the Organization first accepted it.'
   static description = `Runs the six verification stages with the current registry, then (for Commands) the freshness window at the trusted acceptance time, then First Admission in the store (spec §6.4): the First-Admission Record for the document's signing hash is looked up, and only when it is authoritatively absent is a new record appended by the admission service. Prints the authoritative record. Retrying is idempotent: the same record comes back. A rejection prints only the wire code (AUTH_INVALID_SIGNATURE for admission and freshness failures); its stage and reason go to the store's audit log (mwp audit list) and, with --explain, to this terminal.
 
 ${EXIT_CODES_HELP}`
@@ -25,7 +26,10 @@ ${EXIT_CODES_HELP}`
     registry: registryFlag,
     store: storeFlag,
     'admission-key': admissionKeyFlag,
-    explain: Flags.boolean({description: 'Show the protected failure stage and reason (local operator only).', default: false}),
+    explain: Flags.boolean({
+      description: 'Show the protected failure stage and reason (local operator only).',
+      default: false,
+    }),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -34,7 +38,11 @@ ${EXIT_CODES_HELP}`
     const bytes = await this.readInput(args.file)
     const store = await openConfiguredStore(flags.store, flags['admission-key'], {writer: true})
     try {
-      const result = await acceptNew({bytes, kind: flags.kind as DocumentKind | undefined, subject: args.file === '-' ? 'stdin' : args.file}, evidence, store)
+      const result = await acceptNew(
+        {bytes, kind: flags.kind as DocumentKind | undefined, subject: args.file === '-' ? 'stdin' : args.file},
+        evidence,
+        store,
+      )
       if (result instanceof Rejection) return rejectionOutcome(result, flags.explain)
       const {record} = result.admission
       return {

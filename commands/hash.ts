@@ -20,7 +20,10 @@ ${EXIT_CODES_HELP}`
     // Bytes that are not strict JSON, or a value JCS cannot encode, are rejected (PROTOCOL_VIOLATION) by base.
     const value = parseJsonBytes(await this.readInput(args.file))
     const isObject = value !== null && typeof value === 'object' && !Array.isArray(value)
-    const kind = isObject && Object.hasOwn(value, 'signature') ? ((flags.kind as DocumentKind | undefined) ?? detectKind(value)) : null
+    const kind =
+      isObject && Object.hasOwn(value, 'signature')
+        ? ((flags.kind as DocumentKind | undefined) ?? detectKind(value))
+        : null
     if (kind !== null) {
       const {signature: _omitted, ...unsigned} = value as JsonObject
       const hash = canonicalHash(unsigned)

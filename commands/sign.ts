@@ -30,7 +30,8 @@ ${EXIT_CODES_HELP}`
     try {
       key = readKeyFile(flags.key)
     } catch (e) {
-      if (e instanceof KeyFileError) throw e.code === 'io-error' ? environment(e.message) : usage(`${flags.key}: ${e.message}`)
+      if (e instanceof KeyFileError)
+        throw e.code === 'io-error' ? environment(e.message) : usage(`${flags.key}: ${e.message}`)
       throw e
     }
     const value = parseJsonBytes(await this.readInput(args.file)) // not strict JSON: PROTOCOL_VIOLATION
@@ -45,7 +46,8 @@ ${EXIT_CODES_HELP}`
       }
     } catch (e) {
       if (!(e instanceof SignError)) throw e // a JcsError is a PROTOCOL_VIOLATION
-      if (e.code === 'schema-invalid' || e.code === 'not-an-object') return {status: 'rejected', code: 'SCHEMA_VALIDATION_FAILED', note: e.message}
+      if (e.code === 'schema-invalid' || e.code === 'not-an-object')
+        return {status: 'rejected', code: 'SCHEMA_VALIDATION_FAILED', note: e.message}
       throw usage(e.code === 'protected-time-not-utc-z' ? `${PROFILES[kind].timeField}: ${e.message}` : e.message)
     }
   }

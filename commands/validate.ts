@@ -9,16 +9,30 @@ export default class Validate extends MwpCommand {
 
 ${EXIT_CODES_HELP}`
 
-  static examples = ['<%= config.bin %> validate --schema command fixtures/documents/command.json', '<%= config.bin %> validate --schema work-item - < item.json']
+  static examples = [
+    '<%= config.bin %> validate --schema command fixtures/documents/command.json',
+    '<%= config.bin %> validate --schema work-item - < item.json',
+  ]
   static args = {file: Args.string({description: 'JSON file, or - for stdin.', required: true})}
-  static flags = {schema: Flags.string({char: 's', description: 'Schema name, e.g. command, event, work-item (see schemas/).', required: true})}
+  static flags = {
+    schema: Flags.string({
+      char: 's',
+      description: 'Schema name, e.g. command, event, work-item (see schemas/).',
+      required: true,
+    }),
+  }
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(Validate)
     const catalog = schemaCatalog()
     const name = flags.schema.replace(/\.schema\.json$/, '')
     if (!catalog.names().some((n) => n === name || n === `${name}.schema.json`)) {
-      throw usage(`unknown schema ${flags.schema}; one of: ${catalog.names().map((n) => n.replace(/\.schema\.json$/, '')).join(', ')}`)
+      throw usage(
+        `unknown schema ${flags.schema}; one of: ${catalog
+          .names()
+          .map((n) => n.replace(/\.schema\.json$/, ''))
+          .join(', ')}`,
+      )
     }
     const result = catalog.validate(name, parseJsonBytes(await this.readInput(args.file))) // not strict JSON: PROTOCOL_VIOLATION
     if (result.valid) return {status: 'ok', result: {schema: name, valid: true}, text: `valid ${name}`}

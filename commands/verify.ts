@@ -72,17 +72,24 @@ ${EXIT_CODES_HELP}`
   static flags = {
     kind: kindFlag(),
     registry: registryFlag,
-    explain: Flags.boolean({description: 'Show the protected failure stage and reason (local operator only).', default: false}),
+    explain: Flags.boolean({
+      description: 'Show the protected failure stage and reason (local operator only).',
+      default: false,
+    }),
     ndjson: Flags.boolean({description: 'Each input holds one document per line.', default: false}),
     store: storeFlag,
-    historical: Flags.boolean({description: 'Historical replay: require a valid First-Admission Record in --store.', default: false}),
+    historical: Flags.boolean({
+      description: 'Historical replay: require a valid First-Admission Record in --store.',
+      default: false,
+    }),
   }
 
   protected async execute(): Promise<Outcome> {
     const {argv, flags} = await this.parse(Verify)
     const inputs = argv as string[]
     if (inputs.filter((i) => i === '-').length > 1) throw usage('stdin (-) can be given only once')
-    if (flags.historical && !flags.store) throw usage('--historical needs --store (the Admission Log holding the records)')
+    if (flags.historical && !flags.store)
+      throw usage('--historical needs --store (the Admission Log holding the records)')
     const evidence = RegistryEvidence.fromBytes(await this.readInput(flags.registry))
     const items: Item[] = []
     for (const input of inputs) {
@@ -103,7 +110,12 @@ ${EXIT_CODES_HELP}`
       const {result, anchor} = results[0]
       if (!result.ok) return rejectionOutcome(result, flags.explain)
       const f = facts(result, anchor)
-      const lines = [`verified ${f.kind} signed by ${f.principal.type} ${f.principal.id}`, `  key: ${f.keyId}`, `  protected time: ${f.protectedTime}`, `  signing hash: ${f.signingHash}`]
+      const lines = [
+        `verified ${f.kind} signed by ${f.principal.type} ${f.principal.id}`,
+        `  key: ${f.keyId}`,
+        `  protected time: ${f.protectedTime}`,
+        `  signing hash: ${f.signingHash}`,
+      ]
       if (anchor) lines.push(`  first admitted: ${anchor.trustedAcceptedAt} (${anchor.admissionRecordId})`)
       return {status: 'ok', result: f, text: lines.join('\n')}
     }
@@ -111,18 +123,35 @@ ${EXIT_CODES_HELP}`
     // Batch: one line (or one JSON entry) per document.
     const rejected = results.filter((r) => !r.result.ok)
     const documents = results.map(({input, result, anchor}) =>
-      result.ok ? {input, status: 'verified', ...facts(result, anchor)} : {input, status: 'rejected', ...describeRejection(result, flags.explain)},
+      result.ok
+        ? {input, status: 'verified', ...facts(result, anchor)}
+        : {input, status: 'rejected', ...describeRejection(result, flags.explain)},
     )
     const text = results
-      .map(({input, result}) => (result.ok ? `${input}: verified ${result.kind} ${result.signingHash}` : `${input}: ${flags.explain ? explainText(result).replace(/\n/g, '\n    ') : result.code}`))
+      .map(({input, result}) =>
+        result.ok
+          ? `${input}: verified ${result.kind} ${result.signingHash}`
+          : `${input}: ${flags.explain ? explainText(result).replace(/\n/g, '\n    ') : result.code}`,
+      )
       .join('\n')
-    const summary = {total: results.length, verified: results.length - rejected.length, rejected: rejected.length, documents}
+    const summary = {
+      total: results.length,
+      verified: results.length - rejected.length,
+      rejected: rejected.length,
+      documents,
+    }
     if (rejected.length === 0) return {status: 'ok', result: summary, text}
     return {status: 'rejected', code: (rejected[0].result as Rejection).code, text, extra: {result: summary}}
   }
 }
 
-async function checkAll(items: Item[], kind: DocumentKind | undefined, evidence: RegistryEvidence, store: Store | undefined, historical: boolean): Promise<Checked[]> {
+async function checkAll(
+  items: Item[],
+  kind: DocumentKind | undefined,
+  evidence: RegistryEvidence,
+  store: Store | undefined,
+  historical: boolean,
+): Promise<Checked[]> {
   const out: Checked[] = []
   for (const item of items) {
     const presented = {bytes: item.bytes, kind, subject: item.input}
@@ -133,7 +162,15 @@ async function checkAll(items: Item[], kind: DocumentKind | undefined, evidence:
     } else {
       const r = await replayPresented(presented, evidence, store)
       if (r instanceof Rejection) out.push({input: item.input, result: r})
-      else out.push({input: item.input, result: r.verified, anchor: {admissionRecordId: r.admission.record.admissionRecordId, trustedAcceptedAt: r.admission.record.trustedAcceptedAt}})
+      else
+        out.push({
+          input: item.input,
+          result: r.verified,
+          anchor: {
+            admissionRecordId: r.admission.record.admissionRecordId,
+            trustedAcceptedAt: r.admission.record.trustedAcceptedAt,
+          },
+        })
     }
   }
   return out

@@ -7,7 +7,17 @@
 //
 // scripts/make-fixtures.ts is the command-line entry (`npm run fixtures`).
 
-import {chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, unlinkSync, writeFileSync} from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import {dirname, join, relative, sep} from 'node:path'
 import {serializeKeyFile} from '../src/crypto/keyfile.js'
 import {DOCUMENT_KINDS} from '../src/signing/profiles.js'
@@ -24,14 +34,20 @@ export type {GeneratedFile} from './fixture-gen/util.js'
 /** Top-level directories owned by the generator: stale files in them are removed. */
 export const GENERATED_ROOTS = ['fixtures', 'conformance', 'cryptography', 'admission'] as const
 
-const text = (path: string, content: string, mode = 0o644): GeneratedFile => ({path, bytes: Buffer.from(content, 'utf8'), mode})
+const text = (path: string, content: string, mode = 0o644): GeneratedFile => ({
+  path,
+  bytes: Buffer.from(content, 'utf8'),
+  mode,
+})
 
 /** Every generated file, sorted by path. */
 export function generateFixtures(): GeneratedFile[] {
   const docs = buildDocuments()
   const cryptography = cryptographyBundle(docs)
   const files: GeneratedFile[] = [
-    ...IDENTITIES.map((i) => text(`fixtures/keys/${i.name}.key.json`, serializeKeyFile(keyOf(i.name as IdentityName)), 0o600)),
+    ...IDENTITIES.map((i) =>
+      text(`fixtures/keys/${i.name}.key.json`, serializeKeyFile(keyOf(i.name as IdentityName)), 0o600),
+    ),
     text('fixtures/registry.json', jsonText(devRegistry())),
     ...DOCUMENT_KINDS.map((kind) => text(`fixtures/unsigned/${kind}.json`, jsonText(docs.unsigned[kind]))),
     ...DOCUMENT_KINDS.map((kind) => text(`fixtures/documents/${kind}.json`, jsonText(docs.signed[kind].document))),
@@ -43,7 +59,8 @@ export function generateFixtures(): GeneratedFile[] {
   const seen = new Set<string>()
   for (const f of files) {
     if (seen.has(f.path)) throw new Error(`generated twice: ${f.path}`)
-    if (!GENERATED_ROOTS.some((root) => f.path.startsWith(`${root}/`))) throw new Error(`generated outside the owned directories: ${f.path}`)
+    if (!GENERATED_ROOTS.some((root) => f.path.startsWith(`${root}/`)))
+      throw new Error(`generated outside the owned directories: ${f.path}`)
     seen.add(f.path)
   }
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
@@ -71,7 +88,8 @@ export function listFiles(dir: string, base = dir): string[] {
 
 function removeEmptyDirs(dir: string, keep: string): void {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return
-  for (const entry of readdirSync(dir, {withFileTypes: true})) if (entry.isDirectory()) removeEmptyDirs(join(dir, entry.name), keep)
+  for (const entry of readdirSync(dir, {withFileTypes: true}))
+    if (entry.isDirectory()) removeEmptyDirs(join(dir, entry.name), keep)
   if (dir !== keep && readdirSync(dir).length === 0) rmdirSync(dir)
 }
 
@@ -82,7 +100,8 @@ export function makeFixtures(outDir: string): MakeResult {
   for (const f of files) {
     const target = join(outDir, f.path)
     mkdirSync(dirname(target), {recursive: true})
-    const same = existsSync(target) && readFileSync(target).equals(f.bytes) && (statSync(target).mode & 0o777) === f.mode
+    const same =
+      existsSync(target) && readFileSync(target).equals(f.bytes) && (statSync(target).mode & 0o777) === f.mode
     if (same) continue
     writeFileSync(target, f.bytes, {mode: f.mode})
     chmodSync(target, f.mode) // the mode given to writeFile applies only to new files, minus the umask

@@ -9,4 +9,6 @@ const outDir = resolve(process.argv[2] ?? packageRoot())
 const {files, written, removed} = makeFixtures(outDir)
 for (const path of written) console.log(`wrote   ${path}`)
 for (const path of removed) console.log(`removed ${path}`)
-console.log(`${files.length} files in ${outDir}: ${written.length} written, ${files.length - written.length} unchanged, ${removed.length} removed`)
+console.log(
+  `${files.length} files in ${outDir}: ${written.length} written, ${files.length - written.length} unchanged, ${removed.length} removed`,
+)

@@ -27,8 +27,22 @@ const out = option('--out', join(root, 'src', 'authority', 'model', 'payloads.ge
 
 /** Keywords that restrict values without changing their TypeScript type. */
 const VALUE_ONLY = new Set([
-  'minLength', 'maxLength', 'pattern', 'format', 'not', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum',
-  'multipleOf', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'dependentRequired',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'not',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+  'dependentRequired',
 ])
 /** Annotations. */
 const ANNOTATION = new Set(['$schema', '$id', '$comment', 'title', 'description', 'examples', 'default'])
@@ -38,8 +52,14 @@ const fail = (where, message) => {
   throw new SchemaError(`${where}: ${message}`)
 }
 
-const pascal = (s) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join('')
-const quoteKey = (k) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? k : `'${k.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`)
+const pascal = (s) =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('')
+const quoteKey = (k) =>
+  /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? k : `'${k.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
 const literal = (v) => {
   if (typeof v === 'string') return `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
   if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v)
@@ -69,14 +89,23 @@ const declarations = []
 const takenNames = new Map()
 
 /** The type name of a schema file (common.schema.json → ''; artifact.schema.json → Artifact). */
-const fileStem = (file) => (relative(schemaDir, file) === 'common.schema.json' ? '' : pascal(relative(schemaDir, file).replace(/\.schema\.json$/, '').replace(/^payloads\//, '')))
+const fileStem = (file) =>
+  relative(schemaDir, file) === 'common.schema.json'
+    ? ''
+    : pascal(
+        relative(schemaDir, file)
+          .replace(/\.schema\.json$/, '')
+          .replace(/^payloads\//, ''),
+      )
 
 function nameFor(file, pointer) {
   const def = pointer.match(/^\/\$defs\/([^/]+)$/)
-  if (pointer !== '' && def === null) fail(`${relative(root, file)}#${pointer}`, 'only whole files and top-level $defs are referenced')
+  if (pointer !== '' && def === null)
+    fail(`${relative(root, file)}#${pointer}`, 'only whole files and top-level $defs are referenced')
   let name = pointer === '' ? fileStem(file) : `${fileStem(file)}${pascal(def[1])}`
   const key = `${file}#${pointer}`
-  if (takenNames.has(name) && takenNames.get(name) !== key) fail(key, `type name ${name} is already taken by ${takenNames.get(name)}`)
+  if (takenNames.has(name) && takenNames.get(name) !== key)
+    fail(key, `type name ${name} is already taken by ${takenNames.get(name)}`)
   takenNames.set(name, key)
   return name
 }
@@ -101,12 +130,21 @@ function refType(ref, fromFile, where) {
   const at = `${relative(root, file)}#${fragment}`
   const body = typeOf(schema, file, at)
   const doc = docOf(schema)
-  declarations.push(isObjectBody(schema) ? `${doc}export interface ${name} ${body}` : `${doc}export type ${name} = ${body}`)
+  declarations.push(
+    isObjectBody(schema) ? `${doc}export interface ${name} ${body}` : `${doc}export type ${name} = ${body}`,
+  )
   return name
 }
 
-const docOf = (schema) => (typeof schema === 'object' && typeof schema.description === 'string' ? `/** ${schema.description.replace(/\*\//g, '* /')} */\n` : '')
-const isObjectBody = (schema) => typeof schema === 'object' && schema.$ref === undefined && schema.properties !== undefined && schema.additionalProperties === false
+const docOf = (schema) =>
+  typeof schema === 'object' && typeof schema.description === 'string'
+    ? `/** ${schema.description.replace(/\*\//g, '* /')} */\n`
+    : ''
+const isObjectBody = (schema) =>
+  typeof schema === 'object' &&
+  schema.$ref === undefined &&
+  schema.properties !== undefined &&
+  schema.additionalProperties === false
 
 const TYPES = {string: 'string', integer: 'number', number: 'number', boolean: 'boolean', null: 'null'}
 
@@ -116,10 +154,25 @@ const TYPES = {string: 'string', integer: 'number', number: 'number', boolean: '
  */
 function typeOf(schema, file, where) {
   if (schema === true) return 'JsonValue'
-  if (schema === false || typeof schema !== 'object' || schema === null) fail(where, `unsupported schema ${JSON.stringify(schema)}`)
+  if (schema === false || typeof schema !== 'object' || schema === null)
+    fail(where, `unsupported schema ${JSON.stringify(schema)}`)
   for (const k of Object.keys(schema)) {
     if (VALUE_ONLY.has(k) || ANNOTATION.has(k)) continue
-    if (!['type', 'properties', 'required', 'additionalProperties', '$ref', 'enum', 'const', 'items', '$defs', 'anyOf', 'propertyNames'].includes(k)) {
+    if (
+      ![
+        'type',
+        'properties',
+        'required',
+        'additionalProperties',
+        '$ref',
+        'enum',
+        'const',
+        'items',
+        '$defs',
+        'anyOf',
+        'propertyNames',
+      ].includes(k)
+    ) {
       fail(where, `keyword ${k} has no TypeScript meaning in this generator`)
     }
   }
@@ -134,12 +187,14 @@ function typeOf(schema, file, where) {
   if (Array.isArray(type)) fail(where, 'a type list is not supported')
   if (type === 'object') return objectType(schema, file, where)
   if (type === 'array') {
-    if (typeof schema.items !== 'object' || Array.isArray(schema.items)) fail(where, 'an array needs one `items` schema')
+    if (typeof schema.items !== 'object' || Array.isArray(schema.items))
+      fail(where, 'an array needs one `items` schema')
     const item = typeOf(schema.items, file, `${where}/items`)
     return item.startsWith('{') || !/[ |&]/.test(item) ? `${item}[]` : `(${item})[]`
   }
   if (type !== undefined && TYPES[type] !== undefined) {
-    for (const k of ['properties', 'items', 'additionalProperties']) if (schema[k] !== undefined) fail(where, `${k} on a ${type}`)
+    for (const k of ['properties', 'items', 'additionalProperties'])
+      if (schema[k] !== undefined) fail(where, `${k} on a ${type}`)
     return TYPES[type]
   }
   return fail(where, `no type, $ref, enum or const (${JSON.stringify(schema).slice(0, 80)})`)
@@ -190,7 +245,8 @@ function refWithSiblings(schema, file, where) {
   const base = refType(schema.$ref, file, `${where}/$ref`)
   const siblings = Object.keys(schema).filter((k) => k !== '$ref' && !ANNOTATION.has(k) && !VALUE_ONLY.has(k))
   if (siblings.length === 0) return base
-  for (const k of siblings) if (!['type', 'properties', 'required'].includes(k)) fail(where, `$ref beside ${k} is not supported`)
+  for (const k of siblings)
+    if (!['type', 'properties', 'required'].includes(k)) fail(where, `$ref beside ${k} is not supported`)
   if (schema.type !== undefined && schema.type !== 'object') fail(where, '$ref beside a non-object type')
   const props = schema.properties ?? {}
   if (Object.values(props).some((v) => v !== true)) fail(where, 'members beside a $ref may only be re-listed as `true`')

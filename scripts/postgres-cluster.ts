@@ -62,9 +62,13 @@ const isRoot = () => process.getuid?.() === 0
 /** Whether startPostgres() can work here (with `external` an existing server's admin URL), and why not. */
 export function postgresSupport(external?: string): {available: true} | {available: false; reason: string} {
   if (external) return {available: true}
-  if (!postgresBinDir()) return {available: false, reason: 'no /usr/lib/postgresql/*/bin/initdb and no existing server URL'}
+  if (!postgresBinDir())
+    return {available: false, reason: 'no /usr/lib/postgresql/*/bin/initdb and no existing server URL'}
   if (isRoot() && (!postgresUid() || !existsSync('/usr/sbin/runuser'))) {
-    return {available: false, reason: 'running as root but there is no `postgres` OS user (or no runuser) to run the server'}
+    return {
+      available: false,
+      reason: 'running as root but there is no `postgres` OS user (or no runuser) to run the server',
+    }
   }
   return {available: true}
 }
@@ -75,7 +79,9 @@ async function freePort(): Promise<number> {
     server.once('error', reject)
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      )
     })
   })
 }
@@ -125,7 +131,9 @@ async function throwawayCluster(durable: boolean): Promise<PostgresInstance> {
   if (!bin) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin')
   const owner = isRoot() ? postgresUid() : null
   const as = (cmd: string, args: string[], timeout: number) =>
-    owner ? run('/usr/sbin/runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args], {timeout}) : run(join(bin, cmd), args, {timeout})
+    owner
+      ? run('/usr/sbin/runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args], {timeout})
+      : run(join(bin, cmd), args, {timeout})
 
   const dir = mkdtempSync(join(tmpdir(), 'mwp-pg-'))
   if (owner) chownSync(dir, owner.uid, owner.gid)
@@ -137,7 +145,11 @@ async function throwawayCluster(durable: boolean): Promise<PostgresInstance> {
     try {
       if (started) {
         const args = ['-D', data, 'stop', '-m', 'immediate', '-w', '-t', '10']
-        if (owner) execFileSync('/usr/sbin/runuser', ['-u', 'postgres', '--', join(bin, 'pg_ctl'), ...args], {stdio: 'ignore', timeout: 15_000})
+        if (owner)
+          execFileSync('/usr/sbin/runuser', ['-u', 'postgres', '--', join(bin, 'pg_ctl'), ...args], {
+            stdio: 'ignore',
+            timeout: 15_000,
+          })
         else execFileSync(join(bin, 'pg_ctl'), args, {stdio: 'ignore', timeout: 15_000})
       }
     } catch {

@@ -204,8 +204,8 @@ const LOCAL_CATEGORY: Record<LocalErrorCode, Exclude<ErrorCategory, 'rejected'>>
   unavailable: 'environment',
   'invalid-argument': 'usage',
   'group-commit-failed': 'environment',
-  'HANDSHAKE_FAILED': 'environment',
-  'CLOSED': 'environment',
+  HANDSHAKE_FAILED: 'environment',
+  CLOSED: 'environment',
   'bundle-invalid': 'environment',
 }
 

@@ -91,7 +91,9 @@ describe('one error base', () => {
     const offenders = files.flatMap((path) =>
       readFileSync(path, 'utf8')
         .split('\n')
-        .filter((line) => /\bclass \w+ extends (Error|TypeError|RangeError)\b/.test(line) && !path.endsWith('errors.ts'))
+        .filter(
+          (line) => /\bclass \w+ extends (Error|TypeError|RangeError)\b/.test(line) && !path.endsWith('errors.ts'),
+        )
         .map((line) => `${path}: ${line.trim()}`),
     )
     expect(offenders).toEqual([])

@@ -11,7 +11,10 @@ export default class AuditList extends MwpCommand {
 
 ${EXIT_CODES_HELP}`
 
-  static examples = ['<%= config.bin %> audit list --store sqlite:mwp.db --since 2026-11-30T00:00:00Z', '<%= config.bin %> audit list --store sqlite:mwp.db --json']
+  static examples = [
+    '<%= config.bin %> audit list --store sqlite:mwp.db --since 2026-11-30T00:00:00Z',
+    '<%= config.bin %> audit list --store sqlite:mwp.db --json',
+  ]
 
   static flags = {
     store: storeFlag,
@@ -21,12 +24,25 @@ ${EXIT_CODES_HELP}`
 
   protected async execute(): Promise<Outcome> {
     const {flags} = await this.parse(AuditList)
-    if (flags.since !== undefined && !isProfileTimestamp(flags.since)) throw usage(`--since must be an RFC 3339 timestamp: ${flags.since}`)
+    if (flags.since !== undefined && !isProfileTimestamp(flags.since))
+      throw usage(`--since must be an RFC 3339 timestamp: ${flags.since}`)
     const store = await openConfiguredStore(flags.store)
     try {
       const rows = await store.listAudit({since: flags.since, limit: flags.limit})
-      const table = new Table({head: ['#', 'at', 'stage', 'reason', 'kind', 'signing hash', 'subject'], style: {head: [], border: []}})
-      for (const r of rows) table.push([r.id, r.at, r.stage, r.reason, r.documentKind ?? '', r.signingHash ? r.signingHash.slice(0, 19) + '…' : '', r.subject ?? ''])
+      const table = new Table({
+        head: ['#', 'at', 'stage', 'reason', 'kind', 'signing hash', 'subject'],
+        style: {head: [], border: []},
+      })
+      for (const r of rows)
+        table.push([
+          r.id,
+          r.at,
+          r.stage,
+          r.reason,
+          r.documentKind ?? '',
+          r.signingHash ? r.signingHash.slice(0, 19) + '…' : '',
+          r.subject ?? '',
+        ])
       return {status: 'ok', result: {entries: rows}, text: rows.length === 0 ? 'no audit entries' : table.toString()}
     } finally {
       await store.close()

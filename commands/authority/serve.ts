@@ -28,15 +28,38 @@ ${EXIT_CODES_HELP}`
   ]
 
   static flags = {
-    config: Flags.string({char: 'c', description: 'Organization configuration file.', env: 'MWP_CONFIG', default: DEFAULT_CONFIG_FILE}),
+    config: Flags.string({
+      char: 'c',
+      description: 'Organization configuration file.',
+      env: 'MWP_CONFIG',
+      default: DEFAULT_CONFIG_FILE,
+    }),
     store: storeOverride,
     host: Flags.string({description: 'Bind address (default: the configuration, else 127.0.0.1).'}),
-    port: Flags.integer({description: 'Port (default: the configuration, else 7443; 0 picks a free one).', min: 0, max: 65535}),
+    port: Flags.integer({
+      description: 'Port (default: the configuration, else 7443; 0 picks a free one).',
+      min: 0,
+      max: 65535,
+    }),
     'tls-cert': Flags.string({description: 'PEM certificate chain file.', dependsOn: ['tls-key']}),
     'tls-key': Flags.string({description: 'PEM private key file.', dependsOn: ['tls-cert']}),
-    'dev-tls': Flags.boolean({description: 'Generate a development CA and loopback certificate (written next to the configuration, in dev-tls/).', default: false}),
-    'insecure-loopback': Flags.boolean({description: 'Plain ws without TLS, loopback addresses only (development).', default: false, exclusive: ['tls-cert', 'dev-tls']}),
-    'delivery-batch-ms': Flags.integer({description: "A busy Group's subscribers are written at most once per this many ms; the Events appended meanwhile share one socket write. The first Event after a quiet spell goes at once. 0: write at every append.", default: DEFAULT_DELIVERY_BATCH_MS, min: 0, max: 1000}),
+    'dev-tls': Flags.boolean({
+      description:
+        'Generate a development CA and loopback certificate (written next to the configuration, in dev-tls/).',
+      default: false,
+    }),
+    'insecure-loopback': Flags.boolean({
+      description: 'Plain ws without TLS, loopback addresses only (development).',
+      default: false,
+      exclusive: ['tls-cert', 'dev-tls'],
+    }),
+    'delivery-batch-ms': Flags.integer({
+      description:
+        "A busy Group's subscribers are written at most once per this many ms; the Events appended meanwhile share one socket write. The first Event after a quiet spell goes at once. 0: write at every append.",
+      default: DEFAULT_DELIVERY_BATCH_MS,
+      min: 0,
+      max: 1000,
+    }),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -56,7 +79,8 @@ ${EXIT_CODES_HELP}`
       }
     }
     if (flags['insecure-loopback']) {
-      if (!isLoopbackHost(host)) throw usage(`--insecure-loopback refuses to bind ${host}: use a loopback address or TLS`)
+      if (!isLoopbackHost(host))
+        throw usage(`--insecure-loopback refuses to bind ${host}: use a loopback address or TLS`)
       tls = 'insecure-loopback'
     } else if (flags['tls-cert'] && flags['tls-key']) {
       tls = {cert: read(flags['tls-cert']), key: read(flags['tls-key'])}
@@ -69,14 +93,22 @@ ${EXIT_CODES_HELP}`
       tls = {cert: read(config.server.tls.cert), key: read(config.server.tls.key)}
       caFile = config.server.tls.ca
     } else {
-      throw usage('no TLS material: give --tls-cert and --tls-key, --dev-tls, or server.tls in the configuration (or --insecure-loopback)')
+      throw usage(
+        'no TLS material: give --tls-cert and --tls-key, --dev-tls, or server.tls in the configuration (or --insecure-loopback)',
+      )
     }
 
     const opened = await openAuthorityFromConfig(config)
     tuneHeapForServing()
     let server
     try {
-      server = await startServer({authority: opened.authority, host, port, tls, deliveryBatchMs: flags['delivery-batch-ms']})
+      server = await startServer({
+        authority: opened.authority,
+        host,
+        port,
+        tls,
+        deliveryBatchMs: flags['delivery-batch-ms'],
+      })
     } catch (e) {
       await opened.close()
       throw environment(`cannot serve on ${host}:${port}: ${(e as Error).message}`)
@@ -90,6 +122,10 @@ ${EXIT_CODES_HELP}`
     })
     await server.close()
     await opened.close()
-    return {status: 'ok', result: {url: server.url, ...(caFile ? {caFile} : {}), stoppedBy: signal}, text: `stopped (${signal})`}
+    return {
+      status: 'ok',
+      result: {url: server.url, ...(caFile ? {caFile} : {}), stoppedBy: signal},
+      text: `stopped (${signal})`,
+    }
   }
 }

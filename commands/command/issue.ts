@@ -24,7 +24,9 @@ ${OPERATOR_EXIT_CODES}`
     group: Flags.string({description: 'Group ID.', required: true}),
     payload: Flags.string({description: 'Payload JSON file, or - for stdin.', env: 'MWP_PAYLOAD', required: true}),
     'action-id': Flags.string({description: 'Action ID (default: a fresh urn:uuid); reuse one to retry idempotently.'}),
-    'expected-revision': Flags.integer({description: '§15.3 optimistic-concurrency guard: the aggregate revision you decided on.'}),
+    'expected-revision': Flags.integer({
+      description: '§15.3 optimistic-concurrency guard: the aggregate revision you decided on.',
+    }),
     'work-item': Flags.string({description: 'workItemId envelope member.'}),
     'membership-epoch': Flags.integer({description: 'Override the looked-up Membership Epoch.', min: 1}),
     'coordinator-epoch': Flags.integer({description: 'Override the looked-up Coordinator Epoch.', min: 1}),

@@ -13,7 +13,11 @@ export default class GroupTail extends OperatorCommand {
 
 ${OPERATOR_EXIT_CODES}`
 
-  static examples = ['<%= config.bin %> group tail G', '<%= config.bin %> group tail G --after 10 --kind work. --follow', '<%= config.bin %> group tail G | jq .kind']
+  static examples = [
+    '<%= config.bin %> group tail G',
+    '<%= config.bin %> group tail G --after 10 --kind work. --follow',
+    '<%= config.bin %> group tail G | jq .kind',
+  ]
   static args = {group: Args.string({description: 'Group ID.', required: true})}
   static flags = {
     ...operatorFlags,
@@ -33,7 +37,8 @@ ${OPERATOR_EXIT_CODES}`
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(GroupTail)
     const ndjson = flags.json || !process.stdout.isTTY
-    const wanted = (e: EventDoc) => !flags.kind || flags.kind.some((k) => (k.endsWith('.') ? e.kind.startsWith(k) : e.kind === k))
+    const wanted = (e: EventDoc) =>
+      !flags.kind || flags.kind.some((k) => (k.endsWith('.') ? e.kind.startsWith(k) : e.kind === k))
     let printed = 0
     let last = flags.after
     const print = (e: EventDoc) => {

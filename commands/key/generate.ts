@@ -24,9 +24,16 @@ ${EXIT_CODES_HELP}`
   ]
 
   static flags = {
-    principal: Flags.string({description: 'The Principal the key belongs to, as TYPE:URI (agent|human|service).', required: true}),
+    principal: Flags.string({
+      description: 'The Principal the key belongs to, as TYPE:URI (agent|human|service).',
+      required: true,
+    }),
     'key-id': Flags.string({description: 'Key ID (absolute URI). Default: urn:uuid:<random v4>.'}),
-    out: Flags.string({char: 'o', description: 'Private key file to create (mode 0600; never overwritten).', env: 'MWP_KEY_OUT'}),
+    out: Flags.string({
+      char: 'o',
+      description: 'Private key file to create (mode 0600; never overwritten).',
+      env: 'MWP_KEY_OUT',
+    }),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -42,7 +49,9 @@ ${EXIT_CODES_HELP}`
     const keyId = flags['key-id'] ?? `urn:uuid:${randomUUID().toLowerCase()}`
     if (!isIdentifier(keyId)) throw usage(`--key-id is not an absolute URI identifier: ${JSON.stringify(keyId)}`)
     if (flags.out === undefined && process.stdout.isTTY) {
-      throw usage('refusing to print a private key to the terminal: give --out FILE, or redirect stdout to a file or pipe')
+      throw usage(
+        'refusing to print a private key to the terminal: give --out FILE, or redirect stdout to a file or pipe',
+      )
     }
 
     const key = generateSigningKey({keyId, principal})
@@ -53,7 +62,8 @@ ${EXIT_CODES_HELP}`
       try {
         writeKeyFile(flags.out, key)
       } catch (e) {
-        if (e instanceof KeyFileError && e.code === 'file-exists') throw environment(`${flags.out} already exists; a key file is never overwritten — choose another --out`)
+        if (e instanceof KeyFileError && e.code === 'file-exists')
+          throw environment(`${flags.out} already exists; a key file is never overwritten — choose another --out`)
         if (e instanceof KeyFileError) throw environment(e.message)
         throw e
       }

@@ -8,7 +8,8 @@ import {renderSubmission} from '../../src/operator/render.js'
 import {inspectFolded} from '../../src/operator/views.js'
 
 export default class MissionApprove extends OperatorCommand {
-  static summary = 'Review the submitted revision, its Artifact set and Evidence, and approve it with your own signature.'
+  static summary =
+    'Review the submitted revision, its Artifact set and Evidence, and approve it with your own signature.'
   static description = `Shows what the Coordinator submitted (revision, Artifact hashes, the WorkItems that produced them, the acceptance criteria and the Evidence they require) and asks for confirmation. The final Approval (§7.3) is signed locally with your key and names exactly the submitted revision and Artifact set; mission.approve carries it, guarded by the revision you reviewed.
 
 The prompt appears only on a terminal without --json; scripts pass --yes (without it, a non-interactive run is a usage error, exit 2).
@@ -29,29 +30,59 @@ ${OPERATOR_EXIT_CODES}`
     yes: Flags.boolean({description: 'Approve without asking (for scripts).', default: false}),
     comments: Flags.string({description: 'Comments recorded in the signed Approval.'}),
     condition: Flags.string({description: 'A condition recorded in the Approval (repeatable).', multiple: true}),
-    'sign-only': Flags.boolean({description: "Print the signed Approval instead of sending it: the root human's Approval of a child Mission, for its MissionOwner's --root-approval.", default: false, exclusive: ['root-approval']}),
-    'root-approval': Flags.string({description: "The root human MissionOwner's signed Approval (a file from --sign-only, or - for stdin), for a child Mission whose approval policy asks for it."}),
+    'sign-only': Flags.boolean({
+      description:
+        "Print the signed Approval instead of sending it: the root human's Approval of a child Mission, for its MissionOwner's --root-approval.",
+      default: false,
+      exclusive: ['root-approval'],
+    }),
+    'root-approval': Flags.string({
+      description:
+        "The root human MissionOwner's signed Approval (a file from --sign-only, or - for stdin), for a child Mission whose approval policy asks for it.",
+    }),
   }
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionApprove)
     const interactive = Boolean(process.stdin.isTTY) && !flags.json
-    if (!flags.yes && !interactive) throw usage('approving needs a confirmation: run on a terminal without --json, or pass --yes')
-    const rootApproval = flags['root-approval'] === undefined ? undefined : await this.readJsonObject(flags['root-approval'], '--root-approval', 'one signed Approval')
+    if (!flags.yes && !interactive)
+      throw usage('approving needs a confirmation: run on a terminal without --json, or pass --yes')
+    const rootApproval =
+      flags['root-approval'] === undefined
+        ? undefined
+        : await this.readJsonObject(flags['root-approval'], '--root-approval', 'one signed Approval')
     return this.withContext(flags, async (ctx) => {
       const {events, state} = await ctx.folded(args.group)
       const view = inspectFolded(state, events)
-      if (view.submission === null) throw usage(`Mission ${view.missionId} has nothing awaiting approval (state ${view.state})`)
+      if (view.submission === null)
+        throw usage(`Mission ${view.missionId} has nothing awaiting approval (state ${view.state})`)
       const review = renderSubmission(view.submission)
       // With --sign-only stdout carries the Approval alone (for a file); the review goes to stderr.
-      if (!flags.json) (flags['sign-only'] ? process.stderr : process.stdout).write(`Mission ${view.missionId}: ${view.objective}\n${review}\n`)
+      if (!flags.json)
+        (flags['sign-only'] ? process.stderr : process.stdout).write(
+          `Mission ${view.missionId}: ${view.objective}\n${review}\n`,
+        )
       if (!flags.yes && !(await confirmApproval(view.missionId, view.submission.missionRevision))) {
         return {status: 'ok', result: {approved: false, submission: view.submission}, text: 'not approved'}
       }
-      const approval = buildFinalApproval(ctx.key(), state, {...(flags.comments ? {comments: flags.comments} : {}), ...(flags.condition ? {conditions: flags.condition} : {})})
+      const approval = buildFinalApproval(ctx.key(), state, {
+        ...(flags.comments ? {comments: flags.comments} : {}),
+        ...(flags.condition ? {conditions: flags.condition} : {}),
+      })
       if (flags['sign-only']) return {status: 'ok', result: {approval}, text: JSON.stringify(approval, null, 2)}
-      const built = ctx.build({kind: 'mission.approve', groupId: args.group, payload: {approval, ...(rootApproval ? {rootApproval} : {})}, state, expectedRevision: state.revision})
-      return submissionOutcome(await ctx.send(built.bytes), {groupId: args.group, approved: true, approvalId: approval.approvalId, submission: view.submission}, (r) => `approved revision ${view.submission!.missionRevision} (Approval ${String(approval.approvalId)}, Event sequence ${String(r.lastSequence)})`)
+      const built = ctx.build({
+        kind: 'mission.approve',
+        groupId: args.group,
+        payload: {approval, ...(rootApproval ? {rootApproval} : {})},
+        state,
+        expectedRevision: state.revision,
+      })
+      return submissionOutcome(
+        await ctx.send(built.bytes),
+        {groupId: args.group, approved: true, approvalId: approval.approvalId, submission: view.submission},
+        (r) =>
+          `approved revision ${view.submission!.missionRevision} (Approval ${String(approval.approvalId)}, Event sequence ${String(r.lastSequence)})`,
+      )
     })
   }
 }

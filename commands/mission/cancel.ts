@@ -11,7 +11,10 @@ ${OPERATOR_EXIT_CODES}`
 
   static examples = ['<%= config.bin %> mission cancel G --reason "…"']
   static args = {group: Args.string({description: 'Group ID.', required: true})}
-  static flags = {...operatorFlags, reason: Flags.string({description: 'Why the Mission is cancelled.', required: true})}
+  static flags = {
+    ...operatorFlags,
+    reason: Flags.string({description: 'Why the Mission is cancelled.', required: true}),
+  }
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionCancel)

@@ -24,7 +24,10 @@ ${OPERATOR_EXIT_CODES}`
     group: Flags.string({description: 'Group ID to create (default: a fresh ID in the Organization).'}),
     deadline: Flags.string({description: 'Mission deadline (RFC 3339 UTC; default 30 days from now).'}),
     criterion: Flags.string({description: 'Acceptance criterion "ID: description" (repeatable).', multiple: true}),
-    evidence: Flags.string({description: 'Evidence each criterion requires (repeatable; default human_review).', multiple: true}),
+    evidence: Flags.string({
+      description: 'Evidence each criterion requires (repeatable; default human_review).',
+      multiple: true,
+    }),
     currency: Flags.string({description: 'Budget currency (ISO 4217).', default: 'EUR'}),
     'financial-limit': Flags.integer({description: 'Budget financial limit.', default: 100, min: 0}),
   }

@@ -15,6 +15,8 @@ ${OPERATOR_EXIT_CODES}`
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionDirect)
-    return this.withContext(flags, (ctx) => sendToGroup(ctx, args.group, 'message.post', {text: flags.text}, {guardRevision: false}))
+    return this.withContext(flags, (ctx) =>
+      sendToGroup(ctx, args.group, 'message.post', {text: flags.text}, {guardRevision: false}),
+    )
   }
 }

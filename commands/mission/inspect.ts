@@ -6,12 +6,16 @@ import {renderInspection} from '../../src/operator/render.js'
 import {inspectFolded} from '../../src/operator/views.js'
 
 export default class MissionInspect extends OperatorCommand {
-  static summary = "Show a Mission: state, Coordinator, members, derived work progress and any submission awaiting approval."
+  static summary =
+    'Show a Mission: state, Coordinator, members, derived work progress and any submission awaiting approval.'
   static description = `Folded from the Group's verified Events. Progress is derived from the WorkItem graph (counts, blockers, overdue items, critical path), never a percentage.
 
 ${OPERATOR_EXIT_CODES}`
 
-  static examples = ['<%= config.bin %> mission inspect urn:mwp:dev:org:local:group:…', '<%= config.bin %> mission inspect G --json']
+  static examples = [
+    '<%= config.bin %> mission inspect urn:mwp:dev:org:local:group:…',
+    '<%= config.bin %> mission inspect G --json',
+  ]
   static args = {group: Args.string({description: 'Group ID.', required: true})}
   static flags = {...operatorFlags}
 

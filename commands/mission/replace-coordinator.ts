@@ -11,10 +11,15 @@ ${OPERATOR_EXIT_CODES}`
 
   static examples = ['<%= config.bin %> mission replace-coordinator G --agent worker-1']
   static args = {group: Args.string({description: 'Group ID.', required: true})}
-  static flags = {...operatorFlags, agent: Flags.string({description: 'The new Coordinator Agent (ID or short name).', required: true})}
+  static flags = {
+    ...operatorFlags,
+    agent: Flags.string({description: 'The new Coordinator Agent (ID or short name).', required: true}),
+  }
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionReplaceCoordinator)
-    return this.withContext(flags, (ctx) => sendToGroup(ctx, args.group, 'mission.assign_coordinator', {agentId: agentId(flags.agent, ctx.config)}))
+    return this.withContext(flags, (ctx) =>
+      sendToGroup(ctx, args.group, 'mission.assign_coordinator', {agentId: agentId(flags.agent, ctx.config)}),
+    )
   }
 }

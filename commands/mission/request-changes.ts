@@ -15,6 +15,8 @@ ${OPERATOR_EXIT_CODES}`
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionRequestChanges)
-    return this.withContext(flags, (ctx) => sendToGroup(ctx, args.group, 'mission.request_changes', {reason: flags.reason}))
+    return this.withContext(flags, (ctx) =>
+      sendToGroup(ctx, args.group, 'mission.request_changes', {reason: flags.reason}),
+    )
   }
 }

@@ -22,10 +22,18 @@ ${EXIT_CODES_HELP}`
 
   static flags = {
     registry: registryFlag,
-    key: Flags.string({description: 'Key file (from `mwp key generate`) supplying key ID, Principal and public key.', env: 'MWP_KEY'}),
-    'public-key': Flags.string({description: 'Ed25519 public key, canonical unpadded base64url (with --key-id and --principal).'}),
+    key: Flags.string({
+      description: 'Key file (from `mwp key generate`) supplying key ID, Principal and public key.',
+      env: 'MWP_KEY',
+    }),
+    'public-key': Flags.string({
+      description: 'Ed25519 public key, canonical unpadded base64url (with --key-id and --principal).',
+    }),
     'key-id': Flags.string({description: 'Key ID (absolute URI); with --key it must match the key file.'}),
-    principal: Flags.string({description: 'Principal as TYPE:URI (agent|human|service); needed with --public-key, or for an upstream test-only key file.'}),
+    principal: Flags.string({
+      description:
+        'Principal as TYPE:URI (agent|human|service); needed with --public-key, or for an upstream test-only key file.',
+    }),
     'valid-from': Flags.string({description: 'Start of validity (protocol timestamp). Default: now, UTC.'}),
   }
 
@@ -44,7 +52,8 @@ ${EXIT_CODES_HELP}`
     if (flags['public-key'] !== undefined) {
       // An explicit --public-key wins over a key file named only by MWP_KEY.
       if (explicitKeyFlag) throw usage('give either --key or --public-key, not both')
-      if (flags['key-id'] === undefined || principal === undefined) throw usage('--public-key needs --key-id and --principal')
+      if (flags['key-id'] === undefined || principal === undefined)
+        throw usage('--public-key needs --key-id and --principal')
       keyId = flags['key-id']
       publicKey = flags['public-key']
     } else if (flags.key !== undefined) {
@@ -56,12 +65,16 @@ ${EXIT_CODES_HELP}`
         if (e instanceof KeyFileError) throw usage(`--key ${flags.key}: ${e.message}`)
         throw e
       }
-      if (flags['key-id'] !== undefined && flags['key-id'] !== key.keyId) throw usage(`--key-id ${flags['key-id']} does not match the key file's keyId ${key.keyId}`)
+      if (flags['key-id'] !== undefined && flags['key-id'] !== key.keyId)
+        throw usage(`--key-id ${flags['key-id']} does not match the key file's keyId ${key.keyId}`)
       if (key.principal && principal && (key.principal.type !== principal.type || key.principal.id !== principal.id)) {
-        throw usage(`--principal ${principal.type}:${principal.id} does not match the key file's principal ${key.principal.type}:${key.principal.id}`)
+        throw usage(
+          `--principal ${principal.type}:${principal.id} does not match the key file's principal ${key.principal.type}:${key.principal.id}`,
+        )
       }
       principal ??= key.principal
-      if (!principal) throw usage(`the key file ${flags.key} names no principal (upstream test-only format): give --principal`)
+      if (!principal)
+        throw usage(`the key file ${flags.key} names no principal (upstream test-only format): give --principal`)
       keyId = key.keyId
       publicKey = key.publicKeyB64
     } else {
@@ -69,7 +82,9 @@ ${EXIT_CODES_HELP}`
     }
     const validFrom = flags['valid-from'] ?? formatUtcNow()
 
-    const edited = applyRegistryEdit(flags.registry, (reg) => addBinding(reg, {keyId, principal: principal!, publicKey, validFrom}))
+    const edited = applyRegistryEdit(flags.registry, (reg) =>
+      addBinding(reg, {keyId, principal: principal!, publicKey, validFrom}),
+    )
     if (!('after' in edited)) return edited
     const added = edited.after.bindings.at(-1)!
     return {status: 'ok', result: {registry: flags.registry, binding: added}, text: JSON.stringify(added, null, 2)}

@@ -1,6 +1,11 @@
 import {Flags} from '@oclif/core'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
-import {classifyEditFailure, initRegistry, serializeRegistry, writeNewRegistryFile} from '../../src/signing/registry-edit.js'
+import {
+  classifyEditFailure,
+  initRegistry,
+  serializeRegistry,
+  writeNewRegistryFile,
+} from '../../src/signing/registry-edit.js'
 
 export default class RegistryInit extends MwpCommand {
   static summary = 'Create an empty Organization registry snapshot file.'

@@ -3,7 +3,13 @@ import Table from 'cli-table3'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {registryFlag} from '../../src/cli/flags.js'
 import {formatUtcNow, parseTimestamp} from '../../src/json/timestamp.js'
-import {type BindingRow, classifyEditFailure, describeBindings, isEmptyRegistry, parseRegistryBytes} from '../../src/signing/registry-edit.js'
+import {
+  type BindingRow,
+  classifyEditFailure,
+  describeBindings,
+  isEmptyRegistry,
+  parseRegistryBytes,
+} from '../../src/signing/registry-edit.js'
 import type {RegistrySnapshot} from '../../src/signing/registry-edit.js'
 
 export default class RegistryShow extends MwpCommand {
@@ -14,7 +20,10 @@ An invalid registry is refused (exit 1, with the reason; see \`mwp registry chec
 
 ${EXIT_CODES_HELP}`
 
-  static examples = ['<%= config.bin %> registry show --registry registry.json', '<%= config.bin %> registry show --registry registry.json --key-id urn:example:key:alice-1 --json']
+  static examples = [
+    '<%= config.bin %> registry show --registry registry.json',
+    '<%= config.bin %> registry show --registry registry.json --key-id urn:example:key:alice-1 --json',
+  ]
 
   static flags = {
     registry: registryFlag,
@@ -37,17 +46,38 @@ ${EXIT_CODES_HELP}`
       const f = classifyEditFailure(e)
       if (!f) throw e
       if (f.kind === 'environment') throw environment(f.message)
-      return {status: 'rejected', code: 'AUTH_INVALID_SIGNATURE', text: `invalid registry (${f.reason}): ${f.message}`, extra: {refusal: {reason: f.reason, message: f.message}}}
+      return {
+        status: 'rejected',
+        code: 'AUTH_INVALID_SIGNATURE',
+        text: `invalid registry (${f.reason}): ${f.message}`,
+        extra: {refusal: {reason: f.reason, message: f.message}},
+      }
     }
     if (flags['key-id'] !== undefined) {
       rows = rows.filter((r) => r.keyId === flags['key-id'])
       if (rows.length === 0) {
         const message = `key ID ${flags['key-id']} is not registered in ${flags.registry}`
-        return {status: 'rejected', code: 'AUTH_INVALID_SIGNATURE', text: message, extra: {refusal: {reason: 'key-unknown', message}}}
+        return {
+          status: 'rejected',
+          code: 'AUTH_INVALID_SIGNATURE',
+          text: message,
+          extra: {refusal: {reason: 'key-unknown', message}},
+        }
       }
     }
-    const table = new Table({head: ['keyId', 'principal', 'validFrom', 'validUntil', 'revokedAt', `status at ${at}`], style: {head: [], border: []}})
-    for (const r of rows) table.push([r.keyId, `${r.principal.type} ${r.principal.id}`, r.validFrom, r.validUntil ?? '-', r.revokedAt ?? '-', r.status])
+    const table = new Table({
+      head: ['keyId', 'principal', 'validFrom', 'validUntil', 'revokedAt', `status at ${at}`],
+      style: {head: [], border: []},
+    })
+    for (const r of rows)
+      table.push([
+        r.keyId,
+        `${r.principal.type} ${r.principal.id}`,
+        r.validFrom,
+        r.validUntil ?? '-',
+        r.revokedAt ?? '-',
+        r.status,
+      ])
     const text = `organization ${organizationId}: ${rows.length} binding${rows.length === 1 ? '' : 's'}\n${table.toString()}`
     return {status: 'ok', result: {organizationId, at, bindings: rows}, text}
   }

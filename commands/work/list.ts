@@ -6,7 +6,8 @@ import {renderWorkList} from '../../src/operator/render.js'
 import {workGraph} from '../../src/operator/views.js'
 
 export default class WorkList extends OperatorCommand {
-  static summary = 'List the WorkItems of a Group with derived progress: state, owner, deadline, approval, blockers, critical path.'
+  static summary =
+    'List the WorkItems of a Group with derived progress: state, owner, deadline, approval, blockers, critical path.'
   static description = `Folded from the Group's verified Events. Progress is derived from the graph — counts per state, blocked and failed items, overdue deadlines, pending execution approvals and the longest chain of unfinished work — never a percentage.
 
 ${OPERATOR_EXIT_CODES}`

@@ -12,7 +12,10 @@ export default class WorkShow extends OperatorCommand {
 ${OPERATOR_EXIT_CODES}`
 
   static examples = ['<%= config.bin %> work show G W']
-  static args = {group: Args.string({description: 'Group ID.', required: true}), workItem: Args.string({description: 'WorkItem ID.', required: true})}
+  static args = {
+    group: Args.string({description: 'Group ID.', required: true}),
+    workItem: Args.string({description: 'WorkItem ID.', required: true}),
+  }
   static flags = {...operatorFlags}
 
   protected async execute(): Promise<Outcome> {

@@ -40,8 +40,24 @@ const PROFILE_ID = 'missionweaveprotocol.first-admission-historical-trust.v0.1'
 const WIRE_CODE = 'AUTH_INVALID_SIGNATURE'
 type Reason = AdmissionReason
 
-const LOOKUP_STATUSES = ['found', 'authoritative-absence', 'unauthenticated', 'integrity-failed', 'unavailable', 'indeterminate'] as const
-const APPEND_STATUSES = ['committed', 'existing', 'conflict', 'unauthenticated', 'integrity-failed', 'unavailable', 'indeterminate', 'commit-failed'] as const
+const LOOKUP_STATUSES = [
+  'found',
+  'authoritative-absence',
+  'unauthenticated',
+  'integrity-failed',
+  'unavailable',
+  'indeterminate',
+] as const
+const APPEND_STATUSES = [
+  'committed',
+  'existing',
+  'conflict',
+  'unauthenticated',
+  'integrity-failed',
+  'unavailable',
+  'indeterminate',
+  'commit-failed',
+] as const
 type LookupStatus = (typeof LOOKUP_STATUSES)[number]
 type AppendStatus = (typeof APPEND_STATUSES)[number]
 
@@ -70,7 +86,8 @@ function coordinatorRegistry(history: Registry['bindings'][number]['validityHist
   return r
 }
 
-const laterExpiry = (): Registry => coordinatorRegistry([{sequence: 1, recordedAt: VALID_FROM, validUntil: LATER_VALID_UNTIL}])
+const laterExpiry = (): Registry =>
+  coordinatorRegistry([{sequence: 1, recordedAt: VALID_FROM, validUntil: LATER_VALID_UNTIL}])
 const laterRevocation = (): Registry =>
   coordinatorRegistry([
     {sequence: 1, recordedAt: VALID_FROM, validUntil: '2027-01-01T00:00:00Z'},
@@ -87,9 +104,19 @@ type RecordFields = FirstAdmissionRecord
 const recordId = (name: string): string => `urn:mwp:dev:admission-record:${name}`
 
 /** The first admission context of a development document: five minutes after its protected time. */
-function contextFor(docs: DocumentSet, kind: DocumentKind, name: string = kind, trustedAcceptedAt?: string, acceptedBy: Principal = ADMISSION): AcceptanceContext {
+function contextFor(
+  docs: DocumentSet,
+  kind: DocumentKind,
+  name: string = kind,
+  trustedAcceptedAt?: string,
+  acceptedBy: Principal = ADMISSION,
+): AcceptanceContext {
   const protectedTime = docs.signed[kind].document[PROFILES[kind].timeField] as string
-  return {admissionRecordId: recordId(name), trustedAcceptedAt: trustedAcceptedAt ?? after(protectedTime, 300), acceptedBy: {...acceptedBy}}
+  return {
+    admissionRecordId: recordId(name),
+    trustedAcceptedAt: trustedAcceptedAt ?? after(protectedTime, 300),
+    acceptedBy: {...acceptedBy},
+  }
 }
 
 /** The nine fields, in schema order, from the signed document and the acceptance context. */
@@ -126,12 +153,18 @@ interface Evaluation {
   trustedContext: AcceptanceContext | null
   lookup: Outcome
   append: Outcome | null
-  expect: {stage: 'complete'; wireCode: null; record: string} | {stage: 'admission'; wireCode: typeof WIRE_CODE; reason: Reason}
+  expect:
+    | {stage: 'complete'; wireCode: null; record: string}
+    | {stage: 'admission'; wireCode: typeof WIRE_CODE; reason: Reason}
 }
 
 const documentPath = (kind: DocumentKind): string => `${CRYPTO_VALID}/${kind}.json`
 
-const stored = (status: 'found' | 'committed' | 'existing', record: string, authenticatedService: Principal = ADMISSION): Outcome => ({
+const stored = (
+  status: 'found' | 'committed' | 'existing',
+  record: string,
+  authenticatedService: Principal = ADMISSION,
+): Outcome => ({
   status,
   record,
   authenticatedService: {...authenticatedService},
@@ -149,7 +182,17 @@ interface Options {
 /** Historical replay: one lookup, never a trusted context or an append. */
 function replay(id: string, lookup: Outcome, expect: Evaluation['expect'], o: Options = {}): Evaluation {
   const kind = o.kind ?? 'command'
-  return {id, profileId: kind, mode: 'historical-replay', document: o.document ?? documentPath(kind), registry: o.registry ?? REGISTRY_VALID, trustedContext: null, lookup, append: null, expect}
+  return {
+    id,
+    profileId: kind,
+    mode: 'historical-replay',
+    document: o.document ?? documentPath(kind),
+    registry: o.registry ?? REGISTRY_VALID,
+    trustedContext: null,
+    lookup,
+    append: null,
+    expect,
+  }
 }
 
 /** First admission whose lookup is not an authoritative absence: no context, no append. */
@@ -158,7 +201,13 @@ function admitAfterLookup(id: string, lookup: Outcome, expect: Evaluation['expec
 }
 
 /** First admission after an authoritative absence: a trusted context, then an append (or none). */
-function admitAfterAbsence(id: string, trustedContext: AcceptanceContext, append: Outcome | null, expect: Evaluation['expect'], o: Options = {}): Evaluation {
+function admitAfterAbsence(
+  id: string,
+  trustedContext: AcceptanceContext,
+  append: Outcome | null,
+  expect: Evaluation['expect'],
+  o: Options = {},
+): Evaluation {
   return {...replay(id, bare('authoritative-absence'), expect, o), mode: 'first-admission', trustedContext, append}
 }
 
@@ -185,7 +234,8 @@ export function admissionBundle(docs: DocumentSet, cryptography: readonly Genera
   }
   const cryptoManifest = JSON.parse(cryptoFile(CRYPTO_MANIFEST).toString('utf8')) as {artifactDigest: string}
   for (const kind of DOCUMENT_KINDS) {
-    if (!cryptoFile(documentPath(kind)).equals(Buffer.from(jsonText(docs.signed[kind].document)))) throw new Error(`admission: ${documentPath(kind)} is not the development ${kind}`)
+    if (!cryptoFile(documentPath(kind)).equals(Buffer.from(jsonText(docs.signed[kind].document))))
+      throw new Error(`admission: ${documentPath(kind)} is not the development ${kind}`)
   }
   cryptoFile(REGISTRY_VALID)
 
@@ -215,7 +265,13 @@ export function admissionBundle(docs: DocumentSet, cryptography: readonly Genera
   const boundary = (name: string, trustedAcceptedAt: string, registry?: string): Evaluation => {
     const context = contextFor(docs, 'command', `command-${name}`, trustedAcceptedAt)
     const path = record(RECORDS_VALID, `command-${name}`, recordFor(docs, 'command', context))
-    return admitAfterAbsence(`first-admission.${name}`, context, stored('committed', path), complete(path), registry ? {registry} : {})
+    return admitAfterAbsence(
+      `first-admission.${name}`,
+      context,
+      stored('committed', path),
+      complete(path),
+      registry ? {registry} : {},
+    )
   }
   cases.push({
     id: 'accept.first-admission.trusted-time-boundaries',
@@ -226,28 +282,60 @@ export function admissionBundle(docs: DocumentSet, cryptography: readonly Genera
   })
 
   // Idempotent retry: the record is found; no context, no append (D6).
-  cases.push({id: 'accept.first-admission.idempotent-retry', evaluations: [admitAfterLookup('first-admission.idempotent-retry', stored('found', commandRecord), complete(commandRecord))]})
+  cases.push({
+    id: 'accept.first-admission.idempotent-retry',
+    evaluations: [
+      admitAfterLookup('first-admission.idempotent-retry', stored('found', commandRecord), complete(commandRecord)),
+    ],
+  })
 
   // A concurrent winner: append returns the existing record, whose admissionRecordId and
   // trustedAcceptedAt differ from this caller's candidate; it is validated and returned (§6.4).
-  const loserContext = contextFor(docs, 'command', 'command-concurrent-candidate', after(commandContext.trustedAcceptedAt, 120))
+  const loserContext = contextFor(
+    docs,
+    'command',
+    'command-concurrent-candidate',
+    after(commandContext.trustedAcceptedAt, 120),
+  )
   cases.push({
     id: 'accept.first-admission.concurrent-winner',
-    evaluations: [admitAfterAbsence('first-admission.concurrent-winner', loserContext, stored('existing', commandRecord), complete(commandRecord))],
+    evaluations: [
+      admitAfterAbsence(
+        'first-admission.concurrent-winner',
+        loserContext,
+        stored('existing', commandRecord),
+        complete(commandRecord),
+      ),
+    ],
   })
 
   // Historical replay of every kind, then after a later expiry and a later revocation (D14).
   cases.push({
     id: 'accept.historical-replay.profile-matrix',
-    evaluations: DOCUMENT_KINDS.map((kind) => replay(`historical-replay.${kind}`, stored('found', `${RECORDS_VALID}/${kind}.json`), complete(`${RECORDS_VALID}/${kind}.json`), {kind})),
+    evaluations: DOCUMENT_KINDS.map((kind) =>
+      replay(
+        `historical-replay.${kind}`,
+        stored('found', `${RECORDS_VALID}/${kind}.json`),
+        complete(`${RECORDS_VALID}/${kind}.json`),
+        {kind},
+      ),
+    ),
   })
   cases.push({
     id: 'accept.historical-replay.later-expiry',
-    evaluations: [replay('historical-replay.later-expiry', stored('found', commandRecord), complete(commandRecord), {registry: expiryRegistry})],
+    evaluations: [
+      replay('historical-replay.later-expiry', stored('found', commandRecord), complete(commandRecord), {
+        registry: expiryRegistry,
+      }),
+    ],
   })
   cases.push({
     id: 'accept.historical-replay.later-revocation',
-    evaluations: [replay('historical-replay.later-revocation', stored('found', commandRecord), complete(commandRecord), {registry: revocationRegistry})],
+    evaluations: [
+      replay('historical-replay.later-revocation', stored('found', commandRecord), complete(commandRecord), {
+        registry: revocationRegistry,
+      }),
+    ],
   })
 
   // ---- Failures
@@ -264,13 +352,18 @@ export function admissionBundle(docs: DocumentSet, cryptography: readonly Genera
     id: 'reject.admission.lookup-matrix',
     evaluations: [
       replay('historical-record-missing', bare('authoritative-absence'), rejected('record-missing')),
-      ...lookupFailures.map(([status, reason]) => admitAfterLookup(`first-admission-lookup-${status}`, bare(status), rejected(reason))),
-      ...lookupFailures.map(([status, reason]) => replay(`historical-lookup-${status}`, bare(status), rejected(reason))),
+      ...lookupFailures.map(([status, reason]) =>
+        admitAfterLookup(`first-admission-lookup-${status}`, bare(status), rejected(reason)),
+      ),
+      ...lookupFailures.map(([status, reason]) =>
+        replay(`historical-lookup-${status}`, bare(status), rejected(reason)),
+      ),
     ],
   })
 
   // Records that fail validation (N6 order): parse, schema, binding, acceptedBy, interval.
-  const invalid = (name: string, content: RecordFields | JsonObject | string): string => record(RECORDS_INVALID, name, content)
+  const invalid = (name: string, content: RecordFields | JsonObject | string): string =>
+    record(RECORDS_INVALID, name, content)
   const mutated = (edit: Partial<RecordFields>): RecordFields => ({...command, ...edit})
   const {acceptedBy: _dropped, ...withoutAcceptedBy} = command
   const recordSignature = {
@@ -284,27 +377,98 @@ export function admissionBundle(docs: DocumentSet, cryptography: readonly Genera
     id: 'reject.admission.record-matrix',
     evaluations: [
       // Exactly one strict JSON value (duplicate member with the same value; two values).
-      replay('record-duplicate-member', found(invalid('duplicate-member', replaceOnce(commandText, '\n  "organizationId":', `\n  "organizationI\\u0064": ${JSON.stringify(ORG)},\n  "organizationId":`))), rejected('record-unparseable')),
-      replay('record-trailing-data', found(invalid('trailing-data', commandText + commandText)), rejected('record-unparseable')),
+      replay(
+        'record-duplicate-member',
+        found(
+          invalid(
+            'duplicate-member',
+            replaceOnce(
+              commandText,
+              '\n  "organizationId":',
+              `\n  "organizationI\\u0064": ${JSON.stringify(ORG)},\n  "organizationId":`,
+            ),
+          ),
+        ),
+        rejected('record-unparseable'),
+      ),
+      replay(
+        'record-trailing-data',
+        found(invalid('trailing-data', commandText + commandText)),
+        rejected('record-unparseable'),
+      ),
       // The record schema: nine fields exactly, acceptedBy a service, no signature (D1, D2).
-      replay('accepted-by-non-service', found(invalid('accepted-by-non-service', mutated({acceptedBy: bindingPrincipal('mission-owner')}))), rejected('record-schema-invalid')),
-      replay('first-admission-record-with-signature', found(invalid('with-signature', {...command, signature: recordSignature} as unknown as JsonObject)), rejected('record-schema-invalid')),
-      replay('record-missing-accepted-by', found(invalid('missing-accepted-by', withoutAcceptedBy as unknown as JsonObject)), rejected('record-schema-invalid')),
+      replay(
+        'accepted-by-non-service',
+        found(invalid('accepted-by-non-service', mutated({acceptedBy: bindingPrincipal('mission-owner')}))),
+        rejected('record-schema-invalid'),
+      ),
+      replay(
+        'first-admission-record-with-signature',
+        found(invalid('with-signature', {...command, signature: recordSignature} as unknown as JsonObject)),
+        rejected('record-schema-invalid'),
+      ),
+      replay(
+        'record-missing-accepted-by',
+        found(invalid('missing-accepted-by', withoutAcceptedBy as unknown as JsonObject)),
+        rejected('record-schema-invalid'),
+      ),
       replay('command-as-own-record', found(documentPath('command')), rejected('record-schema-invalid')),
       // Exact binding equality with the six-stage evidence (D11).
-      replay('organization-mismatch', found(invalid('organization-mismatch', mutated({organizationId: 'urn:mwp:dev:org:other'}))), rejected('record-binding-mismatch')),
-      replay('document-kind-mismatch', found(invalid('document-kind-mismatch', mutated({documentKind: 'event'}))), rejected('record-binding-mismatch')),
-      replay('signing-hash-mismatch', found(invalid('signing-hash-mismatch', mutated({signingHash: docs.signed.event.signingHash}))), rejected('record-binding-mismatch')),
-      replay('key-id-mismatch', found(invalid('key-id-mismatch', mutated({keyId: 'urn:mwp:dev:key:coordinator-2'}))), rejected('record-binding-mismatch')),
-      replay('principal-mismatch', found(invalid('principal-mismatch', mutated({principal: bindingPrincipal('developer')}))), rejected('record-binding-mismatch')),
-      admitAfterLookup('first-admission-found-binding-mismatch', found(`${RECORDS_INVALID}/key-id-mismatch.json`), rejected('record-binding-mismatch')),
+      replay(
+        'organization-mismatch',
+        found(invalid('organization-mismatch', mutated({organizationId: 'urn:mwp:dev:org:other'}))),
+        rejected('record-binding-mismatch'),
+      ),
+      replay(
+        'document-kind-mismatch',
+        found(invalid('document-kind-mismatch', mutated({documentKind: 'event'}))),
+        rejected('record-binding-mismatch'),
+      ),
+      replay(
+        'signing-hash-mismatch',
+        found(invalid('signing-hash-mismatch', mutated({signingHash: docs.signed.event.signingHash}))),
+        rejected('record-binding-mismatch'),
+      ),
+      replay(
+        'key-id-mismatch',
+        found(invalid('key-id-mismatch', mutated({keyId: 'urn:mwp:dev:key:coordinator-2'}))),
+        rejected('record-binding-mismatch'),
+      ),
+      replay(
+        'principal-mismatch',
+        found(invalid('principal-mismatch', mutated({principal: bindingPrincipal('developer')}))),
+        rejected('record-binding-mismatch'),
+      ),
+      admitAfterLookup(
+        'first-admission-found-binding-mismatch',
+        found(`${RECORDS_INVALID}/key-id-mismatch.json`),
+        rejected('record-binding-mismatch'),
+      ),
       // acceptedBy must be the service the adapter authenticated, not what the record claims (D12).
-      replay('accepted-by-other-service', found(invalid('accepted-by-other-service', mutated({acceptedBy: OTHER_SERVICE}))), rejected('accepted-by-mismatch')),
+      replay(
+        'accepted-by-other-service',
+        found(invalid('accepted-by-other-service', mutated({acceptedBy: OTHER_SERVICE}))),
+        rejected('accepted-by-mismatch'),
+      ),
       replay('authenticated-service-differs', found(commandRecord, OTHER_SERVICE), rejected('accepted-by-mismatch')),
       // The record's own trusted time must lie inside the key interval, also on replay.
-      replay('record-accepted-at-valid-until', found(invalid('accepted-at-valid-until', mutated({trustedAcceptedAt: LATER_VALID_UNTIL}))), rejected('trusted-time-outside-key-interval'), {registry: expiryRegistry}),
-      replay('record-accepted-at-revoked-at', found(invalid('accepted-at-revoked-at', mutated({trustedAcceptedAt: LATER_REVOKED_AT}))), rejected('trusted-time-outside-key-interval'), {registry: revocationRegistry}),
-      replay('record-accepted-before-valid-from', found(invalid('accepted-before-valid-from', mutated({trustedAcceptedAt: after(VALID_FROM, -1)}))), rejected('trusted-time-outside-key-interval')),
+      replay(
+        'record-accepted-at-valid-until',
+        found(invalid('accepted-at-valid-until', mutated({trustedAcceptedAt: LATER_VALID_UNTIL}))),
+        rejected('trusted-time-outside-key-interval'),
+        {registry: expiryRegistry},
+      ),
+      replay(
+        'record-accepted-at-revoked-at',
+        found(invalid('accepted-at-revoked-at', mutated({trustedAcceptedAt: LATER_REVOKED_AT}))),
+        rejected('trusted-time-outside-key-interval'),
+        {registry: revocationRegistry},
+      ),
+      replay(
+        'record-accepted-before-valid-from',
+        found(invalid('accepted-before-valid-from', mutated({trustedAcceptedAt: after(VALID_FROM, -1)}))),
+        rejected('trusted-time-outside-key-interval'),
+      ),
     ],
   })
 
@@ -315,15 +479,37 @@ export function admissionBundle(docs: DocumentSet, cryptography: readonly Genera
     id: 'reject.admission.event-self-anchoring',
     evaluations: [
       replay('event-self-anchoring', found(eventDocument), rejected('event-self-anchoring'), event),
-      replay('event-self-anchoring-reserialized', found(invalid('event-reserialized', `${JSON.stringify(reverseMembers(docs.signed.event.document))}\n`)), rejected('event-self-anchoring'), event),
-      admitAfterLookup('first-admission-event-self-anchoring-lookup', found(eventDocument), rejected('event-self-anchoring'), event),
-      admitAfterAbsence('first-admission-event-self-anchoring-append', contextFor(docs, 'event'), stored('existing', eventDocument), rejected('event-self-anchoring'), event),
+      replay(
+        'event-self-anchoring-reserialized',
+        found(invalid('event-reserialized', `${JSON.stringify(reverseMembers(docs.signed.event.document))}\n`)),
+        rejected('event-self-anchoring'),
+        event,
+      ),
+      admitAfterLookup(
+        'first-admission-event-self-anchoring-lookup',
+        found(eventDocument),
+        rejected('event-self-anchoring'),
+        event,
+      ),
+      admitAfterAbsence(
+        'first-admission-event-self-anchoring-append',
+        contextFor(docs, 'event'),
+        stored('existing', eventDocument),
+        rejected('event-self-anchoring'),
+        event,
+      ),
     ],
   })
 
   // The trusted acceptance context, checked before any append (D8): append is never scripted.
   const at = (name: string, trustedAcceptedAt: string, reason: Reason, registry?: string) =>
-    admitAfterAbsence(name, contextFor(docs, 'command', 'command', trustedAcceptedAt), null, rejected(reason), registry ? {registry} : {})
+    admitAfterAbsence(
+      name,
+      contextFor(docs, 'command', 'command', trustedAcceptedAt),
+      null,
+      rejected(reason),
+      registry ? {registry} : {},
+    )
   cases.push({
     id: 'reject.admission.trusted-time-matrix',
     evaluations: [
@@ -331,14 +517,38 @@ export function admissionBundle(docs: DocumentSet, cryptography: readonly Genera
       // 01:59:59+02:00 sorts after validFrom's text but is one second before it as an instant.
       at('trusted-time-before-valid-from-offset', '2026-07-01T01:59:59+02:00', 'trusted-time-outside-key-interval'),
       at('trusted-time-equal-valid-until', LATER_VALID_UNTIL, 'trusted-time-outside-key-interval', expiryRegistry),
-      at('trusted-time-equal-valid-until-fractional', LATER_VALID_UNTIL.replace('Z', '.000Z'), 'trusted-time-outside-key-interval', expiryRegistry),
-      at('trusted-time-after-valid-until', after(LATER_VALID_UNTIL, 1), 'trusted-time-outside-key-interval', expiryRegistry),
+      at(
+        'trusted-time-equal-valid-until-fractional',
+        LATER_VALID_UNTIL.replace('Z', '.000Z'),
+        'trusted-time-outside-key-interval',
+        expiryRegistry,
+      ),
+      at(
+        'trusted-time-after-valid-until',
+        after(LATER_VALID_UNTIL, 1),
+        'trusted-time-outside-key-interval',
+        expiryRegistry,
+      ),
       at('trusted-time-equal-revoked-at', LATER_REVOKED_AT, 'trusted-time-outside-key-interval', revocationRegistry),
-      at('trusted-time-after-revoked-at', after(LATER_REVOKED_AT, 1), 'trusted-time-outside-key-interval', revocationRegistry),
+      at(
+        'trusted-time-after-revoked-at',
+        after(LATER_REVOKED_AT, 1),
+        'trusted-time-outside-key-interval',
+        revocationRegistry,
+      ),
       at('malformed-trusted-time', 'not-a-timestamp', 'malformed-trusted-time'),
-      at('malformed-trusted-time-no-offset', commandContext.trustedAcceptedAt.replace('Z', ''), 'malformed-trusted-time'),
+      at(
+        'malformed-trusted-time-no-offset',
+        commandContext.trustedAcceptedAt.replace('Z', ''),
+        'malformed-trusted-time',
+      ),
       at('malformed-trusted-time-leap-second', '2026-07-03T23:59:60Z', 'malformed-trusted-time'),
-      admitAfterAbsence('context-not-service', contextFor(docs, 'command', 'command', undefined, bindingPrincipal('mission-owner')), null, rejected('context-not-service')),
+      admitAfterAbsence(
+        'context-not-service',
+        contextFor(docs, 'command', 'command', undefined, bindingPrincipal('mission-owner')),
+        null,
+        rejected('context-not-service'),
+      ),
     ],
   })
 
@@ -354,14 +564,37 @@ export function admissionBundle(docs: DocumentSet, cryptography: readonly Genera
   cases.push({
     id: 'reject.admission.append-matrix',
     evaluations: [
-      ...appendFailures.map(([status, reason]) => admitAfterAbsence(`append-${status}`, commandContext, bare(status), rejected(reason))),
+      ...appendFailures.map(([status, reason]) =>
+        admitAfterAbsence(`append-${status}`, commandContext, bare(status), rejected(reason)),
+      ),
       // The returned record is validated, not the candidate: the committed bytes are the
       // candidate's, but the adapter authenticated another service.
-      admitAfterAbsence('append-committed-authenticated-other-service', commandContext, stored('committed', commandRecord, OTHER_SERVICE), rejected('accepted-by-mismatch')),
+      admitAfterAbsence(
+        'append-committed-authenticated-other-service',
+        commandContext,
+        stored('committed', commandRecord, OTHER_SERVICE),
+        rejected('accepted-by-mismatch'),
+      ),
       // A concurrent "winner" that does not bind to this document, or was accepted out of interval.
-      admitAfterAbsence('append-existing-binding-mismatch', commandContext, stored('existing', `${RECORDS_INVALID}/principal-mismatch.json`), rejected('record-binding-mismatch')),
-      admitAfterAbsence('append-existing-accepted-at-valid-until', commandContext, stored('existing', `${RECORDS_INVALID}/accepted-at-valid-until.json`), rejected('trusted-time-outside-key-interval'), {registry: expiryRegistry}),
-      admitAfterAbsence('append-existing-unparseable', commandContext, stored('existing', `${RECORDS_INVALID}/trailing-data.json`), rejected('record-unparseable')),
+      admitAfterAbsence(
+        'append-existing-binding-mismatch',
+        commandContext,
+        stored('existing', `${RECORDS_INVALID}/principal-mismatch.json`),
+        rejected('record-binding-mismatch'),
+      ),
+      admitAfterAbsence(
+        'append-existing-accepted-at-valid-until',
+        commandContext,
+        stored('existing', `${RECORDS_INVALID}/accepted-at-valid-until.json`),
+        rejected('trusted-time-outside-key-interval'),
+        {registry: expiryRegistry},
+      ),
+      admitAfterAbsence(
+        'append-existing-unparseable',
+        commandContext,
+        stored('existing', `${RECORDS_INVALID}/trailing-data.json`),
+        rejected('record-unparseable'),
+      ),
     ],
   })
 
@@ -369,7 +602,9 @@ export function admissionBundle(docs: DocumentSet, cryptography: readonly Genera
   const root = packageRoot()
   const artifactBytes = new Map<string, Buffer>(files)
   for (const path of PINNED_SCHEMAS) artifactBytes.set(path, readFileSync(join(root, path)))
-  const artifacts = [...artifactBytes.keys()].sort().map((path) => ({path, byteLength: artifactBytes.get(path)!.length, sha256: sha256(artifactBytes.get(path)!)}))
+  const artifacts = [...artifactBytes.keys()]
+    .sort()
+    .map((path) => ({path, byteLength: artifactBytes.get(path)!.length, sha256: sha256(artifactBytes.get(path)!)}))
   const body = {
     $schema: MANIFEST_SCHEMA_ID,
     manifestVersion: 1,
@@ -421,7 +656,19 @@ export function admissionManifestSchema(): object {
     description: 'First admission and historical replay cases (spec §6.4), generated by scripts/make-fixtures.ts.',
     type: 'object',
     additionalProperties: false,
-    required: ['$schema', 'manifestVersion', 'protocolVersion', 'profileId', 'semanticStage', 'wireCode', 'cryptography', 'fixtureSchemas', 'artifactDigest', 'artifacts', 'cases'],
+    required: [
+      '$schema',
+      'manifestVersion',
+      'protocolVersion',
+      'profileId',
+      'semanticStage',
+      'wireCode',
+      'cryptography',
+      'fixtureSchemas',
+      'artifactDigest',
+      'artifacts',
+      'cases',
+    ],
     properties: {
       $schema: {const: MANIFEST_SCHEMA_ID},
       manifestVersion: {const: 1},
@@ -446,7 +693,11 @@ export function admissionManifestSchema(): object {
       cases: {type: 'array', minItems: 1, items: ref('case')},
     },
     $defs: {
-      repositoryPath: {type: 'string', pattern: `^(?:[a-z0-9][a-z0-9._-]*/)*[a-z0-9][a-z0-9._-]*${END}`, maxLength: 512},
+      repositoryPath: {
+        type: 'string',
+        pattern: `^(?:[a-z0-9][a-z0-9._-]*/)*[a-z0-9][a-z0-9._-]*${END}`,
+        maxLength: 512,
+      },
       sha256: {type: 'string', pattern: `^sha256:[0-9a-f]{64}${END}`},
       id: {type: 'string', pattern: `^[a-z0-9]+(?:[.-][a-z0-9]+)*${END}`, maxLength: 160},
       absoluteId: {type: 'string', format: 'uri', pattern: `^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+${END}`, maxLength: 512},
@@ -460,7 +711,8 @@ export function admissionManifestSchema(): object {
         type: 'object',
         additionalProperties: false,
         required: ['admissionRecordId', 'trustedAcceptedAt', 'acceptedBy'],
-        description: 'trustedAcceptedAt and acceptedBy are deliberately loose: a malformed time or a non-service acceptor is a scripted fault.',
+        description:
+          'trustedAcceptedAt and acceptedBy are deliberately loose: a malformed time or a non-service acceptor is a scripted fault.',
         properties: {
           admissionRecordId: ref('absoluteId'),
           trustedAcceptedAt: {type: 'string', minLength: 1, maxLength: 128},
@@ -502,11 +754,20 @@ export function admissionManifestSchema(): object {
             then: {properties: {trustedContext: {type: 'null'}, append: {type: 'null'}}},
           },
           {
-            if: {properties: {lookup: {properties: {status: {not: {const: 'authoritative-absence'}}}}}, required: ['lookup']},
+            if: {
+              properties: {lookup: {properties: {status: {not: {const: 'authoritative-absence'}}}}},
+              required: ['lookup'],
+            },
             then: {properties: {trustedContext: {type: 'null'}, append: {type: 'null'}}},
           },
           {
-            if: {properties: {mode: {const: 'first-admission'}, lookup: {properties: {status: {const: 'authoritative-absence'}}}}, required: ['mode', 'lookup']},
+            if: {
+              properties: {
+                mode: {const: 'first-admission'},
+                lookup: {properties: {status: {const: 'authoritative-absence'}}},
+              },
+              required: ['mode', 'lookup'],
+            },
             then: {properties: {trustedContext: ref('trustedContext')}},
           },
         ],
@@ -515,7 +776,11 @@ export function admissionManifestSchema(): object {
         type: 'object',
         additionalProperties: false,
         required: ['path', 'byteLength', 'sha256'],
-        properties: {path: ref('repositoryPath'), byteLength: {type: 'integer', minimum: 0, maximum: 9007199254740991}, sha256: ref('sha256')},
+        properties: {
+          path: ref('repositoryPath'),
+          byteLength: {type: 'integer', minimum: 0, maximum: 9007199254740991},
+          sha256: ref('sha256'),
+        },
       },
       case: {
         type: 'object',

@@ -43,7 +43,9 @@ export const JCS_EXPECTED = [
 export function checkedJcs(): string {
   const actual = canonicalize(parseJsonText(JCS_INPUT))
   if (actual !== JCS_EXPECTED) {
-    throw new Error(`src/json/jcs.ts disagrees with the hand-checked JCS vector:\n  got  ${JSON.stringify(actual)}\n  want ${JSON.stringify(JCS_EXPECTED)}`)
+    throw new Error(
+      `src/json/jcs.ts disagrees with the hand-checked JCS vector:\n  got  ${JSON.stringify(actual)}\n  want ${JSON.stringify(JCS_EXPECTED)}`,
+    )
   }
   return actual
 }

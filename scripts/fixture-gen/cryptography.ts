@@ -22,7 +22,17 @@ import {
   signingKeyFixtureSchema,
 } from './bundle-schemas.js'
 import {JCS_INPUT, checkedJcs} from './canonicalization.js'
-import {EVIDENCE_ID, type DocumentSet, GROUP, PATCH_HASH, SIGNER, TEST_REPORT_HASH, WORK_CONVERSATION, WORK_ITEM, uuid} from './documents.js'
+import {
+  EVIDENCE_ID,
+  type DocumentSet,
+  GROUP,
+  PATCH_HASH,
+  SIGNER,
+  TEST_REPORT_HASH,
+  WORK_CONVERSATION,
+  WORK_ITEM,
+  uuid,
+} from './documents.js'
 import {
   IDENTITY,
   NEGATIVE_ZERO,
@@ -36,9 +46,28 @@ import {
   sPlusL,
   withR,
 } from './ed25519-faults.js'
-import {type Binding, type IdentityName, type Registry, bindingPrincipal, devRegistry, keyOf, principalOf} from './identities.js'
+import {
+  type Binding,
+  type IdentityName,
+  type Registry,
+  bindingPrincipal,
+  devRegistry,
+  keyOf,
+  principalOf,
+} from './identities.js'
 import {type Stage, WIRE_CODE} from '../../src/signing/verify.js'
-import {type GeneratedFile, b64url, clone, edited, escapeNonAscii, jsonText, replaceOnce, reverseMembers, seedFor, setUnusedPadBit} from './util.js'
+import {
+  type GeneratedFile,
+  b64url,
+  clone,
+  edited,
+  escapeNonAscii,
+  jsonText,
+  replaceOnce,
+  reverseMembers,
+  seedFor,
+  setUnusedPadBit,
+} from './util.js'
 
 const KEYS = 'cryptography/keys'
 const VALID = 'cryptography/vectors/signed-documents/valid'
@@ -134,12 +163,15 @@ function withSignature(golden: JsonObject, signature: Uint8Array | string): Json
   })
 }
 
-const setTime = (text: string, createdAt = text) => (d: JsonObject) => {
-  d.issuedAt = text
-  ;(d.signature as JsonObject).createdAt = createdAt
-}
+const setTime =
+  (text: string, createdAt = text) =>
+  (d: JsonObject) => {
+    d.issuedAt = text
+    ;(d.signature as JsonObject).createdAt = createdAt
+  }
 
-const data = (d: JsonObject): JsonObject => ((d.extensions as JsonObject)['urn:mwp:dev:extension:vector-notes'] as JsonObject).data as JsonObject
+const data = (d: JsonObject): JsonObject =>
+  ((d.extensions as JsonObject)['urn:mwp:dev:extension:vector-notes'] as JsonObject).data as JsonObject
 
 // ---------------------------------------------------------------------------------------------
 // Registry variants
@@ -186,7 +218,11 @@ interface RejectingRegistry {
 /** Registries that must make the golden Command fail key resolution. */
 function rejectingRegistries(): RejectingRegistry[] {
   const coordinatorKey = keyOf('coordinator').publicKey
-  const reg = (file: string, fault: string, edit: (r: Registry, c: Binding) => void): RejectingRegistry => ({file, fault, registry: registryWith(edit)})
+  const reg = (file: string, fault: string, edit: (r: Registry, c: Binding) => void): RejectingRegistry => ({
+    file,
+    fault,
+    registry: registryWith(edit),
+  })
   const publicKey = (file: string, fault: string, value: string): RejectingRegistry =>
     reg(file, fault, (_, c) => {
       c.publicKey = value
@@ -262,9 +298,17 @@ function rejectingRegistries(): RejectingRegistry[] {
     publicKey('public-key-noncanonical', 'public-key-noncanonical', crafted(Y_ABOVE_P, 'noncanonical')),
     publicKey('public-key-y-equals-p', 'public-key-y-equals-p', crafted(Y_EQUALS_P, 'y-equals-p')),
     publicKey('public-key-off-curve', 'public-key-off-curve', crafted(OFF_CURVE, 'off-curve')),
-    publicKey('public-key-wrong-length', 'public-key-wrong-length', crafted(coordinatorKey.subarray(0, 31), 'wrong-length')),
+    publicKey(
+      'public-key-wrong-length',
+      'public-key-wrong-length',
+      crafted(coordinatorKey.subarray(0, 31), 'wrong-length'),
+    ),
     publicKey('public-key-padded', 'public-key-padded-base64url', `${b64url(coordinatorKey)}=`),
-    publicKey('public-key-nonzero-unused-pad-bits', 'public-key-nonzero-unused-pad-bits', setUnusedPadBit(b64url(coordinatorKey))),
+    publicKey(
+      'public-key-nonzero-unused-pad-bits',
+      'public-key-nonzero-unused-pad-bits',
+      setUnusedPadBit(b64url(coordinatorKey)),
+    ),
   ]
 }
 
@@ -312,7 +356,14 @@ class Bundle {
   }
 
   /** A complete evaluation with every `verified` field computed from the signed document. */
-  complete(kind: DocumentKind, document: string, signed: Signed, signer: IdentityName, jcsName: string, registry = REGISTRY_VALID): Evaluation {
+  complete(
+    kind: DocumentKind,
+    document: string,
+    signed: Signed,
+    signer: IdentityName,
+    jcsName: string,
+    registry = REGISTRY_VALID,
+  ): Evaluation {
     const key = keyOf(signer)
     const doc = signed.document
     return {
@@ -338,8 +389,20 @@ class Bundle {
   }
 }
 
-function failure(fault: string, stage: Stage, document: string, registry = REGISTRY_VALID, basis: {caseId: string; profileId: DocumentKind} = {caseId: GOLDEN_CASE, profileId: 'command'}): Evaluation {
-  return {profileId: basis.profileId, document, registry, fault: {id: fault, basis}, expect: {stage, wireCode: WIRE_CODE[stage]}}
+function failure(
+  fault: string,
+  stage: Stage,
+  document: string,
+  registry = REGISTRY_VALID,
+  basis: {caseId: string; profileId: DocumentKind} = {caseId: GOLDEN_CASE, profileId: 'command'},
+): Evaluation {
+  return {
+    profileId: basis.profileId,
+    document,
+    registry,
+    fault: {id: fault, basis},
+    expect: {stage, wireCode: WIRE_CODE[stage]},
+  }
 }
 
 const single = (id: string, evaluation: Evaluation): Case => ({id, kind: 'single', evaluations: [evaluation]})
@@ -350,7 +413,11 @@ function profilesSection(): object[] {
     const p = PROFILES[kind]
     const s = p.signer
     const expectedSigner =
-      s.rule === 'principal-object' ? {rule: s.rule, pointer: `/${s.field}`} : s.rule === 'agent-id' ? {rule: s.rule, idPointer: `/${s.path.join('/')}`} : {rule: s.rule}
+      s.rule === 'principal-object'
+        ? {rule: s.rule, pointer: `/${s.field}`}
+        : s.rule === 'agent-id'
+          ? {rule: s.rule, idPointer: `/${s.path.join('/')}`}
+          : {rule: s.rule}
     return {profileId: kind, schema: `schemas/${p.schema}`, protectedTimePointer: `/${p.timeField}`, expectedSigner}
   })
 }
@@ -388,19 +455,40 @@ export function cryptographyBundle(docs: DocumentSet): GeneratedFile[] {
   const goldenText = goldenSpelling(g)
   const goldenPath = b.add(`${VALID}/command-golden.json`, goldenText)
   cases.push(single(GOLDEN_CASE, b.complete('command', goldenPath, golden, 'coordinator', 'command-golden')))
-  const reserialized = b.add(`${VALID}/command-golden-reserialized.json`, escapeNonAscii(JSON.stringify(reverseMembers(g))))
-  cases.push(single('accept.command.reserialized-members-reversed-ascii-escaped', b.complete('command', reserialized, golden, 'coordinator', 'command-golden')))
+  const reserialized = b.add(
+    `${VALID}/command-golden-reserialized.json`,
+    escapeNonAscii(JSON.stringify(reverseMembers(g))),
+  )
+  cases.push(
+    single(
+      'accept.command.reserialized-members-reversed-ascii-escaped',
+      b.complete('command', reserialized, golden, 'coordinator', 'command-golden'),
+    ),
+  )
 
   // Profile matrix: the nine development documents exactly as in fixtures/documents/.
   cases.push({
     id: MATRIX_CASE,
     kind: 'profile-matrix',
-    evaluations: DOCUMENT_KINDS.map((kind) => b.complete(kind, b.add(`${VALID}/${kind}.json`, jsonText(docs.signed[kind].document)), docs.signed[kind], SIGNER[kind], kind)),
+    evaluations: DOCUMENT_KINDS.map((kind) =>
+      b.complete(
+        kind,
+        b.add(`${VALID}/${kind}.json`, jsonText(docs.signed[kind].document)),
+        docs.signed[kind],
+        SIGNER[kind],
+        kind,
+      ),
+    ),
   })
 
   // Registries under which the golden Command still verifies.
   for (const [name, registry] of Object.entries(acceptingRegistries())) {
-    cases.push(single(`accept.key-resolution.${name}`, b.complete('command', goldenPath, golden, 'coordinator', 'command-golden', b.registry(name, registry))))
+    cases.push(
+      single(
+        `accept.key-resolution.${name}`,
+        b.complete('command', goldenPath, golden, 'coordinator', 'command-golden', b.registry(name, registry)),
+      ),
+    )
   }
 
   const invalid = (name: string, content: string | Buffer | JsonObject): string =>
@@ -412,9 +500,20 @@ export function cryptographyBundle(docs: DocumentSet): GeneratedFile[] {
   invalidUtf8[invalidUtf8.indexOf(0)] = 0xff
   cases.push(
     matrix('reject.parse.byte-level-matrix', [
-      failure('utf8-bom', 'parse', invalid('command-utf8-bom.json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(goldenText)]))),
+      failure(
+        'utf8-bom',
+        'parse',
+        invalid('command-utf8-bom.json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(goldenText)])),
+      ),
       failure('trailing-data', 'parse', invalid('command-trailing-data.json', `${goldenText}{}\n`)),
-      failure('duplicate-decoded-member', 'parse', invalid('command-duplicate-decoded-member.json', replaceOnce(goldenText, '\n  "payload": {', '\n  "pay\\u006coad": {},\n  "payload": {'))),
+      failure(
+        'duplicate-decoded-member',
+        'parse',
+        invalid(
+          'command-duplicate-decoded-member.json',
+          replaceOnce(goldenText, '\n  "payload": {', '\n  "pay\\u006coad": {},\n  "payload": {'),
+        ),
+      ),
       failure('invalid-utf8', 'parse', invalid('command-invalid-utf8.bin', invalidUtf8)),
     ]),
   )
@@ -422,28 +521,105 @@ export function cryptographyBundle(docs: DocumentSet): GeneratedFile[] {
   // Stage 2: schema faults (re-signed where the signature would otherwise be a second fault).
   cases.push(
     matrix('reject.schema.validation-matrix', [
-      failure('timestamp-leap-second', 'schema', invalid('command-leap-second.json', mutant(g, setTime('2026-07-03T11:59:60Z'), {resigned: true}))),
-      failure('timestamp-year-zero', 'schema', invalid('command-year-zero.json', mutant(g, setTime('0000-07-03T12:00:00Z'), {resigned: true}))),
-      failure('timestamp-unknown-local-offset', 'schema', invalid('command-unknown-local-offset.json', mutant(g, setTime('2026-07-03T12:00:00-00:00'), {resigned: true}))),
-      failure('timestamp-invalid-gregorian-date', 'schema', invalid('command-invalid-gregorian-date.json', mutant(g, setTime('2026-02-29T12:00:00Z'), {resigned: true}))),
-      failure('unsupported-algorithm', 'schema', invalid('command-unsupported-algorithm.json', mutant(g, (d) => ((d.signature as JsonObject).algorithm = 'Ed448')))),
-      failure('padded-signature-base64url', 'schema', invalid('command-padded-signature.json', mutant(g, (d) => ((d.signature as JsonObject).value += '==')))),
-      failure('missing-signature', 'schema', invalid('command-missing-signature.json', mutant(g, (d) => delete d.signature))),
-      failure('unknown-core-property', 'schema', invalid('command-unknown-core-property.json', mutant(g, (d) => (d.priority = 'high'), {resigned: true}))),
-      failure('coordinator-kind-missing-coordinator-epoch', 'schema', invalid('command-missing-coordinator-epoch.json', mutant(g, (d) => delete d.coordinatorEpoch, {resigned: true}))),
+      failure(
+        'timestamp-leap-second',
+        'schema',
+        invalid('command-leap-second.json', mutant(g, setTime('2026-07-03T11:59:60Z'), {resigned: true})),
+      ),
+      failure(
+        'timestamp-year-zero',
+        'schema',
+        invalid('command-year-zero.json', mutant(g, setTime('0000-07-03T12:00:00Z'), {resigned: true})),
+      ),
+      failure(
+        'timestamp-unknown-local-offset',
+        'schema',
+        invalid('command-unknown-local-offset.json', mutant(g, setTime('2026-07-03T12:00:00-00:00'), {resigned: true})),
+      ),
+      failure(
+        'timestamp-invalid-gregorian-date',
+        'schema',
+        invalid('command-invalid-gregorian-date.json', mutant(g, setTime('2026-02-29T12:00:00Z'), {resigned: true})),
+      ),
+      failure(
+        'unsupported-algorithm',
+        'schema',
+        invalid(
+          'command-unsupported-algorithm.json',
+          mutant(g, (d) => ((d.signature as JsonObject).algorithm = 'Ed448')),
+        ),
+      ),
+      failure(
+        'padded-signature-base64url',
+        'schema',
+        invalid(
+          'command-padded-signature.json',
+          mutant(g, (d) => ((d.signature as JsonObject).value += '==')),
+        ),
+      ),
+      failure(
+        'missing-signature',
+        'schema',
+        invalid(
+          'command-missing-signature.json',
+          mutant(g, (d) => delete d.signature),
+        ),
+      ),
+      failure(
+        'unknown-core-property',
+        'schema',
+        invalid(
+          'command-unknown-core-property.json',
+          mutant(g, (d) => (d.priority = 'high'), {resigned: true}),
+        ),
+      ),
+      failure(
+        'coordinator-kind-missing-coordinator-epoch',
+        'schema',
+        invalid(
+          'command-missing-coordinator-epoch.json',
+          mutant(g, (d) => delete d.coordinatorEpoch, {resigned: true}),
+        ),
+      ),
     ]),
   )
 
   // Stage 3: signature envelope.
   const sig = Buffer.from((g.signature as JsonObject).value as string, 'base64url')
   const badSig = (name: string, fault: string, bytes: Uint8Array, expected: string) =>
-    failure(fault, 'signature-envelope', invalid(`command-signature-${name}.json`, withSignature(g, expectSignatureFault(bytes, expected))))
+    failure(
+      fault,
+      'signature-envelope',
+      invalid(`command-signature-${name}.json`, withSignature(g, expectSignatureFault(bytes, expected))),
+    )
   cases.push(
     matrix('reject.signature-envelope.matrix', [
-      failure('protected-time-not-utc-z', 'signature-envelope', invalid('command-protected-time-not-utc-z.json', mutant(g, setTime('2026-07-03T12:00:00+00:00'), {resigned: true}))),
-      failure('protected-time-lowercase-z', 'signature-envelope', invalid('command-protected-time-lowercase-z.json', mutant(g, setTime('2026-07-03T12:00:00z'), {resigned: true}))),
-      failure('protected-time-created-at-mismatch', 'signature-envelope', invalid('command-created-at-mismatch.json', mutant(g, setTime(T, '2026-07-03T12:00:00.000Z')))),
-      failure('signature-nonzero-unused-pad-bits', 'signature-envelope', invalid('command-signature-nonzero-unused-pad-bits.json', withSignature(g, setUnusedPadBit(b64url(sig))))),
+      failure(
+        'protected-time-not-utc-z',
+        'signature-envelope',
+        invalid(
+          'command-protected-time-not-utc-z.json',
+          mutant(g, setTime('2026-07-03T12:00:00+00:00'), {resigned: true}),
+        ),
+      ),
+      failure(
+        'protected-time-lowercase-z',
+        'signature-envelope',
+        invalid(
+          'command-protected-time-lowercase-z.json',
+          mutant(g, setTime('2026-07-03T12:00:00z'), {resigned: true}),
+        ),
+      ),
+      failure(
+        'protected-time-created-at-mismatch',
+        'signature-envelope',
+        invalid('command-created-at-mismatch.json', mutant(g, setTime(T, '2026-07-03T12:00:00.000Z'))),
+      ),
+      failure(
+        'signature-nonzero-unused-pad-bits',
+        'signature-envelope',
+        invalid('command-signature-nonzero-unused-pad-bits.json', withSignature(g, setUnusedPadBit(b64url(sig)))),
+      ),
       badSig('wrong-length', 'signature-wrong-length', sig.subarray(0, 63), 'signature-wrong-length'),
       badSig('s-out-of-range', 'signature-s-plus-l', sPlusL(sig), 's-out-of-range'),
       badSig('r-noncanonical', 'signature-r-noncanonical', withR(sig, Y_ABOVE_P), 'r-noncanonical'),
@@ -456,50 +632,151 @@ export function cryptographyBundle(docs: DocumentSet): GeneratedFile[] {
   )
 
   // Stage 4: documents naming the wrong, unknown or out-of-interval key.
-  const asActor = (name: IdentityName, keyName: IdentityName) => resign(edited(g, (d) => (d.actor = principalOf(name))), keyName)
+  const asActor = (name: IdentityName, keyName: IdentityName) =>
+    resign(
+      edited(g, (d) => (d.actor = principalOf(name))),
+      keyName,
+    )
   const matrixBasis = (kind: DocumentKind) => ({caseId: MATRIX_CASE, profileId: kind})
   cases.push(
     matrix('reject.key-resolution.document-matrix', [
-      failure('unknown-key', 'key-resolution', invalid('command-unknown-key.json', mutant(g, (d) => ((d.signature as JsonObject).keyId = 'urn:mwp:dev:key:coordinator-2')))),
-      failure('signer-not-actor', 'key-resolution', invalid('command-signed-by-other-agent.json', resign(g, 'developer'))),
-      failure('key-expired', 'key-resolution', invalid('command-expired-key.json', asActor('developer', 'developer-expired'))),
-      failure('key-revoked', 'key-resolution', invalid('command-revoked-key.json', asActor('reviewer', 'reviewer-revoked'))),
-      failure('agent-card-signer-not-service', 'key-resolution', invalid('agent-card-signed-by-agent.json', resign(docs.signed['agent-card'].document, 'coordinator')), REGISTRY_VALID, matrixBasis('agent-card')),
-      failure('artifact-signer-not-producer', 'key-resolution', invalid('artifact-signed-by-reviewer.json', resign(docs.signed.artifact.document, 'reviewer')), REGISTRY_VALID, matrixBasis('artifact')),
+      failure(
+        'unknown-key',
+        'key-resolution',
+        invalid(
+          'command-unknown-key.json',
+          mutant(g, (d) => ((d.signature as JsonObject).keyId = 'urn:mwp:dev:key:coordinator-2')),
+        ),
+      ),
+      failure(
+        'signer-not-actor',
+        'key-resolution',
+        invalid('command-signed-by-other-agent.json', resign(g, 'developer')),
+      ),
+      failure(
+        'key-expired',
+        'key-resolution',
+        invalid('command-expired-key.json', asActor('developer', 'developer-expired')),
+      ),
+      failure(
+        'key-revoked',
+        'key-resolution',
+        invalid('command-revoked-key.json', asActor('reviewer', 'reviewer-revoked')),
+      ),
+      failure(
+        'agent-card-signer-not-service',
+        'key-resolution',
+        invalid('agent-card-signed-by-agent.json', resign(docs.signed['agent-card'].document, 'coordinator')),
+        REGISTRY_VALID,
+        matrixBasis('agent-card'),
+      ),
+      failure(
+        'artifact-signer-not-producer',
+        'key-resolution',
+        invalid('artifact-signed-by-reviewer.json', resign(docs.signed.artifact.document, 'reviewer')),
+        REGISTRY_VALID,
+        matrixBasis('artifact'),
+      ),
     ]),
   )
   // Stage 4: the unchanged golden Command against faulty Registry evidence.
-  cases.push(matrix('reject.key-resolution.registry-matrix', rejectingRegistries().map((r) => failure(r.fault, 'key-resolution', goldenPath, b.registry(r.file, r.registry)))))
+  cases.push(
+    matrix(
+      'reject.key-resolution.registry-matrix',
+      rejectingRegistries().map((r) => failure(r.fault, 'key-resolution', goldenPath, b.registry(r.file, r.registry))),
+    ),
+  )
 
   // Stage 5: values outside the JCS data model (syntactically valid JSON).
   cases.push(
     matrix('reject.canonicalization.data-model-matrix', [
-      failure('number-outside-finite-binary64', 'canonicalization', invalid('command-number-1e400.json', replaceOnce(goldenText, '"large": 1E30', '"large": 1e400'))),
-      failure('unpaired-surrogate-in-string', 'canonicalization', invalid('command-unpaired-surrogate.json', replaceOnce(goldenText, 'K\\u00f6ln \\ud83d\\ude80"', 'K\\u00f6ln \\ud800"'))),
-      failure('unpaired-surrogate-in-member-name', 'canonicalization', invalid('command-unpaired-surrogate-member-name.json', replaceOnce(goldenText, '"\\ue000":', '"\\udc00":'))),
+      failure(
+        'number-outside-finite-binary64',
+        'canonicalization',
+        invalid('command-number-1e400.json', replaceOnce(goldenText, '"large": 1E30', '"large": 1e400')),
+      ),
+      failure(
+        'unpaired-surrogate-in-string',
+        'canonicalization',
+        invalid(
+          'command-unpaired-surrogate.json',
+          replaceOnce(goldenText, 'K\\u00f6ln \\ud83d\\ude80"', 'K\\u00f6ln \\ud800"'),
+        ),
+      ),
+      failure(
+        'unpaired-surrogate-in-member-name',
+        'canonicalization',
+        invalid('command-unpaired-surrogate-member-name.json', replaceOnce(goldenText, '"\\ue000":', '"\\udc00":')),
+      ),
     ]),
   )
 
   // Stage 6: signature does not match the signing bytes.
   cases.push(
     matrix('reject.signature.equation-matrix', [
-      failure('payload-tamper', 'signature', invalid('command-payload-tamper.json', mutant(g, (d) => ((d.payload as JsonObject).artifactHashes = [TEST_REPORT_HASH])))),
-      failure('payload-nested-signature-tamper', 'signature', invalid('command-payload-signature-tamper.json', mutant(g, (d) => ((d.payload as JsonObject).signature = 'tampered')))),
-      failure('extension-nested-signature-tamper', 'signature', invalid('command-extension-signature-tamper.json', mutant(g, (d) => ((data(d).nested as JsonObject).signature = 'tampered')))),
-      failure('protected-time-tamper', 'signature', invalid('command-protected-time-tamper.json', mutant(g, setTime('2026-07-03T12:00:01Z')))),
-      failure('signed-by-other-key-under-this-key-id', 'signature', invalid('command-signed-by-other-key.json', resign(g, 'developer', keyOf('coordinator').keyId))),
-      failure('identity-r-equation-mismatch', 'signature', invalid('command-signature-r-identity.json', withSignature(g, expectSignatureFault(withR(sig, IDENTITY), null)))),
+      failure(
+        'payload-tamper',
+        'signature',
+        invalid(
+          'command-payload-tamper.json',
+          mutant(g, (d) => ((d.payload as JsonObject).artifactHashes = [TEST_REPORT_HASH])),
+        ),
+      ),
+      failure(
+        'payload-nested-signature-tamper',
+        'signature',
+        invalid(
+          'command-payload-signature-tamper.json',
+          mutant(g, (d) => ((d.payload as JsonObject).signature = 'tampered')),
+        ),
+      ),
+      failure(
+        'extension-nested-signature-tamper',
+        'signature',
+        invalid(
+          'command-extension-signature-tamper.json',
+          mutant(g, (d) => ((data(d).nested as JsonObject).signature = 'tampered')),
+        ),
+      ),
+      failure(
+        'protected-time-tamper',
+        'signature',
+        invalid('command-protected-time-tamper.json', mutant(g, setTime('2026-07-03T12:00:01Z'))),
+      ),
+      failure(
+        'signed-by-other-key-under-this-key-id',
+        'signature',
+        invalid('command-signed-by-other-key.json', resign(g, 'developer', keyOf('coordinator').keyId)),
+      ),
+      failure(
+        'identity-r-equation-mismatch',
+        'signature',
+        invalid(
+          'command-signature-r-identity.json',
+          withSignature(g, expectSignatureFault(withR(sig, IDENTITY), null)),
+        ),
+      ),
     ]),
   )
 
   // Manifest: every file above is an artifact; the digest covers the manifest without itself.
-  const artifacts = [...b.files.keys()].sort().map((path) => ({path, byteLength: b.files.get(path)!.length, sha256: sha256(b.files.get(path)!)}))
+  const artifacts = [...b.files.keys()]
+    .sort()
+    .map((path) => ({path, byteLength: b.files.get(path)!.length, sha256: sha256(b.files.get(path)!)}))
   const manifest: Record<string, unknown> = {
     $schema: MANIFEST_SCHEMA_ID,
     manifestVersion: 1,
     protocolVersion: '0.1',
     profileId: 'missionweaveprotocol.signed-document-verification.v0.1',
-    semanticStages: ['parse', 'schema', 'signature-envelope', 'key-resolution', 'canonicalization', 'signature', 'complete'],
+    semanticStages: [
+      'parse',
+      'schema',
+      'signature-envelope',
+      'key-resolution',
+      'canonicalization',
+      'signature',
+      'complete',
+    ],
     fixtureSchemas: {registry: REGISTRY_FIXTURE_SCHEMA_PATH, signingKey: SIGNING_KEY_FIXTURE_SCHEMA_PATH},
     profiles: profilesSection(),
     artifacts,

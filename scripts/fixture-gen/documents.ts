@@ -26,8 +26,11 @@ export const IMPLEMENTATION_CAPABILITY = {id: 'example.software.typescript-imple
 
 // The artifacts exist only as hashes in the documents; their "content" is fixed text so the
 // hashes are real SHA-256 values of something.
-export const REQUIREMENTS_HASH = sha256Text('Rate limiting requirements v1: 100 requests per minute per API key; 429 with Retry-After.\n')
-export const PATCH_TEXT = 'diff --git a/src/middleware/rate-limit.ts b/src/middleware/rate-limit.ts\nnew file mode 100644\n'
+export const REQUIREMENTS_HASH = sha256Text(
+  'Rate limiting requirements v1: 100 requests per minute per API key; 429 with Retry-After.\n',
+)
+export const PATCH_TEXT =
+  'diff --git a/src/middleware/rate-limit.ts b/src/middleware/rate-limit.ts\nnew file mode 100644\n'
 export const PATCH_HASH = sha256Text(PATCH_TEXT)
 export const TEST_REPORT_HASH = sha256Text('rate-limit suite: 18 passed, 0 failed\n')
 export const EVIDENCE_ID = 'urn:mwp:dev:evidence:rate-limit-tests'
@@ -47,7 +50,9 @@ function agentCard(): JsonObject {
     status: 'active',
     protocolVersions: ['0.1'],
     endpoints: [{transport: 'wss', uri: 'wss://agents.dev.example/developer'}],
-    publicKeys: [{keyId: developer.keyId, algorithm: 'Ed25519', publicKey: developer.publicKeyB64, validFrom: VALID_FROM}],
+    publicKeys: [
+      {keyId: developer.keyId, algorithm: 'Ed25519', publicKey: developer.publicKeyB64, validFrom: VALID_FROM},
+    ],
     capabilities: [
       {
         ...IMPLEMENTATION_CAPABILITY,
@@ -91,11 +96,20 @@ function contextPackage(): JsonObject {
     sourceEventRange: {
       fromSequence: 1,
       toSequence: 12,
-      eventIds: ['urn:mwp:dev:event:mission-created', 'urn:mwp:dev:event:requirements-accepted', 'urn:mwp:dev:event:middleware-offered'],
+      eventIds: [
+        'urn:mwp:dev:event:mission-created',
+        'urn:mwp:dev:event:requirements-accepted',
+        'urn:mwp:dev:event:middleware-offered',
+      ],
     },
     artifactHashes: [REQUIREMENTS_HASH],
     summary: 'Add a per-API-key rate-limiting middleware following the accepted requirements artifact.',
-    decisions: [{description: 'Use a sliding-window counter kept in the existing cache.', sourceEventIds: ['urn:mwp:dev:event:requirements-accepted']}],
+    decisions: [
+      {
+        description: 'Use a sliding-window counter kept in the existing cache.',
+        sourceEventIds: ['urn:mwp:dev:event:requirements-accepted'],
+      },
+    ],
     constraints: ['Do not change the public error schema.', 'Return 429 with a Retry-After header.'],
     unresolvedQuestions: ['Should internal service keys be exempt?'],
     generatedBy: principalOf('coordinator'),
@@ -111,7 +125,11 @@ function artifact(): JsonObject {
     sizeBytes: Buffer.byteLength(PATCH_TEXT, 'utf8'),
     mediaType: 'text/x-diff',
     schemaUri: 'urn:mwp:dev:schema:opaque',
-    producer: {agentId: principalOf('developer').id, agentCardVersion: 1, capabilities: [{...IMPLEMENTATION_CAPABILITY}]},
+    producer: {
+      agentId: principalOf('developer').id,
+      agentCardVersion: 1,
+      capabilities: [{...IMPLEMENTATION_CAPABILITY}],
+    },
     missionId: MISSION,
     groupId: GROUP,
     workItemId: WORK_ITEM,

@@ -11,8 +11,16 @@ export const ORG = 'urn:mwp:dev:org:example'
 export const VALID_FROM = '2026-07-01T00:00:00Z'
 
 // The registry file format is the one `mwp registry` edits.
-export type {StatusRecord, BindingRecord as Binding, RegistrySnapshot as Registry} from '../../src/signing/registry-edit.js'
-import type {BindingRecord as Binding, RegistrySnapshot as Registry, StatusRecord} from '../../src/signing/registry-edit.js'
+export type {
+  StatusRecord,
+  BindingRecord as Binding,
+  RegistrySnapshot as Registry,
+} from '../../src/signing/registry-edit.js'
+import type {
+  BindingRecord as Binding,
+  RegistrySnapshot as Registry,
+  StatusRecord,
+} from '../../src/signing/registry-edit.js'
 
 export interface Identity {
   /** Key name: key file `fixtures/keys/<name>.key.json`, seed sha256(prefix + name). */
@@ -39,8 +47,16 @@ const current = (name: string, principal: Principal, role: string): Identity => 
 /** Every development key, in Registry order. */
 export const IDENTITIES: readonly Identity[] = [
   current('service', service('organization-registry'), 'Organization registry service: issues (signs) Agent Cards'),
-  current('group-authority', service('group-authority'), 'Group Authority service: accepts and signs Events and Group Snapshots'),
-  current('admission', service('admission'), 'Admission service: writes First-Admission Records (unsigned) for the Organization'),
+  current(
+    'group-authority',
+    service('group-authority'),
+    'Group Authority service: accepts and signs Events and Group Snapshots',
+  ),
+  current(
+    'admission',
+    service('admission'),
+    'Admission service: writes First-Admission Records (unsigned) for the Organization',
+  ),
   current('mission-owner', human('mission-owner'), 'Human MissionOwner: creates Missions, signs final Approvals'),
   current('security-owner', human('security-owner'), 'Human security owner: approves Extension Profiles'),
   current('coordinator', agent('coordinator'), 'Coordinator Agent: signs Commands and Context Packages'),

@@ -7,7 +7,10 @@ import {SEED_PREFIX} from './util.js'
 
 export function fixturesReadme(): string {
   const keyRows = IDENTITIES.map((i) => {
-    const interval = i.validityHistory.length === 0 ? `from ${i.validFrom}` : `from ${i.validFrom}; ${i.validityHistory.map((r) => (r.revokedAt ? `revoked at ${r.revokedAt}` : `valid until ${r.validUntil}`)).join(', then ')}`
+    const interval =
+      i.validityHistory.length === 0
+        ? `from ${i.validFrom}`
+        : `from ${i.validFrom}; ${i.validityHistory.map((r) => (r.revokedAt ? `revoked at ${r.revokedAt}` : `valid until ${r.validUntil}`)).join(', then ')}`
     return `| \`keys/${i.name}.key.json\` | ${i.principal.type} \`${i.principal.id}\` | \`${i.keyId}\` | ${interval} | ${i.role} |`
   })
   const docRows = DOCUMENT_KINDS.map((kind) => {

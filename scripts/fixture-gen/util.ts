@@ -15,7 +15,11 @@ export const SEED_PREFIX = 'mwp dev fixture seed v1:'
 
 /** The 32-byte Ed25519 seed of a named development key: sha256("mwp dev fixture seed v1:" + name). */
 export function seedFor(name: string): Uint8Array {
-  return new Uint8Array(createHash('sha256').update(SEED_PREFIX + name, 'utf8').digest())
+  return new Uint8Array(
+    createHash('sha256')
+      .update(SEED_PREFIX + name, 'utf8')
+      .digest(),
+  )
 }
 
 /** `sha256:<hex>` of UTF-8 text (content hashes of the sample artifacts). */

@@ -152,7 +152,9 @@ export class Authority {
   serializeAll<T>(groupIds: readonly string[], task: () => Promise<T>): Promise<T> {
     const ids = [...new Set(groupIds)].sort()
     if (ids.length === 1) return this.serialize(ids[0]!, task)
-    const previous = Promise.all(ids.map((g) => (this.#shared.queues.get(g) ?? Promise.resolve()).catch(() => undefined)))
+    const previous = Promise.all(
+      ids.map((g) => (this.#shared.queues.get(g) ?? Promise.resolve()).catch(() => undefined)),
+    )
     const run = previous.then(task)
     const tail = run.catch(() => undefined)
     for (const g of ids) {
@@ -182,7 +184,10 @@ export class Authority {
     }
     while ((state?.sequence ?? 0) < head.sequence) {
       const page = await this.store.read(groupId, state?.sequence ?? 0, PAGE)
-      if (page.events.length === 0) throw new AuthorityIntegrityError(`Group ${groupId} head ${head.sequence} but no Event after ${state?.sequence ?? 0}`)
+      if (page.events.length === 0)
+        throw new AuthorityIntegrityError(
+          `Group ${groupId} head ${head.sequence} but no Event after ${state?.sequence ?? 0}`,
+        )
       for (const logged of page.events) state = this.#fold(groupId, state, logged.sequence, logged.bytes)
     }
     this.#remember(state!)
@@ -221,18 +226,25 @@ export class Authority {
     const verified = verify('event', bytes, this.registry)
     if (verified instanceof Rejection) {
       const d = Rejection.diagnostic(verified)
-      throw new AuthorityIntegrityError(`stored Event ${sequence} of ${groupId} fails verification at ${d.stage}: ${d.reason}`)
+      throw new AuthorityIntegrityError(
+        `stored Event ${sequence} of ${groupId} fails verification at ${d.stage}: ${d.reason}`,
+      )
     }
     const doc = verified.document as unknown as AppliedEvent & {acceptedBy: Principal}
     // H9: a Group Event must be accepted by an authorized Group Authority (here: this one).
     if (doc.acceptedBy.type !== this.principal.type || doc.acceptedBy.id !== this.principal.id) {
       throw new AuthorityIntegrityError(`stored Event ${sequence} of ${groupId} was accepted by ${doc.acceptedBy.id}`)
     }
-    if (doc.groupId !== groupId || doc.sequence !== sequence) throw new AuthorityIntegrityError(`stored Event ${sequence} of ${groupId} declares ${doc.groupId}#${doc.sequence}`)
+    if (doc.groupId !== groupId || doc.sequence !== sequence)
+      throw new AuthorityIntegrityError(
+        `stored Event ${sequence} of ${groupId} declares ${doc.groupId}#${doc.sequence}`,
+      )
     try {
       return apply(state, doc)
     } catch (e) {
-      throw new AuthorityIntegrityError(`stored Event ${sequence} of ${groupId} does not apply: ${(e as Error).message}`)
+      throw new AuthorityIntegrityError(
+        `stored Event ${sequence} of ${groupId} does not apply: ${(e as Error).message}`,
+      )
     }
   }
 }

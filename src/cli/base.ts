@@ -11,9 +11,20 @@
 import {Command, Flags} from '@oclif/core'
 import {readFileSync} from 'node:fs'
 import {parseJsonBytes} from '../json/parse.js'
-import {type CliErrorCode, type ErrorCategory, type ErrorCode, MwpError, type ProtocolError, isErrorCode, protocolError} from '../errors.js'
+import {
+  type CliErrorCode,
+  type ErrorCategory,
+  type ErrorCode,
+  MwpError,
+  type ProtocolError,
+  isErrorCode,
+  protocolError,
+} from '../errors.js'
 
-export const EXIT = {ok: 0, rejected: 1, usage: 2, environment: 3} as const satisfies Record<'ok' | ErrorCategory, number>
+export const EXIT = {ok: 0, rejected: 1, usage: 2, environment: 3} as const satisfies Record<
+  'ok' | ErrorCategory,
+  number
+>
 
 export const EXIT_CODES_HELP = `EXIT CODES
   0  success
@@ -38,7 +49,8 @@ export class CliRejection extends MwpError<ErrorCode> {
 }
 
 export const usage = (message: string, options?: ErrorOptions): CliFailure => new CliFailure('usage', message, options)
-export const environment = (message: string, options?: ErrorOptions): CliFailure => new CliFailure('environment', message, options)
+export const environment = (message: string, options?: ErrorOptions): CliFailure =>
+  new CliFailure('environment', message, options)
 
 /** What execute() returns: a result to print, or a rejection carrying a wire code. */
 export type Outcome =
@@ -56,7 +68,10 @@ export type Outcome =
 
 export abstract class MwpCommand extends Command {
   static baseFlags = {
-    json: Flags.boolean({description: 'Print exactly one JSON object {status, result|error} on stdout.', default: false}),
+    json: Flags.boolean({
+      description: 'Print exactly one JSON object {status, result|error} on stdout.',
+      default: false,
+    }),
   }
 
   protected abstract execute(): Promise<Outcome>
@@ -78,7 +93,8 @@ export abstract class MwpCommand extends Command {
       }
       const {category} = failure
       process.exitCode = EXIT[category]
-      if (this.wantsJson()) this.printJson({status: 'error', error: {code: category.toUpperCase(), message: failure.message}})
+      if (this.wantsJson())
+        this.printJson({status: 'error', error: {code: category.toUpperCase(), message: failure.message}})
       else process.stderr.write(`mwp: ${failure.message}\n`)
       return
     }
@@ -88,7 +104,8 @@ export abstract class MwpCommand extends Command {
   private report(outcome: Outcome): void {
     if (outcome.status === 'ok') {
       if (this.wantsJson()) this.printJson({status: 'ok', result: outcome.result})
-      else if (outcome.text !== undefined) process.stdout.write(outcome.text.endsWith('\n') ? outcome.text : outcome.text + '\n')
+      else if (outcome.text !== undefined)
+        process.stdout.write(outcome.text.endsWith('\n') ? outcome.text : outcome.text + '\n')
       return
     }
     process.exitCode = EXIT.rejected
@@ -110,7 +127,11 @@ export abstract class MwpCommand extends Command {
    * duplicate members and non-finite numbers before anything is signed; what is returned is the
    * plain parse of the same text. `what` names the object in the usage error.
    */
-  protected async readJsonObject(path: string, flag: string, what = 'one JSON object'): Promise<Record<string, unknown>> {
+  protected async readJsonObject(
+    path: string,
+    flag: string,
+    what = 'one JSON object',
+  ): Promise<Record<string, unknown>> {
     const bytes = await this.readInput(path)
     let parsed: unknown
     try {
@@ -118,7 +139,8 @@ export abstract class MwpCommand extends Command {
     } catch (e) {
       throw usage(`${flag} ${path}: ${(e as Error).message}`, {cause: e})
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw usage(`${flag} ${path} must hold ${what}`)
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw usage(`${flag} ${path} must hold ${what}`)
     return JSON.parse(bytes.toString('utf8')) as Record<string, unknown>
   }
 
@@ -133,7 +155,10 @@ export abstract class MwpCommand extends Command {
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
       return Buffer.concat(chunks)
     } catch (e) {
-      throw environment(`cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
+      throw environment(
+        `cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        {cause: e},
+      )
     }
   }
 }
@@ -142,7 +167,10 @@ export abstract class MwpCommand extends Command {
 function asFailure(e: unknown): MwpError {
   if (e instanceof MwpError) return e
   const err = e as Error & {oclif?: {exit?: number}; code?: string}
-  if (err?.constructor?.name?.match(/Parse|Flag|Arg|Required|Unexpected|Exclusive|Option|Validation/) || err?.oclif?.exit === 2) {
+  if (
+    err?.constructor?.name?.match(/Parse|Flag|Arg|Required|Unexpected|Exclusive|Option|Validation/) ||
+    err?.oclif?.exit === 2
+  ) {
     return usage(err.message)
   }
   throw e

@@ -32,7 +32,9 @@ export abstract class BoundaryCommand extends MwpCommand {
 
   protected async execute(): Promise<Outcome> {
     const field = this.field
-    const {flags} = await this.parse(this.constructor as typeof BoundaryCommand & {flags: ReturnType<typeof boundaryFlags>})
+    const {flags} = await this.parse(
+      this.constructor as typeof BoundaryCommand & {flags: ReturnType<typeof boundaryFlags>},
+    )
     const f = flags as {registry: string; 'key-id': string; at: string; 'recorded-at'?: string; json: boolean}
     const now = formatUtcNow()
     const recordedAt = f['recorded-at'] ?? now

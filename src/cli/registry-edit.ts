@@ -5,7 +5,10 @@ import {type RegistrySnapshot, classifyEditFailure, editRegistryFile} from '../s
 import {type Outcome, environment, usage} from './base.js'
 
 /** Applies `edit` to the registry file, or returns the INVALID_COMMAND refusal outcome. */
-export function applyRegistryEdit(path: string, edit: (reg: RegistrySnapshot) => RegistrySnapshot): {after: RegistrySnapshot} | Outcome {
+export function applyRegistryEdit(
+  path: string,
+  edit: (reg: RegistrySnapshot) => RegistrySnapshot,
+): {after: RegistrySnapshot} | Outcome {
   if (path === '-') throw usage('--registry must name a file: standard input cannot be edited in place')
   try {
     return {after: editRegistryFile(path, edit).after}

@@ -10,7 +10,10 @@ export function explainText(r: Rejection): string {
 }
 
 /** JSON form: `{code}` or, explained, `{code, diagnostic: {stage, reason, detail}}`. */
-export function describeRejection(r: Rejection, explain: boolean): {code: string; diagnostic?: {stage: string; reason: string; detail?: string}} {
+export function describeRejection(
+  r: Rejection,
+  explain: boolean,
+): {code: string; diagnostic?: {stage: string; reason: string; detail?: string}} {
   if (!explain) return {code: r.code}
   const {stage, reason, detail} = Rejection.diagnostic(r)
   return {code: r.code, diagnostic: {stage, reason, detail}}
@@ -18,5 +21,10 @@ export function describeRejection(r: Rejection, explain: boolean): {code: string
 
 export function rejectionOutcome(r: Rejection, explain: boolean): Outcome {
   if (!explain) return {status: 'rejected', code: r.code}
-  return {status: 'rejected', code: r.code, text: explainText(r), extra: {diagnostic: describeRejection(r, true).diagnostic}}
+  return {
+    status: 'rejected',
+    code: r.code,
+    text: explainText(r),
+    extra: {diagnostic: describeRejection(r, true).diagnostic},
+  }
 }

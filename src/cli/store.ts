@@ -9,7 +9,8 @@ export function readKey(path: string, flag: string): SigningKey {
   try {
     return readKeyFile(path)
   } catch (e) {
-    if (e instanceof KeyFileError) throw e.code === 'io-error' ? environment(e.message) : usage(`${flag} ${path}: ${e.message}`)
+    if (e instanceof KeyFileError)
+      throw e.code === 'io-error' ? environment(e.message) : usage(`${flag} ${path}: ${e.message}`)
     throw e
   }
 }
@@ -27,13 +28,20 @@ async function open(url: string, admissionKey?: SigningKey): Promise<Store> {
  * Opens the store. A writer (`mwp admit`) needs the admission service key: from
  * --admission-key / MWP_ADMISSION_KEY, else from the key file the store's configuration names.
  */
-export async function openConfiguredStore(url: string | undefined, admissionKeyPath?: string, options: {writer?: boolean} = {}): Promise<Store> {
+export async function openConfiguredStore(
+  url: string | undefined,
+  admissionKeyPath?: string,
+  options: {writer?: boolean} = {},
+): Promise<Store> {
   if (!url) throw usage('no store: give --store URL (or set MWP_STORE)')
   if (options.writer && !admissionKeyPath) {
     const reader = await open(url)
     admissionKeyPath = reader.config.admissionService.keyFile
     await reader.close()
-    if (!admissionKeyPath) throw usage('give --admission-key FILE (or set MWP_ADMISSION_KEY): only the admission service appends records, and this store names no key file')
+    if (!admissionKeyPath)
+      throw usage(
+        'give --admission-key FILE (or set MWP_ADMISSION_KEY): only the admission service appends records, and this store names no key file',
+      )
   }
   return open(url, admissionKeyPath ? readKey(admissionKeyPath, '--admission-key') : undefined)
 }

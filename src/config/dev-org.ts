@@ -17,7 +17,18 @@ import {addBinding, initRegistry, serializeRegistry} from '../signing/registry-e
 import {sign} from '../signing/sign.js'
 import {Rejection, verify} from '../signing/verify.js'
 import {CARD_REGISTER, submitOrganizationCommand} from '../authority/ingress/organization.js'
-import {DEFAULT_CONFIG_FILE, DEFAULT_HOST, DEFAULT_PORT, DEFAULT_STORE, type OrgConfig, OrgConfigError, type OrgConfigFile, configRegistry, loadOrgConfig, openAuthorityFromConfig} from './org-config.js'
+import {
+  DEFAULT_CONFIG_FILE,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEFAULT_STORE,
+  type OrgConfig,
+  OrgConfigError,
+  type OrgConfigFile,
+  configRegistry,
+  loadOrgConfig,
+  openAuthorityFromConfig,
+} from './org-config.js'
 
 export interface DevOrgOptions {
   /** Organization ID; default urn:mwp:dev:org:<random>. */
@@ -57,8 +68,15 @@ export interface DevOrganization {
 function capabilityFor(root: string, name: string, organization: string) {
   mkdirSync(join(root, 'capabilities'), {recursive: true})
   const schemaFor = (direction: 'input' | 'output') => {
-    const schema = {$schema: 'https://json-schema.org/draft/2020-12/schema', title: `mwp dev ${name} ${direction}`, type: 'object'}
-    writeFileSync(join(root, 'capabilities', `${name}.${direction}.schema.json`), JSON.stringify(schema, null, 2) + '\n')
+    const schema = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      title: `mwp dev ${name} ${direction}`,
+      type: 'object',
+    }
+    writeFileSync(
+      join(root, 'capabilities', `${name}.${direction}.schema.json`),
+      JSON.stringify(schema, null, 2) + '\n',
+    )
     return {uri: `${organization}:capability:${name}:${direction}`, hash: canonicalHash(schema)}
   }
   const input = schemaFor('input')
@@ -93,7 +111,8 @@ export async function createDevOrganization(dir: string, options: DevOrgOptions 
   const port = options.port ?? DEFAULT_PORT
   // --force replaces the Organization: the old default store belongs to the old keys (its
   // admission service would no longer match), so it goes with them.
-  if (options.force) for (const f of ['authority.db', 'authority.db-wal', 'authority.db-shm']) rmSync(join(root, f), {force: true})
+  if (options.force)
+    for (const f of ['authority.db', 'authority.db-wal', 'authority.db-shm']) rmSync(join(root, f), {force: true})
   mkdirSync(join(root, 'keys'), {recursive: true})
   mkdirSync(join(root, 'cards'), {recursive: true})
 
@@ -131,7 +150,10 @@ export async function createDevOrganization(dir: string, options: DevOrgOptions 
       organizationId: organization,
       cardVersion: 1,
       displayName: id.name === 'coordinator' ? 'Coordinator Agent' : `Worker Agent ${id.name.slice('worker-'.length)}`,
-      description: id.name === 'coordinator' ? 'Plans the Mission, proposes and accepts WorkItems.' : 'Executes WorkItems offered to it.',
+      description:
+        id.name === 'coordinator'
+          ? 'Plans the Mission, proposes and accepts WorkItems.'
+          : 'Executes WorkItems offered to it.',
       owner: owner.principal!,
       status: 'active',
       protocolVersions: ['0.1'],
@@ -169,10 +191,23 @@ export async function createDevOrganization(dir: string, options: DevOrgOptions 
   for (const id of identities) {
     if (!id.card) continue
     const verified = verify('agent-card', readFileSync(join(root, id.card)), evidence)
-    if (verified instanceof Rejection) throw new Error(`generated Agent Card ${id.card} does not verify: ${Rejection.diagnostic(verified).reason}`)
+    if (verified instanceof Rejection)
+      throw new Error(`generated Agent Card ${id.card} does not verify: ${Rejection.diagnostic(verified).reason}`)
   }
-  await registerCards(config, orgKey, identities.filter((i) => i.card !== undefined).map((i) => readFileSync(join(root, i.card!), 'utf8')))
-  return {dir: root, config: configPath, organization, registry: config.registry, store: config.store, url: config.server.url, identities}
+  await registerCards(
+    config,
+    orgKey,
+    identities.filter((i) => i.card !== undefined).map((i) => readFileSync(join(root, i.card!), 'utf8')),
+  )
+  return {
+    dir: root,
+    config: configPath,
+    organization,
+    registry: config.registry,
+    store: config.store,
+    url: config.server.url,
+    identities,
+  }
 }
 
 /**
@@ -193,7 +228,10 @@ async function registerCards(config: OrgConfig, orgKey: SigningKey, cards: strin
         issuedAt: formatUtcNow(),
         payload: {agentCard: JSON.parse(card) as Record<string, unknown>},
       }
-      const r = await submitOrganizationCommand(authority, Buffer.from(JSON.stringify(sign('command', unsigned, orgKey).document), 'utf8'))
+      const r = await submitOrganizationCommand(
+        authority,
+        Buffer.from(JSON.stringify(sign('command', unsigned, orgKey).document), 'utf8'),
+      )
       if ('error' in r) throw new Error(`the authority refused an Agent Card registration: ${r.error.code}`)
     }
   } finally {

@@ -15,7 +15,16 @@ import {KeyFileError, type SigningKey, readKeyFile} from '../crypto/keyfile.js'
 import {MwpError, type OrgConfigErrorCode} from '../errors.js'
 import {defaultSchemaDir, schemaCatalog, toSchemaErrors} from '../schema/catalog.js'
 import {RegistryEvidence, RegistryFault} from '../signing/registry.js'
-import {DEFAULT_FRESHNESS, type FreshnessWindow, type OpenOptions, type Store, type StoreConfig, StoreError, initStore, openStore} from '../store/index.js'
+import {
+  DEFAULT_FRESHNESS,
+  type FreshnessWindow,
+  type OpenOptions,
+  type Store,
+  type StoreConfig,
+  StoreError,
+  initStore,
+  openStore,
+} from '../store/index.js'
 
 export const DEFAULT_CONFIG_FILE = 'mwp.config.json'
 export const DEFAULT_STORE = 'sqlite:authority.db'
@@ -86,7 +95,8 @@ export function parseOrgConfig(text: string, file: string): OrgConfig {
     throw new OrgConfigError('config-invalid', `${file} is not JSON: ${(e as Error).message}`, {cause: e})
   }
   const problem = validateFile(json)
-  if (problem !== null) throw new OrgConfigError('config-invalid', `${file} is not a valid mwp configuration: ${problem}`)
+  if (problem !== null)
+    throw new OrgConfigError('config-invalid', `${file} is not a valid mwp configuration: ${problem}`)
   const raw = json as OrgConfigFile
   const abs = resolve(file)
   const dir = dirname(abs)
@@ -124,7 +134,11 @@ export function loadOrgConfig(path: string): OrgConfig {
   try {
     text = readFileSync(path, 'utf8')
   } catch (e) {
-    throw new OrgConfigError('config-unusable', `cannot read configuration ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
+    throw new OrgConfigError(
+      'config-unusable',
+      `cannot read configuration ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      {cause: e},
+    )
   }
   return parseOrgConfig(text, path)
 }
@@ -134,7 +148,12 @@ export function configKey(path: string, role: string): SigningKey {
   try {
     return readKeyFile(path)
   } catch (e) {
-    if (e instanceof KeyFileError) throw new OrgConfigError(e.code === 'io-error' ? 'config-unusable' : 'config-invalid', `${role} ${path}: ${e.message}`, {cause: e})
+    if (e instanceof KeyFileError)
+      throw new OrgConfigError(
+        e.code === 'io-error' ? 'config-unusable' : 'config-invalid',
+        `${role} ${path}: ${e.message}`,
+        {cause: e},
+      )
     throw e
   }
 }
@@ -145,23 +164,43 @@ export function configRegistry(config: OrgConfig): RegistryEvidence {
   try {
     bytes = readFileSync(config.registry)
   } catch (e) {
-    throw new OrgConfigError('config-unusable', `cannot read registry ${config.registry}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
+    throw new OrgConfigError(
+      'config-unusable',
+      `cannot read registry ${config.registry}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      {cause: e},
+    )
   }
   const evidence = RegistryEvidence.fromBytes(bytes)
   const resolved = evidence.resolve()
-  if (resolved instanceof RegistryFault) throw new OrgConfigError('config-invalid', `registry ${config.registry} is not valid (${resolved.reason}${resolved.detail ? `: ${resolved.detail}` : ''})`)
+  if (resolved instanceof RegistryFault)
+    throw new OrgConfigError(
+      'config-invalid',
+      `registry ${config.registry} is not valid (${resolved.reason}${resolved.detail ? `: ${resolved.detail}` : ''})`,
+    )
   if (resolved.organizationId !== config.organization) {
-    throw new OrgConfigError('config-invalid', `registry ${config.registry} is for ${resolved.organizationId}, the configuration names ${config.organization}`)
+    throw new OrgConfigError(
+      'config-invalid',
+      `registry ${config.registry} is for ${resolved.organizationId}, the configuration names ${config.organization}`,
+    )
   }
   return evidence
 }
 
 /** The store configuration recorded at initialization (never a private key). */
 export function storeConfigOf(config: OrgConfig, admissionKey: SigningKey): StoreConfig {
-  if (admissionKey.principal?.type !== 'service') throw new OrgConfigError('config-invalid', `admission key ${config.admissionKey} must belong to a service Principal`)
+  if (admissionKey.principal?.type !== 'service')
+    throw new OrgConfigError(
+      'config-invalid',
+      `admission key ${config.admissionKey} must belong to a service Principal`,
+    )
   return {
     organizationId: config.organization,
-    admissionService: {principal: admissionKey.principal, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64, keyFile: config.admissionKey},
+    admissionService: {
+      principal: admissionKey.principal,
+      keyId: admissionKey.keyId,
+      publicKey: admissionKey.publicKeyB64,
+      keyFile: config.admissionKey,
+    },
     freshness: config.freshness,
   }
 }
@@ -172,7 +211,10 @@ export function storeConfigOf(config: OrgConfig, admissionKey: SigningKey): Stor
  * Organization directory moved); it must belong to this Organization and use this freshness
  * window, and openStore itself refuses another admission service's key.
  */
-export async function openConfigStore(config: OrgConfig, options: Pick<OpenOptions, 'inlineWrites'> = {}): Promise<Store> {
+export async function openConfigStore(
+  config: OrgConfig,
+  options: Pick<OpenOptions, 'inlineWrites'> = {},
+): Promise<Store> {
   const admissionKey = configKey(config.admissionKey, 'admission key')
   let store: Store
   try {
@@ -185,11 +227,17 @@ export async function openConfigStore(config: OrgConfig, options: Pick<OpenOptio
     }
   } catch (e) {
     if (e instanceof OrgConfigError) throw e
-    throw new OrgConfigError('config-unusable', `cannot open store ${config.store}: ${(e as Error).message}`, {cause: e})
+    throw new OrgConfigError('config-unusable', `cannot open store ${config.store}: ${(e as Error).message}`, {
+      cause: e,
+    })
   }
   const held = store.config
   const f = config.freshness
-  if (held.organizationId !== config.organization || held.freshness.maxAgeSeconds !== f.maxAgeSeconds || held.freshness.maxFutureSkewSeconds !== f.maxFutureSkewSeconds) {
+  if (
+    held.organizationId !== config.organization ||
+    held.freshness.maxAgeSeconds !== f.maxAgeSeconds ||
+    held.freshness.maxFutureSkewSeconds !== f.maxFutureSkewSeconds
+  ) {
     await store.close()
     throw new OrgConfigError(
       'config-unusable',
@@ -210,10 +258,17 @@ export interface ConfiguredAuthority {
  * Builds the Group Authority the configuration describes (store, registry, service key, policy).
  * `inlineWrites` for short-lived processes (the CLI's local transport, org init): see OpenOptions.
  */
-export async function openAuthorityFromConfig(config: OrgConfig, options: {clock?: () => string; newId?: () => string; inlineWrites?: boolean} = {}): Promise<ConfiguredAuthority> {
+export async function openAuthorityFromConfig(
+  config: OrgConfig,
+  options: {clock?: () => string; newId?: () => string; inlineWrites?: boolean} = {},
+): Promise<ConfiguredAuthority> {
   const registry = configRegistry(config)
   const authorityKey = configKey(config.authorityKey, 'authority key')
-  if (authorityKey.principal?.type !== 'service') throw new OrgConfigError('config-invalid', `authority key ${config.authorityKey} must belong to a service Principal`)
+  if (authorityKey.principal?.type !== 'service')
+    throw new OrgConfigError(
+      'config-invalid',
+      `authority key ${config.authorityKey} must belong to a service Principal`,
+    )
   const {inlineWrites, ...authorityOptions} = options
   const store = await openConfigStore(config, {inlineWrites})
   try {

@@ -232,12 +232,18 @@ export function strictVerify(key: VerifyKey | Uint8Array, message: Uint8Array, s
  * instead of on it. For a server's ingress, whose event loop also writes every Event to every
  * subscriber. The cheap checks run before it returns; R, on a failed equation, when it settles.
  */
-export function strictVerifyOffThread(key: VerifyKey | Uint8Array, message: Uint8Array, sig: Uint8Array): Promise<StrictVerifyResult> {
+export function strictVerifyOffThread(
+  key: VerifyKey | Uint8Array,
+  message: Uint8Array,
+  sig: Uint8Array,
+): Promise<StrictVerifyResult> {
   const checked = beforeEquation(key, sig)
   if (!(checked instanceof VerifyKey)) return Promise.resolve(checked)
   return new Promise((resolve) => {
     try {
-      verify(null, message, checked.keyObject, sig, (error, holds) => resolve(afterEquation(error === null && holds, sig)))
+      verify(null, message, checked.keyObject, sig, (error, holds) =>
+        resolve(afterEquation(error === null && holds, sig)),
+      )
     } catch {
       resolve(afterEquation(false, sig))
     }

@@ -115,7 +115,9 @@ function locate(value: unknown, pointer: string): JcsError | null {
     if (value !== null && typeof value === 'object') {
       const entries: [string, unknown][] = Array.isArray(value)
         ? value.map((v, i) => [String(i), v])
-        : Object.keys(value).sort().map((k) => [k, (value as Record<string, unknown>)[k]])
+        : Object.keys(value)
+            .sort()
+            .map((k) => [k, (value as Record<string, unknown>)[k]])
       for (const [key, child] of entries) {
         const at = `${pointer}/${escapePointer(key)}`
         if (!wellFormed(key)) return new JcsError('unpaired-surrogate', at)

@@ -23,12 +23,7 @@ export interface JsonObject {
 export const MAX_DEPTH = 128
 
 export type JsonParseReason =
-  | 'utf8-bom'
-  | 'invalid-utf8'
-  | 'syntax'
-  | 'trailing-data'
-  | 'duplicate-member'
-  | 'depth-limit'
+  'utf8-bom' | 'invalid-utf8' | 'syntax' | 'trailing-data' | 'duplicate-member' | 'depth-limit'
 
 /** Bytes that are not strict JSON: on the wire a PROTOCOL_VIOLATION; `reason` says which rule failed. */
 export class JsonParseError extends MwpError<'PROTOCOL_VIOLATION'> {
@@ -74,7 +69,8 @@ export function parseJsonText(text: string, sources?: SourceTexts): JsonValue {
   parser.skipWhitespace()
   const value = parser.value(0)
   parser.skipWhitespace()
-  if (parser.pos !== text.length) throw new JsonParseError('trailing-data', parser.pos, 'unexpected data after the JSON value')
+  if (parser.pos !== text.length)
+    throw new JsonParseError('trailing-data', parser.pos, 'unexpected data after the JSON value')
   return value
 }
 
@@ -88,7 +84,8 @@ export function sourcesIn(bytes: Uint8Array): (path: readonly string[]) => strin
   const root = parseJsonBytes(bytes, sources)
   return (path) => {
     let node: JsonValue | undefined = root
-    for (const key of path) node = node !== null && typeof node === 'object' && !Array.isArray(node) ? node[key] : undefined
+    for (const key of path)
+      node = node !== null && typeof node === 'object' && !Array.isArray(node) ? node[key] : undefined
     return node !== null && typeof node === 'object' ? sources.get(node) : undefined
   }
 }
@@ -233,7 +230,8 @@ class Parser {
       if (this.text.charCodeAt(this.pos) !== 0x22) this.fail('expected a member name')
       const at = this.pos
       const key = this.string()
-      if (Object.hasOwn(out, key)) throw new JsonParseError('duplicate-member', at, `duplicate member name ${JSON.stringify(key)}`)
+      if (Object.hasOwn(out, key))
+        throw new JsonParseError('duplicate-member', at, `duplicate member name ${JSON.stringify(key)}`)
       this.skipWhitespace()
       if (this.text.charCodeAt(this.pos) !== 0x3a) this.fail("expected ':'")
       this.pos++

@@ -74,7 +74,7 @@ export function parseTimestamp(text: string): Instant | null {
   }
   const local = daysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second
   const fraction = (m[7] ?? '').replace(/0+$/, '')
-  return { seconds: local - offsetSeconds, fraction }
+  return {seconds: local - offsetSeconds, fraction}
 }
 
 /** True when the text satisfies the protocol timestamp profile (used as the `date-time` format). */

@@ -25,12 +25,27 @@ import {foldGroup} from './views.js'
 import {openWireTransport} from './wire-transport.js'
 
 export const operatorFlags = {
-  config: Flags.string({description: `Organization configuration file (default ./${DEFAULT_CONFIG_FILE} when present).`, env: 'MWP_CONFIG'}),
-  store: Flags.string({description: 'Talk to an in-process authority over this store (sqlite:PATH or postgres://…) instead of a server.', env: 'MWP_STORE'}),
-  url: Flags.string({description: 'Authority server URL (wss://HOST:PORT); default: the configuration\'s server.', env: 'MWP_URL'}),
-  ca: Flags.string({description: 'CA certificate file to trust for the server\'s TLS certificate.', env: 'MWP_CA'}),
-  key: Flags.string({description: 'Your private key file (signs Commands locally); default: the configuration\'s operatorKey.', env: 'MWP_KEY'}),
-  registry: Flags.string({description: 'Organization registry file Events from a server are verified against; default: the configuration\'s.', env: 'MWP_REGISTRY'}),
+  config: Flags.string({
+    description: `Organization configuration file (default ./${DEFAULT_CONFIG_FILE} when present).`,
+    env: 'MWP_CONFIG',
+  }),
+  store: Flags.string({
+    description: 'Talk to an in-process authority over this store (sqlite:PATH or postgres://…) instead of a server.',
+    env: 'MWP_STORE',
+  }),
+  url: Flags.string({
+    description: "Authority server URL (wss://HOST:PORT); default: the configuration's server.",
+    env: 'MWP_URL',
+  }),
+  ca: Flags.string({description: "CA certificate file to trust for the server's TLS certificate.", env: 'MWP_CA'}),
+  key: Flags.string({
+    description: "Your private key file (signs Commands locally); default: the configuration's operatorKey.",
+    env: 'MWP_KEY',
+  }),
+  registry: Flags.string({
+    description: "Organization registry file Events from a server are verified against; default: the configuration's.",
+    env: 'MWP_REGISTRY',
+  }),
 }
 
 export interface OperatorFlags {
@@ -73,7 +88,10 @@ export class OperatorContext {
     const {store, url} = this.flags
     if (store !== undefined && url !== undefined) throw usage('give either --store (local) or --url (server), not both')
     if (store !== undefined) {
-      if (!this.config) throw usage('--store needs the Organization configuration (--config FILE or MWP_CONFIG) for the registry, authority key and policy')
+      if (!this.config)
+        throw usage(
+          '--store needs the Organization configuration (--config FILE or MWP_CONFIG) for the registry, authority key and policy',
+        )
       this.#transport = await openLocalTransport({...this.config, store: resolveStoreUrl(process.cwd(), store)}) // a flag's relative path is relative to the working directory
     } else {
       const target = url ?? this.config?.server.url
@@ -81,7 +99,12 @@ export class OperatorContext {
       const ca = this.flags.ca ?? this.config?.server.tls?.ca
       const key = this.key() // HELLO authenticates with the operator's own key
       try {
-        this.#transport = await openWireTransport({url: target, key, ca, registry: this.flags.registry ?? this.config?.registry})
+        this.#transport = await openWireTransport({
+          url: target,
+          key,
+          ca,
+          registry: this.flags.registry ?? this.config?.registry,
+        })
       } catch (e) {
         throw environment((e as Error).message, {cause: e}) // unreachable server, TLS trust, unreadable CA or registry
       }
@@ -102,7 +125,8 @@ export class OperatorContext {
       if (e instanceof EventIntegrityError) throw e // an environment error by its code
       throw environment(`cannot read ${groupId} from ${t.target}: ${(e as Error).message}`, {cause: e})
     }
-    if (events === null) throw new CliRejection('GROUP_NOT_FOUND', `Group ${groupId} is unknown on ${t.target}, or not visible to you`)
+    if (events === null)
+      throw new CliRejection('GROUP_NOT_FOUND', `Group ${groupId} is unknown on ${t.target}, or not visible to you`)
     return events
   }
 
@@ -122,7 +146,12 @@ export class OperatorContext {
   /** Builds with the operator's key (epochs from `spec.state`); a build failure is a usage error. */
   build(spec: CommandSpec): BuiltCommand {
     try {
-      return buildCommand(this.key(), {...spec, ...(this.#transport?.sessionEpoch !== undefined && spec.sessionEpoch === undefined ? {sessionEpoch: this.#transport.sessionEpoch} : {})})
+      return buildCommand(this.key(), {
+        ...spec,
+        ...(this.#transport?.sessionEpoch !== undefined && spec.sessionEpoch === undefined
+          ? {sessionEpoch: this.#transport.sessionEpoch}
+          : {}),
+      })
     } catch (e) {
       // A CommandBuildError is a usage error by its code. The one signer refuses a document that
       // would fail its own schema (e.g. an Agent key on mission.create): nothing is sent, and the
@@ -150,20 +179,31 @@ export class OperatorContext {
 /** Resolves a short Agent name (`coordinator`) to the dev Organization's ID scheme; URIs pass through. */
 export function agentId(value: string, config: OrgConfig | undefined): string {
   if (value.includes(':')) return value
-  if (!config) throw usage(`--agent ${value} is not a URI and there is no configuration to resolve a short name against`)
+  if (!config)
+    throw usage(`--agent ${value} is not a URI and there is no configuration to resolve a short name against`)
   return `${config.organization}:agent:${value}`
 }
 
 /** The Outcome of a submission: the receipt, or exit 1 with the wire code. */
-export function submissionOutcome(result: SubmitResult, extra: Record<string, unknown> = {}, text?: (receipt: Record<string, unknown>) => string) {
+export function submissionOutcome(
+  result: SubmitResult,
+  extra: Record<string, unknown> = {},
+  text?: (receipt: Record<string, unknown>) => string,
+) {
   if ('error' in result) {
-    return {status: 'rejected' as const, code: result.error.code, extra: {...(result.error.relatedActionId ? {actionId: result.error.relatedActionId} : {}), ...extra}}
+    return {
+      status: 'rejected' as const,
+      code: result.error.code,
+      extra: {...(result.error.relatedActionId ? {actionId: result.error.relatedActionId} : {}), ...extra},
+    }
   }
   const receipt = result.receipt as unknown as Record<string, unknown>
   return {
     status: 'ok' as const,
     result: {receipt, ...extra},
-    text: text ? text(receipt) : `accepted ${String(receipt.actionId)}: ${(receipt.eventIds as string[]).length} Event(s), sequence ${String(receipt.firstSequence)}-${String(receipt.lastSequence)}, revision ${String(receipt.aggregateRevision)}`,
+    text: text
+      ? text(receipt)
+      : `accepted ${String(receipt.actionId)}: ${(receipt.eventIds as string[]).length} Event(s), sequence ${String(receipt.firstSequence)}-${String(receipt.lastSequence)}, revision ${String(receipt.aggregateRevision)}`,
   }
 }
 
@@ -172,8 +212,20 @@ export function submissionOutcome(result: SubmitResult, extra: Record<string, un
  * structured transition, `expectedRevision` = the revision the operator is looking at (§15.3),
  * so a decision made on a view that has since changed is refused rather than misapplied.
  */
-export async function sendToGroup(ctx: OperatorContext, groupId: string, kind: string, payload: Record<string, unknown>, options: {guardRevision?: boolean} = {}) {
+export async function sendToGroup(
+  ctx: OperatorContext,
+  groupId: string,
+  kind: string,
+  payload: Record<string, unknown>,
+  options: {guardRevision?: boolean} = {},
+) {
   const state = await ctx.state(groupId)
-  const built = ctx.build({kind, groupId, payload, state, ...(options.guardRevision ?? true ? {expectedRevision: state.revision} : {})})
+  const built = ctx.build({
+    kind,
+    groupId,
+    payload,
+    state,
+    ...((options.guardRevision ?? true) ? {expectedRevision: state.revision} : {}),
+  })
   return submissionOutcome(await ctx.send(built.bytes), {groupId, actionId: built.actionId})
 }

@@ -64,20 +64,25 @@ function epochsFor(key: SigningKey, spec: CommandSpec): Record<string, number> {
   const membershipEpoch = spec.membershipEpoch ?? member?.membershipEpoch
   if (membershipEpoch === undefined) {
     throw new CommandBuildError(
-      spec.state ? `${principal.id} has no Membership in ${spec.groupId}: give the membership epoch explicitly to send anyway` : `Group ${spec.groupId} does not exist (no Events): cannot look up the membership epoch`,
+      spec.state
+        ? `${principal.id} has no Membership in ${spec.groupId}: give the membership epoch explicitly to send anyway`
+        : `Group ${spec.groupId} does not exist (no Events): cannot look up the membership epoch`,
     )
   }
   if (principal.type === 'agent') epochs.sessionEpoch = spec.sessionEpoch ?? 1
   epochs.membershipEpoch = membershipEpoch
   const lease = spec.state?.mission.coordinator
-  const coordinatorEpoch = spec.coordinatorEpoch ?? (principal.type === 'agent' && lease?.agentId === principal.id ? lease.coordinatorEpoch : undefined)
+  const coordinatorEpoch =
+    spec.coordinatorEpoch ??
+    (principal.type === 'agent' && lease?.agentId === principal.id ? lease.coordinatorEpoch : undefined)
   if (coordinatorEpoch !== undefined) epochs.coordinatorEpoch = coordinatorEpoch
   return epochs
 }
 
 /** Builds and signs one Command with `key`. Throws CommandBuildError when an epoch is unknown. */
 export function buildCommand(key: SigningKey, spec: CommandSpec): BuiltCommand {
-  if (!key.principal) throw new CommandBuildError(`key ${key.keyId} names no principal (upstream test-only key): it cannot act`)
+  if (!key.principal)
+    throw new CommandBuildError(`key ${key.keyId} names no principal (upstream test-only key): it cannot act`)
   const actionId = spec.actionId ?? newUrn()
   const correlationId = spec.correlationId ?? newUrn()
   const optional: Record<string, unknown> = {}
@@ -104,9 +109,16 @@ export function buildCommand(key: SigningKey, spec: CommandSpec): BuiltCommand {
  * A human's final Approval (§7.3) of exactly what the Coordinator submitted, signed locally with
  * the human's key; it travels inside mission.approve.
  */
-export function buildFinalApproval(key: SigningKey, state: GroupState, options: {comments?: string; conditions?: string[]; occurredAt?: string; acceptancePolicyVersion?: string} = {}): JsonObject {
+export function buildFinalApproval(
+  key: SigningKey,
+  state: GroupState,
+  options: {comments?: string; conditions?: string[]; occurredAt?: string; acceptancePolicyVersion?: string} = {},
+): JsonObject {
   const submission = state.mission.submission
-  if (!submission) throw new CommandBuildError(`Mission ${state.missionId} has no submission awaiting approval (state ${state.mission.state})`)
+  if (!submission)
+    throw new CommandBuildError(
+      `Mission ${state.missionId} has no submission awaiting approval (state ${state.mission.state})`,
+    )
   const unsigned = {
     approvalId: newUrn(),
     // §14: a child Mission's result is approved with a `child_mission` Approval (by its own

@@ -19,9 +19,15 @@ const DAY_MS = 24 * 3600 * 1000
 
 /** The IDs of a new Group and its Mission share one UUID, so either names the other. */
 export function newMissionIds(organization?: string, groupId?: string): {groupId: string; missionId: string} {
-  if (groupId) return {groupId, missionId: groupId.includes(':group:') ? groupId.replace(':group:', ':mission:') : `urn:uuid:${randomUUID()}`}
+  if (groupId)
+    return {
+      groupId,
+      missionId: groupId.includes(':group:') ? groupId.replace(':group:', ':mission:') : `urn:uuid:${randomUUID()}`,
+    }
   const id = randomUUID()
-  return organization ? {groupId: `${organization}:group:${id}`, missionId: `${organization}:mission:${id}`} : {groupId: `urn:uuid:${id}`, missionId: `urn:uuid:${randomUUID()}`}
+  return organization
+    ? {groupId: `${organization}:group:${id}`, missionId: `${organization}:mission:${id}`}
+    : {groupId: `urn:uuid:${id}`, missionId: `urn:uuid:${randomUUID()}`}
 }
 
 export function missionCreatePayload(m: NewMission): Record<string, unknown> {

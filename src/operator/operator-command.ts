@@ -6,7 +6,10 @@ import {OperatorContext, type OperatorFlags} from './cli-context.js'
 
 export abstract class OperatorCommand extends MwpCommand {
   /** Runs `body` with a context built from the parsed flags and closes it afterwards. */
-  protected async withContext(flags: OperatorFlags, body: (ctx: OperatorContext) => Promise<Outcome>): Promise<Outcome> {
+  protected async withContext(
+    flags: OperatorFlags,
+    body: (ctx: OperatorContext) => Promise<Outcome>,
+  ): Promise<Outcome> {
     const ctx = OperatorContext.load(flags)
     try {
       return await body(ctx)

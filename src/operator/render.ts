@@ -33,7 +33,9 @@ export function renderInspection(v: MissionInspection): string {
 function approvalLine(v: MissionInspection): string {
   if (v.approval.kind === 'mission_final') return `mission_final Approval by the MissionOwner (${v.missionOwner.id})`
   const own = `child_mission Approval by the MissionOwner (${v.missionOwner.id})`
-  return v.approval.rootHumanApproval ? `${own}, with the root human MissionOwner's beside it (mission approve --sign-only, then --root-approval)` : own
+  return v.approval.rootHumanApproval
+    ? `${own}, with the root human MissionOwner's beside it (mission approve --sign-only, then --root-approval)`
+    : own
 }
 
 export function progressLine(s: WorkGraph['summary']): string {
@@ -54,20 +56,43 @@ export function renderSubmission(s: SubmissionReview): string {
   const head = table(['submitted revision', 'submitted by', 'at'])
   head.push([String(s.missionRevision), s.submittedBy, s.submittedAt])
   const artifacts = table(['Artifact hash', 'produced by WorkItem (state)'])
-  for (const e of s.evidence) artifacts.push([e.artifactHash, e.producedBy.length ? e.producedBy.map((p) => `${p.workItemId} (${p.state})`).join('\n') : '- (not from a WorkItem)'])
+  for (const e of s.evidence)
+    artifacts.push([
+      e.artifactHash,
+      e.producedBy.length
+        ? e.producedBy.map((p) => `${p.workItemId} (${p.state})`).join('\n')
+        : '- (not from a WorkItem)',
+    ])
   const criteria = table(['acceptance criterion', 'evidence required'])
-  for (const c of s.criteria) criteria.push([`${c.criterionId}: ${c.description}`, c.evidenceRequired.join(', ') || '-'])
-  return [head.toString(), ...(s.summary ? [`summary: ${s.summary}`] : []), artifacts.toString(), criteria.toString()].join('\n')
+  for (const c of s.criteria)
+    criteria.push([`${c.criterionId}: ${c.description}`, c.evidenceRequired.join(', ') || '-'])
+  return [
+    head.toString(),
+    ...(s.summary ? [`summary: ${s.summary}`] : []),
+    artifacts.toString(),
+    criteria.toString(),
+  ].join('\n')
 }
 
 export function renderTree(node: MissionTreeNode, indent = ''): string {
-  const label = node.unavailable ? `${node.groupId} (${node.unavailable})` : `${node.missionId} [${node.state}] ${node.objective}`
+  const label = node.unavailable
+    ? `${node.groupId} (${node.unavailable})`
+    : `${node.missionId} [${node.state}] ${node.objective}`
   return [indent + label, ...node.children.map((c) => renderTree(c, indent + '  '))].join('\n')
 }
 
 export function renderWorkList(g: WorkGraph): string {
   const t = table(['WorkItem', 'state', 'owner', 'deadline', 'approval', 'blockers', 'critical'])
-  for (const n of g.items) t.push([n.workItemId, n.state, n.owner ?? '-', n.deadline ? `${n.deadline}${n.overdue ? ' OVERDUE' : ''}` : '-', n.approval, n.blockers.join('\n') || '-', n.critical ? 'yes' : ''])
+  for (const n of g.items)
+    t.push([
+      n.workItemId,
+      n.state,
+      n.owner ?? '-',
+      n.deadline ? `${n.deadline}${n.overdue ? ' OVERDUE' : ''}` : '-',
+      n.approval,
+      n.blockers.join('\n') || '-',
+      n.critical ? 'yes' : '',
+    ])
   return `${progressLine(g.summary)}\n${t.toString()}`
 }
 
@@ -94,7 +119,9 @@ export function renderWorkGraph(g: WorkGraph): string {
   const lines = [progressLine(g.summary)]
   if (g.summary.criticalPath.length) lines.push(`critical path: ${g.summary.criticalPath.join(' -> ')}`)
   for (const n of g.items) {
-    lines.push(`${n.critical ? '*' : ' '} ${n.workItemId} [${n.state}]${n.dependsOn.length ? ` <- ${n.dependsOn.map((d) => (n.waitingOn.includes(d) ? `${d} (waiting)` : d)).join(', ')}` : ''}`)
+    lines.push(
+      `${n.critical ? '*' : ' '} ${n.workItemId} [${n.state}]${n.dependsOn.length ? ` <- ${n.dependsOn.map((d) => (n.waitingOn.includes(d) ? `${d} (waiting)` : d)).join(', ')}` : ''}`,
+    )
   }
   return lines.join('\n')
 }

@@ -47,7 +47,12 @@ export interface Transport {
    * until closed; `onEnd` reports why the peer or the store ended it (GROUP_NOT_FOUND for a Group
    * that is unknown or not visible, as `events` answers null).
    */
-  follow(groupId: string, afterSequence: number, onEvent: (event: EventDoc) => void, onEnd: (code: ErrorCode) => void): Promise<Subscription>
+  follow(
+    groupId: string,
+    afterSequence: number,
+    onEvent: (event: EventDoc) => void,
+    onEnd: (code: ErrorCode) => void,
+  ): Promise<Subscription>
   close(): Promise<void>
 }
 
@@ -60,7 +65,10 @@ export class EventIntegrityError extends MwpError<'event-integrity'> {
 
 export function verifiedEvent(bytes: Uint8Array, registry: RegistryEvidence, where: string): EventDoc {
   const v = verify('event', bytes, registry)
-  if (v instanceof Rejection) throw new EventIntegrityError(`${where}: an Event fails verification (${Rejection.diagnostic(v).stage}: ${Rejection.diagnostic(v).reason})`)
+  if (v instanceof Rejection)
+    throw new EventIntegrityError(
+      `${where}: an Event fails verification (${Rejection.diagnostic(v).stage}: ${Rejection.diagnostic(v).reason})`,
+    )
   return v.document as unknown as EventDoc
 }
 
@@ -74,7 +82,8 @@ export async function openLocalTransport(config: OrgConfig): Promise<Transport> 
     const out: EventDoc[] = []
     for (;;) {
       const page = await store.read(groupId, after, PAGE)
-      for (const e of page.events) out.push(verifiedEvent(e.bytes, registry, `${config.store} ${groupId}#${e.sequence}`))
+      for (const e of page.events)
+        out.push(verifiedEvent(e.bytes, registry, `${config.store} ${groupId}#${e.sequence}`))
       if (page.events.length === 0) return out
       after = page.events.at(-1)!.sequence
     }

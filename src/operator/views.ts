@@ -68,21 +68,35 @@ function childOf(e: EventDoc): ChildLink | null {
   if (e.kind !== 'mission.child.created') return null
   const child = (e.payload as {child?: {groupId?: unknown; missionId?: unknown}}).child
   if (typeof child?.groupId !== 'string') return null
-  return {groupId: child.groupId, ...(typeof child.missionId === 'string' ? {missionId: child.missionId} : {}), sequence: e.sequence}
+  return {
+    groupId: child.groupId,
+    ...(typeof child.missionId === 'string' ? {missionId: child.missionId} : {}),
+    sequence: e.sequence,
+  }
 }
 
-export function inspectMission(events: readonly EventDoc[], now: string = new Date().toISOString()): MissionInspection | null {
+export function inspectMission(
+  events: readonly EventDoc[],
+  now: string = new Date().toISOString(),
+): MissionInspection | null {
   const state = foldGroup(events)
   return state === null ? null : inspectFolded(state, events, now)
 }
 
 /** inspectMission for a caller that already folded `events` into `state` (OperatorContext.folded). */
-export function inspectFolded(state: GroupState, events: readonly EventDoc[], now: string = new Date().toISOString()): MissionInspection {
+export function inspectFolded(
+  state: GroupState,
+  events: readonly EventDoc[],
+  now: string = new Date().toISOString(),
+): MissionInspection {
   const m = state.mission
   let submission: SubmissionReview | null = null
   if (m.submission) {
     const submitted = [...events].reverse().find((e) => e.kind === 'mission.submitted_for_approval')
-    const summary = submitted && typeof (submitted.payload as {summary?: unknown}).summary === 'string' ? (submitted.payload as {summary: string}).summary : undefined
+    const summary =
+      submitted && typeof (submitted.payload as {summary?: unknown}).summary === 'string'
+        ? (submitted.payload as {summary: string}).summary
+        : undefined
     const items = Object.values(state.workItems)
     submission = {
       missionRevision: m.submission.missionRevision,
@@ -93,14 +107,20 @@ export function inspectFolded(state: GroupState, events: readonly EventDoc[], no
       evidence: m.submission.artifactHashes.map((artifactHash) => ({
         artifactHash,
         producedBy: items
-          .filter((w) => w.submission?.artifactHashes.includes(artifactHash) || w.checkpoint?.artifactHashes.includes(artifactHash))
+          .filter(
+            (w) =>
+              w.submission?.artifactHashes.includes(artifactHash) ||
+              w.checkpoint?.artifactHashes.includes(artifactHash),
+          )
           .map((w) => ({workItemId: w.workItemId, state: w.state})),
       })),
-      criteria: (m.definitionOfDone as {criterionId: string; description: string; evidenceRequired?: string[]}[]).map((c) => ({
-        criterionId: c.criterionId,
-        description: c.description,
-        evidenceRequired: [...(c.evidenceRequired ?? [])],
-      })),
+      criteria: (m.definitionOfDone as {criterionId: string; description: string; evidenceRequired?: string[]}[]).map(
+        (c) => ({
+          criterionId: c.criterionId,
+          description: c.description,
+          evidenceRequired: [...(c.evidenceRequired ?? [])],
+        }),
+      ),
     }
   }
   return {
@@ -116,9 +136,18 @@ export function inspectFolded(state: GroupState, events: readonly EventDoc[], no
     sequence: state.sequence,
     budget: m.budget,
     approvalPolicy: m.approvalPolicy,
-    approval: m.parent === undefined ? {kind: 'mission_final', rootHumanApproval: false} : {kind: 'child_mission', rootHumanApproval: m.approvalPolicy.finalHumanApproval === true},
+    approval:
+      m.parent === undefined
+        ? {kind: 'mission_final', rootHumanApproval: false}
+        : {kind: 'child_mission', rootHumanApproval: m.approvalPolicy.finalHumanApproval === true},
     definitionOfDone: m.definitionOfDone,
-    members: Object.values(state.members).map((x) => ({id: x.principal.id, type: x.principal.type, role: x.role, membershipEpoch: x.membershipEpoch, active: x.active})),
+    members: Object.values(state.members).map((x) => ({
+      id: x.principal.id,
+      type: x.principal.type,
+      role: x.role,
+      membershipEpoch: x.membershipEpoch,
+      active: x.active,
+    })),
     submission,
     work: workGraph(state, now).summary,
     children: events.map(childOf).filter((c): c is ChildLink => c !== null),
@@ -141,19 +170,32 @@ export interface MissionTreeNode {
  * a Group's Events and throws when it cannot (the root's failure is the caller's; a child's is
  * shown on its node); a Group already visited is not entered twice.
  */
-export async function missionTree(rootGroupId: string, load: (groupId: string) => Promise<EventDoc[]>, seen = new Set<string>()): Promise<MissionTreeNode> {
+export async function missionTree(
+  rootGroupId: string,
+  load: (groupId: string) => Promise<EventDoc[]>,
+  seen = new Set<string>(),
+): Promise<MissionTreeNode> {
   seen.add(rootGroupId)
   const view = inspectMission(await load(rootGroupId))
   if (view === null) return unavailable(rootGroupId, 'no Events')
   const children: MissionTreeNode[] = []
   for (const child of view.children) {
     if (seen.has(child.groupId)) continue
-    children.push(await missionTree(child.groupId, load, seen).catch((e: Error) => unavailable(child.groupId, e.message)))
+    children.push(
+      await missionTree(child.groupId, load, seen).catch((e: Error) => unavailable(child.groupId, e.message)),
+    )
   }
   return {groupId: view.groupId, missionId: view.missionId, state: view.state, objective: view.objective, children}
 }
 
-const unavailable = (groupId: string, why: string): MissionTreeNode => ({groupId, missionId: null, state: null, objective: null, unavailable: why, children: []})
+const unavailable = (groupId: string, why: string): MissionTreeNode => ({
+  groupId,
+  missionId: null,
+  state: null,
+  objective: null,
+  unavailable: why,
+  children: [],
+})
 
 export interface WorkNode {
   workItemId: string
@@ -196,7 +238,8 @@ export interface WorkGraph {
 }
 
 const isDone = (w: WorkItemView) => WORK_TERMINAL.has(w.state)
-const depsOf = (w: WorkItemView): string[] => (Array.isArray(w.contract.dependencyWorkItemIds) ? (w.contract.dependencyWorkItemIds as string[]) : [])
+const depsOf = (w: WorkItemView): string[] =>
+  Array.isArray(w.contract.dependencyWorkItemIds) ? (w.contract.dependencyWorkItemIds as string[]) : []
 
 /** The WorkItem graph with derived progress at instant `now` (RFC 3339, for deadlines). */
 export function workGraph(state: GroupState, now: string = new Date().toISOString()): WorkGraph {
@@ -238,7 +281,11 @@ export function workGraph(state: GroupState, now: string = new Date().toISOStrin
     if (!isDone(w)) for (const d of waitingOn) blockers.push(`waits for ${d}`)
     const deadline = typeof w.contract.deadline === 'string' ? w.contract.deadline : null
     const required = w.contract.executionApproval !== undefined && w.contract.executionApproval !== 'not_required'
-    const approval: WorkNode['approval'] = !required ? 'not_required' : w.executionApproval && w.executionApproval.ownershipEpoch === w.ownershipEpoch ? 'granted' : 'pending'
+    const approval: WorkNode['approval'] = !required
+      ? 'not_required'
+      : w.executionApproval && w.executionApproval.ownershipEpoch === w.ownershipEpoch
+        ? 'granted'
+        : 'pending'
     return {
       workItemId: w.workItemId,
       goal: typeof w.contract.goal === 'string' ? w.contract.goal : '',
@@ -268,7 +315,9 @@ export function workGraph(state: GroupState, now: string = new Date().toISOStrin
       remaining: items.filter((w) => !isDone(w)).length,
       blocked: nodes.filter((n) => n.state === 'blocked' || n.state === 'failed').map((n) => n.workItemId),
       overdue: nodes.filter((n) => n.overdue).map((n) => n.workItemId),
-      awaitingApproval: nodes.filter((n) => n.approval === 'pending' && !WORK_TERMINAL.has(n.state)).map((n) => n.workItemId),
+      awaitingApproval: nodes
+        .filter((n) => n.approval === 'pending' && !WORK_TERMINAL.has(n.state))
+        .map((n) => n.workItemId),
       openProposals: Object.keys(state.proposals).length,
       criticalPath: critical,
     },

@@ -37,14 +37,25 @@ function readFile(path: string, what: string): Buffer {
 }
 
 export async function openWireTransport(target: WireTarget): Promise<Transport> {
-  if (!target.registry) throw new Error('the wire transport verifies every Event against the Organization registry: give --registry FILE or --config FILE')
+  if (!target.registry)
+    throw new Error(
+      'the wire transport verifies every Event against the Organization registry: give --registry FILE or --config FILE',
+    )
   const registry = RegistryEvidence.fromBytes(readFile(target.registry, 'registry'))
   const resolved = registry.resolve()
-  if (resolved instanceof RegistryFault) throw new Error(`registry ${target.registry} is not valid (${resolved.reason})`)
+  if (resolved instanceof RegistryFault)
+    throw new Error(`registry ${target.registry} is not valid (${resolved.reason})`)
   const ca = target.ca ? readFile(target.ca, 'CA certificate') : undefined
   let client: WireClient
   try {
-    client = await WireClient.connect({url: target.url, key: target.key, registry, ...(ca ? {ca} : {}), reconnect: {maxAttempts: 5}, autoAck: false})
+    client = await WireClient.connect({
+      url: target.url,
+      key: target.key,
+      registry,
+      ...(ca ? {ca} : {}),
+      reconnect: {maxAttempts: 5},
+      autoAck: false,
+    })
   } catch (e) {
     throw new Error(`cannot connect to ${target.url}: ${(e as Error).message}`)
   }
@@ -60,9 +71,13 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
       const out: EventDoc[] = []
       let missing = false
       let failure: string | null = null
-      await client.subscribe(groupId, {afterSequence, onError: (err) => (err.code === 'GROUP_NOT_FOUND' ? (missing = true) : (failure = err.code))}, (e) => {
-        out.push(doc(e))
-      })
+      await client.subscribe(
+        groupId,
+        {afterSequence, onError: (err) => (err.code === 'GROUP_NOT_FOUND' ? (missing = true) : (failure = err.code))},
+        (e) => {
+          out.push(doc(e))
+        },
+      )
       try {
         const started = Date.now()
         for (;;) {
@@ -72,7 +87,8 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
           if (missing) return null
           if (failure) throw new Error(`the server refused the subscription: ${failure}`)
           if (out.length === seen) return out
-          if (Date.now() - started > READ_LIMIT_MS) throw new Error(`the replay of ${groupId} did not finish within ${READ_LIMIT_MS / 1000} s`)
+          if (Date.now() - started > READ_LIMIT_MS)
+            throw new Error(`the replay of ${groupId} did not finish within ${READ_LIMIT_MS / 1000} s`)
         }
       } finally {
         client.unsubscribe(groupId)

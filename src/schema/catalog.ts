@@ -14,14 +14,14 @@
 // directory holds exactly those files uses the precompiled validators and never loads Ajv; any
 // other directory, a changed file, or a schema from elsewhere is compiled here, as before.
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import type { Ajv2020, AnySchemaObject, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js'
-import { isProfileTimestamp } from '../json/timestamp.js'
-import { isProtocolIdentifier } from '../json/uri.js'
-import { PRECOMPILED_MODULE, type Precompiled, loadPrecompiled } from './precompiled.js'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {dirname, join, resolve} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import type {Ajv2020, AnySchemaObject, ErrorObject, Options, ValidateFunction} from 'ajv/dist/2020.js'
+import {isProfileTimestamp} from '../json/timestamp.js'
+import {isProtocolIdentifier} from '../json/uri.js'
+import {PRECOMPILED_MODULE, type Precompiled, loadPrecompiled} from './precompiled.js'
 
 // Ajv and ajv-formats are CommonJS: required synchronously, and only when something is compiled.
 const require = createRequire(import.meta.url)
@@ -32,7 +32,7 @@ export interface SchemaError {
   keyword: string
 }
 
-export type SchemaResult = { valid: true } | { valid: false; errors: SchemaError[] }
+export type SchemaResult = {valid: true} | {valid: false; errors: SchemaError[]}
 
 /** A compiled validator; `errors` holds the result of the last failing call (Ajv convention). */
 export type SchemaValidator = ValidateFunction
@@ -87,7 +87,7 @@ function findPackageRoot(): string {
   for (;;) {
     const manifest = join(dir, 'package.json')
     if (existsSync(manifest)) {
-      const name = (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name
+      const name = (JSON.parse(readFileSync(manifest, 'utf8')) as {name?: unknown}).name
       if (name === PACKAGE_NAME) return dir
     }
     const parent = dirname(dir)
@@ -105,19 +105,19 @@ export function defaultSchemaDir(): string {
 
 /** The protocol's own `uri` and `date-time` checks, replacing ajv-formats' (`type: 'string'` keeps Ajv's rule that a format only constrains strings). */
 const PROTOCOL_FORMATS = {
-  uri: { type: 'string', validate: isProtocolIdentifier },
-  'date-time': { type: 'string', validate: isProfileTimestamp },
+  uri: {type: 'string', validate: isProtocolIdentifier},
+  'date-time': {type: 'string', validate: isProfileTimestamp},
 } as const
 
 /** The `format` definitions every catalog validates with, as precompiled validators receive them: ajv-formats' full set with the protocol's two. */
 export function protocolFormats(): Record<string, unknown> {
-  const { fullFormats } = require('ajv-formats/dist/formats.js') as { fullFormats: Record<string, unknown> }
-  return { ...fullFormats, ...PROTOCOL_FORMATS }
+  const {fullFormats} = require('ajv-formats/dist/formats.js') as {fullFormats: Record<string, unknown>}
+  return {...fullFormats, ...PROTOCOL_FORMATS}
 }
 
 /** The catalog's Ajv; `code` options let the build emit the same validators as source. */
 export function newAjv(code?: Options['code']): Ajv2020 {
-  const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')
+  const {Ajv2020} = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')
   const ajv = new Ajv2020({
     // strictSchema/strictNumbers/strictTuples stay on (unknown keywords are errors). strictTypes
     // and strictRequired are authoring lints that throw on the normative schemas' conditional
@@ -128,7 +128,7 @@ export function newAjv(code?: Options['code']): Ajv2020 {
     allErrors: false,
     validateFormats: true,
     ownProperties: true,
-    ...(code ? { code } : {}),
+    ...(code ? {code} : {}),
   })
   // The plugin registers the formats (and its formatMinimum/… keywords); then the protocol's own
   // `uri` and `date-time` replace its definitions.
@@ -159,7 +159,11 @@ class Catalog implements SchemaCatalog {
 
   constructor(dir: string) {
     this.dir = dir
-    const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(SUFFIX)).sort() : []
+    const files = existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => f.endsWith(SUFFIX))
+          .sort()
+      : []
     for (const file of files) {
       const schema = readJson(join(dir, file))
       // Cross-file `$ref`s resolve against `$id`, so every catalog schema must declare one.
@@ -169,7 +173,8 @@ class Catalog implements SchemaCatalog {
       this.shortNames.push(short)
       for (const name of [short, file, schema.$id]) this.ids.set(name, schema.$id)
     }
-    this.precompiled = files.length > 0 ? loadPrecompiled(dir, join(packageRoot(), PRECOMPILED_MODULE), protocolFormats) : null
+    this.precompiled =
+      files.length > 0 ? loadPrecompiled(dir, join(packageRoot(), PRECOMPILED_MODULE), protocolFormats) : null
   }
 
   /**
@@ -205,8 +210,8 @@ class Catalog implements SchemaCatalog {
 
   validate(name: string, value: unknown): SchemaResult {
     const validate = this.validator(name)
-    if (validate(value)) return { valid: true }
-    return { valid: false, errors: toSchemaErrors(validate.errors) }
+    if (validate(value)) return {valid: true}
+    return {valid: false, errors: toSchemaErrors(validate.errors)}
   }
 
   names(): string[] {

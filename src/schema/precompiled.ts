@@ -8,11 +8,11 @@
 // catalog computes the same hash over its directory before using them. A schema edited after the
 // build, or any other directory, is compiled by Ajv as it always was.
 
-import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { join, relative } from 'node:path'
-import type { AnySchemaObject, ValidateFunction } from 'ajv/dist/2020.js'
+import {createHash} from 'node:crypto'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {join, relative} from 'node:path'
+import type {AnySchemaObject, ValidateFunction} from 'ajv/dist/2020.js'
 
 /** The index module the build writes, relative to the package root; the schema modules sit beside it. */
 export const PRECOMPILED_MODULE = join('dist', 'schemas', 'validators.cjs')
@@ -44,7 +44,7 @@ export interface Precompiled {
 export function schemaFiles(dir: string): string[] {
   const out: string[] = []
   const walk = (d: string) => {
-    for (const entry of readdirSync(d, { withFileTypes: true })) {
+    for (const entry of readdirSync(d, {withFileTypes: true})) {
       if (entry.isDirectory()) walk(join(d, entry.name))
       else if (entry.name.endsWith('.schema.json')) out.push(join(d, entry.name))
     }
@@ -55,11 +55,13 @@ export function schemaFiles(dir: string): string[] {
 
 export function treeHash(dir: string): string {
   const hash = createHash('sha256')
-  for (const file of schemaFiles(dir)) hash.update(relative(dir, file)).update('\0').update(readFileSync(file)).update('\0')
+  for (const file of schemaFiles(dir))
+    hash.update(relative(dir, file)).update('\0').update(readFileSync(file)).update('\0')
   return hash.digest('hex')
 }
 
-export const textHash = (schema: AnySchemaObject): string => createHash('sha256').update(JSON.stringify(schema)).digest('hex')
+export const textHash = (schema: AnySchemaObject): string =>
+  createHash('sha256').update(JSON.stringify(schema)).digest('hex')
 
 /** The build's validators (the module at `path`) for `dir`, or null when there are none or they were compiled from other files. */
 export function loadPrecompiled(dir: string, path: string, formats: () => Record<string, unknown>): Precompiled | null {
@@ -73,11 +75,18 @@ export function loadPrecompiled(dir: string, path: string, formats: () => Record
     const entry = index.schemas[id]
     if (entry === undefined) return undefined
     let v = loaded.get(id)
-    if (v === undefined) loaded.set(id, (v = (require(`./${entry.module}`) as PrecompiledSchema).load((definitions ??= formats()), packageRequire)))
+    if (v === undefined)
+      loaded.set(
+        id,
+        (v = (require(`./${entry.module}`) as PrecompiledSchema).load((definitions ??= formats()), packageRequire)),
+      )
     return v
   }
   return {
     validator,
-    exact: (schema) => (typeof schema.$id === 'string' && index.schemas[schema.$id]?.text === textHash(schema) ? validator(schema.$id) : undefined),
+    exact: (schema) =>
+      typeof schema.$id === 'string' && index.schemas[schema.$id]?.text === textHash(schema)
+        ? validator(schema.$id)
+        : undefined,
   }
 }

@@ -42,15 +42,69 @@ export interface Profile {
 const principal = (field: string): SignerRule => ({rule: 'principal-object', field})
 
 export const PROFILES: Readonly<Record<DocumentKind, Profile>> = {
-  'agent-card': {kind: 'agent-card', schema: 'agent-card.schema.json', timeField: 'issuedAt', signer: {rule: 'service-principal'}, marks: ['agentId', 'cardVersion']},
-  approval: {kind: 'approval', schema: 'approval.schema.json', timeField: 'occurredAt', signer: principal('approver'), marks: ['approvalId', 'approver']},
-  artifact: {kind: 'artifact', schema: 'artifact.schema.json', timeField: 'createdAt', signer: {rule: 'agent-id', path: ['producer', 'agentId']}, marks: ['artifactId', 'producer']},
-  command: {kind: 'command', schema: 'command.schema.json', timeField: 'issuedAt', signer: principal('actor'), marks: ['actionId', 'actor']},
-  'context-package': {kind: 'context-package', schema: 'context-package.schema.json', timeField: 'generatedAt', signer: principal('generatedBy'), marks: ['contextPackageId', 'generatedAt']},
-  event: {kind: 'event', schema: 'event.schema.json', timeField: 'occurredAt', signer: principal('acceptedBy'), marks: ['eventId', 'acceptedBy']},
-  evidence: {kind: 'evidence', schema: 'evidence.schema.json', timeField: 'createdAt', signer: principal('generatedBy'), marks: ['evidenceId', 'generatedBy']},
-  'extension-profile': {kind: 'extension-profile', schema: 'extension-profile.schema.json', timeField: 'approvedAt', signer: principal('approvedBy'), marks: ['profileUri', 'approvedBy']},
-  'group-snapshot': {kind: 'group-snapshot', schema: 'group-snapshot.schema.json', timeField: 'createdAt', signer: principal('createdBy'), marks: ['snapshotId', 'createdBy']},
+  'agent-card': {
+    kind: 'agent-card',
+    schema: 'agent-card.schema.json',
+    timeField: 'issuedAt',
+    signer: {rule: 'service-principal'},
+    marks: ['agentId', 'cardVersion'],
+  },
+  approval: {
+    kind: 'approval',
+    schema: 'approval.schema.json',
+    timeField: 'occurredAt',
+    signer: principal('approver'),
+    marks: ['approvalId', 'approver'],
+  },
+  artifact: {
+    kind: 'artifact',
+    schema: 'artifact.schema.json',
+    timeField: 'createdAt',
+    signer: {rule: 'agent-id', path: ['producer', 'agentId']},
+    marks: ['artifactId', 'producer'],
+  },
+  command: {
+    kind: 'command',
+    schema: 'command.schema.json',
+    timeField: 'issuedAt',
+    signer: principal('actor'),
+    marks: ['actionId', 'actor'],
+  },
+  'context-package': {
+    kind: 'context-package',
+    schema: 'context-package.schema.json',
+    timeField: 'generatedAt',
+    signer: principal('generatedBy'),
+    marks: ['contextPackageId', 'generatedAt'],
+  },
+  event: {
+    kind: 'event',
+    schema: 'event.schema.json',
+    timeField: 'occurredAt',
+    signer: principal('acceptedBy'),
+    marks: ['eventId', 'acceptedBy'],
+  },
+  evidence: {
+    kind: 'evidence',
+    schema: 'evidence.schema.json',
+    timeField: 'createdAt',
+    signer: principal('generatedBy'),
+    marks: ['evidenceId', 'generatedBy'],
+  },
+  'extension-profile': {
+    kind: 'extension-profile',
+    schema: 'extension-profile.schema.json',
+    timeField: 'approvedAt',
+    signer: principal('approvedBy'),
+    marks: ['profileUri', 'approvedBy'],
+  },
+  'group-snapshot': {
+    kind: 'group-snapshot',
+    schema: 'group-snapshot.schema.json',
+    timeField: 'createdAt',
+    signer: principal('createdBy'),
+    marks: ['snapshotId', 'createdBy'],
+  },
 }
 
 export function isDocumentKind(value: string): value is DocumentKind {

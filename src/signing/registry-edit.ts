@@ -17,14 +17,31 @@
 // The last section holds the file plumbing the CLI uses: strict read, locked atomic rewrite.
 
 import {randomBytes} from 'node:crypto'
-import {closeSync, fchmodSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
+import {
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {type ErrorCategory, MwpError, type RegistryFileErrorCode} from '../errors.js'
 import {decodeBase64url} from '../json/base64url.js'
 import {parseJsonBytes} from '../json/parse.js'
 import {type Instant, compareInstants, formatUtcNow, parseTimestamp} from '../json/timestamp.js'
 import type {Principal, PrincipalType} from './profiles.js'
-import {type ResolvedBinding, type ValidatedRegistry, RegistryEvidence, RegistryFault, isIdentifier} from './registry.js'
+import {
+  type ResolvedBinding,
+  type ValidatedRegistry,
+  RegistryEvidence,
+  RegistryFault,
+  isIdentifier,
+} from './registry.js'
 
 export interface StatusRecord {
   sequence: number
@@ -149,10 +166,16 @@ function validateInput(reg: unknown): ValidatedRegistry | null {
 }
 
 /** Validates an edit's result; a fault becomes a refusal with the fault's reason. */
-function validateResult(reg: RegistrySnapshot, explain: (fault: RegistryFault) => string | undefined): RegistrySnapshot {
+function validateResult(
+  reg: RegistrySnapshot,
+  explain: (fault: RegistryFault) => string | undefined,
+): RegistrySnapshot {
   const result = validate(reg)
   if (result instanceof RegistryFault) {
-    throw new RegistryEditError(result.reason, explain(result) ?? `the edit would make the registry invalid (${result.reason}): ${result.detail ?? ''}`)
+    throw new RegistryEditError(
+      result.reason,
+      explain(result) ?? `the edit would make the registry invalid (${result.reason}): ${result.detail ?? ''}`,
+    )
   }
   return reg
 }
@@ -160,7 +183,10 @@ function validateResult(reg: RegistrySnapshot, explain: (fault: RegistryFault) =
 function timestamp(text: unknown, reason: string, what: string): Instant {
   const instant = typeof text === 'string' ? parseTimestamp(text) : null
   if (instant === null) {
-    throw new RegistryEditError(reason, `${what} is not a protocol timestamp (RFC 3339, e.g. 2026-07-01T00:00:00Z): ${JSON.stringify(text)}`)
+    throw new RegistryEditError(
+      reason,
+      `${what} is not a protocol timestamp (RFC 3339, e.g. 2026-07-01T00:00:00Z): ${JSON.stringify(text)}`,
+    )
   }
   return instant
 }
@@ -175,10 +201,17 @@ export function parsePrincipal(text: string): Principal {
   const colon = text.indexOf(':')
   const type = colon === -1 ? text : text.slice(0, colon)
   if (colon === -1 || !PRINCIPAL_TYPES.includes(type as PrincipalType)) {
-    throw new RegistryEditError('principal-invalid', `principal must be TYPE:URI with TYPE agent, human or service (e.g. agent:urn:example:agent:alice), got ${JSON.stringify(text)}`)
+    throw new RegistryEditError(
+      'principal-invalid',
+      `principal must be TYPE:URI with TYPE agent, human or service (e.g. agent:urn:example:agent:alice), got ${JSON.stringify(text)}`,
+    )
   }
   const id = text.slice(colon + 1)
-  if (!isIdentifier(id)) throw new RegistryEditError('principal-id-invalid', `principal id is not an absolute URI identifier: ${JSON.stringify(id)}`)
+  if (!isIdentifier(id))
+    throw new RegistryEditError(
+      'principal-id-invalid',
+      `principal id is not an absolute URI identifier: ${JSON.stringify(id)}`,
+    )
   return {type: type as PrincipalType, id}
 }
 
@@ -188,7 +221,10 @@ export function parsePrincipal(text: string): Principal {
 /** A new, empty registry for one Organization. Not usable as evidence until a binding is added. */
 export function initRegistry(organizationId: string): RegistrySnapshot {
   if (!isIdentifier(organizationId)) {
-    throw new RegistryEditError('organization-id-invalid', `organization ID is not an absolute URI identifier: ${JSON.stringify(organizationId)}`)
+    throw new RegistryEditError(
+      'organization-id-invalid',
+      `organization ID is not an absolute URI identifier: ${JSON.stringify(organizationId)}`,
+    )
   }
   return {organizationId, bindings: []}
 }
@@ -197,24 +233,44 @@ export function initRegistry(organizationId: string): RegistrySnapshot {
 export function addBinding(reg: RegistrySnapshot, binding: NewBinding): RegistrySnapshot {
   const validated = validateInput(reg)
   const {keyId, principal, publicKey, validFrom} = binding
-  if (!isIdentifier(keyId)) throw new RegistryEditError('key-id-invalid', `key ID is not an absolute URI identifier: ${JSON.stringify(keyId)}`)
+  if (!isIdentifier(keyId))
+    throw new RegistryEditError('key-id-invalid', `key ID is not an absolute URI identifier: ${JSON.stringify(keyId)}`)
   if (!isRecord(principal) || !PRINCIPAL_TYPES.includes(principal.type)) {
-    throw new RegistryEditError('principal-invalid', `principal type must be agent, human or service, got ${JSON.stringify(principal?.type)}`)
+    throw new RegistryEditError(
+      'principal-invalid',
+      `principal type must be agent, human or service, got ${JSON.stringify(principal?.type)}`,
+    )
   }
-  if (!isIdentifier(principal.id)) throw new RegistryEditError('principal-id-invalid', `principal id is not an absolute URI identifier: ${JSON.stringify(principal.id)}`)
+  if (!isIdentifier(principal.id))
+    throw new RegistryEditError(
+      'principal-id-invalid',
+      `principal id is not an absolute URI identifier: ${JSON.stringify(principal.id)}`,
+    )
   if (typeof publicKey !== 'string' || decodeBase64url(publicKey) === null) {
-    throw new RegistryEditError('public-key-noncanonical-base64url', `public key is not canonical unpadded base64url: ${JSON.stringify(publicKey)}`)
+    throw new RegistryEditError(
+      'public-key-noncanonical-base64url',
+      `public key is not canonical unpadded base64url: ${JSON.stringify(publicKey)}`,
+    )
   }
   timestamp(validFrom, 'valid-from-invalid', 'validFrom')
 
   const existing = validated?.bindings.get(keyId)
   if (existing) {
-    const samePrincipalAndKey = existing.principal.type === principal.type && existing.principal.id === principal.id && existing.publicKey === publicKey
+    const samePrincipalAndKey =
+      existing.principal.type === principal.type &&
+      existing.principal.id === principal.id &&
+      existing.publicKey === publicKey
     if (samePrincipalAndKey && compareInstants(existing.validFrom.instant, parseTimestamp(validFrom)!) === 0) {
-      throw new RegistryEditError('binding-exists', `key ID ${keyId} is already registered with this Principal, key and validFrom; nothing to add`)
+      throw new RegistryEditError(
+        'binding-exists',
+        `key ID ${keyId} is already registered with this Principal, key and validFrom; nothing to add`,
+      )
     }
     if (samePrincipalAndKey) {
-      throw new RegistryEditError('valid-from-changed', `key ID ${keyId} is already registered with validFrom ${existing.validFrom.text}; validFrom is immutable`)
+      throw new RegistryEditError(
+        'valid-from-changed',
+        `key ID ${keyId} is already registered with validFrom ${existing.validFrom.text}; validFrom is immutable`,
+      )
     }
     throw new RegistryEditError(
       'key-id-rebinding',
@@ -223,7 +279,14 @@ export function addBinding(reg: RegistrySnapshot, binding: NewBinding): Registry
   }
 
   const next = copy(reg)
-  next.bindings.push({keyId, principal: {type: principal.type, id: principal.id}, algorithm: 'Ed25519', publicKey, validFrom, validityHistory: []})
+  next.bindings.push({
+    keyId,
+    principal: {type: principal.type, id: principal.id},
+    algorithm: 'Ed25519',
+    publicKey,
+    validFrom,
+    validityHistory: [],
+  })
   return validateResult(next, (fault) => {
     const holder = validated && [...validated.bindings.values()].find((b) => b.publicKey === publicKey)
     if (fault.reason === 'key-alias' && holder) {
@@ -240,16 +303,32 @@ export function addBinding(reg: RegistrySnapshot, binding: NewBinding): Registry
 }
 
 /** Records an expiry: `validUntil` becomes the effective end of the key's validity. */
-export function expireKey(reg: RegistrySnapshot, keyId: string, validUntil: string, recordedAt: string): RegistrySnapshot {
+export function expireKey(
+  reg: RegistrySnapshot,
+  keyId: string,
+  validUntil: string,
+  recordedAt: string,
+): RegistrySnapshot {
   return setBoundary(reg, keyId, 'validUntil', validUntil, recordedAt)
 }
 
 /** Records a revocation at `revokedAt`. */
-export function revokeKey(reg: RegistrySnapshot, keyId: string, revokedAt: string, recordedAt: string): RegistrySnapshot {
+export function revokeKey(
+  reg: RegistrySnapshot,
+  keyId: string,
+  revokedAt: string,
+  recordedAt: string,
+): RegistrySnapshot {
   return setBoundary(reg, keyId, 'revokedAt', revokedAt, recordedAt)
 }
 
-function setBoundary(reg: RegistrySnapshot, keyId: string, field: 'validUntil' | 'revokedAt', value: string, recordedAt: string): RegistrySnapshot {
+function setBoundary(
+  reg: RegistrySnapshot,
+  keyId: string,
+  field: 'validUntil' | 'revokedAt',
+  value: string,
+  recordedAt: string,
+): RegistrySnapshot {
   const validated = validateInput(reg)
   const boundary = timestamp(value, 'history-time-invalid', field)
   const recorded = timestamp(recordedAt, 'history-time-invalid', 'recordedAt')
@@ -259,7 +338,11 @@ function setBoundary(reg: RegistrySnapshot, keyId: string, field: 'validUntil' |
   const effective = current[field]
   if (effective) {
     const order = compareInstants(boundary, effective.instant)
-    if (order === 0) throw new RegistryEditError('boundary-unchanged', `${field} of ${keyId} is already ${effective.text}; nothing to record`)
+    if (order === 0)
+      throw new RegistryEditError(
+        'boundary-unchanged',
+        `${field} of ${keyId} is already ${effective.text}; nothing to record`,
+      )
     if (order > 0) {
       throw new RegistryEditError(
         'history-boundary-moved-later',
@@ -272,7 +355,8 @@ function setBoundary(reg: RegistrySnapshot, keyId: string, field: 'validUntil' |
   // carry prefixes of it and stay consistent.
   const next = copy(reg)
   let target: BindingRecord | undefined
-  for (const b of next.bindings) if (b.keyId === keyId && (!target || b.validityHistory.length > target.validityHistory.length)) target = b
+  for (const b of next.bindings)
+    if (b.keyId === keyId && (!target || b.validityHistory.length > target.validityHistory.length)) target = b
   const history = target!.validityHistory
   const last = history.at(-1)
   if (last && compareInstants(recorded, parseTimestamp(last.recordedAt)!) < 0) {
@@ -367,7 +451,8 @@ export interface RegistryCheck {
 export function checkRegistry(snapshot: unknown, options: {at?: string} = {}): RegistryCheck {
   const at = timestamp(options.at ?? formatUtcNow(), 'history-time-invalid', 'the check instant')
   if (isEmptyRegistry(snapshot)) {
-    const detail = 'the registry has no bindings yet; it is not usable as Registry evidence until one is added (mwp registry add)'
+    const detail =
+      'the registry has no bindings yet; it is not usable as Registry evidence until one is added (mwp registry add)'
     return {
       valid: false,
       organizationId: (snapshot as RegistrySnapshot).organizationId,
@@ -381,7 +466,8 @@ export function checkRegistry(snapshot: unknown, options: {at?: string} = {}): R
     const detail = result.detail ?? result.reason
     return {
       valid: false,
-      organizationId: isRecord(snapshot) && typeof snapshot.organizationId === 'string' ? snapshot.organizationId : null,
+      organizationId:
+        isRecord(snapshot) && typeof snapshot.organizationId === 'string' ? snapshot.organizationId : null,
       bindings: 0,
       fault: {reason: result.reason, detail},
       findings: [{severity: 'error', code: result.reason, message: detail}],
@@ -396,14 +482,43 @@ export function checkRegistry(snapshot: unknown, options: {at?: string} = {}): R
   for (const b of result.bindings.values()) {
     const keyId = b.keyId
     const n = declarations.get(keyId) ?? 1
-    if (n > 1) findings.push({severity: 'info', code: 'duplicate-declaration', keyId, message: `${keyId} is declared ${n} times with an identical binding (one logical binding; allowed)`})
+    if (n > 1)
+      findings.push({
+        severity: 'info',
+        code: 'duplicate-declaration',
+        keyId,
+        message: `${keyId} is declared ${n} times with an identical binding (one logical binding; allowed)`,
+      })
     const status = keyStatus(b, at)
-    if (status === 'revoked') findings.push({severity: 'warning', code: 'key-revoked', keyId, message: `${keyId} was revoked at ${b.revokedAt!.text}`})
-    else if (status === 'expired') findings.push({severity: 'warning', code: 'key-expired', keyId, message: `${keyId} expired at ${b.validUntil!.text}`})
-    else if (status === 'not-yet-valid') findings.push({severity: 'info', code: 'key-not-yet-valid', keyId, message: `${keyId} becomes valid at ${b.validFrom.text}`})
+    if (status === 'revoked')
+      findings.push({
+        severity: 'warning',
+        code: 'key-revoked',
+        keyId,
+        message: `${keyId} was revoked at ${b.revokedAt!.text}`,
+      })
+    else if (status === 'expired')
+      findings.push({
+        severity: 'warning',
+        code: 'key-expired',
+        keyId,
+        message: `${keyId} expired at ${b.validUntil!.text}`,
+      })
+    else if (status === 'not-yet-valid')
+      findings.push({
+        severity: 'info',
+        code: 'key-not-yet-valid',
+        keyId,
+        message: `${keyId} becomes valid at ${b.validFrom.text}`,
+      })
     for (const end of [b.validUntil, b.revokedAt]) {
       if (end && compareInstants(end.instant, b.validFrom.instant) <= 0) {
-        findings.push({severity: 'warning', code: 'key-never-valid', keyId, message: `${keyId} ends (${end.text}) at or before its validFrom (${b.validFrom.text}): it is never valid`})
+        findings.push({
+          severity: 'warning',
+          code: 'key-never-valid',
+          keyId,
+          message: `${keyId} ends (${end.text}) at or before its validFrom (${b.validFrom.text}): it is never valid`,
+        })
         break
       }
     }
@@ -420,7 +535,12 @@ export function checkRegistry(snapshot: unknown, options: {at?: string} = {}): R
     for (const rec of b.validityHistory) {
       const where = `${b.keyId} history record ${rec.sequence}`
       if (rec.validUntil === undefined && rec.revokedAt === undefined) {
-        findings.push({severity: 'warning', code: 'history-record-empty', keyId: b.keyId, message: `${where} sets neither validUntil nor revokedAt`})
+        findings.push({
+          severity: 'warning',
+          code: 'history-record-empty',
+          keyId: b.keyId,
+          message: `${where} sets neither validUntil nor revokedAt`,
+        })
         continue
       }
       const recorded = parseTimestamp(rec.recordedAt)!
@@ -430,11 +550,21 @@ export function checkRegistry(snapshot: unknown, options: {at?: string} = {}): R
         const value = parseTimestamp(text)!
         const before = effective[field]
         if (before && compareInstants(value, before) === 0) {
-          findings.push({severity: 'info', code: 'history-record-no-effect', keyId: b.keyId, message: `${where} repeats the current ${field} ${text}`})
+          findings.push({
+            severity: 'info',
+            code: 'history-record-no-effect',
+            keyId: b.keyId,
+            message: `${where} repeats the current ${field} ${text}`,
+          })
         }
         if (!before || compareInstants(value, before) < 0) effective[field] = value
         if (compareInstants(value, recorded) < 0) {
-          findings.push({severity: 'info', code: 'boundary-retroactive', keyId: b.keyId, message: `${where} sets ${field} ${text}, earlier than when it was recorded (${rec.recordedAt})`})
+          findings.push({
+            severity: 'info',
+            code: 'boundary-retroactive',
+            keyId: b.keyId,
+            message: `${where} sets ${field} ${text}, earlier than when it was recorded (${rec.recordedAt})`,
+          })
         }
       }
     }
@@ -459,7 +589,11 @@ export function parseRegistryBytes(bytes: Uint8Array): unknown {
   try {
     return parseJsonBytes(bytes)
   } catch (e) {
-    throw new RegistryEditError('registry-invalid', `the registry is not strict JSON: ${(e as Error).message}`, new RegistryFault('evidence-malformed', (e as Error).message))
+    throw new RegistryEditError(
+      'registry-invalid',
+      `the registry is not strict JSON: ${(e as Error).message}`,
+      new RegistryFault('evidence-malformed', (e as Error).message),
+    )
   }
 }
 
@@ -469,7 +603,11 @@ export function readRegistryFile(path: string): RegistrySnapshot {
   try {
     bytes = readFileSync(path)
   } catch (e) {
-    throw new RegistryFileError('io-error', `cannot read registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
+    throw new RegistryFileError(
+      'io-error',
+      `cannot read registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      {cause: e},
+    )
   }
   const snapshot = parseRegistryBytes(bytes)
   validateInput(snapshot)
@@ -524,8 +662,13 @@ export function writeNewRegistryFile(path: string, reg: RegistrySnapshot, force:
     } catch {
       // already gone
     }
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new RegistryFileError('file-exists', `${path} already exists; use --force to replace it`, {cause: e})
-    throw new RegistryFileError('io-error', `cannot write registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new RegistryFileError('file-exists', `${path} already exists; use --force to replace it`, {cause: e})
+    throw new RegistryFileError(
+      'io-error',
+      `cannot write registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      {cause: e},
+    )
   }
 }
 
@@ -534,16 +677,27 @@ export function writeNewRegistryFile(path: string, reg: RegistrySnapshot, force:
  * replaces the file atomically (temporary file in the same directory, fsync, rename). When the
  * edit throws, or anything fails before the rename, the file is left byte-for-byte unchanged.
  */
-export function editRegistryFile(path: string, edit: (reg: RegistrySnapshot) => RegistrySnapshot): {before: RegistrySnapshot; after: RegistrySnapshot} {
+export function editRegistryFile(
+  path: string,
+  edit: (reg: RegistrySnapshot) => RegistrySnapshot,
+): {before: RegistrySnapshot; after: RegistrySnapshot} {
   const lock = `${path}.lock`
   let lockFd: number
   try {
     lockFd = openSync(lock, 'wx', 0o600)
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new RegistryFileError('locked', `${path} is being edited by another process (lock file ${lock} exists); if no edit is running, remove the lock file`, {cause: e})
+      throw new RegistryFileError(
+        'locked',
+        `${path} is being edited by another process (lock file ${lock} exists); if no edit is running, remove the lock file`,
+        {cause: e},
+      )
     }
-    throw new RegistryFileError('io-error', `cannot lock registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
+    throw new RegistryFileError(
+      'io-error',
+      `cannot lock registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      {cause: e},
+    )
   }
   try {
     writeSync(lockFd, `${process.pid}\n`)
@@ -566,7 +720,11 @@ export function editRegistryFile(path: string, edit: (reg: RegistrySnapshot) => 
       } catch {
         // already gone
       }
-      throw new RegistryFileError('io-error', `cannot write registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {cause: e})
+      throw new RegistryFileError(
+        'io-error',
+        `cannot write registry ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        {cause: e},
+      )
     }
     syncDirectory(dirname(path))
     return {before, after}

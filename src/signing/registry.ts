@@ -52,9 +52,7 @@ export class RegistryFault {
 }
 
 type Source =
-  | {type: 'bytes'; bytes: Uint8Array}
-  | {type: 'snapshot'; snapshot: unknown}
-  | {type: 'unavailable'; detail: string}
+  {type: 'bytes'; bytes: Uint8Array} | {type: 'snapshot'; snapshot: unknown} | {type: 'unavailable'; detail: string}
 
 /**
  * Registry evidence handed to the verifier by a trusted key-resolution adapter. Validation is
@@ -144,7 +142,8 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 function onlyMembers(v: Record<string, unknown>, allowed: Set<string>, where: string): void {
-  for (const k of Object.keys(v)) if (!allowed.has(k)) throw new Invalid('evidence-malformed', `${where}: unexpected member ${JSON.stringify(k)}`)
+  for (const k of Object.keys(v))
+    if (!allowed.has(k)) throw new Invalid('evidence-malformed', `${where}: unexpected member ${JSON.stringify(k)}`)
 }
 
 /** Protocol identifier per §2 and the common `id` schema (absolute URI, at most 512 chars). */
@@ -177,15 +176,24 @@ function readBinding(raw: unknown, index: number): Declaration {
   if (!isRecord(p) || !PRINCIPAL_TYPES.has(p.type as string) || Object.keys(p).length !== 2) {
     throw new Invalid('principal-invalid', `${where}.principal must be {type, id}`)
   }
-  const principal: Principal = {type: p.type as Principal['type'], id: identifier(p.id, 'principal-id-invalid', `${where}.principal.id`)}
+  const principal: Principal = {
+    type: p.type as Principal['type'],
+    id: identifier(p.id, 'principal-id-invalid', `${where}.principal.id`),
+  }
   if (raw.algorithm !== 'Ed25519') throw new Invalid('algorithm-unsupported', `${where}.algorithm must be Ed25519`)
   if (typeof raw.publicKey !== 'string') throw new Invalid('evidence-malformed', `${where}.publicKey is not a string`)
   const keyBytes = decodeBase64url(raw.publicKey)
-  if (keyBytes === null) throw new Invalid('public-key-noncanonical-base64url', `${where}.publicKey is not canonical unpadded base64url`)
+  if (keyBytes === null)
+    throw new Invalid('public-key-noncanonical-base64url', `${where}.publicKey is not canonical unpadded base64url`)
   const proof = provePublicKey(keyBytes)
-  if (!proof.ok) throw new Invalid(`public-key-${proof.reason}`, `${where}.publicKey fails the strict Ed25519 point checks (${proof.reason})`)
+  if (!proof.ok)
+    throw new Invalid(
+      `public-key-${proof.reason}`,
+      `${where}.publicKey fails the strict Ed25519 point checks (${proof.reason})`,
+    )
   const validFrom = time(raw.validFrom, 'valid-from-invalid', `${where}.validFrom`)
-  if (!Array.isArray(raw.validityHistory)) throw new Invalid('evidence-malformed', `${where}.validityHistory is not an array`)
+  if (!Array.isArray(raw.validityHistory))
+    throw new Invalid('evidence-malformed', `${where}.validityHistory is not an array`)
 
   const binding: ResolvedBinding = {keyId, principal, publicKey: raw.publicKey, key: proof.key, validFrom}
   const history: string[] = []
@@ -206,7 +214,10 @@ function readBinding(raw: unknown, index: number): Declaration {
       const current = binding[field]
       // A boundary may be added or moved earlier, never later (§6.4, C19).
       if (current && compareInstants(boundary.instant, current.instant) > 0) {
-        throw new Invalid('history-boundary-moved-later', `${at}.${field} moves the boundary later than ${current.text}`)
+        throw new Invalid(
+          'history-boundary-moved-later',
+          `${at}.${field} moves the boundary later than ${current.text}`,
+        )
       }
       if (!current || compareInstants(boundary.instant, current.instant) < 0) binding[field] = boundary
     }
@@ -225,7 +236,8 @@ export function validateSnapshot(snapshot: unknown, contentHash: string): Valida
     if (!isRecord(snapshot)) throw new Invalid('evidence-malformed', 'the registry is not a JSON object')
     onlyMembers(snapshot, new Set(['organizationId', 'bindings']), 'registry')
     const organizationId = identifier(snapshot.organizationId, 'organization-id-invalid', 'organizationId')
-    if (!Array.isArray(snapshot.bindings) || snapshot.bindings.length === 0) throw new Invalid('evidence-malformed', 'bindings must be a non-empty array')
+    if (!Array.isArray(snapshot.bindings) || snapshot.bindings.length === 0)
+      throw new Invalid('evidence-malformed', 'bindings must be a non-empty array')
 
     const byKeyId = new Map<string, Declaration>()
     const byPublicKey = new Map<string, ResolvedBinding>()
@@ -236,7 +248,8 @@ export function validateSnapshot(snapshot: unknown, contentHash: string): Valida
       if (earlier) {
         // The same logical binding declared again (another card or registry version) is fine
         // (C17); anything else under the same key ID is reuse (C14).
-        if (!sameBinding(earlier.binding, b)) throw new Invalid('key-id-rebinding', `key ID ${b.keyId} is bound to another Principal or key`)
+        if (!sameBinding(earlier.binding, b))
+          throw new Invalid('key-id-rebinding', `key ID ${b.keyId} is bound to another Principal or key`)
         if (compareInstants(earlier.binding.validFrom.instant, b.validFrom.instant) !== 0) {
           throw new Invalid('valid-from-changed', `key ID ${b.keyId} is declared with two different validFrom values`)
         }
@@ -250,7 +263,10 @@ export function validateSnapshot(snapshot: unknown, contentHash: string): Valida
       const holder = byPublicKey.get(b.publicKey)
       if (holder) {
         const alias = holder.principal.type === b.principal.type && holder.principal.id === b.principal.id
-        throw new Invalid(alias ? 'key-alias' : 'public-key-reuse', `public key of ${b.keyId} is already registered as ${holder.keyId}`)
+        throw new Invalid(
+          alias ? 'key-alias' : 'public-key-reuse',
+          `public key of ${b.keyId} is already registered as ${holder.keyId}`,
+        )
       }
       byKeyId.set(b.keyId, decl)
       byPublicKey.set(b.publicKey, b)

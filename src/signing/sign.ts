@@ -39,7 +39,10 @@ export function sign(kind: DocumentKind, unsigned: unknown, key: SigningKey, opt
   if (options.now !== undefined) content[profile.timeField] = options.now
   const time = content[profile.timeField]
   if (typeof time !== 'string' || !isUppercaseUtcZ(time)) {
-    throw new SignError('protected-time-not-utc-z', `${profile.timeField} must be an RFC 3339 UTC time ending in uppercase Z (use --now to set it)`)
+    throw new SignError(
+      'protected-time-not-utc-z',
+      `${profile.timeField} must be an RFC 3339 UTC time ending in uppercase Z (use --now to set it)`,
+    )
   }
 
   const signingBytes = canonicalBytes(content)
@@ -62,7 +65,10 @@ export function sign(kind: DocumentKind, unsigned: unknown, key: SigningKey, opt
     const signer = expectedSigner(profile, document)
     if (key.principal.type !== signer.type || (signer.id !== null && key.principal.id !== signer.id)) {
       const wanted = signer.id === null ? 'a service Principal' : `${signer.type} ${signer.id}`
-      throw new SignError('signer-mismatch', `this ${kind} must be signed by ${wanted}, but the key belongs to ${key.principal.type} ${key.principal.id}`)
+      throw new SignError(
+        'signer-mismatch',
+        `this ${kind} must be signed by ${wanted}, but the key belongs to ${key.principal.type} ${key.principal.id}`,
+      )
     }
   }
   return {document, signingBytes, signingHash: 'sha256:' + createHash('sha256').update(signingBytes).digest('hex')}

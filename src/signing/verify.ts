@@ -23,7 +23,14 @@
 // document (admission, ingress) takes a Verified, and a look-alike object literal is neither
 // assignable to one nor passes Verified.is.
 
-import {type StrictVerifyResult, type VerifyKey, checkSignatureEncoding, checkSignatureR, strictVerify, strictVerifyOffThread} from '../crypto/ed25519.js'
+import {
+  type StrictVerifyResult,
+  type VerifyKey,
+  checkSignatureEncoding,
+  checkSignatureR,
+  strictVerify,
+  strictVerifyOffThread,
+} from '../crypto/ed25519.js'
 import {decodeBase64url} from '../json/base64url.js'
 import {JcsError, canonicalBytes} from '../json/jcs.js'
 import {type JsonObject, JsonParseError, parseJsonBytes} from '../json/parse.js'
@@ -33,7 +40,14 @@ import {createHash} from 'node:crypto'
 import {type DocumentKind, PROFILES, type Principal, detectKind, expectedSigner} from './profiles.js'
 import {RegistryEvidence, RegistryFault, type ResolvedBinding} from './registry.js'
 
-export const STAGES = ['parse', 'schema', 'signature-envelope', 'key-resolution', 'canonicalization', 'signature'] as const
+export const STAGES = [
+  'parse',
+  'schema',
+  'signature-envelope',
+  'key-resolution',
+  'canonicalization',
+  'signature',
+] as const
 export type Stage = (typeof STAGES)[number]
 /**
  * Protected diagnostic stages: the six cryptographic stages, then two separate semantic layers
@@ -155,8 +169,12 @@ export class Verified implements VerifiedFacts {
 
 export type VerifyResult = Verified | Rejection
 
-const reject = (stage: Stage, reason: string, detail?: string, facts: Pick<Diagnostic, 'kind' | 'signingHash'> = {}): Rejection =>
-  new Rejection({stage, reason, detail, ...facts})
+const reject = (
+  stage: Stage,
+  reason: string,
+  detail?: string,
+  facts: Pick<Diagnostic, 'kind' | 'signingHash'> = {},
+): Rejection => new Rejection({stage, reason, detail, ...facts})
 
 /**
  * Verifies a Signed Document from its exact received bytes. `kind` may be omitted to detect it
@@ -164,7 +182,9 @@ const reject = (stage: Stage, reason: string, detail?: string, facts: Pick<Diagn
  */
 export function verify(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence): VerifyResult {
   const checked = verifyToEquation(kind, bytes, evidence)
-  return checked instanceof Rejection ? checked : checked.finish(strictVerify(checked.key, checked.signingBytes, checked.signature))
+  return checked instanceof Rejection
+    ? checked
+    : checked.finish(strictVerify(checked.key, checked.signingBytes, checked.signature))
 }
 
 /** Results of verifyOffThread are handed out in call order, whatever order the pool finishes in. */
@@ -174,10 +194,17 @@ let offThreadTail: Promise<unknown> = Promise.resolve()
  * verify() with the stage-6 equation on libuv's thread pool (strictVerifyOffThread). Results
  * settle in the order of the calls, so Commands received in one order are admitted in that order.
  */
-export function verifyOffThread(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence): Promise<VerifyResult> {
+export function verifyOffThread(
+  kind: DocumentKind | undefined,
+  bytes: Uint8Array,
+  evidence: RegistryEvidence,
+): Promise<VerifyResult> {
   const checked = verifyToEquation(kind, bytes, evidence)
-  const equation = checked instanceof Rejection ? null : strictVerifyOffThread(checked.key, checked.signingBytes, checked.signature)
-  const result = offThreadTail.then(async () => (checked instanceof Rejection ? checked : checked.finish(await equation!)))
+  const equation =
+    checked instanceof Rejection ? null : strictVerifyOffThread(checked.key, checked.signingBytes, checked.signature)
+  const result = offThreadTail.then(async () =>
+    checked instanceof Rejection ? checked : checked.finish(await equation!),
+  )
   offThreadTail = result
   return result
 }
@@ -190,7 +217,11 @@ interface AwaitingEquation {
   finish(stage6: StrictVerifyResult): VerifyResult
 }
 
-function verifyToEquation(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence): AwaitingEquation | Rejection {
+function verifyToEquation(
+  kind: DocumentKind | undefined,
+  bytes: Uint8Array,
+  evidence: RegistryEvidence,
+): AwaitingEquation | Rejection {
   // Stage 1
   let doc: JsonObject
   try {
@@ -203,9 +234,11 @@ function verifyToEquation(kind: DocumentKind | undefined, bytes: Uint8Array, evi
 
   // Stage 2
   const detected = kind ?? detectKind(doc)
-  if (detected === null) return reject('schema', 'kind-undetected', 'cannot tell which Signed Document kind this is; pass --kind')
+  if (detected === null)
+    return reject('schema', 'kind-undetected', 'cannot tell which Signed Document kind this is; pass --kind')
   const profile = PROFILES[detected]
-  const fail = (stage: Stage, reason: string, detail?: string, signingHash?: string): Rejection => reject(stage, reason, detail, {kind: detected, signingHash})
+  const fail = (stage: Stage, reason: string, detail?: string, signingHash?: string): Rejection =>
+    reject(stage, reason, detail, {kind: detected, signingHash})
   const schemaResult = schemaCatalog().validate(profile.schema, doc)
   if (!schemaResult.valid) {
     const first = schemaResult.errors[0]
@@ -216,14 +249,23 @@ function verifyToEquation(kind: DocumentKind | undefined, bytes: Uint8Array, evi
   const envelope = doc.signature as unknown as {keyId: string; createdAt: string; value: string}
   const protectedTime = doc[profile.timeField] as string
   if (!isUppercaseUtcZ(protectedTime) || !isUppercaseUtcZ(envelope.createdAt)) {
-    return fail('signature-envelope', 'protected-time-not-utc-z', `${profile.timeField} and signature.createdAt must be UTC with an uppercase Z`)
+    return fail(
+      'signature-envelope',
+      'protected-time-not-utc-z',
+      `${profile.timeField} and signature.createdAt must be UTC with an uppercase Z`,
+    )
   }
   if (protectedTime !== envelope.createdAt) {
     return fail('signature-envelope', 'created-at-mismatch', `signature.createdAt differs from ${profile.timeField}`)
   }
   const signer = expectedSigner(profile, doc)
   const signature = decodeBase64url(envelope.value)
-  if (signature === null) return fail('signature-envelope', 'signature-noncanonical-base64url', 'signature.value is not canonical unpadded base64url')
+  if (signature === null)
+    return fail(
+      'signature-envelope',
+      'signature-noncanonical-base64url',
+      'signature.value is not canonical unpadded base64url',
+    )
   const encodingFault = checkSignatureEncoding(signature)
   if (encodingFault !== null) return fail('signature-envelope', encodingFault)
 
@@ -239,12 +281,19 @@ function verifyToEquation(kind: DocumentKind | undefined, bytes: Uint8Array, evi
   const binding = registry.bindings.get(envelope.keyId)
   if (binding === undefined) return later('key-resolution', 'unknown-key', `no binding for key ID ${envelope.keyId}`)
   if (binding.principal.type !== signer.type || (signer.id !== null && binding.principal.id !== signer.id)) {
-    return later('key-resolution', signer.id === null ? 'signer-not-service' : 'principal-mismatch', `key ${envelope.keyId} is bound to another Principal`)
+    return later(
+      'key-resolution',
+      signer.id === null ? 'signer-not-service' : 'principal-mismatch',
+      `key ${envelope.keyId} is bound to another Principal`,
+    )
   }
   const t = parseTimestamp(protectedTime)!
-  if (compareInstants(t, binding.validFrom.instant) < 0) return later('key-resolution', 'key-not-yet-valid', `key is valid from ${binding.validFrom.text}`)
-  if (binding.validUntil && compareInstants(t, binding.validUntil.instant) >= 0) return later('key-resolution', 'key-expired', `key expired at ${binding.validUntil.text}`)
-  if (binding.revokedAt && compareInstants(t, binding.revokedAt.instant) >= 0) return later('key-resolution', 'key-revoked', `key was revoked at ${binding.revokedAt.text}`)
+  if (compareInstants(t, binding.validFrom.instant) < 0)
+    return later('key-resolution', 'key-not-yet-valid', `key is valid from ${binding.validFrom.text}`)
+  if (binding.validUntil && compareInstants(t, binding.validUntil.instant) >= 0)
+    return later('key-resolution', 'key-expired', `key expired at ${binding.validUntil.text}`)
+  if (binding.revokedAt && compareInstants(t, binding.revokedAt.instant) >= 0)
+    return later('key-resolution', 'key-revoked', `key was revoked at ${binding.revokedAt.text}`)
 
   // Stage 5
   let signingBytes: Buffer

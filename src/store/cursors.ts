@@ -16,7 +16,9 @@ export interface CursorTable {
 
 const fail = (e: unknown): never => {
   // The writer thread's own StoreError already says what failed.
-  throw e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the cursor table: ${describeError(e)}`, {cause: e})
+  throw e instanceof StoreError
+    ? e
+    : new StoreError('unavailable', `cannot use the cursor table: ${describeError(e)}`, {cause: e})
 }
 
 /** Created with the store (and added when an older store is opened: sqlite.ts). */
@@ -28,11 +30,14 @@ export const SQLITE_CURSOR_SCHEMA = `CREATE TABLE IF NOT EXISTS delivery_cursors
   ) STRICT`
 
 /** The cursor upsert alone, synchronous: the store's writer runs it inside its group commit (sqlite-writes.ts). */
-export function sqliteCursorAdvance(db: Database.Database): (principalId: string, groupId: string, sequence: number) => number {
+export function sqliteCursorAdvance(
+  db: Database.Database,
+): (principalId: string, groupId: string, sequence: number) => number {
   const upsert = db.prepare(`INSERT INTO delivery_cursors (principal_id, group_id, sequence) VALUES (?, ?, ?)
     ON CONFLICT (principal_id, group_id) DO UPDATE SET sequence = MAX(sequence, excluded.sequence)
     RETURNING sequence`)
-  return (principalId, groupId, sequence) => Number((upsert.get(principalId, groupId, sequence) as {sequence: number}).sequence)
+  return (principalId, groupId, sequence) =>
+    Number((upsert.get(principalId, groupId, sequence) as {sequence: number}).sequence)
 }
 
 /** Reads on `db`; `advance` is the store writer's (sqlite-writes.ts), which owns every write. */
@@ -77,7 +82,8 @@ export function postgresCursors(sql: postgres.Sql): CursorTable {
     advance: async (principalId, groupId, sequence) => {
       await ensure()
       try {
-        const [row] = await sql`INSERT INTO delivery_cursors (principal_id, group_id, sequence) VALUES (${principalId}, ${groupId}, ${sequence})
+        const [row] =
+          await sql`INSERT INTO delivery_cursors (principal_id, group_id, sequence) VALUES (${principalId}, ${groupId}, ${sequence})
           ON CONFLICT (principal_id, group_id) DO UPDATE SET sequence = GREATEST(delivery_cursors.sequence, excluded.sequence)
           RETURNING sequence`
         return Number(row!.sequence)
@@ -88,7 +94,8 @@ export function postgresCursors(sql: postgres.Sql): CursorTable {
     get: async (principalId, groupId) => {
       await ensure()
       try {
-        const [row] = await sql`SELECT sequence FROM delivery_cursors WHERE principal_id = ${principalId} AND group_id = ${groupId}`
+        const [row] =
+          await sql`SELECT sequence FROM delivery_cursors WHERE principal_id = ${principalId} AND group_id = ${groupId}`
         return row ? Number(row.sequence) : null
       } catch (e) {
         return fail(e)

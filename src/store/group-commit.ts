@@ -20,7 +20,11 @@ export class GroupCommitFailure extends MwpError<GroupCommitErrorCode> {
     readonly phase: 'begin' | 'commit',
     cause: unknown,
   ) {
-    super('group-commit-failed', `group commit ${phase} failed: ${cause instanceof Error ? cause.message : String(cause)}`, {cause})
+    super(
+      'group-commit-failed',
+      `group commit ${phase} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {cause},
+    )
   }
 }
 

@@ -84,7 +84,13 @@ export interface GroupLog {
    * authority/append-pipeline.ts) commits only on exactly those Events, never on other Events
    * that happen to end at the same sequence.
    */
-  append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome>
+  append(
+    groupId: string,
+    expectedHead: number,
+    events: StoredEvent[],
+    receipt: Receipt,
+    expectedHeadEventId?: string,
+  ): Promise<AppendOutcome>
   /**
    * One Command's Events in several Groups (§12/§14 ancestry updates, see multi-append.ts), with
    * the one receipt (its groupId names the Command's Group), atomically, or nothing. A moved head

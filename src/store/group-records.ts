@@ -9,28 +9,50 @@ const text = (v: unknown): v is string => typeof v === 'string' && v.length > 0
 const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0
 
 /** The checks that need no database: a refusal, or null when the request is well formed. */
-export function checkAppend(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): AppendOutcome | null {
+export function checkAppend(
+  groupId: string,
+  expectedHead: number,
+  events: StoredEvent[],
+  receipt: Receipt,
+  expectedHeadEventId?: string,
+): AppendOutcome | null {
   const invalid = (detail: string): AppendOutcome => ({status: 'invalid', detail})
   if (!text(groupId)) return invalid('groupId must be a non-empty string')
   if (!count(expectedHead)) return invalid('expectedHead must be a whole number >= 0')
-  if (expectedHeadEventId !== undefined && (!text(expectedHeadEventId) || expectedHead === 0)) return invalid('expectedHeadEventId names the Event at an expectedHead >= 1')
+  if (expectedHeadEventId !== undefined && (!text(expectedHeadEventId) || expectedHead === 0))
+    return invalid('expectedHeadEventId names the Event at an expectedHead >= 1')
   if (!Array.isArray(events) || events.length === 0) return invalid('an append needs at least one event')
   if (receipt === null || typeof receipt !== 'object') return invalid('an append needs a receipt')
-  if (!text(receipt.actorId) || !text(receipt.actionId) || !text(receipt.contentHash) || typeof receipt.document !== 'string') {
+  if (
+    !text(receipt.actorId) ||
+    !text(receipt.actionId) ||
+    !text(receipt.contentHash) ||
+    typeof receipt.document !== 'string'
+  ) {
     return invalid('the receipt needs actorId, actionId, contentHash and document')
   }
   if (receipt.groupId !== groupId) return invalid(`the receipt is for Group ${JSON.stringify(receipt.groupId)}`)
   const seen = new Set<string>()
   for (const [i, e] of events.entries()) {
-    if (!text(e.eventId) || !text(e.kind) || !count(e.aggregateRevision) || !(e.bytes instanceof Uint8Array) || e.bytes.length === 0) {
+    if (
+      !text(e.eventId) ||
+      !text(e.kind) ||
+      !count(e.aggregateRevision) ||
+      !(e.bytes instanceof Uint8Array) ||
+      e.bytes.length === 0
+    ) {
       return invalid(`event ${i} needs eventId, kind, aggregateRevision >= 0 and non-empty bytes`)
     }
     if (e.sequence !== expectedHead + 1 + i) {
-      return {status: 'sequence-mismatch', detail: `event ${i} declares sequence ${e.sequence}; the store assigns ${expectedHead + 1 + i}`}
+      return {
+        status: 'sequence-mismatch',
+        detail: `event ${i} declares sequence ${e.sequence}; the store assigns ${expectedHead + 1 + i}`,
+      }
     }
     if (seen.has(e.eventId)) return {status: 'duplicate-event-id', eventId: e.eventId}
     seen.add(e.eventId)
-    if (i > 0 && e.aggregateRevision < events[i - 1]!.aggregateRevision) return invalid(`event ${i} lowers the aggregate revision`)
+    if (i > 0 && e.aggregateRevision < events[i - 1]!.aggregateRevision)
+      return invalid(`event ${i} lowers the aggregate revision`)
   }
   const last = expectedHead + events.length
   if (receipt.firstSequence !== expectedHead + 1 || receipt.lastSequence !== last) {
@@ -58,15 +80,28 @@ export interface AppendState {
  * actionId) is answered first, so a retry after the head moved still gets its original receipt.
  * With `expectedHeadEventId`, the head must also be that very Event (GroupLog.append).
  */
-export function decideAppend(state: AppendState, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): AppendOutcome | null {
+export function decideAppend(
+  state: AppendState,
+  expectedHead: number,
+  events: StoredEvent[],
+  receipt: Receipt,
+  expectedHeadEventId?: string,
+): AppendOutcome | null {
   const {prior, head} = state
-  if (prior) return prior.contentHash === receipt.contentHash ? {status: 'duplicate', receipt: prior} : {status: 'action-id-collision'}
+  if (prior)
+    return prior.contentHash === receipt.contentHash
+      ? {status: 'duplicate', receipt: prior}
+      : {status: 'action-id-collision'}
   const current = head?.sequence ?? 0
   if (current !== expectedHead) return {status: 'head-moved', head: current}
-  if (expectedHeadEventId !== undefined && state.headEventId !== expectedHeadEventId) return {status: 'head-moved', head: current}
+  if (expectedHeadEventId !== undefined && state.headEventId !== expectedHeadEventId)
+    return {status: 'head-moved', head: current}
   if (state.takenEventId !== null) return {status: 'duplicate-event-id', eventId: state.takenEventId}
   if (head && events[0]!.aggregateRevision < head.revision) {
-    return {status: 'invalid', detail: `aggregate revision ${events[0]!.aggregateRevision} is below the Group revision ${head.revision}`}
+    return {
+      status: 'invalid',
+      detail: `aggregate revision ${events[0]!.aggregateRevision} is below the Group revision ${head.revision}`,
+    }
   }
   return null
 }
@@ -86,7 +121,15 @@ export function appended(events: StoredEvent[]): AppendOutcome {
 
 export const EVENT_COLUMNS = ['group_id', 'sequence', 'event_id', 'kind', 'aggregate_revision', 'bytes'] as const
 
-export const RECEIPT_COLUMNS = ['actor_id', 'action_id', 'content_hash', 'group_id', 'first_sequence', 'last_sequence', 'document'] as const
+export const RECEIPT_COLUMNS = [
+  'actor_id',
+  'action_id',
+  'content_hash',
+  'group_id',
+  'first_sequence',
+  'last_sequence',
+  'document',
+] as const
 
 type Row<C extends readonly string[]> = Record<C[number], string | number | Buffer>
 
@@ -131,7 +174,12 @@ export function headFrom(raw: Record<string, unknown> | undefined): GroupHead | 
 }
 
 export function loggedEvent(raw: Record<string, unknown>): LoggedEvent {
-  return {sequence: Number(raw.sequence), eventId: String(raw.event_id), kind: String(raw.kind), bytes: new Uint8Array(raw.bytes as Uint8Array)}
+  return {
+    sequence: Number(raw.sequence),
+    eventId: String(raw.event_id),
+    kind: String(raw.kind),
+    bytes: new Uint8Array(raw.bytes as Uint8Array),
+  }
 }
 
 /** Checks read() arguments; throws StoreError('invalid-argument'). */

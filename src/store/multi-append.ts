@@ -19,7 +19,17 @@
 import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
 import type {AppendOutcome, GroupHead, Receipt, StoredEvent} from './group-log.js'
-import {EVENT_COLUMNS, RECEIPT_COLUMNS, appended, checkAppend, eventRow, headAfter, headFrom, receiptFrom, receiptRow} from './group-records.js'
+import {
+  EVENT_COLUMNS,
+  RECEIPT_COLUMNS,
+  appended,
+  checkAppend,
+  eventRow,
+  headAfter,
+  headFrom,
+  receiptFrom,
+  receiptRow,
+} from './group-records.js'
 import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
 import {describeError} from './records.js'
 import {notifyAppendedReturning} from './pg-notify.js'
@@ -33,11 +43,13 @@ export interface GroupAppend {
 }
 
 /** Sorted by group_id: the lock order of every multi-Group transaction. */
-export const lockOrder = (appends: readonly GroupAppend[]): GroupAppend[] => [...appends].sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0))
+export const lockOrder = (appends: readonly GroupAppend[]): GroupAppend[] =>
+  [...appends].sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0))
 
 /** The checks that need no database: a refusal, or null when the request is well formed. */
 export function checkAppendGroups(appends: GroupAppend[], receipt: Receipt): AppendOutcome | null {
-  if (!Array.isArray(appends) || appends.length === 0) return {status: 'invalid', detail: 'a multi-Group append needs at least one Group'}
+  if (!Array.isArray(appends) || appends.length === 0)
+    return {status: 'invalid', detail: 'a multi-Group append needs at least one Group'}
   if (receipt === null || typeof receipt !== 'object') return {status: 'invalid', detail: 'an append needs a receipt'}
   const groups = new Set<string>()
   const eventIds = new Set<string>()
@@ -50,7 +62,9 @@ export function checkAppendGroups(appends: GroupAppend[], receipt: Receipt): App
     const own = a.groupId === receipt.groupId
     receiptGroup ||= own
     const n = Array.isArray(a.events) ? a.events.length : 0
-    const probe = own ? receipt : {...receipt, groupId: a.groupId, firstSequence: a.expectedHead + 1, lastSequence: a.expectedHead + n}
+    const probe = own
+      ? receipt
+      : {...receipt, groupId: a.groupId, firstSequence: a.expectedHead + 1, lastSequence: a.expectedHead + n}
     const refused = checkAppend(a.groupId, a.expectedHead, a.events, probe)
     if (refused) return refused
     for (const e of a.events) {
@@ -58,7 +72,11 @@ export function checkAppendGroups(appends: GroupAppend[], receipt: Receipt): App
       eventIds.add(e.eventId)
     }
   }
-  if (!receiptGroup) return {status: 'invalid', detail: `the receipt is for Group ${JSON.stringify(receipt.groupId)}, which the append does not touch`}
+  if (!receiptGroup)
+    return {
+      status: 'invalid',
+      detail: `the receipt is for Group ${JSON.stringify(receipt.groupId)}, which the append does not touch`,
+    }
   return null
 }
 
@@ -70,9 +88,16 @@ export interface MultiAppendState {
 }
 
 /** The append decision: a refusal (nothing is written), or null to write everything. */
-export function decideAppendGroups(state: MultiAppendState, appends: GroupAppend[], receipt: Receipt): AppendOutcome | null {
+export function decideAppendGroups(
+  state: MultiAppendState,
+  appends: GroupAppend[],
+  receipt: Receipt,
+): AppendOutcome | null {
   const {prior} = state
-  if (prior) return prior.contentHash === receipt.contentHash ? {status: 'duplicate', receipt: prior} : {status: 'action-id-collision'}
+  if (prior)
+    return prior.contentHash === receipt.contentHash
+      ? {status: 'duplicate', receipt: prior}
+      : {status: 'action-id-collision'}
   for (const a of lockOrder(appends)) {
     const head = state.heads.get(a.groupId) ?? null
     const current = head?.sequence ?? 0
@@ -82,14 +107,18 @@ export function decideAppendGroups(state: MultiAppendState, appends: GroupAppend
   for (const a of appends) {
     const head = state.heads.get(a.groupId) ?? null
     if (head && a.events[0]!.aggregateRevision < head.revision) {
-      return {status: 'invalid', detail: `aggregate revision ${a.events[0]!.aggregateRevision} is below the revision ${head.revision} of ${a.groupId}`}
+      return {
+        status: 'invalid',
+        detail: `aggregate revision ${a.events[0]!.aggregateRevision} is below the revision ${head.revision} of ${a.groupId}`,
+      }
     }
   }
   return null
 }
 
 /** The outcome of a successful multi-Group append: the receipt Group's sequence range. */
-const appendedFor = (appends: GroupAppend[], receipt: Receipt): AppendOutcome => appended(appends.find((a) => a.groupId === receipt.groupId)!.events)
+const appendedFor = (appends: GroupAppend[], receipt: Receipt): AppendOutcome =>
+  appended(appends.find((a) => a.groupId === receipt.groupId)!.events)
 
 // ---------------------------------------------------------------------------------------------
 // SQLite: one writer, so BEGIN IMMEDIATE serializes every Group at once.
@@ -119,7 +148,12 @@ export function sqliteWriteEvents(s: SqliteAppendStatements, groupId: string, ev
   for (const row of policyRows(groupId, events)) s.insertPolicy.run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
 }
 
-export function sqliteAppendGroups(db: Database.Database, s: SqliteAppendStatements, appends: GroupAppend[], receipt: Receipt): AppendOutcome {
+export function sqliteAppendGroups(
+  db: Database.Database,
+  s: SqliteAppendStatements,
+  appends: GroupAppend[],
+  receipt: Receipt,
+): AppendOutcome {
   const refused = checkAppendGroups(appends, receipt)
   if (refused) return refused
   const rollback = () => {
@@ -132,9 +166,15 @@ export function sqliteAppendGroups(db: Database.Database, s: SqliteAppendStateme
   try {
     db.exec('BEGIN IMMEDIATE')
     const prior = s.receipt.get(receipt.actorId, receipt.actionId) as Record<string, unknown> | undefined
-    const heads = new Map(appends.map((a) => [a.groupId, headFrom(s.head.get(a.groupId) as Record<string, unknown> | undefined)]))
+    const heads = new Map(
+      appends.map((a) => [a.groupId, headFrom(s.head.get(a.groupId) as Record<string, unknown> | undefined)]),
+    )
     const taken = appends.flatMap((a) => a.events).find((e) => s.eventIdTaken.get(e.eventId) !== undefined)
-    const verdict = decideAppendGroups({heads, prior: prior ? receiptFrom(prior) : null, takenEventId: taken?.eventId ?? null}, appends, receipt)
+    const verdict = decideAppendGroups(
+      {heads, prior: prior ? receiptFrom(prior) : null, takenEventId: taken?.eventId ?? null},
+      appends,
+      receipt,
+    )
     if (verdict) {
       rollback() // nothing was written
       return verdict
@@ -167,7 +207,11 @@ const RETRYABLE = new Set(['40001', '40P01'])
 const UNIQUE_VIOLATION = '23505'
 const ATTEMPTS = 3
 
-export async function postgresAppendGroups(sql: postgres.Sql, appends: GroupAppend[], receipt: Receipt): Promise<AppendOutcome> {
+export async function postgresAppendGroups(
+  sql: postgres.Sql,
+  appends: GroupAppend[],
+  receipt: Receipt,
+): Promise<AppendOutcome> {
   const refused = checkAppendGroups(appends, receipt)
   if (refused) return refused
   const ordered = lockOrder(appends)
@@ -178,14 +222,20 @@ export async function postgresAppendGroups(sql: postgres.Sql, appends: GroupAppe
         const heads = new Map<string, GroupHead | null>()
         for (const a of ordered) {
           // A new Group's row is created (and so locked) in the same sorted order.
-          if (a.expectedHead === 0) await tx`INSERT INTO groups (group_id, head, revision) VALUES (${a.groupId}, 0, 0) ON CONFLICT DO NOTHING`
+          if (a.expectedHead === 0)
+            await tx`INSERT INTO groups (group_id, head, revision) VALUES (${a.groupId}, 0, 0) ON CONFLICT DO NOTHING`
           const [raw] = await tx`SELECT head, revision FROM groups WHERE group_id = ${a.groupId} FOR UPDATE`
           heads.set(a.groupId, headFrom(raw))
         }
-        const [prior] = await tx`SELECT * FROM receipts WHERE actor_id = ${receipt.actorId} AND action_id = ${receipt.actionId}`
+        const [prior] =
+          await tx`SELECT * FROM receipts WHERE actor_id = ${receipt.actorId} AND action_id = ${receipt.actionId}`
         const ids = ordered.flatMap((a) => a.events.map((e) => e.eventId))
         const [taken] = await tx`SELECT event_id FROM group_events WHERE event_id IN ${tx(ids)} LIMIT 1`
-        const verdict = decideAppendGroups({heads, prior: prior ? receiptFrom(prior) : null, takenEventId: taken ? String(taken.event_id) : null}, appends, receipt)
+        const verdict = decideAppendGroups(
+          {heads, prior: prior ? receiptFrom(prior) : null, takenEventId: taken ? String(taken.event_id) : null},
+          appends,
+          receipt,
+        )
         if (verdict) throw new Refusal(verdict) // roll back (new Groups' rows too)
         for (const a of ordered) {
           await tx`INSERT INTO group_events ${tx(

@@ -114,8 +114,16 @@ const receiptFrom = (raw: Record<string, unknown>): OrgReceipt => ({
 })
 
 /** The prior receipt, or the version check, refuses an append; null lets it write. */
-function refusal(prior: OrgReceipt | null, receipt: OrgReceipt, current: number, expectedVersion: number): OrgAppendOutcome | null {
-  if (prior) return prior.contentHash === receipt.contentHash ? {status: 'duplicate', receipt: prior} : {status: 'action-id-collision'}
+function refusal(
+  prior: OrgReceipt | null,
+  receipt: OrgReceipt,
+  current: number,
+  expectedVersion: number,
+): OrgAppendOutcome | null {
+  if (prior)
+    return prior.contentHash === receipt.contentHash
+      ? {status: 'duplicate', receipt: prior}
+      : {status: 'action-id-collision'}
   if (current !== expectedVersion) return {status: 'version-moved', current}
   return null
 }
@@ -136,17 +144,28 @@ function sqliteLookups(db: Database.Database) {
 /** The append, in a transaction of its own: the SQLite store's writer runs it (sqlite-writes.ts). */
 export function sqliteOrgAppend(db: Database.Database): OrgLog['append'] {
   const {current, receipt} = sqliteLookups(db)
-  const insertEvent = db.prepare('INSERT INTO org_events (event_id, kind, subject_id, version, bytes) VALUES (?, ?, ?, ?, ?)')
-  const insertReceipt = db.prepare('INSERT INTO org_receipts (actor_id, action_id, content_hash, document) VALUES (?, ?, ?, ?)')
+  const insertEvent = db.prepare(
+    'INSERT INTO org_events (event_id, kind, subject_id, version, bytes) VALUES (?, ?, ?, ?, ?)',
+  )
+  const insertReceipt = db.prepare(
+    'INSERT INTO org_receipts (actor_id, action_id, content_hash, document) VALUES (?, ?, ?, ?)',
+  )
   return async (entry, expectedVersion, r) => {
     try {
-      return db.transaction((): OrgAppendOutcome => {
-        const refused = refusal(receipt(r.actorId, r.actionId), r, current(entry.kind, entry.subjectId), expectedVersion)
-        if (refused) return refused
-        insertEvent.run(entry.eventId, entry.kind, entry.subjectId, entry.version, Buffer.from(entry.bytes))
-        insertReceipt.run(r.actorId, r.actionId, r.contentHash, r.document)
-        return {status: 'appended'}
-      }).immediate()
+      return db
+        .transaction((): OrgAppendOutcome => {
+          const refused = refusal(
+            receipt(r.actorId, r.actionId),
+            r,
+            current(entry.kind, entry.subjectId),
+            expectedVersion,
+          )
+          if (refused) return refused
+          insertEvent.run(entry.eventId, entry.kind, entry.subjectId, entry.version, Buffer.from(entry.bytes))
+          insertReceipt.run(r.actorId, r.actionId, r.contentHash, r.document)
+          return {status: 'appended'}
+        })
+        .immediate()
     } catch (e) {
       return {status: 'unavailable', detail: describeError(e)}
     }
@@ -192,7 +211,11 @@ export function postgresOrgLog(sql: Sql): OrgLog {
         throw new StoreError('unavailable', `cannot create the Organization log: ${describeError(e)}`, {cause: e})
       }))
   const current = async (q: Sql | postgres.TransactionSql, kind: string, subjectId: string) =>
-    Number((await q`SELECT COALESCE(MAX(version), 0) AS v FROM org_events WHERE kind = ${kind} AND subject_id = ${subjectId}`)[0]!.v)
+    Number(
+      (
+        await q`SELECT COALESCE(MAX(version), 0) AS v FROM org_events WHERE kind = ${kind} AND subject_id = ${subjectId}`
+      )[0]!.v,
+    )
   const receipt = async (q: Sql | postgres.TransactionSql, actorId: string, actionId: string) => {
     const [raw] = await q`SELECT * FROM org_receipts WHERE actor_id = ${actorId} AND action_id = ${actionId}`
     return raw ? receiptFrom(raw) : null
@@ -220,7 +243,12 @@ export function postgresOrgLog(sql: Sql): OrgLog {
           return await sql.begin(async (tx) => {
             // One writer per subject at a time: the version check and the insert agree.
             await tx`SELECT pg_advisory_xact_lock(hashtext(${entry.kind + '\n' + entry.subjectId}))`
-            const refused = refusal(await receipt(tx, r.actorId, r.actionId), r, await current(tx, entry.kind, entry.subjectId), expectedVersion)
+            const refused = refusal(
+              await receipt(tx, r.actorId, r.actionId),
+              r,
+              await current(tx, entry.kind, entry.subjectId),
+              expectedVersion,
+            )
             if (refused) return refused
             await tx`INSERT INTO org_events (event_id, kind, subject_id, version, bytes)
               VALUES (${entry.eventId}, ${entry.kind}, ${entry.subjectId}, ${entry.version}, ${Buffer.from(entry.bytes)})`

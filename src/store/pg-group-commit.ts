@@ -14,7 +14,17 @@
 
 import postgres from 'postgres'
 import type {AppendOutcome, GroupHead, Receipt, StoredEvent} from './group-log.js'
-import {EVENT_COLUMNS, RECEIPT_COLUMNS, appended, decideAppend, eventRow, headAfter, headFrom, receiptFrom, receiptRow} from './group-records.js'
+import {
+  EVENT_COLUMNS,
+  RECEIPT_COLUMNS,
+  appended,
+  decideAppend,
+  eventRow,
+  headAfter,
+  headFrom,
+  receiptFrom,
+  receiptRow,
+} from './group-records.js'
 import type {AppendResult, Candidate} from '../admission/log.js'
 import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
 import {type AdmissionAuthority, type AdmissionRow, ROW_COLUMNS, admissionRow, describeError} from './records.js'
@@ -60,7 +70,11 @@ class Batcher<Q, R> {
 }
 
 /** Runs `body` in a transaction, retrying serialization failures and deadlocks (and, before the body finished, unique violations). */
-async function transaction<R>(sql: postgres.Sql, body: (tx: postgres.TransactionSql) => Promise<R>, failed: (f: {decided: boolean; error: unknown}, decided: R | null) => R): Promise<R> {
+async function transaction<R>(
+  sql: postgres.Sql,
+  body: (tx: postgres.TransactionSql) => Promise<R>,
+  failed: (f: {decided: boolean; error: unknown}, decided: R | null) => R,
+): Promise<R> {
   for (let attempt = 1; ; attempt++) {
     const done: {result: R | null} = {result: null} // set when the body finished: a later error is the COMMIT's
     try {
@@ -90,41 +104,63 @@ export class PostgresGroupCommit {
 
   constructor(sql: postgres.Sql, authority: AdmissionAuthority) {
     const write = (batch: PendingAppend[], wait: boolean) =>
-      transaction(sql, (tx) => decideAndWrite(tx, batch, wait), ({decided, error}, outcomes) => {
-        // Refusals wrote nothing and stay true; the accepted appends share the COMMIT's fate. The
-        // server refused it: nothing was written. A lost connection leaves the outcome unknown.
-        const outcome: AppendOutcome = !decided
-          ? {status: 'unavailable', detail: describeError(error)}
-          : error instanceof postgres.PostgresError
-            ? {status: 'unavailable', detail: `commit refused: ${describeError(error)}`}
-            : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(error)}`}
-        return batch.map((_, i) => {
-          const own = outcomes?.[i]
-          return own !== undefined && own !== LOCKED_OUT && own.status !== 'appended' ? own : outcome
-        })
-      })
+      transaction(
+        sql,
+        (tx) => decideAndWrite(tx, batch, wait),
+        ({decided, error}, outcomes) => {
+          // Refusals wrote nothing and stay true; the accepted appends share the COMMIT's fate. The
+          // server refused it: nothing was written. A lost connection leaves the outcome unknown.
+          const outcome: AppendOutcome = !decided
+            ? {status: 'unavailable', detail: describeError(error)}
+            : error instanceof postgres.PostgresError
+              ? {status: 'unavailable', detail: `commit refused: ${describeError(error)}`}
+              : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(error)}`}
+          return batch.map((_, i) => {
+            const own = outcomes?.[i]
+            return own !== undefined && own !== LOCKED_OUT && own.status !== 'appended' ? own : outcome
+          })
+        },
+      )
     // A batch never waits for a Group another transaction holds (ARCHITECTURE principle 3: no
     // global lock): such appends leave the batch and wait for their own Group's lock alone, on
     // another pooled connection, while later batches go on.
     this.#appends = new Batcher(async (batch) => {
       const outcomes = await write(batch, false)
-      return outcomes.map((o, i) => (o === LOCKED_OUT ? write([batch[i]!], true).then(([alone]) => alone as AppendOutcome) : o))
+      return outcomes.map((o, i) =>
+        o === LOCKED_OUT ? write([batch[i]!], true).then(([alone]) => alone as AppendOutcome) : o,
+      )
     })
     this.#admissions = new Batcher((batch) =>
-      transaction(sql, (tx) => admit(tx, authority, batch), ({decided, error}) => {
-        const result: AppendResult = !decided
-          ? {status: 'unavailable', detail: describeError(error)}
-          : error instanceof postgres.PostgresError
-            ? {status: 'commit-failed', detail: describeError(error)}
-            : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(error)}`}
-        return batch.map(() => result)
-      }),
+      transaction(
+        sql,
+        (tx) => admit(tx, authority, batch),
+        ({decided, error}) => {
+          const result: AppendResult = !decided
+            ? {status: 'unavailable', detail: describeError(error)}
+            : error instanceof postgres.PostgresError
+              ? {status: 'commit-failed', detail: describeError(error)}
+              : {status: 'indeterminate', detail: `commit outcome unknown: ${describeError(error)}`}
+          return batch.map(() => result)
+        },
+      ),
     )
   }
 
   /** A well-formed append (checkAppend passed); settles after its batch committed or failed. */
-  append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome> {
-    return this.#appends.submit({groupId, expectedHead, events, receipt, ...(expectedHeadEventId !== undefined ? {expectedHeadEventId} : {})})
+  append(
+    groupId: string,
+    expectedHead: number,
+    events: StoredEvent[],
+    receipt: Receipt,
+    expectedHeadEventId?: string,
+  ): Promise<AppendOutcome> {
+    return this.#appends.submit({
+      groupId,
+      expectedHead,
+      events,
+      receipt,
+      ...(expectedHeadEventId !== undefined ? {expectedHeadEventId} : {}),
+    })
   }
 
   /** A prepared first-admission row: committed, the record already holding its key, or a failure. */
@@ -133,12 +169,17 @@ export class PostgresGroupCommit {
   }
 }
 
-async function admit(tx: postgres.TransactionSql, authority: AdmissionAuthority, batch: {row: AdmissionRow; candidate: Candidate}[]): Promise<AppendResult[]> {
+async function admit(
+  tx: postgres.TransactionSql,
+  authority: AdmissionAuthority,
+  batch: {row: AdmissionRow; candidate: Candidate}[],
+): Promise<AppendResult[]> {
   const rows = batch.map((b) => b.row)
   const inserted = new Set<string>()
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
     const chunk = rows.slice(i, i + INSERT_CHUNK)
-    for (const r of await tx`INSERT INTO admission_records ${tx(chunk, ...ROW_COLUMNS)} ON CONFLICT DO NOTHING RETURNING admission_record_id`) inserted.add(String(r.admission_record_id))
+    for (const r of await tx`INSERT INTO admission_records ${tx(chunk, ...ROW_COLUMNS)} ON CONFLICT DO NOTHING RETURNING admission_record_id`)
+      inserted.add(String(r.admission_record_id))
   }
   const others = rows.filter((r) => !inserted.has(r.admission_record_id))
   const existing = new Map<string, AdmissionRow>()
@@ -150,7 +191,9 @@ async function admit(tx: postgres.TransactionSql, authority: AdmissionAuthority,
     }
   }
   return batch.map(({row, candidate}) =>
-    inserted.has(row.admission_record_id) ? authority.committed(row) : authority.resolveExisting(existing.get(key(row.organization_id, row.signing_hash)), candidate),
+    inserted.has(row.admission_record_id)
+      ? authority.committed(row)
+      : authority.resolveExisting(existing.get(key(row.organization_id, row.signing_hash)), candidate),
   )
 }
 
@@ -159,13 +202,19 @@ const key = (actorId: string, actionId: string) => `${actorId}\u0000${actionId}`
 /** A batched append whose Group row another transaction holds (see the append Batcher). */
 const LOCKED_OUT = Symbol('locked-out')
 
-async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[], wait: boolean): Promise<(AppendOutcome | typeof LOCKED_OUT)[]> {
+async function decideAndWrite(
+  tx: postgres.TransactionSql,
+  batch: PendingAppend[],
+  wait: boolean,
+): Promise<(AppendOutcome | typeof LOCKED_OUT)[]> {
   const creating = [...new Set(batch.filter((p) => p.expectedHead === 0).map((p) => p.groupId))]
   // Rows this transaction inserts for new Groups; those whose appends are all refused are removed
   // again below, as a lone append's rollback would (a Group with no Events has no row).
   const created =
     creating.length > 0
-      ? (await tx`INSERT INTO groups (group_id, head, revision) SELECT unnest(${creating}::text[]), 0, 0 ON CONFLICT DO NOTHING RETURNING group_id`).map((r) => String(r.group_id))
+      ? (
+          await tx`INSERT INTO groups (group_id, head, revision) SELECT unnest(${creating}::text[]), 0, 0 ON CONFLICT DO NOTHING RETURNING group_id`
+        ).map((r) => String(r.group_id))
       : []
   const groupIds = [...new Set(batch.map((p) => p.groupId))].sort()
   // The per-Group locks, in sorted order.
@@ -176,7 +225,11 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
   for (const row of rows) heads.set(String(row.group_id), headFrom(row))
   // Skipped rows are either absent or held by another transaction; the held ones leave the batch.
   const unlocked = groupIds.filter((g) => heads.get(g) === null)
-  const held = new Set(unlocked.length === 0 ? [] : (await tx`SELECT group_id FROM groups WHERE group_id IN ${tx(unlocked)}`).map((r) => String(r.group_id)))
+  const held = new Set(
+    unlocked.length === 0
+      ? []
+      : (await tx`SELECT group_id FROM groups WHERE group_id IN ${tx(unlocked)}`).map((r) => String(r.group_id)),
+  )
   const actors = batch.map((p) => p.receipt.actorId)
   const actions = batch.map((p) => p.receipt.actionId)
   const receipts = new Map<string, Receipt>()
@@ -185,7 +238,11 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
     const r = receiptFrom(row)
     receipts.set(key(r.actorId, r.actionId), r)
   }
-  const taken = new Set<string>((await tx`SELECT event_id FROM group_events WHERE event_id IN ${tx(batch.flatMap((p) => p.events.map((e) => e.eventId)))}`).map((r) => String(r.event_id)))
+  const taken = new Set<string>(
+    (
+      await tx`SELECT event_id FROM group_events WHERE event_id IN ${tx(batch.flatMap((p) => p.events.map((e) => e.eventId)))}`
+    ).map((r) => String(r.event_id)),
+  )
   // The Event IDs at the heads that pipelined appends name (GroupLog.append expectedHeadEventId):
   // the committed ones read here, the ones this batch accepts recorded as it goes.
   const chained = batch.filter((p) => p.expectedHeadEventId !== undefined)
@@ -213,7 +270,8 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
       head: heads.get(p.groupId) ?? null,
       prior: receipts.get(k) ?? null,
       takenEventId: p.events.find((e) => taken.has(e.eventId))?.eventId ?? null,
-      headEventId: p.expectedHeadEventId === undefined ? undefined : (idAt.get(`${p.groupId}\u0000${p.expectedHead}`) ?? null),
+      headEventId:
+        p.expectedHeadEventId === undefined ? undefined : (idAt.get(`${p.groupId}\u0000${p.expectedHead}`) ?? null),
     }
     const verdict = decideAppend(state, p.expectedHead, p.events, p.receipt, p.expectedHeadEventId)
     if (verdict) {
@@ -237,7 +295,8 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
   const unused = created.filter((g) => !newHeads.has(g))
   if (unused.length > 0) await tx`DELETE FROM groups WHERE group_id IN ${tx(unused)} AND head = 0`
   if (receiptRows.length === 0) return outcomes
-  for (let i = 0; i < eventRows.length; i += INSERT_CHUNK) await tx`INSERT INTO group_events ${tx(eventRows.slice(i, i + INSERT_CHUNK), ...EVENT_COLUMNS)}`
+  for (let i = 0; i < eventRows.length; i += INSERT_CHUNK)
+    await tx`INSERT INTO group_events ${tx(eventRows.slice(i, i + INSERT_CHUNK), ...EVENT_COLUMNS)}`
   if (policy.length > 0) await tx`INSERT INTO policy_log ${tx(policy, ...POLICY_LOG_COLUMNS)}`
   const ids = [...newHeads.keys()]
   await tx`UPDATE groups AS g SET head = v.head, revision = v.revision
@@ -245,6 +304,7 @@ async function decideAndWrite(tx: postgres.TransactionSql, batch: PendingAppend[
                  unnest(${ids.map((g) => newHeads.get(g)!.revision)}::bigint[]) AS revision) AS v
     WHERE g.group_id = v.group_id
     ${notifyAppendedReturning(tx, 'g.group_id')}` // delivered to LISTENers on COMMIT only (pg-notify.ts)
-  for (let i = 0; i < receiptRows.length; i += INSERT_CHUNK) await tx`INSERT INTO receipts ${tx(receiptRows.slice(i, i + INSERT_CHUNK), ...RECEIPT_COLUMNS)}`
+  for (let i = 0; i < receiptRows.length; i += INSERT_CHUNK)
+    await tx`INSERT INTO receipts ${tx(receiptRows.slice(i, i + INSERT_CHUNK), ...RECEIPT_COLUMNS)}`
   return outcomes
 }

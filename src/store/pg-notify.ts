@@ -37,7 +37,11 @@ export function notifyAppendedReturning(tx: postgres.TransactionSql, groupIdColu
  * meanwhile are gone and the caller should re-read everything it watches. Resolves once
  * listening; the returned function stops it.
  */
-export async function listenAppends(sql: postgres.Sql, listener: (groupId: string) => void, onResync?: () => void): Promise<() => Promise<void>> {
+export async function listenAppends(
+  sql: postgres.Sql,
+  listener: (groupId: string) => void,
+  onResync?: () => void,
+): Promise<() => Promise<void>> {
   // The library re-registers a copy of the listener after a reconnect, which its original
   // `unlisten` no longer removes: `active` silences every copy once stopped.
   let active = true

@@ -69,10 +69,20 @@ CREATE TRIGGER policy_log_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON pol
 `
 
 /** The Policy Log rows of one append (the Events that carry a policyRecord). */
-export function policyRows(groupId: string, events: readonly {eventId: string; sequence: number; policyRecord?: PolicyRecord}[]) {
+export function policyRows(
+  groupId: string,
+  events: readonly {eventId: string; sequence: number; policyRecord?: PolicyRecord}[],
+) {
   return events
     .filter((e) => e.policyRecord !== undefined)
-    .map((e) => ({group_id: groupId, sequence: e.sequence, event_id: e.eventId, grant_id: e.policyRecord!.grantId, action: e.policyRecord!.action, record: e.policyRecord!.record}))
+    .map((e) => ({
+      group_id: groupId,
+      sequence: e.sequence,
+      event_id: e.eventId,
+      grant_id: e.policyRecord!.grantId,
+      action: e.policyRecord!.action,
+      record: e.policyRecord!.record,
+    }))
 }
 
 export function policyEntryFrom(raw: Record<string, unknown>): PolicyLogEntry {

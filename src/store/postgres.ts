@@ -16,13 +16,7 @@ import postgres from 'postgres'
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {AppendOutcome, GroupHead, LoggedEvent, Receipt, StoredEvent} from './group-log.js'
-import {
-  checkAppend,
-  checkRead,
-  headFrom,
-  loggedEvent,
-  receiptFrom,
-} from './group-records.js'
+import {checkAppend, checkRead, headFrom, loggedEvent, receiptFrom} from './group-records.js'
 import {
   AUDIT_COLUMNS,
   AdmissionAuthority,
@@ -141,7 +135,9 @@ async function readConfig(sql: Sql): Promise<{version: string; config: string} |
 }
 
 const environment = (e: unknown, where: string): StoreError =>
-  e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the PostgreSQL store ${where}: ${describeError(e)}`, {cause: e})
+  e instanceof StoreError
+    ? e
+    : new StoreError('unavailable', `cannot use the PostgreSQL store ${where}: ${describeError(e)}`, {cause: e})
 
 export async function initPostgresStore(url: string, config: StoreConfig): Promise<void> {
   const where = redactUrl(url)
@@ -196,12 +192,14 @@ async function addLaterTables(sql: postgres.Sql): Promise<void> {
 }
 
 async function selectRow(sql: Sql, organizationId: string, signingHash: string) {
-  const [raw] = await sql`SELECT * FROM admission_records WHERE organization_id = ${organizationId} AND signing_hash = ${signingHash}`
+  const [raw] =
+    await sql`SELECT * FROM admission_records WHERE organization_id = ${organizationId} AND signing_hash = ${signingHash}`
   return raw && admissionRow(raw)
 }
 
 async function selectHead(sql: Sql, groupId: string, lock = false): Promise<GroupHead | null> {
-  const [raw] = await sql`SELECT head, revision FROM groups WHERE group_id = ${groupId} ${lock ? sql`FOR UPDATE` : sql``}`
+  const [raw] =
+    await sql`SELECT head, revision FROM groups WHERE group_id = ${groupId} ${lock ? sql`FOR UPDATE` : sql``}`
   return headFrom(raw)
 }
 
@@ -277,7 +275,13 @@ class PostgresStore implements Store {
     return postgresAppendGroups(this.sql, appends, receipt)
   }
 
-  async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome> {
+  async append(
+    groupId: string,
+    expectedHead: number,
+    events: StoredEvent[],
+    receipt: Receipt,
+    expectedHeadEventId?: string,
+  ): Promise<AppendOutcome> {
     const refused = checkAppend(groupId, expectedHead, events, receipt, expectedHeadEventId)
     if (refused) return refused
     // Batched with the appends arriving meanwhile into one transaction (pg-group-commit.ts).
@@ -286,7 +290,9 @@ class PostgresStore implements Store {
 
   async policyLog(groupId: string): Promise<PolicyLogEntry[]> {
     try {
-      return (await this.sql`SELECT * FROM policy_log WHERE group_id = ${groupId} ORDER BY sequence`).map(policyEntryFrom)
+      return (await this.sql`SELECT * FROM policy_log WHERE group_id = ${groupId} ORDER BY sequence`).map(
+        policyEntryFrom,
+      )
     } catch (e) {
       throw new StoreError('unavailable', `cannot read the Policy Log: ${describeError(e)}`, {cause: e})
     }

@@ -74,10 +74,16 @@ export function normalizeConfig(value: unknown): StoreConfig {
   if (f === null || typeof f !== 'object' || !wholeSeconds(f.maxAgeSeconds) || !wholeSeconds(f.maxFutureSkewSeconds)) {
     bad('freshness must be {"maxAgeSeconds", "maxFutureSkewSeconds"}, whole seconds >= 0')
   }
-  if (s.keyFile !== undefined && !nonEmpty(s.keyFile)) bad('admissionService.keyFile must be a non-empty path when present')
+  if (s.keyFile !== undefined && !nonEmpty(s.keyFile))
+    bad('admissionService.keyFile must be a non-empty path when present')
   return {
     organizationId: c.organizationId!,
-    admissionService: {principal: {type: 'service', id: p.id}, keyId: s.keyId, publicKey: s.publicKey, ...(s.keyFile ? {keyFile: s.keyFile} : {})},
+    admissionService: {
+      principal: {type: 'service', id: p.id},
+      keyId: s.keyId,
+      publicKey: s.publicKey,
+      ...(s.keyFile ? {keyFile: s.keyFile} : {}),
+    },
     freshness: {maxAgeSeconds: f!.maxAgeSeconds, maxFutureSkewSeconds: f!.maxFutureSkewSeconds},
   }
 }
@@ -99,10 +105,17 @@ export function parseStoredConfig(text: string, where: string): StoreConfig {
 }
 
 /** The init decision once the stored configuration (if any) has been read under a lock. */
-export function checkInit(stored: {version: string; config: string} | null, wanted: string, where: string): 'create' | 'same' {
+export function checkInit(
+  stored: {version: string; config: string} | null,
+  wanted: string,
+  where: string,
+): 'create' | 'same' {
   if (stored === null) return 'create'
   if (stored.version !== SCHEMA_VERSION) {
-    throw new StoreError('incompatible-schema', `${where} has store schema version ${stored.version}; this mwp uses ${SCHEMA_VERSION}`)
+    throw new StoreError(
+      'incompatible-schema',
+      `${where} has store schema version ${stored.version}; this mwp uses ${SCHEMA_VERSION}`,
+    )
   }
   if (stored.config !== wanted) {
     throw new StoreError(
@@ -117,7 +130,10 @@ export function checkInit(stored: {version: string; config: string} | null, want
 export function checkOpen(stored: {version: string; config: string} | null, where: string): StoreConfig {
   if (stored === null) throw new StoreError('not-initialized', `no initialized store at ${where}; run mwp store init`)
   if (stored.version !== SCHEMA_VERSION) {
-    throw new StoreError('incompatible-schema', `${where} has store schema version ${stored.version}; this mwp uses ${SCHEMA_VERSION}`)
+    throw new StoreError(
+      'incompatible-schema',
+      `${where} has store schema version ${stored.version}; this mwp uses ${SCHEMA_VERSION}`,
+    )
   }
   return parseStoredConfig(stored.config, where)
 }
@@ -230,7 +246,8 @@ export class AdmissionAuthority {
     const s = config.admissionService
     this.service = {type: s.principal.type, id: s.principal.id}
     const proof = provePublicKey(decodeBase64url(s.publicKey) ?? new Uint8Array())
-    if (!proof.ok) throw new StoreError('invalid-config', `configured admission service public key is invalid (${proof.reason})`)
+    if (!proof.ok)
+      throw new StoreError('invalid-config', `configured admission service public key is invalid (${proof.reason})`)
     this.verifyKey = proof.key
     if (admissionKey) {
       const mismatch =
@@ -242,7 +259,10 @@ export class AdmissionAuthority {
               ? `its principal is not ${s.principal.type}:${s.principal.id}`
               : null
       if (mismatch) {
-        throw new StoreError('wrong-admission-key', `the admission key is not this store's admission service key (${mismatch})`)
+        throw new StoreError(
+          'wrong-admission-key',
+          `the admission key is not this store's admission service key (${mismatch})`,
+        )
       }
     }
     this.signingKey = admissionKey
@@ -259,13 +279,19 @@ export class AdmissionAuthority {
   /** A lookup this store cannot answer authoritatively, or null. */
   refuseLookup(organizationId: string): LookupResult | null {
     if (organizationId === this.config.organizationId) return null
-    return {status: 'unauthenticated', detail: `this store's admission service serves ${this.config.organizationId}, not ${organizationId}`}
+    return {
+      status: 'unauthenticated',
+      detail: `this store's admission service serves ${this.config.organizationId}, not ${organizationId}`,
+    }
   }
 
   /** Authenticates a stored row: found, or why it cannot be trusted. */
   authenticate(row: AdmissionRow): LookupResult {
     if (row.accepted_by_type !== this.service.type || row.accepted_by_id !== this.service.id) {
-      return {status: 'unauthenticated', detail: `row accepted by ${row.accepted_by_type}:${row.accepted_by_id}, not the configured admission service`}
+      return {
+        status: 'unauthenticated',
+        detail: `row accepted by ${row.accepted_by_type}:${row.accepted_by_id}, not the configured admission service`,
+      }
     }
     const signature = decodeBase64url(row.service_signature)
     if (signature === null || !strictVerify(this.verifyKey, rowMessage(row), signature).ok) {
@@ -283,7 +309,12 @@ export class AdmissionAuthority {
     const key = this.signingKey
     if (!key) return {refused: {status: 'unauthenticated', detail: 'store not opened with the admission service key'}}
     if (candidate.organizationId !== this.config.organizationId) {
-      return {refused: {status: 'unauthenticated', detail: `this store's admission service serves ${this.config.organizationId}, not ${candidate.organizationId}`}}
+      return {
+        refused: {
+          status: 'unauthenticated',
+          detail: `this store's admission service serves ${this.config.organizationId}, not ${candidate.organizationId}`,
+        },
+      }
     }
     let record: Record<string, unknown> | null = null
     try {
@@ -295,7 +326,9 @@ export class AdmissionAuthority {
       return {refused: {status: 'integrity-failed', detail: 'candidate bytes are not one JSON object'}}
     }
     if (!samePrincipal(record.acceptedBy, this.service)) {
-      return {refused: {status: 'unauthenticated', detail: 'candidate acceptedBy is not the configured admission service'}}
+      return {
+        refused: {status: 'unauthenticated', detail: 'candidate acceptedBy is not the configured admission service'},
+      }
     }
     const consistent =
       record.organizationId === candidate.organizationId &&
@@ -304,7 +337,8 @@ export class AdmissionAuthority {
       record.documentKind === candidate.documentKind &&
       record.keyId === candidate.keyId &&
       samePrincipal(record.principal, candidate.principal)
-    if (!consistent) return {refused: {status: 'integrity-failed', detail: "candidate bytes disagree with the candidate's key fields"}}
+    if (!consistent)
+      return {refused: {status: 'integrity-failed', detail: "candidate bytes disagree with the candidate's key fields"}}
 
     const unsigned = {
       organization_id: candidate.organizationId,
@@ -330,16 +364,21 @@ export class AdmissionAuthority {
    */
   resolveExisting(stored: AdmissionRow | undefined, candidate: Candidate): AppendResult {
     if (stored === undefined) {
-      return {status: 'conflict', detail: `admissionRecordId ${candidate.admissionRecordId} already identifies a record under another logical key`}
+      return {
+        status: 'conflict',
+        detail: `admissionRecordId ${candidate.admissionRecordId} already identifies a record under another logical key`,
+      }
     }
     const found = this.authenticate(stored)
     if (found.status !== 'found') return found as AppendResult
     const differs = [
       stored.document_kind !== candidate.documentKind && 'documentKind',
       stored.key_id !== candidate.keyId && 'keyId',
-      (stored.principal_type !== candidate.principal.type || stored.principal_id !== candidate.principal.id) && 'principal',
+      (stored.principal_type !== candidate.principal.type || stored.principal_id !== candidate.principal.id) &&
+        'principal',
     ].filter(Boolean)
-    if (differs.length > 0) return {status: 'conflict', detail: `a record with another ${differs.join(', ')} exists for this logical key`}
+    if (differs.length > 0)
+      return {status: 'conflict', detail: `a record with another ${differs.join(', ')} exists for this logical key`}
     return {status: 'existing', record: found.record, authenticatedService: found.authenticatedService}
   }
 
@@ -379,13 +418,15 @@ export const AUDIT_COLUMNS = [
 
 function instant(text: string, what: string): Instant {
   const parsed = typeof text === 'string' ? parseTimestamp(text) : null
-  if (parsed === null) throw new StoreError('invalid-argument', `${what} is not an RFC 3339 protocol timestamp: ${JSON.stringify(text)}`)
+  if (parsed === null)
+    throw new StoreError('invalid-argument', `${what} is not an RFC 3339 protocol timestamp: ${JSON.stringify(text)}`)
   return parsed
 }
 
 export function auditInsert(entry: AuditEntry): AuditInsert {
   const at = instant(entry.at, 'audit entry time')
-  if (!nonEmpty(entry.stage) || !nonEmpty(entry.reason)) throw new StoreError('invalid-argument', 'audit entry needs a stage and a reason')
+  if (!nonEmpty(entry.stage) || !nonEmpty(entry.reason))
+    throw new StoreError('invalid-argument', 'audit entry needs a stage and a reason')
   return {
     at: entry.at,
     at_seconds: at.seconds,
@@ -400,10 +441,14 @@ export function auditInsert(entry: AuditEntry): AuditInsert {
 }
 
 /** The listAudit filter: `since` as an exact instant, and a positive limit (or none). */
-export function auditQuery(options: {since?: string; limit?: number} = {}): {since: Instant | null; limit: number | null} {
+export function auditQuery(options: {since?: string; limit?: number} = {}): {
+  since: Instant | null
+  limit: number | null
+} {
   const since = options.since === undefined ? null : instant(options.since, 'since')
   const limit = options.limit ?? null
-  if (limit !== null && !(Number.isSafeInteger(limit) && limit > 0)) throw new StoreError('invalid-argument', 'limit must be a positive integer')
+  if (limit !== null && !(Number.isSafeInteger(limit) && limit > 0))
+    throw new StoreError('invalid-argument', 'limit must be a positive integer')
   return {since, limit}
 }
 

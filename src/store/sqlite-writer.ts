@@ -17,7 +17,10 @@ import {StoreError, type StoreErrorCode, describeError} from './records.js'
 import {SqliteWrites, type WriteOp, connectSqlite} from './sqlite-writes.js'
 
 /** An error as it crosses the thread boundary (plain data: classes do not survive a structured clone). */
-export type CrossedError = {kind: 'group-commit'; phase: 'begin' | 'commit'; message: string} | {kind: 'store'; code: StoreErrorCode; message: string} | {kind: 'other'; message: string}
+export type CrossedError =
+  | {kind: 'group-commit'; phase: 'begin' | 'commit'; message: string}
+  | {kind: 'store'; code: StoreErrorCode; message: string}
+  | {kind: 'other'; message: string}
 
 export function errorToData(e: unknown): CrossedError {
   if (e instanceof GroupCommitFailure) return {kind: 'group-commit', phase: e.phase, message: e.message}
@@ -26,7 +29,12 @@ export function errorToData(e: unknown): CrossedError {
 }
 
 function errorFromData(d: CrossedError): Error {
-  const e = d.kind === 'group-commit' ? new GroupCommitFailure(d.phase, '') : d.kind === 'store' ? new StoreError(d.code, d.message) : new Error(d.message)
+  const e =
+    d.kind === 'group-commit'
+      ? new GroupCommitFailure(d.phase, '')
+      : d.kind === 'store'
+        ? new StoreError(d.code, d.message)
+        : new Error(d.message)
   e.message = d.message
   return e
 }
@@ -43,7 +51,8 @@ export type WriterRequest = {id: number; op: WriteOp; args: unknown[]}
  * made posting one Event cost as much as verifying it.
  */
 function compact(value: unknown): unknown {
-  if (value instanceof Uint8Array) return value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value : new Uint8Array(value)
+  if (value instanceof Uint8Array)
+    return value.byteOffset === 0 && value.byteLength === value.buffer.byteLength ? value : new Uint8Array(value)
   if (value === null || typeof value !== 'object') return value
   // Containers are copied only when something inside them was.
   if (Array.isArray(value)) {
@@ -66,11 +75,17 @@ type Result<K extends WriteOp> = Awaited<ReturnType<SqliteWrites[K]>>
  * loader (vitest, tsx) the .ts source, loaded through tsx's register API since Node 20 workers
  * ignore `--import`.
  */
-function spawn(module: 'sqlite-writer-thread' | 'sqlite-checkpointer', workerData: {path: string; everyMs?: number}): Worker {
+function spawn(
+  module: 'sqlite-writer-thread' | 'sqlite-checkpointer',
+  workerData: {path: string; everyMs?: number},
+): Worker {
   const entry = new URL(`./${module}.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url)
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry, {workerData})
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href
-  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}) })`, {eval: true, workerData})
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}) })`,
+    {eval: true, workerData},
+  )
 }
 
 /** How often the checkpoint thread checkpoints the WAL; with nothing new to copy that costs one read of the WAL index. */
@@ -185,7 +200,8 @@ export class SqliteWriter implements Writer {
     // next write starts a new thread.
     const lost = (reason: string) => {
       if (this.#worker === worker) this.#worker = undefined
-      for (const p of this.#pending.values()) p.reject(new StoreError('unavailable', `the SQLite writer thread stopped: ${reason}`))
+      for (const p of this.#pending.values())
+        p.reject(new StoreError('unavailable', `the SQLite writer thread stopped: ${reason}`))
       this.#pending.clear()
     }
     worker.on('error', (e) => lost(describeError(e)))

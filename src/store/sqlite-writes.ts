@@ -10,7 +10,15 @@
 
 import Database from 'better-sqlite3'
 import type {AppendOutcome, Receipt, StoredEvent} from './group-log.js'
-import {EVENT_COLUMNS, RECEIPT_COLUMNS, appended, decideAppend, headFrom, receiptFrom, receiptRow} from './group-records.js'
+import {
+  EVENT_COLUMNS,
+  RECEIPT_COLUMNS,
+  appended,
+  decideAppend,
+  headFrom,
+  receiptFrom,
+  receiptRow,
+} from './group-records.js'
 import {AUDIT_COLUMNS, ROW_COLUMNS, type AuditInsert} from './records.js'
 import {POLICY_LOG_COLUMNS} from './policy-log.js'
 import {type GroupAppend, sqliteAppendGroups, sqliteWriteEvents} from './multi-append.js'
@@ -53,7 +61,8 @@ export type AdmissionRowValues = Record<(typeof ROW_COLUMNS)[number], unknown>
 /** The first-admission insert: inserted, or the row already there (raw, for records.ts to judge). */
 export type AdmitOutcome = {inserted: true} | {inserted: false; existing: Record<string, unknown> | null}
 
-const bindable = (v: unknown) => (v instanceof Uint8Array && !Buffer.isBuffer(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v)
+const bindable = (v: unknown) =>
+  v instanceof Uint8Array && !Buffer.isBuffer(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v
 
 export class SqliteWrites {
   readonly #commits: SqliteGroupCommit
@@ -89,13 +98,20 @@ export class SqliteWrites {
     const s = this.#s
     return this.#commits.run((): AdmitOutcome => {
       if (s.insertAdmission.run(...ROW_COLUMNS.map((c) => bindable(row[c]))).changes === 1) return {inserted: true}
-      const existing = s.selectAdmission.get(row.organization_id, row.signing_hash) as Record<string, unknown> | undefined
+      const existing = s.selectAdmission.get(row.organization_id, row.signing_hash) as
+        Record<string, unknown> | undefined
       return {inserted: false, existing: existing ?? null}
     })
   }
 
   /** One step of the shared write transaction: the Group's state is read inside it (group-records.ts decides). */
-  append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome> {
+  append(
+    groupId: string,
+    expectedHead: number,
+    events: StoredEvent[],
+    receipt: Receipt,
+    expectedHeadEventId?: string,
+  ): Promise<AppendOutcome> {
     const s = this.#s
     return this.#commits.run((): AppendOutcome => {
       const prior = s.receipt.get(receipt.actorId, receipt.actionId) as Record<string, unknown> | undefined
@@ -104,7 +120,10 @@ export class SqliteWrites {
         prior: prior ? receiptFrom(prior) : null,
         takenEventId: events.find((e) => s.eventIdTaken.get(e.eventId) !== undefined)?.eventId ?? null,
         // Read inside this write step: an earlier step of the same batch may have written it.
-        headEventId: expectedHeadEventId === undefined ? undefined : ((s.eventIdAt.get(groupId, expectedHead) as string | undefined) ?? null),
+        headEventId:
+          expectedHeadEventId === undefined
+            ? undefined
+            : ((s.eventIdAt.get(groupId, expectedHead) as string | undefined) ?? null),
       }
       const verdict = decideAppend(state, expectedHead, events, receipt, expectedHeadEventId)
       if (verdict) return verdict // nothing was written

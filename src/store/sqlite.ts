@@ -44,7 +44,9 @@ function groupStatements(db: DB) {
   return {
     head: db.prepare('SELECT head, revision FROM groups WHERE group_id = ?'),
     receipt: db.prepare('SELECT * FROM receipts WHERE actor_id = ? AND action_id = ?'),
-    events: db.prepare('SELECT sequence, event_id, kind, bytes FROM group_events WHERE group_id = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?'),
+    events: db.prepare(
+      'SELECT sequence, event_id, kind, bytes FROM group_events WHERE group_id = ? AND sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ?',
+    ),
   }
 }
 
@@ -129,11 +131,15 @@ BEGIN SELECT RAISE(ABORT, 'receipts is append-only'); END;
 
 function readConfig(db: DB): {version: string; config: string} | null {
   const present = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'config'").get()
-  return storedConfig(present ? (db.prepare('SELECT name, value FROM config').all() as {name: unknown; value: unknown}[]) : null)
+  return storedConfig(
+    present ? (db.prepare('SELECT name, value FROM config').all() as {name: unknown; value: unknown}[]) : null,
+  )
 }
 
 const environment = (e: unknown, where: string): StoreError =>
-  e instanceof StoreError ? e : new StoreError('unavailable', `cannot use the SQLite store ${where}: ${describeError(e)}`, {cause: e})
+  e instanceof StoreError
+    ? e
+    : new StoreError('unavailable', `cannot use the SQLite store ${where}: ${describeError(e)}`, {cause: e})
 
 /** The tables added to schema version 1 after its first release: created with a new store, added to an older one when opened. */
 const LATER_TABLES = [SQLITE_POLICY_LOG_SCHEMA, SQLITE_ORG_LOG_SCHEMA, SQLITE_CURSOR_SCHEMA].join(';\n')
@@ -164,7 +170,12 @@ export async function initSqliteStore(path: string, config: StoreConfig): Promis
   }
 }
 
-export async function openSqliteStore(path: string, url: string, admissionKey?: SigningKey, inlineWrites = false): Promise<Store> {
+export async function openSqliteStore(
+  path: string,
+  url: string,
+  admissionKey?: SigningKey,
+  inlineWrites = false,
+): Promise<Store> {
   const where = `sqlite:${path}`
   if (!existsSync(path)) throw new StoreError('not-initialized', `no initialized store at ${where}; run mwp store init`)
   let db: DB | undefined
@@ -223,9 +234,12 @@ class SqliteStore implements Store {
     try {
       // Settles only after the writer's shared transaction committed (group-commit.ts).
       const outcome = await this.writer.call('admit', row)
-      return outcome.inserted ? this.authority.committed(row) : this.authority.resolveExisting(outcome.existing ? admissionRow(outcome.existing) : undefined, candidate)
+      return outcome.inserted
+        ? this.authority.committed(row)
+        : this.authority.resolveExisting(outcome.existing ? admissionRow(outcome.existing) : undefined, candidate)
     } catch (e) {
-      if (e instanceof GroupCommitFailure && e.phase === 'commit') return {status: 'commit-failed', detail: describeError(e)}
+      if (e instanceof GroupCommitFailure && e.phase === 'commit')
+        return {status: 'commit-failed', detail: describeError(e)}
       return {status: 'unavailable', detail: describeError(e)}
     }
   }
@@ -282,21 +296,33 @@ class SqliteStore implements Store {
     }
   }
 
-  async append(groupId: string, expectedHead: number, events: StoredEvent[], receipt: Receipt, expectedHeadEventId?: string): Promise<AppendOutcome> {
+  async append(
+    groupId: string,
+    expectedHead: number,
+    events: StoredEvent[],
+    receipt: Receipt,
+    expectedHeadEventId?: string,
+  ): Promise<AppendOutcome> {
     const refused = checkAppend(groupId, expectedHead, events, receipt, expectedHeadEventId)
     if (refused) return refused
     try {
       // One step of the writer's shared write transaction; settles after it committed (group-commit.ts).
       return await this.writer.call('append', groupId, expectedHead, events, receipt, expectedHeadEventId)
     } catch (e) {
-      if (e instanceof GroupCommitFailure && e.phase === 'commit') return {status: 'indeterminate', detail: `commit failed: ${describeError(e)}`}
+      if (e instanceof GroupCommitFailure && e.phase === 'commit')
+        return {status: 'indeterminate', detail: `commit failed: ${describeError(e)}`}
       return {status: 'unavailable', detail: describeError(e)}
     }
   }
 
   async policyLog(groupId: string): Promise<PolicyLogEntry[]> {
     try {
-      return (this.db.prepare('SELECT * FROM policy_log WHERE group_id = ? ORDER BY sequence').all(groupId) as Record<string, unknown>[]).map(policyEntryFrom)
+      return (
+        this.db.prepare('SELECT * FROM policy_log WHERE group_id = ? ORDER BY sequence').all(groupId) as Record<
+          string,
+          unknown
+        >[]
+      ).map(policyEntryFrom)
     } catch (e) {
       throw new StoreError('unavailable', `cannot read the Policy Log: ${describeError(e)}`, {cause: e})
     }
@@ -342,11 +368,15 @@ class SqliteStore implements Store {
     return (this.orgLog ??= {
       ...sqliteOrgReads(this.db),
       append: (entry, expectedVersion, receipt) =>
-        this.writer.call('orgAppend', entry, expectedVersion, receipt).catch((e: unknown) => ({status: 'unavailable' as const, detail: describeError(e)})),
+        this.writer
+          .call('orgAppend', entry, expectedVersion, receipt)
+          .catch((e: unknown) => ({status: 'unavailable' as const, detail: describeError(e)})),
     })
   }
   cursors(): CursorTable {
-    return (this.cursorTable ??= sqliteCursors(this.db, (principalId, groupId, sequence) => this.writer.call('advanceCursor', principalId, groupId, sequence)))
+    return (this.cursorTable ??= sqliteCursors(this.db, (principalId, groupId, sequence) =>
+      this.writer.call('advanceCursor', principalId, groupId, sequence),
+    ))
   }
 
   async close(): Promise<void> {

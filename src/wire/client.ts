@@ -107,7 +107,11 @@ export interface ConnectOptions {
   /** Called after every (re)authentication with the new Session Epoch (Agents). */
   onSession?: (session: {sessionEpoch: number | undefined; reconnect: boolean}) => void
   /** Connection-level notices: BACKPRESSURE, unsolicited ERROR frames, reconnect failures. */
-  onNotice?: (notice: {code: ErrorCode | 'RECONNECTING' | 'RECONNECTED' | 'GAVE_UP'; groupId?: string; detail?: unknown}) => void
+  onNotice?: (notice: {
+    code: ErrorCode | 'RECONNECTING' | 'RECONNECTED' | 'GAVE_UP'
+    groupId?: string
+    detail?: unknown
+  }) => void
   /** How long a HELLO exchange may take (default 10 s). */
   handshakeTimeoutMs?: number
 }
@@ -201,7 +205,10 @@ export class WireClient {
     const first = r.events[0]!
     const receipt: CommandReceipt = {
       actionId: (first.document.cause as JsonObject).id as string,
-      actor: {type: (first.document.actor as JsonObject).type as string, id: (first.document.actor as JsonObject).id as string},
+      actor: {
+        type: (first.document.actor as JsonObject).type as string,
+        id: (first.document.actor as JsonObject).id as string,
+      },
       groupId: first.groupId,
       eventIds: r.events.map((e) => e.eventId),
       firstSequence: first.sequence,
@@ -232,7 +239,11 @@ export class WireClient {
    * Subscribes to one Group. Replays after `afterSequence` (or the stored Cursor), then delivers
    * live Events, each once and in order. Resolves once the SUBSCRIBE frame is sent.
    */
-  async subscribe(groupId: string, options: SubscribeOptions, onEvent: (event: DeliveredEvent) => void | Promise<void>): Promise<void> {
+  async subscribe(
+    groupId: string,
+    options: SubscribeOptions,
+    onEvent: (event: DeliveredEvent) => void | Promise<void>,
+  ): Promise<void> {
     const stored = (await this.#cursors.load(groupId)) ?? 0
     const cursor = options.afterSequence ?? stored
     const attention = options.attention ?? (options.kinds ? {eventKinds: options.kinds} : undefined)
@@ -351,21 +362,51 @@ export class WireClient {
 
     try {
       const clientNonce = encodeBase64url(randomBytes(32))
-      ws.send(frame('HELLO', {phase: 'client_init', agentId: this.principal.id, keyId: key.keyId, clientNonce, supportedVersions: [PROTOCOL_VERSION]}))
+      ws.send(
+        frame('HELLO', {
+          phase: 'client_init',
+          agentId: this.principal.id,
+          keyId: key.keyId,
+          clientNonce,
+          supportedVersions: [PROTOCOL_VERSION],
+        }),
+      )
       const challenge = await next()
-      if (challenge.frameType === 'ERROR') throw new WireError((challenge.error as JsonObject).code as ErrorCode, 'HELLO refused')
+      if (challenge.frameType === 'ERROR')
+        throw new WireError((challenge.error as JsonObject).code as ErrorCode, 'HELLO refused')
       // Never sign what the server chose alone: the transcript is rebuilt from our own values.
-      if (challenge.phase !== 'server_challenge' || challenge.clientNonce !== clientNonce || challenge.selectedVersion !== PROTOCOL_VERSION) {
+      if (
+        challenge.phase !== 'server_challenge' ||
+        challenge.clientNonce !== clientNonce ||
+        challenge.selectedVersion !== PROTOCOL_VERSION
+      ) {
         throw new WireError('PROTOCOL_VIOLATION', 'unexpected HELLO challenge')
       }
       const serverNonce = challenge.serverNonce as string
       const signature = signEd25519(
         key.seed,
-        transcriptBytes({principalId: this.principal.id, keyId: key.keyId, clientNonce, serverNonce, challenge: challenge.challenge as string, selectedVersion: PROTOCOL_VERSION}),
+        transcriptBytes({
+          principalId: this.principal.id,
+          keyId: key.keyId,
+          clientNonce,
+          serverNonce,
+          challenge: challenge.challenge as string,
+          selectedVersion: PROTOCOL_VERSION,
+        }),
       )
-      ws.send(frame('HELLO', {phase: 'client_response', agentId: this.principal.id, keyId: key.keyId, clientNonce, serverNonce, challengeSignature: encodeBase64url(signature)}))
+      ws.send(
+        frame('HELLO', {
+          phase: 'client_response',
+          agentId: this.principal.id,
+          keyId: key.keyId,
+          clientNonce,
+          serverNonce,
+          challengeSignature: encodeBase64url(signature),
+        }),
+      )
       const accept = await next()
-      if (accept.frameType === 'ERROR') throw new WireError((accept.error as JsonObject).code as ErrorCode, 'HELLO refused')
+      if (accept.frameType === 'ERROR')
+        throw new WireError((accept.error as JsonObject).code as ErrorCode, 'HELLO refused')
       if (accept.phase !== 'server_accept') throw new WireError('PROTOCOL_VIOLATION', 'unexpected HELLO frame')
       this.#sessionEpoch = this.principal.type === 'agent' ? (accept.sessionEpoch as number) : undefined
       this.#sessionToken = accept.sessionToken as string
@@ -445,13 +486,23 @@ export class WireClient {
       return Promise.resolve({error: protocolError('PROTOCOL_VIOLATION')})
     }
     const actor = command?.actor as JsonObject | undefined
-    if (typeof command?.actionId !== 'string' || typeof actor?.id !== 'string') return Promise.resolve({error: protocolError('SCHEMA_VALIDATION_FAILED')})
+    if (typeof command?.actionId !== 'string' || typeof actor?.id !== 'string')
+      return Promise.resolve({error: protocolError('SCHEMA_VALIDATION_FAILED')})
     if (!this.connected) return Promise.resolve({error: indeterminate()})
     const frameId = newFrameId()
     const text = Buffer.from(commandBytes).toString('utf8')
     return new Promise((resolve) => {
-      this.#pending.set(frameId, {frameId, actorId: actor.id as string, actionId: command.actionId as string, events: [], count: null, resolve})
-      this.#raw(`{"protocolVersion":"${PROTOCOL_VERSION}","frameId":${JSON.stringify(frameId)},"frameType":"COMMAND","command":${text}}`)
+      this.#pending.set(frameId, {
+        frameId,
+        actorId: actor.id as string,
+        actionId: command.actionId as string,
+        events: [],
+        count: null,
+        resolve,
+      })
+      this.#raw(
+        `{"protocolVersion":"${PROTOCOL_VERSION}","frameId":${JSON.stringify(frameId)},"frameType":"COMMAND","command":${text}}`,
+      )
     })
   }
 
@@ -484,7 +535,13 @@ export class WireClient {
           this.#pings.get(f.replyToNonce)?.()
           this.#pings.delete(f.replyToNonce)
         } else {
-          this.#raw(frame('PING', {nonce: encodeBase64url(randomBytes(16)), replyToNonce: f.nonce as string, sentAt: new Date().toISOString()}))
+          this.#raw(
+            frame('PING', {
+              nonce: encodeBase64url(randomBytes(16)),
+              replyToNonce: f.nonce as string,
+              sentAt: new Date().toISOString(),
+            }),
+          )
         }
         return
       case 'ERROR':
@@ -503,7 +560,14 @@ export class WireClient {
     const d = v.document
     const trusted = this.#options.acceptedBy
     if (trusted && !trusted.includes((d.acceptedBy as JsonObject).id as string)) return null
-    return {groupId: d.groupId as string, sequence: d.sequence as number, eventId: d.eventId as string, kind: d.kind as string, document: d, bytes}
+    return {
+      groupId: d.groupId as string,
+      sequence: d.sequence as number,
+      eventId: d.eventId as string,
+      kind: d.kind as string,
+      document: d,
+      bytes,
+    }
   }
 
   #onEvent(f: Frame, source: SourceOf): void {
@@ -559,7 +623,14 @@ export class WireClient {
       // store is left to the application; the ACK only opens the server's window.
       this.#options.onNotice?.({code: 'BACKPRESSURE', groupId, detail: {retryAfterMs: error.retryAfterMs}})
       void sub.draining.then(() =>
-        (this.#options.autoAck ?? true) ? this.#flushAcks() : this.#raw(frame('ACK', {acknowledgements: [{groupId: sub.groupId, sequence: sub.cursor}], sentAt: new Date().toISOString()})),
+        (this.#options.autoAck ?? true)
+          ? this.#flushAcks()
+          : this.#raw(
+              frame('ACK', {
+                acknowledgements: [{groupId: sub.groupId, sequence: sub.cursor}],
+                sentAt: new Date().toISOString(),
+              }),
+            ),
       )
       return
     }
@@ -574,7 +645,14 @@ export class WireClient {
   async #restore(sub: Subscription, error: ProtocolError, source: SourceOf): Promise<void> {
     const details = error.details as JsonObject | undefined
     const snapshot = details?.snapshot as JsonObject | undefined
-    const reference = snapshot ? this.#checkSnapshot(sub, source(snapshot), error.snapshotArtifactHash as string | undefined, details?.state as JsonObject | undefined) : null
+    const reference = snapshot
+      ? this.#checkSnapshot(
+          sub,
+          source(snapshot),
+          error.snapshotArtifactHash as string | undefined,
+          details?.state as JsonObject | undefined,
+        )
+      : null
     if (reference === null || !sub.options.onSnapshot) {
       sub.active = false
       this.#subs.delete(sub.groupId)
@@ -590,16 +668,28 @@ export class WireClient {
   }
 
   /** I5: schema, hash, signature, Group binding and sequence of the snapshot, or null. */
-  #checkSnapshot(sub: Subscription, snapshot: string | undefined, hash: string | undefined, state: JsonObject | undefined): SnapshotReference | null {
+  #checkSnapshot(
+    sub: Subscription,
+    snapshot: string | undefined,
+    hash: string | undefined,
+    state: JsonObject | undefined,
+  ): SnapshotReference | null {
     if (snapshot === undefined) return null
     const v = verify('group-snapshot', Buffer.from(snapshot, 'utf8'), this.#options.registry)
     if (v instanceof Rejection) return null
     const d = v.document
-    if (d.groupId !== sub.groupId || typeof d.throughSequence !== 'number' || d.throughSequence <= sub.cursor) return null
+    if (d.groupId !== sub.groupId || typeof d.throughSequence !== 'number' || d.throughSequence <= sub.cursor)
+      return null
     const snapshotHash = canonicalHash(d)
     if (hash !== undefined && hash !== snapshotHash) return null
     if (state !== undefined && canonicalHash(state) !== d.stateHash) return null
-    return {groupId: sub.groupId, throughSequence: d.throughSequence, snapshotHash, document: d, ...(state !== undefined ? {state} : {})}
+    return {
+      groupId: sub.groupId,
+      throughSequence: d.throughSequence,
+      snapshotHash,
+      document: d,
+      ...(state !== undefined ? {state} : {}),
+    }
   }
 
   /** Hands contiguous Events to onEvent, one at a time, and advances the Cursor. */

@@ -24,7 +24,16 @@ import {keyStatus} from '../signing/registry-edit.js'
 import type {Principal} from '../signing/profiles.js'
 import {RegistryFault, type ResolvedBinding} from '../signing/registry.js'
 import type {AttentionFilter} from './client.js'
-import {type Frame, PROTOCOL_VERSION, errorFrame, errorOf, eventFrame, frame, parseFrame, receiptFrameId} from './frames.js'
+import {
+  type Frame,
+  PROTOCOL_VERSION,
+  errorFrame,
+  errorOf,
+  eventFrame,
+  frame,
+  parseFrame,
+  receiptFrameId,
+} from './frames.js'
 import {GroupPump} from './group-pump.js'
 import {verifyHelloSignature} from './hello.js'
 import {isOrganizationKind, submitOrganizationCommand} from '../authority/ingress/organization.js'
@@ -33,7 +42,18 @@ import {SessionError, openSession} from '../authority/ingress/sessions.js'
 import {snapshotFor} from './snapshot-reference.js'
 import {ownsFromAbove} from '../authority/model/mission-tree-view.js'
 
-type Phase = {name: 'init'} | {name: 'challenged'; principalId: string; keyId: string; clientNonce: string; serverNonce: string; challenge: string} | {name: 'ready'} | {name: 'closed'}
+type Phase =
+  | {name: 'init'}
+  | {
+      name: 'challenged'
+      principalId: string
+      keyId: string
+      clientNonce: string
+      serverNonce: string
+      challenge: string
+    }
+  | {name: 'ready'}
+  | {name: 'closed'}
 
 export class Connection {
   #phase: Phase = {name: 'init'}
@@ -156,7 +176,8 @@ export class Connection {
     const text = data.toString()
     const parsed = parseFrame(text)
     if (!parsed.ok) {
-      if (this.#phase.name === 'init' && offersOnlyOtherVersions(text)) return this.#refuseHello('UNSUPPORTED_VERSION', {frameId: parsed.frameId} as Frame)
+      if (this.#phase.name === 'init' && offersOnlyOtherVersions(text))
+        return this.#refuseHello('UNSUPPORTED_VERSION', {frameId: parsed.frameId} as Frame)
       return this.#error(parsed.code, {relatedFrameId: parsed.frameId})
     }
     const f = parsed.frame
@@ -180,12 +201,28 @@ export class Connection {
 
   #clientInit(f: Frame): void {
     if (f.frameType !== 'HELLO' || f.phase !== 'client_init') return this.#refuseHello('AUTH_REQUIRED', f)
-    if (!(f.supportedVersions as string[]).includes(PROTOCOL_VERSION)) return this.#refuseHello('UNSUPPORTED_VERSION', f)
+    if (!(f.supportedVersions as string[]).includes(PROTOCOL_VERSION))
+      return this.#refuseHello('UNSUPPORTED_VERSION', f)
     // The challenge goes out whatever the key ID names: whether a key exists is not disclosed here.
     const serverNonce = encodeBase64url(randomBytes(32))
     const challenge = encodeBase64url(randomBytes(32))
-    this.#phase = {name: 'challenged', principalId: f.agentId as string, keyId: f.keyId as string, clientNonce: f.clientNonce as string, serverNonce, challenge}
-    this.#send(frame('HELLO', {phase: 'server_challenge', selectedVersion: PROTOCOL_VERSION, clientNonce: f.clientNonce as string, serverNonce, challenge}))
+    this.#phase = {
+      name: 'challenged',
+      principalId: f.agentId as string,
+      keyId: f.keyId as string,
+      clientNonce: f.clientNonce as string,
+      serverNonce,
+      challenge,
+    }
+    this.#send(
+      frame('HELLO', {
+        phase: 'server_challenge',
+        selectedVersion: PROTOCOL_VERSION,
+        clientNonce: f.clientNonce as string,
+        serverNonce,
+        challenge,
+      }),
+    )
   }
 
   async #clientResponse(f: Frame): Promise<void> {
@@ -194,11 +231,23 @@ export class Connection {
     if (f.frameType !== 'HELLO' || f.phase !== 'client_response') return this.#refuseHello('AUTH_REQUIRED', f)
     // B2/B3: the response must repeat this exchange's values; one challenge, one answer.
     this.#phase = {name: 'init'}
-    if (f.agentId !== p.principalId || f.keyId !== p.keyId || f.clientNonce !== p.clientNonce || f.serverNonce !== p.serverNonce) {
+    if (
+      f.agentId !== p.principalId ||
+      f.keyId !== p.keyId ||
+      f.clientNonce !== p.clientNonce ||
+      f.serverNonce !== p.serverNonce
+    ) {
       return this.#refuseHello('AUTH_INVALID_SIGNATURE', f)
     }
     const binding = this.#currentBinding(p.keyId, p.principalId)
-    const transcript = {principalId: p.principalId, keyId: p.keyId, clientNonce: p.clientNonce, serverNonce: p.serverNonce, challenge: p.challenge, selectedVersion: PROTOCOL_VERSION}
+    const transcript = {
+      principalId: p.principalId,
+      keyId: p.keyId,
+      clientNonce: p.clientNonce,
+      serverNonce: p.serverNonce,
+      challenge: p.challenge,
+      selectedVersion: PROTOCOL_VERSION,
+    }
     if (binding === null || !verifyHelloSignature(binding.key, transcript, f.challengeSignature as string).ok) {
       return this.#refuseHello('AUTH_INVALID_SIGNATURE', f)
     }
@@ -231,7 +280,14 @@ export class Connection {
         expiresAt,
       }),
     )
-    this.context.log({level: 'info', event: 'session-accepted', peer: this.peer, principal: binding.principal.id, type: binding.principal.type, sessionEpoch: this.sessionEpoch})
+    this.context.log({
+      level: 'info',
+      event: 'session-accepted',
+      peer: this.peer,
+      principal: binding.principal.id,
+      type: binding.principal.type,
+      sessionEpoch: this.sessionEpoch,
+    })
   }
 
   /** B4: the key must be registered to the claimed principal and valid at this instant. */
@@ -327,11 +383,18 @@ export class Connection {
   async #command(f: Frame, received: string): Promise<void> {
     const command = f.command as JsonObject
     const actor = command.actor as JsonObject | undefined
-    const related = {relatedFrameId: f.frameId, ...(typeof command.actionId === 'string' ? {relatedActionId: command.actionId} : {})}
+    const related = {
+      relatedFrameId: f.frameId,
+      ...(typeof command.actionId === 'string' ? {relatedActionId: command.actionId} : {}),
+    }
     const bytes = Buffer.from(received, 'utf8')
     const principal = this.principal!
     if (actor?.id !== principal.id || actor?.type !== principal.type) return this.#error('AUTH_FORBIDDEN', related)
-    if (principal.type === 'agent' && command.sessionEpoch !== undefined && command.sessionEpoch !== this.sessionEpoch) {
+    if (
+      principal.type === 'agent' &&
+      command.sessionEpoch !== undefined &&
+      command.sessionEpoch !== this.sessionEpoch
+    ) {
       return this.#error('AUTH_STALE_SESSION', related)
     }
     const {authority} = this.context
@@ -380,7 +443,13 @@ export class Connection {
       }
       this.presence = presence
     }
-    this.#send(frame('PING', {nonce: encodeBase64url(randomBytes(16)), replyToNonce: f.nonce as string, sentAt: new Date().toISOString()}))
+    this.#send(
+      frame('PING', {
+        nonce: encodeBase64url(randomBytes(16)),
+        replyToNonce: f.nonce as string,
+        sentAt: new Date().toISOString(),
+      }),
+    )
   }
 }
 
@@ -388,7 +457,12 @@ export class Connection {
 function offersOnlyOtherVersions(text: string): boolean {
   try {
     const f = JSON.parse(text) as {frameType?: unknown; phase?: unknown; supportedVersions?: unknown}
-    return f.frameType === 'HELLO' && f.phase === 'client_init' && Array.isArray(f.supportedVersions) && !f.supportedVersions.includes(PROTOCOL_VERSION)
+    return (
+      f.frameType === 'HELLO' &&
+      f.phase === 'client_init' &&
+      Array.isArray(f.supportedVersions) &&
+      !f.supportedVersions.includes(PROTOCOL_VERSION)
+    )
   } catch {
     return false
   }

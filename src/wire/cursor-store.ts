@@ -27,7 +27,8 @@ export class FileCursorStore implements CursorStore {
     let loaded: Record<string, number> = {}
     try {
       const parsed = JSON.parse(readFileSync(path, 'utf8')) as unknown
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) loaded = parsed as Record<string, number>
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+        loaded = parsed as Record<string, number>
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
     }

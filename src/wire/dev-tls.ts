@@ -57,18 +57,31 @@ function oid(text: string): Buffer {
 
 function time(d: Date): Buffer {
   const iso = d.toISOString().replace(/[-:T]/g, '').slice(0, 14) + 'Z' // YYYYMMDDHHMMSSZ
-  return d.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(iso.slice(2), 'ascii')) : tlv(0x18, Buffer.from(iso, 'ascii'))
+  return d.getUTCFullYear() < 2050
+    ? tlv(0x17, Buffer.from(iso.slice(2), 'ascii'))
+    : tlv(0x18, Buffer.from(iso, 'ascii'))
 }
 
 const name = (cn: string) => seq(set(seq(oid('2.5.4.3'), utf8(cn))))
-const extension = (id: string, critical: boolean, value: Buffer) => seq(oid(id), ...(critical ? [bool(true)] : []), octets(value))
+const extension = (id: string, critical: boolean, value: Buffer) =>
+  seq(oid(id), ...(critical ? [bool(true)] : []), octets(value))
 const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'))
 
 function keyId(publicKey: KeyObject): Buffer {
-  return createHash('sha1').update(publicKey.export({type: 'spki', format: 'der'})).digest()
+  return createHash('sha1')
+    .update(publicKey.export({type: 'spki', format: 'der'}))
+    .digest()
 }
 
-function certificate(o: {subject: string; issuer: string; publicKey: KeyObject; issuerKey: KeyObject; issuerPublicKey: KeyObject; extensions: Buffer[]; days: number}): Buffer {
+function certificate(o: {
+  subject: string
+  issuer: string
+  publicKey: KeyObject
+  issuerKey: KeyObject
+  issuerPublicKey: KeyObject
+  extensions: Buffer[]
+  days: number
+}): Buffer {
   const now = Date.now()
   const serial = randomBytes(16)
   serial[0] = (serial[0]! & 0x7f) | 0x01
@@ -93,7 +106,11 @@ function certificate(o: {subject: string; issuer: string; publicKey: KeyObject; 
   return seq(tbs, ECDSA_SHA256, bits(signature))
 }
 
-const pem = (label: string, der: Buffer) => `-----BEGIN ${label}-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END ${label}-----\n`
+const pem = (label: string, der: Buffer) =>
+  `-----BEGIN ${label}-----\n${der
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '')}\n-----END ${label}-----\n`
 
 /** A fresh CA and a server certificate for loopback names, valid for `days` (default 30). */
 export function generateDevTls(days = 30): DevTls {
@@ -106,9 +123,16 @@ export function generateDevTls(days = 30): DevTls {
     issuerKey: ca.privateKey,
     issuerPublicKey: ca.publicKey,
     days,
-    extensions: [extension('2.5.29.19', true, seq(bool(true))), extension('2.5.29.15', true, bits(Buffer.from([0x86]), 1))],
+    extensions: [
+      extension('2.5.29.19', true, seq(bool(true))),
+      extension('2.5.29.15', true, bits(Buffer.from([0x86]), 1)),
+    ],
   })
-  const altNames = seq(tlv(0x82, Buffer.from('localhost', 'ascii')), tlv(0x87, Buffer.from([127, 0, 0, 1])), tlv(0x87, Buffer.from([...Array(15).fill(0), 1])))
+  const altNames = seq(
+    tlv(0x82, Buffer.from('localhost', 'ascii')),
+    tlv(0x87, Buffer.from([127, 0, 0, 1])),
+    tlv(0x87, Buffer.from([...Array(15).fill(0), 1])),
+  )
   const serverCert = certificate({
     subject: 'localhost',
     issuer: 'mwp development CA',
@@ -123,11 +147,18 @@ export function generateDevTls(days = 30): DevTls {
       extension('2.5.29.17', false, altNames),
     ],
   })
-  return {ca: pem('CERTIFICATE', caCert), cert: pem('CERTIFICATE', serverCert), key: server.privateKey.export({type: 'pkcs8', format: 'pem'}) as string}
+  return {
+    ca: pem('CERTIFICATE', caCert),
+    cert: pem('CERTIFICATE', serverCert),
+    key: server.privateKey.export({type: 'pkcs8', format: 'pem'}) as string,
+  }
 }
 
 /** Writes ca.pem, server.pem and server.key (mode 0600) into `dir`; returns the paths. */
-export function writeDevTls(dir: string, tls: DevTls = generateDevTls()): {caFile: string; certFile: string; keyFile: string} & DevTls {
+export function writeDevTls(
+  dir: string,
+  tls: DevTls = generateDevTls(),
+): {caFile: string; certFile: string; keyFile: string} & DevTls {
   mkdirSync(dir, {recursive: true})
   const caFile = join(dir, 'ca.pem')
   const certFile = join(dir, 'server.pem')

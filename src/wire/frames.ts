@@ -61,19 +61,32 @@ export function parseFrame(text: string): ParsedFrame {
     if (e instanceof JsonParseError) return {ok: false, code: 'PROTOCOL_VIOLATION'}
     throw e
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return {ok: false, code: 'PROTOCOL_VIOLATION'}
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return {ok: false, code: 'PROTOCOL_VIOLATION'}
   const o = value as JsonObject
-  const frameId = typeof o.frameId === 'string' && /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(o.frameId) && o.frameId.length <= 512 ? o.frameId : undefined
+  const frameId =
+    typeof o.frameId === 'string' && /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(o.frameId) && o.frameId.length <= 512
+      ? o.frameId
+      : undefined
   const member = o.frameType === 'COMMAND' ? 'command' : o.frameType === 'EVENT' ? 'event' : null
   if (member !== null) {
     const keys = Object.keys(o).sort().join(',')
     const inner = o[member]
-    const ok = keys === [member, 'frameId', 'frameType', 'protocolVersion'].sort().join(',') && o.protocolVersion === PROTOCOL_VERSION && frameId !== undefined
-    if (!ok || inner === null || typeof inner !== 'object' || Array.isArray(inner)) return {ok: false, code: 'SCHEMA_VALIDATION_FAILED', frameId}
+    const ok =
+      keys === [member, 'frameId', 'frameType', 'protocolVersion'].sort().join(',') &&
+      o.protocolVersion === PROTOCOL_VERSION &&
+      frameId !== undefined
+    if (!ok || inner === null || typeof inner !== 'object' || Array.isArray(inner))
+      return {ok: false, code: 'SCHEMA_VALIDATION_FAILED', frameId}
     return {ok: true, frame: o as Frame, source}
   }
   const validate = schemaCatalog().validator('websocket-frame')
-  if (!(validate(o) as boolean)) return {ok: false, code: typeof o.frameType === 'string' ? 'SCHEMA_VALIDATION_FAILED' : 'PROTOCOL_VIOLATION', frameId}
+  if (!(validate(o) as boolean))
+    return {
+      ok: false,
+      code: typeof o.frameType === 'string' ? 'SCHEMA_VALIDATION_FAILED' : 'PROTOCOL_VIOLATION',
+      frameId,
+    }
   return {ok: true, frame: o as Frame, source}
 }
 
@@ -82,11 +95,15 @@ export function frame(frameType: FrameType, members: JsonObject): string {
 }
 
 /** An EVENT frame's text up to the Event; the Event and a closing brace complete it. */
-const eventFrameHead = (frameId: string) => `{"protocolVersion":"${PROTOCOL_VERSION}","frameId":${JSON.stringify(frameId)},"frameType":"EVENT","event":`
+const eventFrameHead = (frameId: string) =>
+  `{"protocolVersion":"${PROTOCOL_VERSION}","frameId":${JSON.stringify(frameId)},"frameType":"EVENT","event":`
 
 /** An EVENT frame around the exact stored signed bytes (never re-serialized). */
 export function eventFrame(eventBytes: Uint8Array | string, frameId = newFrameId()): string {
-  const text = typeof eventBytes === 'string' ? eventBytes : Buffer.from(eventBytes.buffer, eventBytes.byteOffset, eventBytes.byteLength).toString('utf8')
+  const text =
+    typeof eventBytes === 'string'
+      ? eventBytes
+      : Buffer.from(eventBytes.buffer, eventBytes.byteOffset, eventBytes.byteLength).toString('utf8')
   return `${eventFrameHead(frameId)}${text}}`
 }
 
@@ -98,7 +115,9 @@ export function eventFrame(eventBytes: Uint8Array | string, frameId = newFrameId
  */
 export function deliveryFrameId(eventId: string): string {
   const direct = `${DELIVERY_FRAME_PREFIX}${eventId}`
-  return direct.length <= 512 ? direct : `${DELIVERY_FRAME_PREFIX}sha256:${createHash('sha256').update(eventId).digest('hex')}`
+  return direct.length <= 512
+    ? direct
+    : `${DELIVERY_FRAME_PREFIX}sha256:${createHash('sha256').update(eventId).digest('hex')}`
 }
 
 /**

@@ -33,7 +33,12 @@ export interface FeedEvent {
 
 export function feedEvent(e: LoggedEvent): FeedEvent {
   const frame = deliveryFrame(e.eventId, e.bytes)
-  return {sequence: e.sequence, kind: e.kind, frame, event: frame.subarray(frame.length - 1 - e.bytes.byteLength, frame.length - 1)}
+  return {
+    sequence: e.sequence,
+    kind: e.kind,
+    frame,
+    event: frame.subarray(frame.length - 1 - e.bytes.byteLength, frame.length - 1),
+  }
 }
 
 /** How many recent Events each Group keeps in memory for live delivery. */

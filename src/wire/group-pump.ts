@@ -161,7 +161,13 @@ export class GroupPump {
       }
       this.position = e.sequence
     }
-    if (skipped) this.sink.send(frame('ACK', {acknowledgements: [{groupId: this.groupId, sequence: this.position}], sentAt: new Date().toISOString()}))
+    if (skipped)
+      this.sink.send(
+        frame('ACK', {
+          acknowledgements: [{groupId: this.groupId, sequence: this.position}],
+          sentAt: new Date().toISOString(),
+        }),
+      )
   }
 
   /**
@@ -176,13 +182,16 @@ export class GroupPump {
     if (!a) return true
     const lists = a.eventKinds !== undefined || a.conversationIds !== undefined || a.workItemIds !== undefined
     if (!lists && !a.mentionsOnly) return true
-    if (a.eventKinds !== undefined && !a.conversationIds && !a.workItemIds && !a.mentionsOnly && !a.announcements) return a.eventKinds.includes(kind)
+    if (a.eventKinds !== undefined && !a.conversationIds && !a.workItemIds && !a.mentionsOnly && !a.announcements)
+      return a.eventKinds.includes(kind)
     const doc = JSON.parse(e.event.toString('utf8')) as JsonObject
     const payload = (doc.payload ?? {}) as JsonObject
     if (a.announcements && payload.announcement === true) return true
     if (a.mentionsOnly && kind === 'message.posted') {
       const mentions = payload.mentions
-      const mentioned = Array.isArray(mentions) && mentions.some((m) => m === this.sink.principalId || (m as JsonObject | null)?.id === this.sink.principalId)
+      const mentioned =
+        Array.isArray(mentions) &&
+        mentions.some((m) => m === this.sink.principalId || (m as JsonObject | null)?.id === this.sink.principalId)
       if (!mentioned) return false
     }
     if (!lists) return true

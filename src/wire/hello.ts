@@ -35,14 +35,19 @@ export function transcriptBytes(t: Omit<HelloTranscript, 'domain'>): Buffer {
   return canonicalBytes(full)
 }
 
-export type HelloVerdict = StrictVerifyResult | {ok: false; stage: 'signature-envelope'; reason: 'signature-noncanonical-base64url'}
+export type HelloVerdict =
+  StrictVerifyResult | {ok: false; stage: 'signature-envelope'; reason: 'signature-noncanonical-base64url'}
 
 /**
  * Checks a client_response's `challengeSignature` (its base64url text as received) over the
  * transcript the server rebuilt from its own record of the exchange: strict Ed25519 under the
  * registered key, so small-order and noncanonical keys, S >= L and a bad R are all refused.
  */
-export function verifyHelloSignature(key: VerifyKey | Uint8Array, t: Omit<HelloTranscript, 'domain'>, challengeSignature: string): HelloVerdict {
+export function verifyHelloSignature(
+  key: VerifyKey | Uint8Array,
+  t: Omit<HelloTranscript, 'domain'>,
+  challengeSignature: string,
+): HelloVerdict {
   const signature = decodeBase64url(challengeSignature)
   if (signature === null) return {ok: false, stage: 'signature-envelope', reason: 'signature-noncanonical-base64url'}
   return strictVerify(key, transcriptBytes(t), signature)

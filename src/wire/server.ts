@@ -71,7 +71,10 @@ export interface RunningServer {
 
 export interface ServerContext {
   readonly authority: Authority
-  readonly options: Required<Pick<ServerOptions, 'sendWindow' | 'pageSize' | 'deliveryBatchMs' | 'sessionTtlSeconds' | 'pingIntervalMs'>> & ServerOptions
+  readonly options: Required<
+    Pick<ServerOptions, 'sendWindow' | 'pageSize' | 'deliveryBatchMs' | 'sessionTtlSeconds' | 'pingIntervalMs'>
+  > &
+    ServerOptions
   log(entry: Record<string, unknown>): void
   /** The Group's shared feed (created on first use, dropped with its last pump). */
   feed(groupId: string): GroupFeed
@@ -112,7 +115,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const pumps = new Map<string, Set<GroupPump>>()
   const feeds = new Map<string, GroupFeed>()
   const refresh = (feed: GroupFeed) =>
-    void feed.refresh().catch((e: Error) => log({level: 'error', event: 'feed-failed', groupId: feed.groupId, reason: e.message}))
+    void feed
+      .refresh()
+      .catch((e: Error) => log({level: 'error', event: 'feed-failed', groupId: feed.groupId, reason: e.message}))
   const context: ServerContext = {
     authority,
     options: {
@@ -204,16 +209,21 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const feed = feeds.get(state.groupId)
     if (feed && !feed.appended(state, events)) refresh(feed)
   })
-  const unwatch = await authority.store.watchAppends?.((groupId) => {
-    const feed = feeds.get(groupId)
-    if (feed) refresh(feed)
-  }, resync).catch((e: Error) => {
-    log({level: 'warn', event: 'listen-appends-failed', reason: e.message})
-    return undefined
-  })
+  const unwatch = await authority.store
+    .watchAppends?.((groupId) => {
+      const feed = feeds.get(groupId)
+      if (feed) refresh(feed)
+    }, resync)
+    .catch((e: Error) => {
+      log({level: 'warn', event: 'listen-appends-failed', reason: e.message})
+      return undefined
+    })
   if (unwatch) log({level: 'info', event: 'listening-appends'})
   // (setInterval turns a delay above 2^31 - 1 ms into 1 ms.)
-  const poll = setInterval(refreshAll, Math.min((options.pollMs ?? 500) * (unwatch ? PUSHED_POLL_FACTOR : 1), 2 ** 31 - 1))
+  const poll = setInterval(
+    refreshAll,
+    Math.min((options.pollMs ?? 500) * (unwatch ? PUSHED_POLL_FACTOR : 1), 2 ** 31 - 1),
+  )
   poll.unref()
 
   let closing: Promise<void> | undefined

@@ -39,7 +39,11 @@ export async function snapshotFor(authority: Authority, groupId: string, floor: 
 
 const PAGE = 500
 
-export async function buildSnapshotReference(authority: Authority, groupId: string, throughSequence: number): Promise<SnapshotReferenceDoc> {
+export async function buildSnapshotReference(
+  authority: Authority,
+  groupId: string,
+  throughSequence: number,
+): Promise<SnapshotReferenceDoc> {
   let state: GroupState | null = null
   const eventIds: string[] = []
   let after = 0

@@ -6,7 +6,11 @@
 
 import {describe, expect, it} from 'vitest'
 import {openAuthority} from '../../src/authority/authority.js'
-import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS} from '../../src/authority/model/work-leases.js'
+import {
+  BLOCKED_LEASE_SECONDS,
+  EXECUTION_LEASE_SECONDS,
+  OWNERSHIP_LEASE_SECONDS,
+} from '../../src/authority/model/work-leases.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import {verify} from '../../src/signing/verify.js'
@@ -57,14 +61,18 @@ async function events(g: string) {
 const lastEvent = async (g: string) => (await events(g)).at(-1)!
 
 const later = (seconds: number) => new Date(Date.now() + skewMs + seconds * 1000).toISOString()
-const authorize = (g: string, w: string, c: Record<string, unknown> = contract()) => coord('work.authorize', g, {workItemId: w, contract: c})
+const authorize = (g: string, w: string, c: Record<string, unknown> = contract()) =>
+  coord('work.authorize', g, {workItemId: w, contract: c})
 const offer = (g: string, w: string, candidates: SigningKey[] = [developer, reviewer], expiresAt = later(60)) =>
   coord('work.offer', g, {workItemId: w, candidates: candidates.map((c) => c.principal!.id), expiresAt})
-const acceptOffer = (g: string, w: string, offerId: string, signer: SigningKey = developer) => groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId})
-const start = (g: string, w: string, epoch = 1, signer: SigningKey = developer) => groupCommand(signer, 'work.start', g, {workItemId: w, ownershipEpoch: epoch})
+const acceptOffer = (g: string, w: string, offerId: string, signer: SigningKey = developer) =>
+  groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId})
+const start = (g: string, w: string, epoch = 1, signer: SigningKey = developer) =>
+  groupCommand(signer, 'work.start', g, {workItemId: w, ownershipEpoch: epoch})
 const submitWork = (g: string, w: string, leaseId: string, epoch = 1, signer: SigningKey = developer) =>
   groupCommand(signer, 'work.submit', g, {workItemId: w, ownershipEpoch: epoch, leaseId, artifactHashes: [H1]})
-const fail = (g: string, w: string) => coord('work.fail', g, {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2]})
+const fail = (g: string, w: string) =>
+  coord('work.fail', g, {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2]})
 const cancel = (g: string, w: string) => coord('work.cancel', g, {workItemId: w, reason: 'Out of scope.'})
 const acceptResult = (g: string, w: string) => coord('work.accept_result', g, {workItemId: w})
 
@@ -75,7 +83,11 @@ async function group(): Promise<string> {
   return missionGroup(run, 'acc-e', {touched})
 }
 
-const work = workDriver(() => suite.authority, {candidates: [developer, reviewer], offerExpiresAt: () => later(60), artifactHashes: [H1]})
+const work = workDriver(() => suite.authority, {
+  candidates: [developer, reviewer],
+  offerExpiresAt: () => later(60),
+  artifactHashes: [H1],
+})
 type Target = 'open' | 'offered' | 'queued' | 'active' | 'blocked' | 'submitted' | 'verified' | 'failed' | 'cancelled'
 /** One WorkItem driven to `target` (developer owns it from queued on). */
 async function at(target: Target): Promise<{g: string; w: string}> {
@@ -104,7 +116,11 @@ describe('E1 Work Contract completeness (§10.1)', () => {
       // Prose may supplement, never replace: the field described only in the goal text is still missing.
       if (field !== 'goal') c.goal = prose
       await refused(g, authorize(g, uuid(7), c), 'WORK_CONTRACT_INCOMPLETE')
-      await refused(g, groupCommand(developer, 'work.propose', g, {proposalId: uuid(6), contract: c}), 'WORK_CONTRACT_INCOMPLETE')
+      await refused(
+        g,
+        groupCommand(developer, 'work.propose', g, {proposalId: uuid(6), contract: c}),
+        'WORK_CONTRACT_INCOMPLETE',
+      )
     }
     // A mandatory list left empty is as missing as an absent one.
     for (const field of ['requiredDeliverables', 'acceptanceCriteria', 'requiredCapabilities']) {
@@ -118,7 +134,10 @@ describe('E1 Work Contract completeness (§10.1)', () => {
     const g = await group()
     const w = uuid(7)
     receiptOf(await run(authorize(g, w)))
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.authorized', payload: {workItem: {workItemId: w, contract: contract()}}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.authorized',
+      payload: {workItem: {workItemId: w, contract: contract()}},
+    })
     expect((await item(g, w)).contract).toEqual(contract())
   })
 })
@@ -133,8 +152,14 @@ describe('E2 a materially revised contract (§10.1)', () => {
     receiptOf(await run(offer(g, w)))
     const oldOffer = (await item(g, w)).offer!.offerId
     const before = await item(g, w)
-    receiptOf(await run(coord(DEP_INSERT, g, {workItemId: w, dependencyWorkItemIds: [dep], reason: 'Needs the export first.'})))
-    expect((await lastEvent(g)).payload).toMatchObject({workItemId: w, withdrawnOfferId: oldOffer, addedDependencyWorkItemIds: [dep]})
+    receiptOf(
+      await run(coord(DEP_INSERT, g, {workItemId: w, dependencyWorkItemIds: [dep], reason: 'Needs the export first.'})),
+    )
+    expect((await lastEvent(g)).payload).toMatchObject({
+      workItemId: w,
+      withdrawnOfferId: oldOffer,
+      addedDependencyWorkItemIds: [dep],
+    })
     const revised = await item(g, w)
     expect(revised.contract.contractVersion).toBe((before.contract.contractVersion as number) + 1)
     expect(revised.revision).toBe(before.revision + 1)
@@ -163,7 +188,11 @@ describe('E3 E4 the §10.2 table and terminal states', () => {
     await refused(o.g, coord('work.unblock', o.g, {workItemId: o.w}), 'INVALID_STATE_TRANSITION') // open → queued
     const q = await at('queued')
     await refused(q.g, acceptResult(q.g, q.w), 'INVALID_STATE_TRANSITION') // queued → verified
-    await refused(q.g, acceptOffer(q.g, q.w, (await item(q.g, q.w)).offer?.offerId ?? uuid(8), reviewer), 'WORK_ALREADY_OWNED')
+    await refused(
+      q.g,
+      acceptOffer(q.g, q.w, (await item(q.g, q.w)).offer?.offerId ?? uuid(8), reviewer),
+      'WORK_ALREADY_OWNED',
+    )
     const s = await at('submitted')
     await refused(s.g, coord('work.unblock', s.g, {workItemId: s.w}), 'INVALID_STATE_TRANSITION') // submitted → queued
     await refused(s.g, start(s.g, s.w), 'INVALID_STATE_TRANSITION') // submitted → active
@@ -173,16 +202,45 @@ describe('E3 E4 the §10.2 table and terminal states', () => {
   it('E3 a stale aggregate revision is REVISION_CONFLICT for a WorkItem transition that would otherwise be valid', async () => {
     const {g, w} = await at('open')
     const revision = (await state(g)).revision
-    await refused(g, coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: later(60)}, 1, coordinator, {expectedRevision: revision - 1}), 'REVISION_CONFLICT')
+    await refused(
+      g,
+      coord(
+        'work.offer',
+        g,
+        {workItemId: w, candidates: [developer.principal!.id], expiresAt: later(60)},
+        1,
+        coordinator,
+        {expectedRevision: revision - 1},
+      ),
+      'REVISION_CONFLICT',
+    )
     expect((await item(g, w)).state).toBe('open')
-    receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: later(60)}, 1, coordinator, {expectedRevision: revision})))
+    receiptOf(
+      await run(
+        coord(
+          'work.offer',
+          g,
+          {workItemId: w, candidates: [developer.principal!.id], expiresAt: later(60)},
+          1,
+          coordinator,
+          {expectedRevision: revision},
+        ),
+      ),
+    )
   })
 
   it('E4 verified and cancelled are terminal: no WorkItem Command leaves them', async () => {
     for (const terminal of ['verified', 'cancelled'] as const) {
       const {g, w} = await at(terminal)
       const hash = canonicalHash((await item(g, w)) as never)
-      for (const bytes of [offer(g, w), cancel(g, w), fail(g, w), acceptResult(g, w), coord('work.unblock', g, {workItemId: w}), start(g, w)]) {
+      for (const bytes of [
+        offer(g, w),
+        cancel(g, w),
+        fail(g, w),
+        acceptResult(g, w),
+        coord('work.unblock', g, {workItemId: w}),
+        start(g, w),
+      ]) {
         const before = await head(g)
         expect(['INVALID_STATE_TRANSITION', 'AUTH_FORBIDDEN']).toContain(await code(bytes))
         expect(await head(g)).toBe(before)
@@ -221,7 +279,8 @@ describe('E5 work.offer needs no live owner; an expired owner is fenced first (�
       receiptOf(await run(offer(g, w, [reviewer])))
       const e = await lastEvent(g)
       expect(e.kind).toBe('work.offer.created')
-      if (lapse > 0) expect(e.payload.fencedOwnership).toMatchObject({agentId: developer.principal!.id, ownershipEpoch: epoch})
+      if (lapse > 0)
+        expect(e.payload.fencedOwnership).toMatchObject({agentId: developer.principal!.id, ownershipEpoch: epoch})
       else expect(e.payload.fencedOwnership).toBeUndefined()
       expect(await item(g, w)).toMatchObject({state: 'offered', owner: null})
       // The fenced owner can no longer act; the new candidate wins a higher Ownership Epoch.
@@ -289,13 +348,19 @@ describe('E6 E7 E8 offers and first acceptance (§10.3)', () => {
   it('E8 [+cmd:work.accept_offer] [+evt:work.offer.accepted] [-cmd:work.accept_offer] [+row:t10.2:offered->queued:work.accept_offer] the first valid acceptance wins a new Ownership Epoch; the losing candidate is WORK_ALREADY_OWNED and cannot execute', async () => {
     const {g, w} = await at('offered')
     const offerId = (await item(g, w)).offer!.offerId
-    const [a, b] = await Promise.all([run(acceptOffer(g, w, offerId, developer)), run(acceptOffer(g, w, offerId, reviewer))])
+    const [a, b] = await Promise.all([
+      run(acceptOffer(g, w, offerId, developer)),
+      run(acceptOffer(g, w, offerId, reviewer)),
+    ])
     const codes = [codeOf(a), codeOf(b)]
     expect(codes.sort()).toEqual(['WORK_ALREADY_OWNED', 'ok'])
     const winner = codeOf(a) === 'ok' ? developer : reviewer
     const loser = winner === developer ? reviewer : developer
     const e = await lastEvent(g)
-    expect(e).toMatchObject({kind: 'work.offer.accepted', payload: {offerId, owner: {agentId: winner.principal!.id, ownershipEpoch: 1}}})
+    expect(e).toMatchObject({
+      kind: 'work.offer.accepted',
+      payload: {offerId, owner: {agentId: winner.principal!.id, ownershipEpoch: 1}},
+    })
     expect((await events(g)).filter((x) => x.kind === 'work.offer.accepted')).toHaveLength(1)
     // Withdrawn before the loser may execute: it cannot start under any epoch, nor accept again.
     await refused(g, start(g, w, 1, loser), 'AUTH_FORBIDDEN')
@@ -305,19 +370,34 @@ describe('E6 E7 E8 offers and first acceptance (§10.3)', () => {
 })
 
 describe('E9 every assignment records a structured selection basis (§10.3)', () => {
-  it('E9 [+cmd:work.offer] [+evt:work.offer.accepted] the winner\'s basis — the contract\'s required capabilities plus the Coordinator\'s structured statement — is recorded with the assignment and replays', async () => {
+  it("E9 [+cmd:work.offer] [+evt:work.offer.accepted] the winner's basis — the contract's required capabilities plus the Coordinator's structured statement — is recorded with the assignment and replays", async () => {
     const g = await group()
     const w = uuid(7)
     receiptOf(await run(authorize(g, w)))
     const [d, r] = [developer.principal!.id, reviewer.principal!.id]
-    const bases = {[d]: candidateBasis({expectedCost: 3, reliabilityEvidence: [uuid(80)]}), [r]: candidateBasis({expectedCost: 9, policyRulesApplied: ['org.assignment.fallback']})}
-    receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [d, r], expiresAt: later(60), selectionBasis: bases})))
+    const bases = {
+      [d]: candidateBasis({expectedCost: 3, reliabilityEvidence: [uuid(80)]}),
+      [r]: candidateBasis({expectedCost: 9, policyRulesApplied: ['org.assignment.fallback']}),
+    }
+    receiptOf(
+      await run(
+        coord('work.offer', g, {workItemId: w, candidates: [d, r], expiresAt: later(60), selectionBasis: bases}),
+      ),
+    )
     receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId, reviewer)))
     const recorded = {requiredCapabilities: contract().requiredCapabilities, ...bases[r]}
     expect((await lastEvent(g)).payload.selectionBasis).toEqual(recorded)
     expect((await item(g, w)).selectionBasis).toEqual(recorded)
     // The WorkItem with its owner and basis satisfies work-item.schema.json's "queued needs selectionBasis".
-    expect(Object.keys(recorded).sort()).toEqual(['authorizationEligible', 'availabilityEstimate', 'expectedCost', 'policyRulesApplied', 'reliabilityEvidence', 'requiredCapabilities', 'verifiedMatches'])
+    expect(Object.keys(recorded).sort()).toEqual([
+      'authorizationEligible',
+      'availabilityEstimate',
+      'expectedCost',
+      'policyRulesApplied',
+      'reliabilityEvidence',
+      'requiredCapabilities',
+      'verifiedMatches',
+    ])
   })
 
   it('E9 [-cmd:work.offer] [-evt:work.offer.created] an offer without a basis, with a basis for a non-candidate or missing a candidate, with free-text reasoning, or naming an ineligible Agent is refused and appends nothing', async () => {
@@ -325,11 +405,25 @@ describe('E9 every assignment records a structured selection basis (§10.3)', ()
     const w = uuid(7)
     receiptOf(await run(authorize(g, w)))
     const d = developer.principal!.id
-    const make = (selectionBasis: unknown) => coord('work.offer', g, {workItemId: w, candidates: [d], expiresAt: later(60), selectionBasis})
+    const make = (selectionBasis: unknown) =>
+      coord('work.offer', g, {workItemId: w, candidates: [d], expiresAt: later(60), selectionBasis})
     await refused(g, make(null), 'SCHEMA_VALIDATION_FAILED')
     await refused(g, make({[reviewer.principal!.id]: candidateBasis()}), 'INVALID_COMMAND')
-    await refused(g, coord('work.offer', g, {workItemId: w, candidates: [d, reviewer.principal!.id], expiresAt: later(60), selectionBasis: {[d]: candidateBasis()}}), 'INVALID_COMMAND')
-    await refused(g, make({[d]: candidateBasis({reasoning: 'I thought about it step by step'})}), 'SCHEMA_VALIDATION_FAILED')
+    await refused(
+      g,
+      coord('work.offer', g, {
+        workItemId: w,
+        candidates: [d, reviewer.principal!.id],
+        expiresAt: later(60),
+        selectionBasis: {[d]: candidateBasis()},
+      }),
+      'INVALID_COMMAND',
+    )
+    await refused(
+      g,
+      make({[d]: candidateBasis({reasoning: 'I thought about it step by step'})}),
+      'SCHEMA_VALIDATION_FAILED',
+    )
     await refused(g, make({[d]: candidateBasis({authorizationEligible: false})}), 'INVALID_COMMAND')
     expect((await item(g, w)).state).toBe('open')
   })
@@ -342,7 +436,13 @@ describe('G7 cancellation and termination (§12)', () => {
     const spare = uuid(7)
     receiptOf(await run(authorize(g, spare)))
     const leaseId = (await item(g, w)).lease!.leaseId
-    receiptOf(await run(kind === 'mission.cancel' ? groupCommand(owner, kind, g, {reason: 'Priorities changed.'}) : coord(kind, g, {reason: 'Cannot finish.'})))
+    receiptOf(
+      await run(
+        kind === 'mission.cancel'
+          ? groupCommand(owner, kind, g, {reason: 'Priorities changed.'})
+          : coord(kind, g, {reason: 'Cannot finish.'}),
+      ),
+    )
     expect(await item(g, w)).toMatchObject({state: to, lease: {leaseId, state: 'revoked'}})
     expect((await item(g, spare)).state).toBe(to)
     // Nothing new is assigned, started, submitted or renewed.
@@ -350,7 +450,16 @@ describe('G7 cancellation and termination (§12)', () => {
     await refused(g, offer(g, spare), 'INVALID_STATE_TRANSITION')
     await refused(g, start(g, w), 'INVALID_STATE_TRANSITION')
     await refused(g, submitWork(g, w, leaseId), 'INVALID_STATE_TRANSITION')
-    await refused(g, groupCommand(developer, RENEW, g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: {phase: 'drafting', completedMilestones: [], nextCheckpoint: 'x'}}), 'INVALID_STATE_TRANSITION')
+    await refused(
+      g,
+      groupCommand(developer, RENEW, g, {
+        workItemId: w,
+        ownershipEpoch: 1,
+        leaseId,
+        progress: {phase: 'drafting', completedMilestones: [], nextCheckpoint: 'x'},
+      }),
+      'INVALID_STATE_TRANSITION',
+    )
   }
 
   it('G7 [+cmd:mission.cancel] [+evt:mission.cancelled] [+row:t7.1:non_terminal->cancelled:mission.cancel] [+row:t10.2:unfinished->failed_or_cancelled:parent_mission_terminal] mission.cancel revokes the active Execution Lease and stops every new assignment', async () => {

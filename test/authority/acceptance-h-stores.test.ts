@@ -8,7 +8,21 @@ import {type Authority, openAuthority} from '../../src/authority/authority.js'
 import {submit} from '../../src/authority/ingress/command.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
 import type {Store} from '../../src/store/index.js'
-import {approval, authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, devStoreAt} from '../support/authority-helpers.js'
+import {
+  approval,
+  authorityKey,
+  codeOf,
+  contract,
+  coord,
+  createCommand,
+  developer,
+  groupCommand,
+  newGroup,
+  owner,
+  receiptOf,
+  registry,
+  devStoreAt,
+} from '../support/authority-helpers.js'
 import {type RawDb, storeBackends} from '../support/store-backends.js'
 
 const H1 = `sha256:${'7'.repeat(64)}`
@@ -21,7 +35,10 @@ const failingTrigger = (name: 'sqlite' | 'postgres', g: string, kind: string) =>
     ? `CREATE TRIGGER acceptance_h7 BEFORE INSERT ON group_events WHEN NEW.kind = '${kind}' AND NEW.group_id = '${g}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`
     : `CREATE FUNCTION acceptance_h7() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$;
        CREATE TRIGGER acceptance_h7 BEFORE INSERT ON group_events FOR EACH ROW WHEN (NEW.kind = '${kind}' AND NEW.group_id = '${g}') EXECUTE FUNCTION acceptance_h7();`
-const dropTrigger = (name: 'sqlite' | 'postgres') => (name === 'sqlite' ? 'DROP TRIGGER acceptance_h7;' : 'DROP TRIGGER acceptance_h7 ON group_events; DROP FUNCTION acceptance_h7();')
+const dropTrigger = (name: 'sqlite' | 'postgres') =>
+  name === 'sqlite'
+    ? 'DROP TRIGGER acceptance_h7;'
+    : 'DROP TRIGGER acceptance_h7 ON group_events; DROP FUNCTION acceptance_h7();'
 
 for (const backend of storeBackends('acceptance-authority-h-stores')) {
   describe.runIf(backend.enabled)(`H7/H12 on ${backend.name}`, () => {
@@ -63,7 +80,10 @@ for (const backend of storeBackends('acceptance-authority-h-stores')) {
       }
       const receipt = receiptOf(await submit(authority, bytes))
       expect([receipt.firstSequence, receipt.lastSequence]).toEqual([1, 2])
-      expect((await store.read(g, 0, 10)).events.map((e) => e.kind)).toEqual(['mission.created', 'mission.coordinator.assigned'])
+      expect((await store.read(g, 0, 10)).events.map((e) => e.kind)).toEqual([
+        'mission.created',
+        'mission.coordinator.assigned',
+      ])
     })
 
     it('H12 [+cmd:mission.approve] [-cmd:mission.approve] two authorities approve one submission at once without expectedRevision: one Approval wins, the other is INVALID_STATE_TRANSITION', async () => {
@@ -83,7 +103,12 @@ for (const backend of storeBackends('acceptance-authority-h-stores')) {
     it('H12 [+cmd:membership.change] two authorities change one Membership at once: two distinct, consecutive epochs', async () => {
       const g = newGroup('acc-h12m')
       receiptOf(await submit(authority, createCommand(g)))
-      receiptOf(await submit(authority, groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
+      receiptOf(
+        await submit(
+          authority,
+          groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'}),
+        ),
+      )
       const second = openAuthority({store, registry, authorityKey, policy})
       const results = await Promise.all([
         submit(authority, groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'reviewer'})),
@@ -98,14 +123,42 @@ for (const backend of storeBackends('acceptance-authority-h-stores')) {
     it('H12 [+cmd:ext.missionweaveprotocol.core.lease_renew] two authorities renew one Execution Lease at once: both renewals are serialized, none is lost', async () => {
       const g = newGroup('acc-h12l')
       receiptOf(await submit(authority, createCommand(g)))
-      receiptOf(await submit(authority, groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
+      receiptOf(
+        await submit(
+          authority,
+          groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'}),
+        ),
+      )
       const w = 'urn:mwp:test:work:h12'
       receiptOf(await submit(authority, coord('work.authorize', g, {workItemId: w, contract: contract()})))
-      receiptOf(await submit(authority, coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 60_000).toISOString()})))
-      receiptOf(await submit(authority, groupCommand(developer, 'work.accept_offer', g, {workItemId: w, offerId: (await authority.current(g))!.workItems[w]!.offer!.offerId})))
+      receiptOf(
+        await submit(
+          authority,
+          coord('work.offer', g, {
+            workItemId: w,
+            candidates: [developer.principal!.id],
+            expiresAt: new Date(Date.now() + 60_000).toISOString(),
+          }),
+        ),
+      )
+      receiptOf(
+        await submit(
+          authority,
+          groupCommand(developer, 'work.accept_offer', g, {
+            workItemId: w,
+            offerId: (await authority.current(g))!.workItems[w]!.offer!.offerId,
+          }),
+        ),
+      )
       receiptOf(await submit(authority, groupCommand(developer, 'work.start', g, {workItemId: w, ownershipEpoch: 1})))
       const leaseId = (await authority.current(g))!.workItems[w]!.lease!.leaseId
-      const renew = (phase: string) => groupCommand(developer, RENEW, g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: {phase, completedMilestones: [], nextCheckpoint: 'review'}})
+      const renew = (phase: string) =>
+        groupCommand(developer, RENEW, g, {
+          workItemId: w,
+          ownershipEpoch: 1,
+          leaseId,
+          progress: {phase, completedMilestones: [], nextCheckpoint: 'review'},
+        })
       const second = openAuthority({store, registry, authorityKey, policy})
       const results = await Promise.all([submit(authority, renew('drafting')), submit(second, renew('editing'))])
       for (const r of results) receiptOf(r)

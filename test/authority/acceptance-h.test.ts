@@ -74,9 +74,19 @@ describe('H1-H4 epochs by actor type (§15.1)', () => {
 
   it('H2 a human Command in an existing Group needs membershipEpoch and no sessionEpoch', async () => {
     const g = await group()
-    await refusedWithoutTrace(g, rawCommand(owner, {kind: 'message.post', groupId: g, payload: {text: 'x'}}), 'SCHEMA_VALIDATION_FAILED')
-    await refusedWithoutTrace(g, rawCommand(owner, {kind: 'message.post', groupId: g, membershipEpoch: 1, sessionEpoch: 1, payload: {text: 'x'}}), 'SCHEMA_VALIDATION_FAILED')
-    receiptOf(await run(rawCommand(owner, {kind: 'message.post', groupId: g, membershipEpoch: 1, payload: {text: 'x'}})))
+    await refusedWithoutTrace(
+      g,
+      rawCommand(owner, {kind: 'message.post', groupId: g, payload: {text: 'x'}}),
+      'SCHEMA_VALIDATION_FAILED',
+    )
+    await refusedWithoutTrace(
+      g,
+      rawCommand(owner, {kind: 'message.post', groupId: g, membershipEpoch: 1, sessionEpoch: 1, payload: {text: 'x'}}),
+      'SCHEMA_VALIDATION_FAILED',
+    )
+    receiptOf(
+      await run(rawCommand(owner, {kind: 'message.post', groupId: g, membershipEpoch: 1, payload: {text: 'x'}})),
+    )
   })
 
   it('H2 [+cmd:mission.create] [-cmd:mission.create] mission.create is human-only, carries the new groupId and no epochs', async () => {
@@ -91,7 +101,10 @@ describe('H1-H4 epochs by actor type (§15.1)', () => {
     await rejected(rawCommand(owner, {...fields, sessionEpoch: 1}), 'SCHEMA_VALIDATION_FAILED')
     await rejected(rawCommand(owner, {...fields, coordinatorEpoch: 1}), 'SCHEMA_VALIDATION_FAILED')
     await rejected(rawCommand(owner, noGroup), 'SCHEMA_VALIDATION_FAILED')
-    await rejected(rawCommand(coordinator, {...fields, sessionEpoch: 1, membershipEpoch: 1}), 'SCHEMA_VALIDATION_FAILED')
+    await rejected(
+      rawCommand(coordinator, {...fields, sessionEpoch: 1, membershipEpoch: 1}),
+      'SCHEMA_VALIDATION_FAILED',
+    )
     await rejected(rawCommand(coordinator, fields), 'SCHEMA_VALIDATION_FAILED')
     await rejected(rawCommand(orgService, fields), 'SCHEMA_VALIDATION_FAILED')
     // The positive case: the same Command from the human, with groupId and no epochs.
@@ -101,7 +114,13 @@ describe('H1-H4 epochs by actor type (§15.1)', () => {
 
   it('H3 [+cmd:mission.terminate] [-cmd:mission.terminate] a service Command carries no Membership, Session or Coordinator epoch; without them a policy service terminates', async () => {
     const g = await group()
-    const terminate = (fields: Record<string, unknown>) => rawCommand(orgService, {kind: 'mission.terminate', groupId: g, payload: {reason: 'Organization policy stop.'}, ...fields})
+    const terminate = (fields: Record<string, unknown>) =>
+      rawCommand(orgService, {
+        kind: 'mission.terminate',
+        groupId: g,
+        payload: {reason: 'Organization policy stop.'},
+        ...fields,
+      })
     await refusedWithoutTrace(g, terminate({membershipEpoch: 1}), 'SCHEMA_VALIDATION_FAILED')
     await refusedWithoutTrace(g, terminate({coordinatorEpoch: 1}), 'SCHEMA_VALIDATION_FAILED')
     await refusedWithoutTrace(g, terminate({sessionEpoch: 1}), 'SCHEMA_VALIDATION_FAILED')
@@ -114,7 +133,11 @@ describe('H1-H4 epochs by actor type (§15.1)', () => {
     const seq = await head(g)
     const kind = 'ext.missionweaveprotocol.identity.session_open'
     await refusedWithoutTrace(g, rawCommand(orgService, {kind, groupId: g, payload: {}}), 'SCHEMA_VALIDATION_FAILED')
-    await refusedWithoutTrace(g, rawCommand(orgService, {kind, membershipEpoch: 1, payload: {}}), 'SCHEMA_VALIDATION_FAILED')
+    await refusedWithoutTrace(
+      g,
+      rawCommand(orgService, {kind, membershipEpoch: 1, payload: {}}),
+      'SCHEMA_VALIDATION_FAILED',
+    )
     // Well-formed, it belongs to the Organization log (src/wire/org-commands.ts), never a Group.
     const r = await run(rawCommand(orgService, {kind, payload: {agentId: coordinator.principal!.id}}))
     expect(['INVALID_COMMAND', 'SCHEMA_VALIDATION_FAILED']).toContain(codeOf(r))
@@ -125,22 +148,50 @@ describe('H1-H4 epochs by actor type (§15.1)', () => {
     const g = await group()
     const w = uuid(7)
     const agentFields = {groupId: g, sessionEpoch: 1, membershipEpoch: 1}
-    await refusedWithoutTrace(g, rawCommand(coordinator, {kind: 'work.accept_result', ...agentFields, payload: {workItemId: w}}), 'SCHEMA_VALIDATION_FAILED')
-    await refusedWithoutTrace(g, rawCommand(coordinator, {kind: 'mission.submit_for_approval', ...agentFields, payload: {artifactHashes: [H1]}}), 'SCHEMA_VALIDATION_FAILED')
+    await refusedWithoutTrace(
+      g,
+      rawCommand(coordinator, {kind: 'work.accept_result', ...agentFields, payload: {workItemId: w}}),
+      'SCHEMA_VALIDATION_FAILED',
+    )
+    await refusedWithoutTrace(
+      g,
+      rawCommand(coordinator, {kind: 'mission.submit_for_approval', ...agentFields, payload: {artifactHashes: [H1]}}),
+      'SCHEMA_VALIDATION_FAILED',
+    )
     // work.authorize may also come from a Grant holder (§9.1), so the schema allows no epoch; the
     // suite.authority then finds neither a Coordinator lease nor a cited Grant.
-    await refusedWithoutTrace(g, rawCommand(coordinator, {kind: 'work.authorize', ...agentFields, payload: {workItemId: w, contract: contract()}}), 'AUTH_FORBIDDEN')
-    await refusedWithoutTrace(g, rawCommand(coordinator, {kind: 'mission.terminate', ...agentFields, payload: {reason: 'Stuck.'}}), 'SCHEMA_VALIDATION_FAILED')
+    await refusedWithoutTrace(
+      g,
+      rawCommand(coordinator, {kind: 'work.authorize', ...agentFields, payload: {workItemId: w, contract: contract()}}),
+      'AUTH_FORBIDDEN',
+    )
+    await refusedWithoutTrace(
+      g,
+      rawCommand(coordinator, {kind: 'mission.terminate', ...agentFields, payload: {reason: 'Stuck.'}}),
+      'SCHEMA_VALIDATION_FAILED',
+    )
     // A new Coordinator lease makes epoch 1 stale for everyone, including the old holder.
     receiptOf(await run(groupCommand(owner, 'mission.assign_coordinator', g, {agentId: reviewer.principal!.id})))
     expect((await state(g)).mission.coordinator!.coordinatorEpoch).toBe(2)
-    await refusedWithoutTrace(g, coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator), 'AUTH_STALE_COORDINATOR')
-    await refusedWithoutTrace(g, coord('mission.terminate', g, {reason: 'Stuck.'}, 1, coordinator), 'AUTH_STALE_COORDINATOR')
+    await refusedWithoutTrace(
+      g,
+      coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator),
+      'AUTH_STALE_COORDINATOR',
+    )
+    await refusedWithoutTrace(
+      g,
+      coord('mission.terminate', g, {reason: 'Stuck.'}, 1, coordinator),
+      'AUTH_STALE_COORDINATOR',
+    )
     // The new Coordinator was a worker: its Membership moved to a new epoch with the new role.
     const m = (await state(g)).members[reviewer.principal!.id]!
     expect(m.role).toBe('coordinator')
     const current = {membershipEpoch: m.membershipEpoch}
-    await refusedWithoutTrace(g, coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, reviewer, current), 'AUTH_STALE_COORDINATOR')
+    await refusedWithoutTrace(
+      g,
+      coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, reviewer, current),
+      'AUTH_STALE_COORDINATOR',
+    )
     receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()}, 2, reviewer, current)))
     expect((await state(g)).workItems[w]!.state).toBe('open')
   })
@@ -151,11 +202,11 @@ describe('H5-H7 idempotency and atomic acceptance (§15.1)', () => {
     const g = await group()
     const bytes = coord('work.authorize', g, {workItemId: uuid(7), contract: contract()})
     const first = receiptOf(await run(bytes))
-    const hash = canonicalHash(await state(g) as never)
+    const hash = canonicalHash((await state(g)) as never)
     const again = await Promise.all([run(bytes), run(bytes)])
     for (const r of again) expect(receiptOf(r)).toEqual(first)
     expect(await head(g)).toBe(first.lastSequence)
-    expect(canonicalHash(await state(g) as never)).toBe(hash)
+    expect(canonicalHash((await state(g)) as never)).toBe(hash)
   })
 
   it('H5 the same signed content in another JSON serialization (member order, whitespace) is the same Command: original receipt, no second Event', async () => {
@@ -193,15 +244,40 @@ describe('H5-H7 idempotency and atomic acceptance (§15.1)', () => {
     const g = await group()
     const w = uuid(7)
     receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
-    receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 60_000).toISOString()})))
-    receiptOf(await run(groupCommand(developer, 'work.accept_offer', g, {workItemId: w, offerId: (await state(g)).workItems[w]!.offer!.offerId})))
-    const hash = canonicalHash(await state(g) as never)
+    receiptOf(
+      await run(
+        coord('work.offer', g, {
+          workItemId: w,
+          candidates: [developer.principal!.id],
+          expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        }),
+      ),
+    )
+    receiptOf(
+      await run(
+        groupCommand(developer, 'work.accept_offer', g, {
+          workItemId: w,
+          offerId: (await state(g)).workItems[w]!.offer!.offerId,
+        }),
+      ),
+    )
+    const hash = canonicalHash((await state(g)) as never)
     const seq = await head(g)
     // A start with a wrong Ownership Epoch is fenced; nothing of it may be left behind.
-    await refusedWithoutTrace(g, groupCommand(developer, 'work.start', g, {workItemId: w, ownershipEpoch: 2}), 'AUTH_FORBIDDEN') // never issued
-    await refusedWithoutTrace(g, groupCommand(reviewer, 'work.start', g, {workItemId: w, ownershipEpoch: 1}), 'AUTH_FORBIDDEN')
+    await refusedWithoutTrace(
+      g,
+      groupCommand(developer, 'work.start', g, {workItemId: w, ownershipEpoch: 2}),
+      'AUTH_FORBIDDEN',
+    ) // never issued
+    await refusedWithoutTrace(
+      g,
+      groupCommand(reviewer, 'work.start', g, {workItemId: w, ownershipEpoch: 1}),
+      'AUTH_FORBIDDEN',
+    )
     expect(await head(g)).toBe(seq)
-    expect(canonicalHash(await openAuthority({store: suite.store, registry, authorityKey, policy}).current(g) as never)).toBe(hash)
+    expect(
+      canonicalHash((await openAuthority({store: suite.store, registry, authorityKey, policy}).current(g)) as never),
+    ).toBe(hash)
   })
 })
 
@@ -261,7 +337,11 @@ describe('H8-H10 Events and Group order (§15.2)', () => {
     }
     const last = verify('event', (await events(g)).at(-1)!.bytes, registry)
     if (!last.ok) throw new Error('stored Event does not verify')
-    expect((last.document as {commandHash: string}).commandHash).toBe(verify('command', bytes, registry).ok ? (verify('command', bytes, registry) as {signingHash: string}).signingHash : '')
+    expect((last.document as {commandHash: string}).commandHash).toBe(
+      verify('command', bytes, registry).ok
+        ? (verify('command', bytes, registry) as {signingHash: string}).signingHash
+        : '',
+    )
     expect(receipt.eventIds).toEqual([(last.document as {eventId: string}).eventId])
   })
 
@@ -284,15 +364,28 @@ describe('H8-H10 Events and Group order (§15.2)', () => {
     const signed = sign('event', rogue, orgService).document
     const bytes = Buffer.from(JSON.stringify(signed), 'utf8')
     // The rogue writer goes straight to the suite.store (it holds no suite.authority key).
-    const outcome = await suite.store.append(g, seq, [{eventId: rogue.eventId as string, kind: 'message.posted', sequence: seq + 1, aggregateRevision: rogue.aggregateRevision as number, bytes}] as never, {
-      actorId: orgService.principal!.id,
-      actionId: uuid(1),
-      contentHash: `sha256:${'e'.repeat(64)}`,
-      groupId: g,
-      firstSequence: seq + 1,
-      lastSequence: seq + 1,
-      document: '{}',
-    })
+    const outcome = await suite.store.append(
+      g,
+      seq,
+      [
+        {
+          eventId: rogue.eventId as string,
+          kind: 'message.posted',
+          sequence: seq + 1,
+          aggregateRevision: rogue.aggregateRevision as number,
+          bytes,
+        },
+      ] as never,
+      {
+        actorId: orgService.principal!.id,
+        actionId: uuid(1),
+        contentHash: `sha256:${'e'.repeat(64)}`,
+        groupId: g,
+        firstSequence: seq + 1,
+        lastSequence: seq + 1,
+        document: '{}',
+      },
+    )
     expect(outcome.status).toBe('appended')
     const fresh = openAuthority({store: suite.store, registry, authorityKey, policy})
     const auditBefore = (await suite.store.listAudit()).length
@@ -309,8 +402,19 @@ describe('H8-H10 Events and Group order (§15.2)', () => {
     const b = newGroup('acc-h-b')
     const bytes = [createCommand(a), createCommand(b)]
     for (const r of await Promise.all(bytes.map(run))) receiptOf(r)
-    await Promise.all([run(post(coordinator, a)), run(post(coordinator, b)), run(post(owner, b)), run(post(owner, a)), run(post(coordinator, b))].map(async (p) => receiptOf(await p)))
-    for (const [g, n] of [[a, 4], [b, 5]] as const) {
+    await Promise.all(
+      [
+        run(post(coordinator, a)),
+        run(post(coordinator, b)),
+        run(post(owner, b)),
+        run(post(owner, a)),
+        run(post(coordinator, b)),
+      ].map(async (p) => receiptOf(await p)),
+    )
+    for (const [g, n] of [
+      [a, 4],
+      [b, 5],
+    ] as const) {
       const stored = await events(g)
       expect(stored.map((e) => e.sequence)).toEqual(Array.from({length: n}, (_, i) => i + 1))
       for (const e of stored) {
@@ -329,11 +433,19 @@ describe('H11 optimistic concurrency (§15.3)', () => {
     const g = await group()
     const revision = (await state(g)).revision
     const w = uuid(7)
-    const r = await run(coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, {expectedRevision: revision - 1}))
+    const r = await run(
+      coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, {
+        expectedRevision: revision - 1,
+      }),
+    )
     expect(codeOf(r)).toBe('REVISION_CONFLICT')
     expect((await state(g)).workItems[w]).toBeUndefined()
     expect((await state(g)).revision).toBe(revision)
-    receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, {expectedRevision: revision})))
+    receiptOf(
+      await run(
+        coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, {expectedRevision: revision}),
+      ),
+    )
     expect((await state(g)).revision).toBe(revision + 1)
   })
 })

@@ -50,7 +50,16 @@ async function events(g: string) {
   return (await suite.store.read(g, 0, 1000)).events.map((e) => {
     const v = verify('event', e.bytes, registry)
     if (!v.ok) throw new Error(`stored Event ${e.sequence} does not verify`)
-    return {bytes: e.bytes, doc: v.document as unknown as {kind: string; eventId: string; cause: {id: string}; payload: Record<string, unknown>; extensions?: unknown}}
+    return {
+      bytes: e.bytes,
+      doc: v.document as unknown as {
+        kind: string
+        eventId: string
+        cause: {id: string}
+        payload: Record<string, unknown>
+        extensions?: unknown
+      },
+    }
   })
 }
 /** A timestamp `ms` from now at millisecond precision, without the zone letter. */
@@ -73,31 +82,61 @@ describe('K extensions (§18)', () => {
     const g = await group()
     const critical = {[PROFILE]: {version: '1.0.0', critical: true, data: {mode: 'strict'}}}
     const w = uuid(7)
-    await refused(g, coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, {extensions: critical}), 'UNKNOWN_CRITICAL_EXTENSION')
-    await refused(g, groupCommand(owner, 'message.post', g, {text: 'x'}, {extensions: critical}), 'UNKNOWN_CRITICAL_EXTENSION')
+    await refused(
+      g,
+      coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, {extensions: critical}),
+      'UNKNOWN_CRITICAL_EXTENSION',
+    )
+    await refused(
+      g,
+      groupCommand(owner, 'message.post', g, {text: 'x'}, {extensions: critical}),
+      'UNKNOWN_CRITICAL_EXTENSION',
+    )
     expect((await state(g)).workItems[w]).toBeUndefined()
     // A well-formed extension kind of an unknown profile: no schema, so no transition.
     await refused(g, groupCommand(owner, 'ext.acme.planning.bump_priority', g, {level: 1}), 'INVALID_COMMAND')
     // A kind outside the ext.<organization>.<profile>.<name> namespace is not a kind at all.
     for (const kind of ['ext.acme.bump', 'acme.planning.bump_priority', 'work.bump_priority']) {
-      await refused(g, rawCommand(owner, {kind, groupId: g, membershipEpoch: 1, payload: {}}), 'SCHEMA_VALIDATION_FAILED')
+      await refused(
+        g,
+        rawCommand(owner, {kind, groupId: g, membershipEpoch: 1, payload: {}}),
+        'SCHEMA_VALIDATION_FAILED',
+      )
     }
     // The same Command with the extension marked noncritical is accepted.
-    receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, {extensions: {[PROFILE]: {...critical[PROFILE]!, critical: false}}})))
+    receiptOf(
+      await run(
+        coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, {
+          extensions: {[PROFILE]: {...critical[PROFILE]!, critical: false}},
+        }),
+      ),
+    )
   })
 
   it('K2 [+cmd:message.post] [+evt:message.posted] unknown noncritical extension data is relayed with canonically identical content inside the Event signing bytes; tampering with it breaks the Event signature', async () => {
     const g = await group()
-    const data = {big: 12345678901234567890, fraction: 1.1, text: 'caf\u00e9 \ud83d\ude00', nested: {list: [1, {deep: null}], flag: true}}
+    const data = {
+      big: 12345678901234567890,
+      fraction: 1.1,
+      text: 'caf\u00e9 \ud83d\ude00',
+      nested: {list: [1, {deep: null}], flag: true},
+    }
     const bytes = post(developer, g, {extensions: {[PROFILE]: {version: '2.1.0', critical: false, data}}})
     const cmd = verify('command', bytes, registry)
     if (!cmd.ok) throw new Error('the Command does not verify')
     receiptOf(await run(bytes))
     const last = (await events(g)).at(-1)!
     expect(last.doc.kind).toBe('message.posted')
-    expect(canonicalBytes(last.doc.extensions as never).equals(canonicalBytes((cmd.document as {extensions: never}).extensions))).toBe(true)
+    expect(
+      canonicalBytes(last.doc.extensions as never).equals(
+        canonicalBytes((cmd.document as {extensions: never}).extensions),
+      ),
+    ).toBe(true)
     // It is inside what the suite.authority signed: change one value and the stored Event no longer verifies.
-    const tampered = Buffer.from(Buffer.from(last.bytes).toString('utf8').replace('"flag":true', '"flag":false'), 'utf8')
+    const tampered = Buffer.from(
+      Buffer.from(last.bytes).toString('utf8').replace('"flag":true', '"flag":false'),
+      'utf8',
+    )
     expect(tampered.equals(Buffer.from(last.bytes))).toBe(false)
     const v = verify('event', tampered, registry)
     expect(v.ok ? 'verified' : v.code).toBe('AUTH_INVALID_SIGNATURE')
@@ -105,7 +144,13 @@ describe('K extensions (§18)', () => {
 
   it('K3 extension data can neither override nor weaken a core invariant: a stale fence stays fenced and a Message never authorizes', async () => {
     const g = await group()
-    const weakening = {[PROFILE]: {version: '1.0.0', critical: false, data: {membershipEpoch: 99, coordinatorEpoch: 99, skipFencing: true, authorize: 'work.accept_result'}}}
+    const weakening = {
+      [PROFILE]: {
+        version: '1.0.0',
+        critical: false,
+        data: {membershipEpoch: 99, coordinatorEpoch: 99, skipFencing: true, authorize: 'work.accept_result'},
+      },
+    }
     // Raise the developer's Membership Epoch, then present the old one with "overriding" extension data.
     receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
     await refused(g, post(developer, g, {extensions: weakening}), 'MEMBERSHIP_STALE')
@@ -113,7 +158,17 @@ describe('K extensions (§18)', () => {
     const w = uuid(7)
     receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
     const before = (await state(g)).revision
-    receiptOf(await run(groupCommand(developer, 'message.post', g, {text: 'Accept my result.'}, {membershipEpoch: 2, extensions: weakening})))
+    receiptOf(
+      await run(
+        groupCommand(
+          developer,
+          'message.post',
+          g,
+          {text: 'Accept my result.'},
+          {membershipEpoch: 2, extensions: weakening},
+        ),
+      ),
+    )
     expect((await state(g)).revision).toBe(before)
     expect((await state(g)).workItems[w]!.state).toBe('open')
   })
@@ -131,9 +186,21 @@ describe('L errors and retry (§19)', () => {
       [post(coordinator, stranger), 'GROUP_NOT_FOUND'],
       [post(developer, g, {membershipEpoch: 5}), 'MEMBERSHIP_REQUIRED'],
       [coord('work.accept_result', g, {workItemId: uuid(7)}, 1, developer), 'AUTH_FORBIDDEN'],
-      [coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 1, coordinator, {expectedRevision: 0}), 'REVISION_CONFLICT'],
+      [
+        coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 1, coordinator, {expectedRevision: 0}),
+        'REVISION_CONFLICT',
+      ],
       [coord('work.authorize', g, {workItemId: uuid(7), contract: {goal: 'prose only'}}), 'WORK_CONTRACT_INCOMPLETE'],
-      [groupCommand(owner, 'message.post', g, {text: 'x'}, {extensions: {[PROFILE]: {version: '1.0.0', critical: true, data: {}}}}), 'UNKNOWN_CRITICAL_EXTENSION'],
+      [
+        groupCommand(
+          owner,
+          'message.post',
+          g,
+          {text: 'x'},
+          {extensions: {[PROFILE]: {version: '1.0.0', critical: true, data: {}}}},
+        ),
+        'UNKNOWN_CRITICAL_EXTENSION',
+      ],
     ]
     const retryable = new Set(['RATE_LIMITED', 'BACKPRESSURE', 'INTERNAL_ERROR'])
     for (const [bytes, expected] of cases) {
@@ -144,8 +211,11 @@ describe('L errors and retry (§19)', () => {
       expect(typeof r.error.retryable).toBe('boolean')
       expect(r.error.retryable).toBe(retryable.has(expected))
       // Only the code, a fixed message, the flag, the time and (for a parsed Command) its own Action ID.
-      expect(Object.keys(r.error).sort()).toEqual(expect.arrayContaining(['code', 'message', 'occurredAt', 'retryable']))
-      for (const k of Object.keys(r.error)) expect(['code', 'message', 'occurredAt', 'retryable', 'relatedActionId']).toContain(k)
+      expect(Object.keys(r.error).sort()).toEqual(
+        expect.arrayContaining(['code', 'message', 'occurredAt', 'retryable']),
+      )
+      for (const k of Object.keys(r.error))
+        expect(['code', 'message', 'occurredAt', 'retryable', 'relatedActionId']).toContain(k)
       expect(JSON.stringify(r.error)).not.toContain(g)
       expect(JSON.stringify(r.error)).not.toContain(stranger)
     }
@@ -179,7 +249,11 @@ describe('L errors and retry (§19)', () => {
   it('L4 expired freshness, ACTION_ID_COLLISION and a stale fence are not retryable; a new Command (new Action ID, current issuedAt and epochs, new signature) is accepted', async () => {
     const g = await group()
     // Freshness: a Command issued long ago (outside the window) is refused ...
-    const stale = sign('command', {...JSON.parse(post(developer, g).toString('utf8')), issuedAt: new Date(Date.now() - 3_600_000).toISOString()}, developer).document
+    const stale = sign(
+      'command',
+      {...JSON.parse(post(developer, g).toString('utf8')), issuedAt: new Date(Date.now() - 3_600_000).toISOString()},
+      developer,
+    ).document
     const r1 = await refused(g, Buffer.from(JSON.stringify(stale)), 'AUTH_INVALID_SIGNATURE')
     expect('error' in r1 && r1.error.retryable).toBe(false)
     // ... and a new Command with a new Action ID and current issuedAt goes through.
@@ -202,9 +276,21 @@ describe('L errors and retry (§19)', () => {
     receiptOf(await run(post(developer, g, {membershipEpoch: 2})))
     receiptOf(await run(groupCommand(owner, 'mission.assign_coordinator', g, {agentId: reviewer.principal!.id})))
     const reviewerEpoch = (await state(g)).members[reviewer.principal!.id]!.membershipEpoch
-    const r4 = await refused(g, coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 1, reviewer, {membershipEpoch: reviewerEpoch}), 'AUTH_STALE_COORDINATOR')
+    const r4 = await refused(
+      g,
+      coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 1, reviewer, {
+        membershipEpoch: reviewerEpoch,
+      }),
+      'AUTH_STALE_COORDINATOR',
+    )
     expect('error' in r4 && r4.error.retryable).toBe(false)
-    receiptOf(await run(coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 2, reviewer, {membershipEpoch: reviewerEpoch})))
+    receiptOf(
+      await run(
+        coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 2, reviewer, {
+          membershipEpoch: reviewerEpoch,
+        }),
+      ),
+    )
   })
 })
 
@@ -216,17 +302,33 @@ describe('M rate, recursion and runaway controls (§20)', () => {
     await refused(g, post(developer, g), 'RATE_LIMITED')
     const ids = (await events(g)).map((e) => e.doc.eventId)
     for (const id of posted) expect(ids).toContain(id)
-    expect(Object.values((await state(g)).messages ?? {}).flatMap((a) => Object.values(a).flatMap((b) => Object.values(b).flatMap((c) => Object.values(c)))).filter((m) => (m as {author?: {id: string}}).author?.id === developer.principal!.id)).toHaveLength(3)
+    expect(
+      Object.values((await state(g)).messages ?? {})
+        .flatMap((a) => Object.values(a).flatMap((b) => Object.values(b).flatMap((c) => Object.values(c))))
+        .filter((m) => (m as {author?: {id: string}}).author?.id === developer.principal!.id),
+    ).toHaveLength(3)
 
     const until = new Date(Date.now() + 3_600_000).toISOString()
     const [a, b] = [uuid(7), uuid(7)]
     for (const w of [a, b]) {
       receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
-      receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id, reviewer.principal!.id], expiresAt: until})))
+      receiptOf(
+        await run(
+          coord('work.offer', g, {
+            workItemId: w,
+            candidates: [developer.principal!.id, reviewer.principal!.id],
+            expiresAt: until,
+          }),
+        ),
+      )
     }
     const offerOf = async (w: string) => (await state(g)).workItems[w]!.offer!.offerId
     receiptOf(await run(groupCommand(developer, 'work.accept_offer', g, {workItemId: a, offerId: await offerOf(a)})))
-    await refused(g, groupCommand(developer, 'work.accept_offer', g, {workItemId: b, offerId: await offerOf(b)}), 'RATE_LIMITED')
+    await refused(
+      g,
+      groupCommand(developer, 'work.accept_offer', g, {workItemId: b, offerId: await offerOf(b)}),
+      'RATE_LIMITED',
+    )
     expect((await state(g)).workItems[a]!).toMatchObject({state: 'queued', owner: {agentId: developer.principal!.id}})
     expect((await state(g)).workItems[b]!.state).toBe('offered')
     receiptOf(await run(groupCommand(reviewer, 'work.accept_offer', g, {workItemId: b, offerId: await offerOf(b)})))
@@ -235,9 +337,36 @@ describe('M rate, recursion and runaway controls (§20)', () => {
   it('M4 an override is never a boolean or a callback: an override flag in the envelope, payload or extension data leaves the Command RATE_LIMITED', async () => {
     const g = await group()
     for (let i = 0; i < 3; i++) receiptOf(await run(post(developer, g)))
-    await refused(g, post(developer, g, {extensions: {[PROFILE]: {version: '1.0.0', critical: false, data: {cooperationOverride: true, approvedBy: owner.principal}}}}), 'RATE_LIMITED')
-    await refused(g, groupCommand(developer, 'message.post', g, {text: 'x', override: true}), 'SCHEMA_VALIDATION_FAILED')
-    await refused(g, command(developer, {kind: 'message.post', groupId: g, sessionEpoch: 1, membershipEpoch: 1, payload: {text: 'x'}, cooperationOverrideGrantId: 'urn:mwp:test:grant:none'}), 'INVALID_COMMAND')
+    await refused(
+      g,
+      post(developer, g, {
+        extensions: {
+          [PROFILE]: {
+            version: '1.0.0',
+            critical: false,
+            data: {cooperationOverride: true, approvedBy: owner.principal},
+          },
+        },
+      }),
+      'RATE_LIMITED',
+    )
+    await refused(
+      g,
+      groupCommand(developer, 'message.post', g, {text: 'x', override: true}),
+      'SCHEMA_VALIDATION_FAILED',
+    )
+    await refused(
+      g,
+      command(developer, {
+        kind: 'message.post',
+        groupId: g,
+        sessionEpoch: 1,
+        membershipEpoch: 1,
+        payload: {text: 'x'},
+        cooperationOverrideGrantId: 'urn:mwp:test:grant:none',
+      }),
+      'INVALID_COMMAND',
+    )
   })
 
   it('M6 [+cmd:policy.grant_cooperation_override] a grant is usable until its expiry instant at full precision: one microsecond before, it lets the cited Command through', async () => {
@@ -270,9 +399,25 @@ describe('M rate, recursion and runaway controls (§20)', () => {
     const expiresAt = `${msBase(60_000)}500Z`
     const targetActionId = uuid(42)
     const grantId = uuid(40)
-    receiptOf(await run(groupCommand(owner, 'policy.grant_cooperation_override', g, {grantId, policy: 'message-rate', beneficiary: developer.principal, targetKind: 'message.post', targetActionId, reason: 'Incident bridge.', expiresAt})))
+    receiptOf(
+      await run(
+        groupCommand(owner, 'policy.grant_cooperation_override', g, {
+          grantId,
+          policy: 'message-rate',
+          beneficiary: developer.principal,
+          targetKind: 'message.post',
+          targetActionId,
+          reason: 'Incident bridge.',
+          expiresAt,
+        }),
+      ),
+    )
     fixedNow = expiresAt
-    await refused(g, post(developer, g, {actionId: targetActionId, cooperationOverrideGrantId: grantId}), 'AUTH_FORBIDDEN')
+    await refused(
+      g,
+      post(developer, g, {actionId: targetActionId, cooperationOverrideGrantId: grantId}),
+      'AUTH_FORBIDDEN',
+    )
     expect((await state(g)).overrideGrants?.[grantId]?.consumedBy).toBeNull()
   })
 })
@@ -287,7 +432,15 @@ describe('E12 Delegation Grant expiry (§9.1)', () => {
           granteeAgentId: reviewer.principal!.id,
           targetWorkItemId: w,
           allowedCapabilities: [{id: 'writing.release-notes', minVersion: '1.0.0'}],
-          budgetCeilings: {currency: 'EUR', financialLimit: 10, modelTokenLimit: 1000, toolCallLimit: 10, computeSecondsLimit: 100, wallClockSecondsLimit: 100, externalSideEffectLimit: 0},
+          budgetCeilings: {
+            currency: 'EUR',
+            financialLimit: 10,
+            modelTokenLimit: 1000,
+            toolCallLimit: 10,
+            computeSecondsLimit: 100,
+            wallClockSecondsLimit: 100,
+            externalSideEffectLimit: 0,
+          },
           maxDescendantDepth: 1,
           expiresAt,
         }),
@@ -300,13 +453,23 @@ describe('E12 Delegation Grant expiry (§9.1)', () => {
     const g = newGroup('acc-klm-dlg')
     receiptOf(await run(createCommand(g)))
     receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
-    receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: reviewer.principal, role: 'work_delegate'})))
+    receiptOf(
+      await run(groupCommand(owner, 'membership.change', g, {member: reviewer.principal, role: 'work_delegate'})),
+    )
     const w = uuid(7)
     receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
     return {g, w}
   }
   const delegatedAuthorize = (g: string, grantId: string, parent: string) =>
-    groupCommand(reviewer, 'work.authorize', g, {workItemId: uuid(7), parentWorkItemId: parent, delegationGrantId: grantId, contract: contract({budget: {currency: 'EUR', financialLimit: 4}, requiredCapabilities: [{id: 'writing.release-notes', version: '1.2.0'}]})})
+    groupCommand(reviewer, 'work.authorize', g, {
+      workItemId: uuid(7),
+      parentWorkItemId: parent,
+      delegationGrantId: grantId,
+      contract: contract({
+        budget: {currency: 'EUR', financialLimit: 4},
+        requiredCapabilities: [{id: 'writing.release-notes', version: '1.2.0'}],
+      }),
+    })
 
   it('E12 [+cmd:work.authorize] one microsecond before its expiry instant the Grant still authorizes', async () => {
     const {g, w} = await delegateGroup()
@@ -316,7 +479,11 @@ describe('E12 Delegation Grant expiry (§9.1)', () => {
     receiptOf(await run(delegatedAuthorize(g, grantId, w)))
     // The grantee's WorkItem now stands beside its parent, open.
     const {workItems} = await state(g)
-    expect(Object.entries(workItems).filter(([id]) => id !== w).map(([, item]) => item!.state)).toEqual(['open'])
+    expect(
+      Object.entries(workItems)
+        .filter(([id]) => id !== w)
+        .map(([, item]) => item!.state),
+    ).toEqual(['open'])
   })
 
   it('E12 [-cmd:work.authorize] at its expiry instant the Grant is dead', async () => {

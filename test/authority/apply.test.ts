@@ -16,16 +16,34 @@ const groupId = 'urn:mwp:test:group:apply'
 function opening(): AppliedEvent[] {
   let n = 0
   const ctx = {acceptedAt: '2026-11-30T00:00:00Z', newId: () => `urn:mwp:test:apply:${++n}`, validWorkContract}
-  const create = {actionId: 'urn:mwp:test:a:1', actor: owner.principal!, kind: 'mission.create', groupId, payload: missionPayload(groupId)}
+  const create = {
+    actionId: 'urn:mwp:test:a:1',
+    actor: owner.principal!,
+    kind: 'mission.create',
+    groupId,
+    payload: missionPayload(groupId),
+  }
   const d = decide(null, create, ctx)
   if ('error' in d) throw new Error(d.reason)
-  return d.events.map((e, i) => ({kind: e.kind, groupId, sequence: i + 1, aggregateRevision: i + 1, payload: e.payload}))
+  return d.events.map((e, i) => ({
+    kind: e.kind,
+    groupId,
+    sequence: i + 1,
+    aggregateRevision: i + 1,
+    payload: e.payload,
+  }))
 }
 
 const opened = (): GroupState => opening().reduce<GroupState | null>(apply, null)!
 
 /** An Event of `kind` at `sequence` (and the revision that follows), with an empty payload. */
-const bare = (kind: string, sequence: number): AppliedEvent => ({kind, groupId, sequence, aggregateRevision: sequence, payload: {}})
+const bare = (kind: string, sequence: number): AppliedEvent => ({
+  kind,
+  groupId,
+  sequence,
+  aggregateRevision: sequence,
+  payload: {},
+})
 
 const refusal = (state: GroupState | null, event: AppliedEvent): string => {
   try {
@@ -49,7 +67,9 @@ describe('apply refuses what does not fold', () => {
 
   it('an opening Event on an existing Group, and any other Event before the Group is opened', () => {
     const [created] = opening()
-    expect(refusal(opened(), {...created!, sequence: 3, aggregateRevision: 3})).toBe('mission.created on an existing Group')
+    expect(refusal(opened(), {...created!, sequence: 3, aggregateRevision: 3})).toBe(
+      'mission.created on an existing Group',
+    )
     expect(refusal(null, bare('membership.changed', 1))).toBe('membership.changed before mission.created')
   })
 
@@ -67,6 +87,10 @@ describe('apply refuses what does not fold', () => {
     const state = opened()
     expect(state).toMatchObject({groupId, sequence: 2, revision: 2})
     expect(state.mission).toMatchObject({state: 'active', coordinator: {coordinatorEpoch: 1}})
-    expect(Object.values(state.members).map((m) => m.role).sort()).toEqual(['coordinator', 'mission_owner'])
+    expect(
+      Object.values(state.members)
+        .map((m) => m.role)
+        .sort(),
+    ).toEqual(['coordinator', 'mission_owner'])
   })
 })

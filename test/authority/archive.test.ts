@@ -7,13 +7,34 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type Authority} from '../../src/authority/authority.js'
 import {submit} from '../../src/authority/ingress/command.js'
-import {buildGroupSnapshot, eventIdsThrough, groupStateHash, latestSnapshot} from '../../src/authority/ingress/snapshot.js'
+import {
+  buildGroupSnapshot,
+  eventIdsThrough,
+  groupStateHash,
+  latestSnapshot,
+} from '../../src/authority/ingress/snapshot.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
 import type {Store} from '../../src/store/index.js'
-import {authorityKey, authorityOn, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, orgService, owner, post, receiptOf, uuid, devStoreAt} from '../support/authority-helpers.js'
+import {
+  authorityKey,
+  authorityOn,
+  codeOf,
+  contract,
+  coord,
+  createCommand,
+  developer,
+  groupCommand,
+  newGroup,
+  orgService,
+  owner,
+  post,
+  receiptOf,
+  uuid,
+  devStoreAt,
+} from '../support/authority-helpers.js'
 import {missionGroup} from '../support/groups.js'
 import {storeBackends} from '../support/store-backends.js'
 
@@ -40,11 +61,33 @@ for (const backend of storeBackends('authority-archive')) {
     const head = async (g: string) => (await store.head(g))!.sequence
     async function events(g: string) {
       const page = await store.read(g, 0, 1000)
-      return page.events.map((e) => ({bytes: e.bytes, doc: JSON.parse(Buffer.from(e.bytes).toString('utf8')) as {kind: string; sequence: number; occurredAt: string; payload: Record<string, unknown>}}))
+      return page.events.map((e) => ({
+        bytes: e.bytes,
+        doc: JSON.parse(Buffer.from(e.bytes).toString('utf8')) as {
+          kind: string
+          sequence: number
+          occurredAt: string
+          payload: Record<string, unknown>
+        },
+      }))
     }
-    const policyLog = () => [{entryId: uuid(11), decision: 'Archive finished Missions after review', actor: orgService.principal!, occurredAt: new Date().toISOString(), details: {policy: 'retention-v1'}}]
-    const snapshotOf = (g: string, key: SigningKey = orgService) => buildGroupSnapshot(authority, g, key, {snapshotId: uuid(12), policyLog: policyLog()})
-    const archive = (g: string, snapshot: unknown, signer: SigningKey = orgService, fields: Record<string, unknown> = {}) => groupCommand(signer, ARCHIVE, g, {snapshot}, fields)
+    const policyLog = () => [
+      {
+        entryId: uuid(11),
+        decision: 'Archive finished Missions after review',
+        actor: orgService.principal!,
+        occurredAt: new Date().toISOString(),
+        details: {policy: 'retention-v1'},
+      },
+    ]
+    const snapshotOf = (g: string, key: SigningKey = orgService) =>
+      buildGroupSnapshot(authority, g, key, {snapshotId: uuid(12), policyLog: policyLog()})
+    const archive = (
+      g: string,
+      snapshot: unknown,
+      signer: SigningKey = orgService,
+      fields: Record<string, unknown> = {},
+    ) => groupCommand(signer, ARCHIVE, g, {snapshot}, fields)
 
     /** A Group with a WorkItem and a Message whose Mission was cancelled by its owner. */
     async function finished(): Promise<string> {
@@ -68,7 +111,8 @@ for (const backend of storeBackends('authority-archive')) {
         const [created, archived] = (await events(g)).slice(-2)
         expect(created!.doc.kind).toBe('group.snapshot.created')
         expect(archived!.doc.kind).toBe('group.archived')
-        for (const e of [created!, archived!]) expect(verify('event', e.bytes, (authority as Authority).registry).ok).toBe(true)
+        for (const e of [created!, archived!])
+          expect(verify('event', e.bytes, (authority as Authority).registry).ok).toBe(true)
         // The carried snapshot is the signed document itself, bound to the head and the state.
         const carried = created!.doc.payload.snapshot as Record<string, unknown>
         expect(carried).toEqual(snapshot)
@@ -76,13 +120,31 @@ for (const backend of storeBackends('authority-archive')) {
         if (!checked.ok) throw new Error('snapshot does not verify')
         expect(checked.principal).toEqual(orgService.principal)
         expect(created!.doc.payload.snapshotHash).toBe(checked.signingHash)
-        expect(carried).toMatchObject({groupId: g, throughSequence: before.sequence, stateHash: groupStateHash(before), eventIds: await eventIdsThrough(authority, g, before.sequence)})
+        expect(carried).toMatchObject({
+          groupId: g,
+          throughSequence: before.sequence,
+          stateHash: groupStateHash(before),
+          eventIds: await eventIdsThrough(authority, g, before.sequence),
+        })
         expect(canonicalHash(created!.doc.payload.state)).toBe(carried.stateHash)
-        expect(archived!.doc.payload).toEqual({snapshotId: carried.snapshotId, snapshotHash: checked.signingHash, throughSequence: before.sequence, archivedAt: archived!.doc.occurredAt})
+        expect(archived!.doc.payload).toEqual({
+          snapshotId: carried.snapshotId,
+          snapshotHash: checked.signingHash,
+          throughSequence: before.sequence,
+          archivedAt: archived!.doc.occurredAt,
+        })
 
         // The library reference the WebSocket server uses for CURSOR_TOO_OLD.
         const ref = (await latestSnapshot(authority, g))!
-        expect(ref).toMatchObject({groupId: g, snapshotId: carried.snapshotId, snapshotHash: checked.signingHash, throughSequence: before.sequence, stateHash: carried.stateHash, snapshotEventSequence: created!.doc.sequence, archivedAt: archived!.doc.occurredAt})
+        expect(ref).toMatchObject({
+          groupId: g,
+          snapshotId: carried.snapshotId,
+          snapshotHash: checked.signingHash,
+          throughSequence: before.sequence,
+          stateHash: carried.stateHash,
+          snapshotEventSequence: created!.doc.sequence,
+          archivedAt: archived!.doc.occurredAt,
+        })
         expect(ref.snapshot).toEqual(snapshot)
         expect(canonicalHash(ref.state)).toBe(canonicalHash(before))
 
@@ -90,7 +152,9 @@ for (const backend of storeBackends('authority-archive')) {
         const h = await head(g)
         expect(await code(post(owner, g))).toBe('INVALID_STATE_TRANSITION')
         expect(await code(archive(g, await snapshotOf(g)))).toBe('INVALID_STATE_TRANSITION')
-        expect(await code(groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'reviewer'}))).toBe('INVALID_STATE_TRANSITION')
+        expect(
+          await code(groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'reviewer'})),
+        ).toBe('INVALID_STATE_TRANSITION')
         expect(await head(g)).toBe(h)
         expect((await events(g)).map((e) => e.doc.sequence)).toEqual(Array.from({length: h}, (_, i) => i + 1))
 
@@ -124,9 +188,12 @@ for (const backend of storeBackends('authority-archive')) {
         // A broken signature, a wrong state hash, wrong Event IDs, another Group.
         const {signature: _s, ...unsigned} = good as Record<string, unknown>
         expect(await code(archive(g, {...good, stateHash: `sha256:${'0'.repeat(64)}`}))).toBe('INVALID_COMMAND')
-        const resign = (changes: Record<string, unknown>) => sign('group-snapshot', {...unsigned, snapshotId: uuid(12), ...changes}, orgService).document
+        const resign = (changes: Record<string, unknown>) =>
+          sign('group-snapshot', {...unsigned, snapshotId: uuid(12), ...changes}, orgService).document
         expect(await code(archive(g, resign({stateHash: `sha256:${'0'.repeat(64)}`})))).toBe('INVALID_COMMAND')
-        expect(await code(archive(g, resign({eventIds: [...(unsigned.eventIds as string[]).slice(0, -1), uuid(13)]})))).toBe('INVALID_COMMAND')
+        expect(
+          await code(archive(g, resign({eventIds: [...(unsigned.eventIds as string[]).slice(0, -1), uuid(13)]}))),
+        ).toBe('INVALID_COMMAND')
         expect(await code(archive(g, resign({groupId: active})))).toBe('INVALID_COMMAND')
         expect(await code(archive(g, {...good, policyLog: []}))).toBe('INVALID_COMMAND') // §15.2: policy-log linkage required (the signer cannot even sign this)
         expect(await code(archive(g, good, orgService, {expectedRevision: 1}))).toBe('REVISION_CONFLICT')
@@ -144,7 +211,10 @@ for (const backend of storeBackends('authority-archive')) {
     describe('policy-log linkage (§15.2)', () => {
       it('[+cmd:ext.missionweaveprotocol.core.group_archive] [-cmd:ext.missionweaveprotocol.core.group_archive] the snapshot must carry every Policy Log row of the Group; one that leaves a Cooperation Override out is refused', async () => {
         // Cooperation Overrides need a configured §20 limit to override.
-        const limited = authorityOn(store, {archivers: [orgService.principal!.id], limits: {messageRate: {soft: 50, hard: 100, windowMinutes: 10}}})
+        const limited = authorityOn(store, {
+          archivers: [orgService.principal!.id],
+          limits: {messageRate: {soft: 50, hard: 100, windowMinutes: 10}},
+        })
         const g = newGroup('archive')
         receiptOf(await run(createCommand(g)))
         receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
@@ -167,7 +237,10 @@ for (const backend of storeBackends('authority-archive')) {
         expect(rows).toHaveLength(1)
         const snapshot = await snapshotOf(g)
         const entries = snapshot.policyLog as {entryId: string; details: Record<string, unknown>}[]
-        expect(entries[0]).toMatchObject({entryId: rows[0]!.eventId, details: {grantId: rows[0]!.grantId, action: 'issued', sequence: rows[0]!.sequence}})
+        expect(entries[0]).toMatchObject({
+          entryId: rows[0]!.eventId,
+          details: {grantId: rows[0]!.grantId, action: 'issued', sequence: rows[0]!.sequence},
+        })
         const {signature: _s, ...unsigned} = snapshot as Record<string, unknown>
         const withoutLinkage = sign('group-snapshot', {...unsigned, policyLog: entries.slice(1)}, orgService).document
         const h = await head(g)

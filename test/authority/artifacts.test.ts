@@ -10,7 +10,18 @@ import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
 import type {Store} from '../../src/store/index.js'
-import {authorityOn, codeOf, developer, groupCommand, missionIdOf, receiptOf, registry, reviewer, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {
+  authorityOn,
+  codeOf,
+  developer,
+  groupCommand,
+  missionIdOf,
+  receiptOf,
+  registry,
+  reviewer,
+  sqliteStore,
+  uuid,
+} from '../support/authority-helpers.js'
 import {missionGroup} from '../support/groups.js'
 import {workDriver} from '../support/work-driver.js'
 
@@ -46,7 +57,11 @@ function manifest(g: string, signer: SigningKey = developer, extra: Record<strin
     sizeBytes: 2048,
     mediaType: 'text/markdown',
     schemaUri: 'urn:mwp:dev:schema:notes',
-    producer: {agentId: signer.principal!.id, agentCardVersion: 1, capabilities: [{id: 'writing.release-notes', version: '1.0.0'}]},
+    producer: {
+      agentId: signer.principal!.id,
+      agentCardVersion: 1,
+      capabilities: [{id: 'writing.release-notes', version: '1.0.0'}],
+    },
     missionId: missionIdOf(g),
     groupId: g,
     workItemId: W,
@@ -60,8 +75,13 @@ function manifest(g: string, signer: SigningKey = developer, extra: Record<strin
   return sign('artifact', unsigned, signer).document as Record<string, any>
 }
 
-const publish = (g: string, artifact: Record<string, unknown>, leaseId: string, signer: SigningKey = developer, ownershipEpoch = 1) =>
-  groupCommand(signer, 'artifact.publish', g, {artifact, ownershipEpoch, leaseId})
+const publish = (
+  g: string,
+  artifact: Record<string, unknown>,
+  leaseId: string,
+  signer: SigningKey = developer,
+  ownershipEpoch = 1,
+) => groupCommand(signer, 'artifact.publish', g, {artifact, ownershipEpoch, leaseId})
 
 describe('artifact.publish', () => {
   it('[+cmd:artifact.publish] [+evt:artifact.published] the owner publishes its signed manifest; the Event carries it unchanged', async () => {
@@ -75,14 +95,28 @@ describe('artifact.publish', () => {
     // The embedded manifest still verifies as the producer's signed document.
     expect(verify('artifact', Buffer.from(JSON.stringify(doc.payload.artifact)), registry)).toHaveProperty('document')
     const state = (await authority.current(g))!
-    expect(state.artifacts?.[m.artifactId]).toEqual({contentHash: m.contentHash, workItemId: W, producerAgentId: developer.principal!.id, publishedAt: doc.occurredAt})
+    expect(state.artifacts?.[m.artifactId]).toEqual({
+      contentHash: m.contentHash,
+      workItemId: W,
+      producerAgentId: developer.principal!.id,
+      publishedAt: doc.occurredAt,
+    })
     // The Event sits in the WorkItem's Conversation.
     expect(doc.conversationId).toBe(state.workItems[W]!.conversationId)
   })
 
   it('[-cmd:artifact.publish] [-evt:artifact.published] [F5] an older Lease ID is fenced even with the same Ownership Epoch', async () => {
     const {g, leaseId} = await activeWork()
-    receiptOf(await run(groupCommand(developer, 'work.checkpoint', g, {workItemId: W, ownershipEpoch: 1, leaseId, progress: 'Half done.'})))
+    receiptOf(
+      await run(
+        groupCommand(developer, 'work.checkpoint', g, {
+          workItemId: W,
+          ownershipEpoch: 1,
+          leaseId,
+          progress: 'Half done.',
+        }),
+      ),
+    )
     receiptOf(await run(groupCommand(developer, 'work.start', g, {workItemId: W, ownershipEpoch: 1})))
     const h = await head(g)
     expect(await code(publish(g, manifest(g), leaseId))).toBe('WORK_LEASE_EXPIRED')
@@ -103,9 +137,13 @@ describe('artifact.publish', () => {
     // The reviewer is not the WorkItem owner.
     expect(await code(publish(g, manifest(g, reviewer), leaseId, reviewer))).toBe('AUTH_FORBIDDEN')
     // A manifest changed after signing.
-    expect(await code(publish(g, {...manifest(g), contentHash: `sha256:${'cd'.repeat(32)}`}, leaseId))).toBe('INVALID_COMMAND')
+    expect(await code(publish(g, {...manifest(g), contentHash: `sha256:${'cd'.repeat(32)}`}, leaseId))).toBe(
+      'INVALID_COMMAND',
+    )
     // Another Group's manifest.
-    expect(await code(publish(g, manifest(g, developer, {groupId: 'urn:mwp:test:group:other'}), leaseId))).toBe('INVALID_COMMAND')
+    expect(await code(publish(g, manifest(g, developer, {groupId: 'urn:mwp:test:group:other'}), leaseId))).toBe(
+      'INVALID_COMMAND',
+    )
     // Binary content inline is not a manifest member (§13.1: stored outside the log).
     expect(await code(publish(g, {...manifest(g), content: 'aGVsbG8'}, leaseId))).toBe('SCHEMA_VALIDATION_FAILED')
     // A stale Ownership Epoch.
@@ -114,11 +152,14 @@ describe('artifact.publish', () => {
     // Immutable: one Artifact ID names one manifest.
     const m = manifest(g)
     receiptOf(await run(publish(g, m, leaseId)))
-    expect(await code(publish(g, manifest(g, developer, {artifactId: m.artifactId}), leaseId))).toBe('INVALID_STATE_TRANSITION')
+    expect(await code(publish(g, manifest(g, developer, {artifactId: m.artifactId}), leaseId))).toBe(
+      'INVALID_STATE_TRANSITION',
+    )
   })
 
   it('replay reproduces the live state', async () => {
     const fresh = authorityOn(store)
-    for (const g of touched) expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash((await authority.current(g))!))
+    for (const g of touched)
+      expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash((await authority.current(g))!))
   })
 })

@@ -43,7 +43,12 @@ const touched: string[] = []
 
 beforeAll(async () => {
   ;({store, cleanup} = await sqliteStore())
-  authority = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id], maxMissionDepth: 2}})
+  authority = openAuthority({
+    store,
+    registry,
+    authorityKey,
+    policy: {rootMissionOwners: [owner.principal!.id], maxMissionDepth: 2},
+  })
 }, 60_000)
 afterAll(async () => cleanup?.())
 
@@ -88,35 +93,85 @@ describe('mission.create_child (§7.1 none → active, §10.2 → blocked)', () 
     const r = receiptOf(await run(createChild(g, w, cg)))
     // The receipt names the parent Group's Event and the child Group's two creation Events.
     expect(r.firstSequence).toBe(before + 1)
-    expect((r as unknown as {linkedGroups: {groupId: string; eventIds: string[]}[]}).linkedGroups).toEqual([{groupId: cg, eventIds: expect.any(Array), firstSequence: 1, lastSequence: 2}])
+    expect((r as unknown as {linkedGroups: {groupId: string; eventIds: string[]}[]}).linkedGroups).toEqual([
+      {groupId: cg, eventIds: expect.any(Array), firstSequence: 1, lastSequence: 2},
+    ])
 
     const parentEvent = await lastEvent(g)
     expect(parentEvent).toMatchObject({
       kind: 'mission.child.created',
-      payload: {workItemId: w, child: {missionId: missionIdOf(cg), groupId: cg, depth: 1, missionOwner: coordinator.principal, coordinatorAgentId: reviewer.principal!.id}, revokedLeaseId: lease.leaseId, fencedOwnershipEpoch: 1},
+      payload: {
+        workItemId: w,
+        child: {
+          missionId: missionIdOf(cg),
+          groupId: cg,
+          depth: 1,
+          missionOwner: coordinator.principal,
+          coordinatorAgentId: reviewer.principal!.id,
+        },
+        revokedLeaseId: lease.leaseId,
+        fencedOwnershipEpoch: 1,
+      },
     })
     const parentItem = await item(g, w)
     expect(parentItem.state).toBe('blocked')
     expect(parentItem.owner).toBeNull()
     expect(parentItem.lease!.state).toBe('revoked')
-    expect(parentItem.childMission).toEqual({missionId: missionIdOf(cg), groupId: cg, failurePolicy: {onFailure: 'block', indispensable: false}, state: 'running'})
+    expect(parentItem.childMission).toEqual({
+      missionId: missionIdOf(cg),
+      groupId: cg,
+      failurePolicy: {onFailure: 'block', indispensable: false},
+      state: 'running',
+    })
 
     expect((await events(cg)).map((e) => e.kind)).toEqual(['mission.created', 'mission.coordinator.assigned'])
     const child = await state(cg)
-    expect(child.mission).toMatchObject({state: 'active', missionOwner: coordinator.principal, parent: {missionId: missionIdOf(g), groupId: g, workItemId: w, depth: 1}})
+    expect(child.mission).toMatchObject({
+      state: 'active',
+      missionOwner: coordinator.principal,
+      parent: {missionId: missionIdOf(g), groupId: g, workItemId: w, depth: 1},
+    })
     expect(child.mission.coordinator!.agentId).toBe(reviewer.principal!.id)
     expect(child.members[coordinator.principal!.id]!.role).toBe('mission_owner')
     // The child Mission document the Event carries is a valid mission.schema.json child (Agent owner).
     const created = (await events(cg))[0]!.payload.mission as Record<string, unknown>
-    const asDocument = {...created, revision: 1, coordinator: {agentId: reviewer.principal!.id, agentCardVersion: 1, coordinatorEpoch: 1, leaseId: 'urn:uuid:00000000-0000-4000-8000-000000000001'}}
+    const asDocument = {
+      ...created,
+      revision: 1,
+      coordinator: {
+        agentId: reviewer.principal!.id,
+        agentCardVersion: 1,
+        coordinatorEpoch: 1,
+        leaseId: 'urn:uuid:00000000-0000-4000-8000-000000000001',
+      },
+    }
     expect(schemaCatalog().validate('mission', asDocument)).toEqual({valid: true})
 
     // Ownership is fenced while the child runs: the old owner's submission, a re-offer and an
     // unblock are all refused, and nothing is appended.
     const h = await head(g)
-    expect(await code(groupCommand(developer, 'work.submit', g, {workItemId: w, ownershipEpoch: 1, leaseId: lease.leaseId, artifactHashes: [H1]}))).toBe('INVALID_STATE_TRANSITION')
-    expect(await code(coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 60_000).toISOString()}))).toBe('INVALID_STATE_TRANSITION')
-    expect(await code(coord('work.unblock', g, {workItemId: w, resolution: 'Done elsewhere.'}))).toBe('INVALID_STATE_TRANSITION')
+    expect(
+      await code(
+        groupCommand(developer, 'work.submit', g, {
+          workItemId: w,
+          ownershipEpoch: 1,
+          leaseId: lease.leaseId,
+          artifactHashes: [H1],
+        }),
+      ),
+    ).toBe('INVALID_STATE_TRANSITION')
+    expect(
+      await code(
+        coord('work.offer', g, {
+          workItemId: w,
+          candidates: [developer.principal!.id],
+          expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        }),
+      ),
+    ).toBe('INVALID_STATE_TRANSITION')
+    expect(await code(coord('work.unblock', g, {workItemId: w, resolution: 'Done elsewhere.'}))).toBe(
+      'INVALID_STATE_TRANSITION',
+    )
     expect(await head(g)).toBe(h)
   })
 
@@ -129,7 +184,10 @@ describe('mission.create_child (§7.1 none → active, §10.2 → blocked)', () 
     const cases: [Buffer, string][] = [
       // Not the current Coordinator (a Worker Agent claiming the epoch), and a stale epoch.
       [createChild(g, w, cg, {}, developer), 'AUTH_FORBIDDEN'],
-      [coord('mission.create_child', g, {...JSON.parse(createChild(g, w, cg).toString()).payload}, 2), 'AUTH_FORBIDDEN'],
+      [
+        coord('mission.create_child', g, {...JSON.parse(createChild(g, w, cg).toString()).payload}, 2),
+        'AUTH_FORBIDDEN',
+      ],
       // Budget: more than the WorkItem's EUR 10; a dimension the parent bounds left unbounded; another currency.
       [createChild(g, w, cg, {budget: {currency: 'EUR', financialLimit: 11}}), 'BUDGET_EXCEEDED'],
       [createChild(g, w, cg, {budget: {modelTokenLimit: 10}}), 'INVALID_COMMAND'],
@@ -137,9 +195,15 @@ describe('mission.create_child (§7.1 none → active, §10.2 → blocked)', () 
       // Deadline after the parent WorkItem's (2027-01-15), capability and resource not granted to it.
       [createChild(g, w, cg, {deadline: '2027-01-20T00:00:00Z'}), 'INVALID_COMMAND'],
       [createChild(g, w, cg, {requiredCapabilities: [{id: 'payments.execute', version: '1.0.0'}]}), 'INVALID_COMMAND'],
-      [createChild(g, w, cg, {allowedResources: [{resource: 'urn:mwp:dev:resource:prod-db', operations: ['write']}]}), 'INVALID_COMMAND'],
+      [
+        createChild(g, w, cg, {allowedResources: [{resource: 'urn:mwp:dev:resource:prod-db', operations: ['write']}]}),
+        'INVALID_COMMAND',
+      ],
       // The parent requires high-risk execution approval; the child may not relax it.
-      [createChild(g, w, cg, {approvalPolicy: {finalHumanApproval: false, highRiskExecutionApproval: false}}), 'INVALID_COMMAND'],
+      [
+        createChild(g, w, cg, {approvalPolicy: {finalHumanApproval: false, highRiskExecutionApproval: false}}),
+        'INVALID_COMMAND',
+      ],
       // The child Coordinator cannot be the child MissionOwner (the Parent Coordinator) too.
       [createChild(g, w, cg, {}, coordinator, coordinator), 'INVALID_COMMAND'],
       // An existing Group; the parent's own Group or Mission (a cycle); an unknown WorkItem.
@@ -188,15 +252,53 @@ describe('mission.create_child (§7.1 none → active, §10.2 → blocked)', () 
     // Depth 2 (= maxMissionDepth): the child Coordinator promotes a child WorkItem.
     const cw = await workItem(cg, 'open', small, reviewer)
     const grand = childGroup()
-    receiptOf(await run(createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
-    expect((await state(grand)).mission.parent).toEqual({missionId: missionIdOf(cg), groupId: cg, workItemId: cw, depth: 2})
+    receiptOf(
+      await run(
+        createChild(
+          cg,
+          cw,
+          grand,
+          {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'},
+          reviewer,
+          developer,
+        ),
+      ),
+    )
+    expect((await state(grand)).mission.parent).toEqual({
+      missionId: missionIdOf(cg),
+      groupId: cg,
+      workItemId: cw,
+      depth: 2,
+    })
     // Depth 3 needs an explicit escalation.
     const gw = await workItem(grand, 'open', small, developer, reviewer)
     const deeper = childGroup()
     const before = [await head(grand), await head(cg)]
-    expect(await code(createChild(grand, gw, deeper, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-04T00:00:00Z'}, developer, reviewer))).toBe('RATE_LIMITED')
+    expect(
+      await code(
+        createChild(
+          grand,
+          gw,
+          deeper,
+          {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-04T00:00:00Z'},
+          developer,
+          reviewer,
+        ),
+      ),
+    ).toBe('RATE_LIMITED')
     // A grandchild may not reuse any ancestor's Group (cyclic ancestry).
-    expect(await code(createChild(grand, gw, cg, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-04T00:00:00Z'}, developer, reviewer))).toBe('INVALID_COMMAND')
+    expect(
+      await code(
+        createChild(
+          grand,
+          gw,
+          cg,
+          {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-04T00:00:00Z'},
+          developer,
+          reviewer,
+        ),
+      ),
+    ).toBe('INVALID_COMMAND')
     await unchanged([grand, cg], before)
     expect(await store.head(deeper)).toBeNull()
   })
@@ -205,7 +307,18 @@ describe('mission.create_child (§7.1 none → active, §10.2 → blocked)', () 
     const {cg} = await withChild()
     const cw = await workItem(cg, 'open', small, reviewer)
     const grand = childGroup()
-    receiptOf(await run(createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
+    receiptOf(
+      await run(
+        createChild(
+          cg,
+          cw,
+          grand,
+          {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'},
+          reviewer,
+          developer,
+        ),
+      ),
+    )
     const gw = await workItem(grand, 'open', small, developer, reviewer)
     const deeper = childGroup()
     const actionId = uuid(90)
@@ -226,12 +339,20 @@ describe('mission.create_child (§7.1 none → active, §10.2 → blocked)', () 
         }),
       ),
     )
-    receiptOf(await run(createChild(grand, gw, deeper, extra, developer, reviewer, {actionId, cooperationOverrideGrantId: grantId})))
+    receiptOf(
+      await run(
+        createChild(grand, gw, deeper, extra, developer, reviewer, {actionId, cooperationOverrideGrantId: grantId}),
+      ),
+    )
     expect((await state(deeper)).mission.parent).toMatchObject({groupId: grand, depth: 3})
     expect((await state(grand)).overrideGrants?.[grantId]?.consumedBy).not.toBeNull()
     // One-shot: the same grant cannot carry another Command.
     const gw2 = await workItem(grand, 'open', small, developer, reviewer)
-    expect(await code(createChild(grand, gw2, childGroup(), extra, developer, reviewer, {cooperationOverrideGrantId: grantId}))).toBe('AUTH_FORBIDDEN')
+    expect(
+      await code(
+        createChild(grand, gw2, childGroup(), extra, developer, reviewer, {cooperationOverrideGrantId: grantId}),
+      ),
+    ).toBe('AUTH_FORBIDDEN')
   })
 })
 
@@ -249,12 +370,33 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     expect(parentItem.childMission!.state).toBe('approved')
     const e = await lastEvent(g)
     expect(e.kind).toBe(CHILD_CONCLUDED)
-    expect(e.payload).toMatchObject({workItemId: w, outcome: 'approved', to: 'verified', artifactHashes: [H1], approval: {approvalId: doc.approvalId, kind: 'child_mission'}})
+    expect(e.payload).toMatchObject({
+      workItemId: w,
+      outcome: 'approved',
+      to: 'verified',
+      artifactHashes: [H1],
+      approval: {approvalId: doc.approvalId, kind: 'child_mission'},
+    })
     const evidence = e.payload.evidence as Record<string, unknown>
-    expect(evidence).toMatchObject({subject: {type: 'mission', id: missionIdOf(cg)}, result: 'passed', artifactHashes: [H1], criterionIds: ['notes']})
+    expect(evidence).toMatchObject({
+      subject: {type: 'mission', id: missionIdOf(cg)},
+      result: 'passed',
+      artifactHashes: [H1],
+      criterionIds: ['notes'],
+    })
     expect(e.payload.evidenceHashes).toEqual([canonicalHash(evidence)])
     // The Evidence is a valid evidence.schema.json body (the Event signature covers it).
-    expect(schemaCatalog().validate('evidence', {...evidence, signature: {algorithm: 'Ed25519', keyId: 'urn:mwp:dev:key:group-authority-1', createdAt: '2026-11-30T00:00:00Z', value: 'A'.repeat(86)}})).toEqual({valid: true})
+    expect(
+      schemaCatalog().validate('evidence', {
+        ...evidence,
+        signature: {
+          algorithm: 'Ed25519',
+          keyId: 'urn:mwp:dev:key:group-authority-1',
+          createdAt: '2026-11-30T00:00:00Z',
+          value: 'A'.repeat(86),
+        },
+      }),
+    ).toEqual({valid: true})
     // The parent Mission itself stays active: the parent Coordinator decides what comes next.
     expect((await state(g)).mission.state).toBe('active')
   })
@@ -262,13 +404,27 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
   it(`[-row:t10.2:blocked->verified:child_mission_approval] a child Approval of the wrong kind, or before submission, changes neither Group`, async () => {
     const {g, w, cg} = await withChild()
     const before = [await head(g), await head(cg)]
-    expect(await code(groupCommand(coordinator, 'mission.approve', cg, {approval: approval(cg, 3, [H1], {kind: 'child_mission'}, coordinator)}))).toBe('INVALID_STATE_TRANSITION')
+    expect(
+      await code(
+        groupCommand(coordinator, 'mission.approve', cg, {
+          approval: approval(cg, 3, [H1], {kind: 'child_mission'}, coordinator),
+        }),
+      ),
+    ).toBe('INVALID_STATE_TRANSITION')
     const revision = await submitChild(cg)
     before[1]! += 1
     // A child Mission is approved with a `child_mission` Approval by its MissionOwner, not a root's `mission_final`.
-    expect(await code(groupCommand(coordinator, 'mission.approve', cg, {approval: approval(cg, revision, [H1], {}, owner)}))).toBe('INVALID_COMMAND')
+    expect(
+      await code(groupCommand(coordinator, 'mission.approve', cg, {approval: approval(cg, revision, [H1], {}, owner)})),
+    ).toBe('INVALID_COMMAND')
     // Signed by another Agent than the child MissionOwner.
-    expect(await code(groupCommand(coordinator, 'mission.approve', cg, {approval: approval(cg, revision, [H1], {kind: 'child_mission'}, developer)}))).toBe('INVALID_COMMAND')
+    expect(
+      await code(
+        groupCommand(coordinator, 'mission.approve', cg, {
+          approval: approval(cg, revision, [H1], {kind: 'child_mission'}, developer),
+        }),
+      ),
+    ).toBe('INVALID_COMMAND')
     await unchanged([g, cg], before)
     expect((await item(g, w)).state).toBe('blocked')
   })
@@ -278,7 +434,7 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
   // child_mission Approval beside its own MissionOwner's (payload.rootApproval).
   const humanGated = {approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true}}
 
-  it('[+cmd:mission.approve] a child whose risk policy asks for final human approval is approved with the root human MissionOwner\'s Approval too — also two levels down', async () => {
+  it("[+cmd:mission.approve] a child whose risk policy asks for final human approval is approved with the root human MissionOwner's Approval too — also two levels down", async () => {
     const {g, w, cg} = await withChild('open', humanGated)
     const revision = await submitChild(cg)
     const own = approval(cg, revision, [H1], {kind: 'child_mission'}, coordinator)
@@ -286,19 +442,50 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     receiptOf(await run(groupCommand(coordinator, 'mission.approve', cg, {approval: own, rootApproval: root})))
     expect((await state(cg)).mission.state).toBe('approved')
     const approved = (await events(cg)).at(-1)!
-    expect(approved).toMatchObject({kind: 'mission.approved', payload: {approval: {approvalId: own.approvalId}, rootApproval: {approvalId: root.approvalId, approver: owner.principal}}})
+    expect(approved).toMatchObject({
+      kind: 'mission.approved',
+      payload: {
+        approval: {approvalId: own.approvalId},
+        rootApproval: {approvalId: root.approvalId, approver: owner.principal},
+      },
+    })
     expect((await item(g, w)).state).toBe('verified')
 
     // A grandchild: its MissionOwner is the child's Coordinator; the human is the tree's root owner.
     const mid = await withChild()
     const midItem = await workItem(mid.cg, 'open', small, reviewer)
     const grand = childGroup()
-    receiptOf(await run(createChild(mid.cg, midItem, grand, {...humanGated, budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
+    receiptOf(
+      await run(
+        createChild(
+          mid.cg,
+          midItem,
+          grand,
+          {...humanGated, budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'},
+          reviewer,
+          developer,
+        ),
+      ),
+    )
     receiptOf(await run(coord('mission.submit_for_approval', grand, {artifactHashes: [H1]}, 1, developer)))
     const gr = (await state(grand)).mission.submission!.missionRevision
     const byChildOwner = approval(grand, gr, [H1], {kind: 'child_mission'}, coordinator) // the Parent Coordinator one level up is not the root human
-    expect(await code(groupCommand(reviewer, 'mission.approve', grand, {approval: approval(grand, gr, [H1], {kind: 'child_mission'}, reviewer), rootApproval: byChildOwner}))).toBe('INVALID_COMMAND')
-    receiptOf(await run(groupCommand(reviewer, 'mission.approve', grand, {approval: approval(grand, gr, [H1], {kind: 'child_mission'}, reviewer), rootApproval: approval(grand, gr, [H1], {kind: 'child_mission'}, owner)})))
+    expect(
+      await code(
+        groupCommand(reviewer, 'mission.approve', grand, {
+          approval: approval(grand, gr, [H1], {kind: 'child_mission'}, reviewer),
+          rootApproval: byChildOwner,
+        }),
+      ),
+    ).toBe('INVALID_COMMAND')
+    receiptOf(
+      await run(
+        groupCommand(reviewer, 'mission.approve', grand, {
+          approval: approval(grand, gr, [H1], {kind: 'child_mission'}, reviewer),
+          rootApproval: approval(grand, gr, [H1], {kind: 'child_mission'}, owner),
+        }),
+      ),
+    )
     expect((await state(grand)).mission.state).toBe('approved')
     expect((await item(mid.cg, midItem)).state).toBe('verified')
   })
@@ -308,7 +495,10 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     const revision = await submitChild(cg)
     const own = approval(cg, revision, [H1], {kind: 'child_mission'}, coordinator)
     const before = [await head(g), await head(cg)]
-    const refused = async (payload: Record<string, unknown>) => expect(await code(groupCommand(coordinator, 'mission.approve', cg, {approval: own, ...payload}))).toBe('INVALID_COMMAND')
+    const refused = async (payload: Record<string, unknown>) =>
+      expect(await code(groupCommand(coordinator, 'mission.approve', cg, {approval: own, ...payload}))).toBe(
+        'INVALID_COMMAND',
+      )
     await refused({}) // the root human's Approval is missing
     await refused({rootApproval: approval(cg, revision, [H1], {kind: 'child_mission'}, otherHuman)}) // another human
     await refused({rootApproval: approval(cg, revision, [H1], {}, owner)}) // a root Mission's mission_final kind
@@ -326,14 +516,26 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     const pr = await submitChild(plain.cg)
     const plainBefore = [await head(plain.g), await head(plain.cg)]
     expect(
-      await code(groupCommand(coordinator, 'mission.approve', plain.cg, {approval: approval(plain.cg, pr, [H1], {kind: 'child_mission'}, coordinator), rootApproval: approval(plain.cg, pr, [H1], {kind: 'child_mission'}, owner)})),
+      await code(
+        groupCommand(coordinator, 'mission.approve', plain.cg, {
+          approval: approval(plain.cg, pr, [H1], {kind: 'child_mission'}, coordinator),
+          rootApproval: approval(plain.cg, pr, [H1], {kind: 'child_mission'}, owner),
+        }),
+      ),
     ).toBe('INVALID_COMMAND')
     await unchanged([plain.g, plain.cg], plainBefore)
     const root = await rootGroup()
     receiptOf(await run(coord('mission.submit_for_approval', root, {artifactHashes: [H1]})))
     const rr = (await state(root)).mission.submission!.missionRevision
     const rootBefore = [await head(root)]
-    expect(await code(groupCommand(owner, 'mission.approve', root, {approval: approval(root, rr, [H1]), rootApproval: approval(root, rr, [H1], {kind: 'child_mission'})}))).toBe('INVALID_COMMAND')
+    expect(
+      await code(
+        groupCommand(owner, 'mission.approve', root, {
+          approval: approval(root, rr, [H1]),
+          rootApproval: approval(root, rr, [H1], {kind: 'child_mission'}),
+        }),
+      ),
+    ).toBe('INVALID_COMMAND')
     await unchanged([root], rootBefore)
   })
 
@@ -346,7 +548,14 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     expect(parentItem.childMission!.state).toBe('failed')
     expect(parentItem.blocker!.requiredResolution).toContain('replan')
     const e = await lastEvent(g)
-    expect(e).toMatchObject({kind: CHILD_CONCLUDED, payload: {outcome: 'failed', to: 'blocked', evidence: {type: 'failure_report', result: 'failed', details: {reason: 'The source data is unavailable.'}}}})
+    expect(e).toMatchObject({
+      kind: CHILD_CONCLUDED,
+      payload: {
+        outcome: 'failed',
+        to: 'blocked',
+        evidence: {type: 'failure_report', result: 'failed', details: {reason: 'The source data is unavailable.'}},
+      },
+    })
     expect(parentItem.failure!.evidenceHashes).toEqual([canonicalHash(e.payload.evidence)])
     expect((await state(g)).mission.state).toBe('active')
     // The Parent Coordinator may replan: a replacement child for the same WorkItem.
@@ -364,11 +573,29 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     const b = await withChild('open', {childFailurePolicy: {onFailure: 'fail', indispensable: true}})
     const cw = await workItem(b.cg, 'open', small, reviewer)
     const grand = childGroup()
-    receiptOf(await run(createChild(b.cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z', childFailurePolicy: {onFailure: 'block', indispensable: true}}, reviewer, developer)))
+    receiptOf(
+      await run(
+        createChild(
+          b.cg,
+          cw,
+          grand,
+          {
+            budget: {currency: 'EUR', financialLimit: 1},
+            deadline: '2027-01-05T00:00:00Z',
+            childFailurePolicy: {onFailure: 'block', indispensable: true},
+          },
+          reviewer,
+          developer,
+        ),
+      ),
+    )
     receiptOf(await run(groupCommand(reviewer, 'mission.cancel', grand, {reason: 'Superseded.'})))
     expect((await state(grand)).mission.state).toBe('cancelled')
     // The child WorkItem is blocked by its grandchild's failure, then ends with its failed Mission (§10.2 last row).
-    expect((await events(b.cg)).slice(-2).map((e) => [e.kind, e.payload.to])).toEqual([[CHILD_CONCLUDED, 'blocked'], ['mission.terminated', undefined]])
+    expect((await events(b.cg)).slice(-2).map((e) => [e.kind, e.payload.to])).toEqual([
+      [CHILD_CONCLUDED, 'blocked'],
+      ['mission.terminated', undefined],
+    ])
     expect((await item(b.cg, cw)).state).toBe('failed')
     expect((await state(b.cg)).mission.state).toBe('failed')
     expect((await item(b.g, b.w)).state).toBe('failed')
@@ -393,7 +620,15 @@ describe('child outcome on the parent WorkItem (§10.2, §14)', () => {
     receiptOf(await run(coord('work.fail', g, {workItemId: w, reason: 'Replanned without it.', evidenceHashes: [H1]})))
     expect((await item(g, w)).state).toBe('failed')
     expect((await state(second)).mission.state).toBe('cancelled')
-    receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 60_000).toISOString()})))
+    receiptOf(
+      await run(
+        coord('work.offer', g, {
+          workItemId: w,
+          candidates: [developer.principal!.id],
+          expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        }),
+      ),
+    )
     expect((await item(g, w)).state).toBe('offered')
   })
 })
@@ -404,18 +639,34 @@ describe('parent-cancellation propagation (§7.1, §10.2 last row)', () => {
     const {g, w, cg} = await withChild()
     const cw = await workItem(cg, 'open', small, reviewer)
     const grand = childGroup()
-    receiptOf(await run(createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
+    receiptOf(
+      await run(
+        createChild(
+          cg,
+          cw,
+          grand,
+          {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'},
+          reviewer,
+          developer,
+        ),
+      ),
+    )
     return {g, w, cg, cw, grand}
   }
 
   it('[+cmd:mission.cancel] [+evt:mission.cancelled] [+row:t7.1:non_terminal->cancelled:mission.cancel] [+row:t10.2:unfinished->failed_or_cancelled:parent_mission_terminal] cancelling the root cancels every running descendant Mission in the same append', async () => {
     const {g, w, cg, cw, grand} = await threeLevels()
     const r = receiptOf(await run(groupCommand(owner, 'mission.cancel', g, {reason: 'Priorities changed.'})))
-    expect((r as unknown as {linkedGroups: {groupId: string}[]}).linkedGroups.map((l) => l.groupId).sort()).toEqual([cg, grand].sort())
+    expect((r as unknown as {linkedGroups: {groupId: string}[]}).linkedGroups.map((l) => l.groupId).sort()).toEqual(
+      [cg, grand].sort(),
+    )
     for (const x of [g, cg, grand]) expect((await state(x)).mission.state).toBe('cancelled')
     expect((await item(g, w)).state).toBe('cancelled')
     expect((await item(cg, cw)).state).toBe('cancelled')
-    expect(await lastEvent(grand)).toMatchObject({kind: 'mission.cancelled', payload: {propagatedFrom: {missionId: missionIdOf(cg), groupId: cg}}})
+    expect(await lastEvent(grand)).toMatchObject({
+      kind: 'mission.cancelled',
+      payload: {propagatedFrom: {missionId: missionIdOf(cg), groupId: cg}},
+    })
   })
 
   it('[+cmd:work.cancel] [+evt:work.cancelled] [+row:t10.2:unfinished->cancelled:work.cancel] cancelling a parent WorkItem cancels its running child Mission subtree', async () => {
@@ -446,7 +697,13 @@ describe('parent-cancellation propagation (§7.1, §10.2 last row)', () => {
   it('[-evt:mission.cancelled] concluded children are not touched, and a rejected cancel changes no Group', async () => {
     const {g, w, cg} = await withChild()
     const revision = await submitChild(cg)
-    receiptOf(await run(groupCommand(coordinator, 'mission.approve', cg, {approval: approval(cg, revision, [H1], {kind: 'child_mission'}, coordinator)})))
+    receiptOf(
+      await run(
+        groupCommand(coordinator, 'mission.approve', cg, {
+          approval: approval(cg, revision, [H1], {kind: 'child_mission'}, coordinator),
+        }),
+      ),
+    )
     const childHead = await head(cg)
     // A Worker may not cancel the Mission: nothing anywhere.
     const before = [await head(g), childHead]
@@ -469,7 +726,11 @@ describe('mission.create_follow_up (§7.1 none → active)', () => {
     return g
   }
   const followUp = (g: string, fg: string, signer = owner, extra: Record<string, unknown> = {}) =>
-    command(signer, {kind: 'mission.create_follow_up', groupId: fg, payload: {...missionPayload(fg), followUpTo: {missionId: missionIdOf(g), groupId: g}, ...extra}})
+    command(signer, {
+      kind: 'mission.create_follow_up',
+      groupId: fg,
+      payload: {...missionPayload(fg), followUpTo: {missionId: missionIdOf(g), groupId: g}, ...extra},
+    })
 
   it('[+cmd:mission.create_follow_up] [+evt:mission.follow_up.created] [+row:t7.1:none->active:mission.create_follow_up] the same human owner creates a new Group linked to the approved Mission', async () => {
     const g = await approvedMission()
@@ -477,9 +738,16 @@ describe('mission.create_follow_up (§7.1 none → active)', () => {
     const before = await head(g)
     receiptOf(await run(followUp(g, fg)))
     expect((await events(fg)).map((e) => e.kind)).toEqual(['mission.follow_up.created', 'mission.coordinator.assigned'])
-    expect((await events(fg))[0]!.payload).toMatchObject({mission: {missionId: missionIdOf(fg), followUpToMissionId: missionIdOf(g), missionOwner: owner.principal}, followUpToGroupId: g})
+    expect((await events(fg))[0]!.payload).toMatchObject({
+      mission: {missionId: missionIdOf(fg), followUpToMissionId: missionIdOf(g), missionOwner: owner.principal},
+      followUpToGroupId: g,
+    })
     const s = await state(fg)
-    expect(s.mission).toMatchObject({state: 'active', followUpTo: {missionId: missionIdOf(g), groupId: g}, missionOwner: owner.principal})
+    expect(s.mission).toMatchObject({
+      state: 'active',
+      followUpTo: {missionId: missionIdOf(g), groupId: g},
+      missionOwner: owner.principal,
+    })
     // The approved Mission is not reopened or rewritten.
     expect(await head(g)).toBe(before)
     expect((await state(g)).mission.state).toBe('approved')
@@ -491,7 +759,9 @@ describe('mission.create_follow_up (§7.1 none → active)', () => {
     const fg = childGroup()
     expect(await code(followUp(active, fg))).toBe('INVALID_STATE_TRANSITION')
     expect(await code(followUp(approved, fg, otherHuman))).toBe('GROUP_NOT_FOUND')
-    expect(await code(followUp(approved, fg, owner, {followUpTo: {missionId: missionIdOf(active), groupId: approved}}))).toBe('GROUP_NOT_FOUND')
+    expect(
+      await code(followUp(approved, fg, owner, {followUpTo: {missionId: missionIdOf(active), groupId: approved}})),
+    ).toBe('GROUP_NOT_FOUND')
     expect(await code(followUp(approved, active))).toBe('INVALID_STATE_TRANSITION')
     expect(await store.head(fg)).toBeNull()
   })
@@ -502,11 +772,34 @@ describe('inspecting the Mission tree (§14)', () => {
     const {g, w, cg} = await withChild()
     const cw = await workItem(cg, 'open', small, reviewer)
     const grand = childGroup()
-    receiptOf(await run(createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
+    receiptOf(
+      await run(
+        createChild(
+          cg,
+          cw,
+          grand,
+          {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'},
+          reviewer,
+          developer,
+        ),
+      ),
+    )
     const tree = (await missionTree(authority, g, owner.principal!))!
-    expect(tree).toMatchObject({groupId: g, depth: 0, state: 'active', missionOwner: owner.principal, coordinatorAgentId: coordinator.principal!.id})
+    expect(tree).toMatchObject({
+      groupId: g,
+      depth: 0,
+      state: 'active',
+      missionOwner: owner.principal,
+      coordinatorAgentId: coordinator.principal!.id,
+    })
     expect(tree.children).toHaveLength(1)
-    expect(tree.children[0]).toMatchObject({groupId: cg, depth: 1, parentWorkItemId: w, missionOwner: coordinator.principal, coordinatorAgentId: reviewer.principal!.id})
+    expect(tree.children[0]).toMatchObject({
+      groupId: cg,
+      depth: 1,
+      parentWorkItemId: w,
+      missionOwner: coordinator.principal,
+      coordinatorAgentId: reviewer.principal!.id,
+    })
     expect(tree.children[0]!.children.map((c) => [c.groupId, c.depth, c.parentWorkItemId])).toEqual([[grand, 2, cw]])
     // The root owner may also start the view at any Mission below it.
     expect((await missionTree(authority, grand, owner.principal!))!.groupId).toBe(grand)

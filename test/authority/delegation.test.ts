@@ -12,7 +12,22 @@ import {submit} from '../../src/authority/ingress/command.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import type {Store} from '../../src/store/index.js'
-import {authorityKey, codeOf, contract, coord, coordinator, developer, groupCommand, missionIdOf, owner, receiptOf, registry, reviewer, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {
+  authorityKey,
+  codeOf,
+  contract,
+  coord,
+  coordinator,
+  developer,
+  groupCommand,
+  missionIdOf,
+  owner,
+  receiptOf,
+  registry,
+  reviewer,
+  sqliteStore,
+  uuid,
+} from '../support/authority-helpers.js'
 import {missionGroup} from '../support/groups.js'
 
 let store: Store
@@ -20,7 +35,14 @@ let cleanup: () => Promise<void>
 let authority: Authority
 let skewMs = 0
 const touched: string[] = []
-const open = () => openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}, clock: () => new Date(Date.now() + skewMs).toISOString()})
+const open = () =>
+  openAuthority({
+    store,
+    registry,
+    authorityKey,
+    policy: {rootMissionOwners: [owner.principal!.id]},
+    clock: () => new Date(Date.now() + skewMs).toISOString(),
+  })
 
 beforeAll(async () => {
   ;({store, cleanup} = await sqliteStore())
@@ -37,7 +59,15 @@ const lastEvent = async (g: string) => {
 }
 const R = 'urn:mwp:test:work:root'
 const inAnHour = () => new Date(Date.now() + skewMs + 3_600_000).toISOString()
-const ceilings = {currency: 'EUR', financialLimit: 10, modelTokenLimit: 1000, toolCallLimit: 10, computeSecondsLimit: 100, wallClockSecondsLimit: 100, externalSideEffectLimit: 0}
+const ceilings = {
+  currency: 'EUR',
+  financialLimit: 10,
+  modelTokenLimit: 1000,
+  toolCallLimit: 10,
+  computeSecondsLimit: 100,
+  wallClockSecondsLimit: 100,
+  externalSideEffectLimit: 0,
+}
 
 /** Group: developer is a Worker, reviewer a work_delegate; WorkItem R is open (budget EUR 10). */
 async function group(): Promise<string> {
@@ -55,7 +85,8 @@ const grantPayload = (extra: Record<string, unknown> = {}) => ({
   expiresAt: inAnHour(),
   ...extra,
 })
-const grant = (g: string, extra: Record<string, unknown> = {}, signer: SigningKey = coordinator, epoch = 1) => coord('membership.grant_delegation', g, grantPayload(extra), epoch, signer)
+const grant = (g: string, extra: Record<string, unknown> = {}, signer: SigningKey = coordinator, epoch = 1) =>
+  coord('membership.grant_delegation', g, grantPayload(extra), epoch, signer)
 
 /** A group with a Grant to reviewer on R; returns the Grant ID. */
 async function delegated(extra: Record<string, unknown> = {}): Promise<{g: string; grantId: string}> {
@@ -65,11 +96,31 @@ async function delegated(extra: Record<string, unknown> = {}): Promise<{g: strin
   return {g, grantId}
 }
 const child = (budget: number, capability = 'writing.release-notes') =>
-  contract({budget: {currency: 'EUR', financialLimit: budget}, requiredCapabilities: [{id: capability, version: '1.2.0'}]})
-const delegatedAuthorize = (g: string, grantId: string, workItemId: string, parentWorkItemId: string | undefined, c = child(4), signer: SigningKey = reviewer) =>
-  groupCommand(signer, 'work.authorize', g, {workItemId, contract: c, delegationGrantId: grantId, ...(parentWorkItemId !== undefined ? {parentWorkItemId} : {})})
+  contract({
+    budget: {currency: 'EUR', financialLimit: budget},
+    requiredCapabilities: [{id: capability, version: '1.2.0'}],
+  })
+const delegatedAuthorize = (
+  g: string,
+  grantId: string,
+  workItemId: string,
+  parentWorkItemId: string | undefined,
+  c = child(4),
+  signer: SigningKey = reviewer,
+) =>
+  groupCommand(signer, 'work.authorize', g, {
+    workItemId,
+    contract: c,
+    delegationGrantId: grantId,
+    ...(parentWorkItemId !== undefined ? {parentWorkItemId} : {}),
+  })
 const delegatedOffer = (g: string, grantId: string, workItemId: string, signer: SigningKey = reviewer) =>
-  groupCommand(signer, 'work.offer', g, {workItemId, candidates: [developer.principal!.id], expiresAt: inAnHour(), delegationGrantId: grantId})
+  groupCommand(signer, 'work.offer', g, {
+    workItemId,
+    candidates: [developer.principal!.id],
+    expiresAt: inAnHour(),
+    delegationGrantId: grantId,
+  })
 
 describe('membership.grant_delegation', () => {
   it('[+cmd:membership.grant_delegation] [+evt:membership.delegation.granted] the current Coordinator grants a scoped Grant recording every §9.1 field', async () => {
@@ -123,12 +174,17 @@ describe('using a Delegation Grant', () => {
   it('[+cmd:work.authorize] [+cmd:work.offer] [+row:t10.2:none_or_proposal->open:work.authorize] [+row:t10.2:no_live_owner->offered:work.offer] the grantee authorizes descendants and offers within the scope; cumulative budgets and depth are enforced', async () => {
     const {g, grantId} = await delegated()
     receiptOf(await run(delegatedAuthorize(g, grantId, 'urn:mwp:test:work:c1', R)))
-    expect((await lastEvent(g)).payload).toMatchObject({workItem: {workItemId: 'urn:mwp:test:work:c1', authorizedBy: reviewer.principal}, delegation: {grantId, parentWorkItemId: R}})
+    expect((await lastEvent(g)).payload).toMatchObject({
+      workItem: {workItemId: 'urn:mwp:test:work:c1', authorizedBy: reviewer.principal},
+      delegation: {grantId, parentWorkItemId: R},
+    })
     receiptOf(await run(delegatedAuthorize(g, grantId, 'urn:mwp:test:work:c2', R)))
     // 4 + 4 + 4 > 10: the third child breaks the financial ceiling.
     expect(await code(delegatedAuthorize(g, grantId, 'urn:mwp:test:work:c3', R))).toBe('BUDGET_EXCEEDED')
     // Depth 2 > maxDescendantDepth 1.
-    expect(await code(delegatedAuthorize(g, grantId, 'urn:mwp:test:work:gc', 'urn:mwp:test:work:c1', child(1)))).toBe('RATE_LIMITED')
+    expect(await code(delegatedAuthorize(g, grantId, 'urn:mwp:test:work:gc', 'urn:mwp:test:work:c1', child(1)))).toBe(
+      'RATE_LIMITED',
+    )
     // Offering an already charged descendant adds nothing; offering the root (EUR 10) would exceed.
     receiptOf(await run(delegatedOffer(g, grantId, 'urn:mwp:test:work:c1')))
     expect((await lastEvent(g)).payload).toMatchObject({workItemId: 'urn:mwp:test:work:c1', delegation: {grantId}})
@@ -142,11 +198,26 @@ describe('using a Delegation Grant', () => {
   it('[-cmd:work.authorize] [-cmd:work.offer] [-row:t10.2:none_or_proposal->open:work.authorize] [-row:t10.2:no_live_owner->offered:work.offer] the role alone, another Agent, an unknown Grant, a capability outside the Grant and a WorkItem outside the subtree are refused', async () => {
     const {g, grantId} = await delegated()
     const h = await head(g)
-    expect(await code(groupCommand(reviewer, 'work.authorize', g, {workItemId: uuid(74), contract: child(1)}))).toBe('AUTH_FORBIDDEN') // work_delegate without a Grant
+    expect(await code(groupCommand(reviewer, 'work.authorize', g, {workItemId: uuid(74), contract: child(1)}))).toBe(
+      'AUTH_FORBIDDEN',
+    ) // work_delegate without a Grant
     expect(await code(delegatedAuthorize(g, grantId, uuid(74), R, child(1), developer))).toBe('AUTH_FORBIDDEN') // non-transferable
     expect(await code(delegatedAuthorize(g, 'urn:mwp:test:grant:none', uuid(74), R))).toBe('INVALID_COMMAND')
     expect(await code(delegatedAuthorize(g, grantId, uuid(74), R, child(1, 'code.review')))).toBe('AUTH_FORBIDDEN')
-    expect(await code(delegatedAuthorize(g, grantId, uuid(74), R, contract({requiredCapabilities: [{id: 'writing.release-notes', version: '0.9.0'}], budget: {currency: 'EUR', financialLimit: 1}})))).toBe('AUTH_FORBIDDEN') // below minVersion
+    expect(
+      await code(
+        delegatedAuthorize(
+          g,
+          grantId,
+          uuid(74),
+          R,
+          contract({
+            requiredCapabilities: [{id: 'writing.release-notes', version: '0.9.0'}],
+            budget: {currency: 'EUR', financialLimit: 1},
+          }),
+        ),
+      ),
+    ).toBe('AUTH_FORBIDDEN') // below minVersion
     expect(await code(delegatedAuthorize(g, grantId, uuid(74), undefined))).toBe('AUTH_FORBIDDEN') // not linked into the subtree
     receiptOf(await run(coord('work.authorize', g, {workItemId: 'urn:mwp:test:work:other', contract: contract()})))
     const h2 = await head(g)
@@ -158,8 +229,22 @@ describe('using a Delegation Grant', () => {
 
   it('[E12] a Grant dies with a changed grantee Membership, expiry, a replaced Coordinator or an ended target', async () => {
     const membership = await delegated()
-    receiptOf(await run(groupCommand(owner, 'membership.change', membership.g, {member: reviewer.principal, role: 'work_delegate'})))
-    expect(await code(groupCommand(reviewer, 'work.authorize', membership.g, {workItemId: uuid(75), contract: child(1), delegationGrantId: membership.grantId, parentWorkItemId: R}, {membershipEpoch: 2}))).toBe('AUTH_FORBIDDEN')
+    receiptOf(
+      await run(
+        groupCommand(owner, 'membership.change', membership.g, {member: reviewer.principal, role: 'work_delegate'}),
+      ),
+    )
+    expect(
+      await code(
+        groupCommand(
+          reviewer,
+          'work.authorize',
+          membership.g,
+          {workItemId: uuid(75), contract: child(1), delegationGrantId: membership.grantId, parentWorkItemId: R},
+          {membershipEpoch: 2},
+        ),
+      ),
+    ).toBe('AUTH_FORBIDDEN')
 
     const expiry = await delegated({expiresAt: new Date(Date.now() + 60_000).toISOString()})
     skewMs = 2 * 60_000
@@ -171,7 +256,9 @@ describe('using a Delegation Grant', () => {
     receiptOf(await run(delegatedAuthorize(expiry.g, expiry.grantId, uuid(75), R))) // still valid before expiry
 
     const replaced = await delegated()
-    receiptOf(await run(groupCommand(owner, 'mission.assign_coordinator', replaced.g, {agentId: developer.principal!.id})))
+    receiptOf(
+      await run(groupCommand(owner, 'mission.assign_coordinator', replaced.g, {agentId: developer.principal!.id})),
+    )
     expect(await code(delegatedAuthorize(replaced.g, replaced.grantId, uuid(75), R))).toBe('AUTH_FORBIDDEN')
     // [-cmd:membership.grant_delegation] the replaced Coordinator's epoch is fenced for new Grants too.
     expect(await code(grant(replaced.g))).toBe('AUTH_STALE_COORDINATOR')
@@ -184,16 +271,33 @@ describe('using a Delegation Grant', () => {
 
 describe('Organization delegation-depth policy (§9.1, §20)', () => {
   it('[M1] [M5] a Grant deeper than policy allows → RATE_LIMITED; a MissionOwner override grant lets exactly that Grant through', async () => {
-    const limited = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id], limits: {delegationDepth: {hard: 1}}}})
+    const limited = openAuthority({
+      store,
+      registry,
+      authorityKey,
+      policy: {rootMissionOwners: [owner.principal!.id], limits: {delegationDepth: {hard: 1}}},
+    })
     const g = await group()
     const h = await head(g)
     const deep = (actionId: string, fields: Record<string, unknown> = {}) =>
-      coord('membership.grant_delegation', g, grantPayload({grantId: uuid(78), maxDescendantDepth: 2}), 1, coordinator, {actionId, ...fields})
+      coord(
+        'membership.grant_delegation',
+        g,
+        grantPayload({grantId: uuid(78), maxDescendantDepth: 2}),
+        1,
+        coordinator,
+        {actionId, ...fields},
+      )
     const r = await submit(limited, deep(uuid(79)))
     expect(codeOf(r)).toBe('RATE_LIMITED')
     expect('error' in r && r.error.retryable).toBe(true)
     expect(await head(g)).toBe(h)
-    receiptOf(await submit(limited, coord('membership.grant_delegation', g, grantPayload({grantId: uuid(78), maxDescendantDepth: 1}))))
+    receiptOf(
+      await submit(
+        limited,
+        coord('membership.grant_delegation', g, grantPayload({grantId: uuid(78), maxDescendantDepth: 1})),
+      ),
+    )
     const target = uuid(80)
     const overrideId = uuid(81)
     receiptOf(
@@ -213,7 +317,11 @@ describe('Organization delegation-depth policy (§9.1, §20)', () => {
     const receipt = receiptOf(await submit(limited, deep(target, {cooperationOverrideGrantId: overrideId})))
     expect(receipt.eventIds).toHaveLength(2)
     const state = (await limited.current(g))!
-    expect(Object.values(state.delegations ?? {}).map((d) => d.maxDescendantDepth).sort()).toEqual([1, 2])
+    expect(
+      Object.values(state.delegations ?? {})
+        .map((d) => d.maxDescendantDepth)
+        .sort(),
+    ).toEqual([1, 2])
     expect(state.overrideGrants?.[overrideId]?.consumedBy?.actionId).toBe(target)
     expect((await store.policyLog(g)).map((e) => e.action)).toEqual(['issued', 'consumed'])
   })
@@ -223,17 +331,47 @@ describe('MissionOwner emergency override (§9.1)', () => {
   it('[+cmd:work.authorize] [+cmd:work.offer] the MissionOwner authorizes and offers with an explicit, recorded override', async () => {
     const g = await group()
     const w = uuid(76)
-    receiptOf(await run(groupCommand(owner, 'work.authorize', g, {workItemId: w, contract: contract(), ownerOverride: {reason: 'Coordinator unresponsive during the incident.'}})))
-    expect((await lastEvent(g)).payload).toMatchObject({workItem: {workItemId: w, authorizedBy: owner.principal}, ownerOverride: {reason: 'Coordinator unresponsive during the incident.'}})
-    receiptOf(await run(groupCommand(owner, 'work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: inAnHour(), ownerOverride: {reason: 'Same incident.'}})))
+    receiptOf(
+      await run(
+        groupCommand(owner, 'work.authorize', g, {
+          workItemId: w,
+          contract: contract(),
+          ownerOverride: {reason: 'Coordinator unresponsive during the incident.'},
+        }),
+      ),
+    )
+    expect((await lastEvent(g)).payload).toMatchObject({
+      workItem: {workItemId: w, authorizedBy: owner.principal},
+      ownerOverride: {reason: 'Coordinator unresponsive during the incident.'},
+    })
+    receiptOf(
+      await run(
+        groupCommand(owner, 'work.offer', g, {
+          workItemId: w,
+          candidates: [developer.principal!.id],
+          expiresAt: inAnHour(),
+          ownerOverride: {reason: 'Same incident.'},
+        }),
+      ),
+    )
     expect((await lastEvent(g)).kind).toBe('work.offer.created')
   })
 
   it('[-cmd:work.authorize] without the override the MissionOwner is refused, and nobody else can claim it', async () => {
     const g = await group()
     const h = await head(g)
-    expect(await code(groupCommand(owner, 'work.authorize', g, {workItemId: uuid(77), contract: contract()}))).toBe('AUTH_FORBIDDEN')
-    expect(await code(groupCommand(developer, 'work.authorize', g, {workItemId: uuid(77), contract: contract(), ownerOverride: {reason: 'I say so.'}}))).toBe('AUTH_FORBIDDEN')
+    expect(await code(groupCommand(owner, 'work.authorize', g, {workItemId: uuid(77), contract: contract()}))).toBe(
+      'AUTH_FORBIDDEN',
+    )
+    expect(
+      await code(
+        groupCommand(developer, 'work.authorize', g, {
+          workItemId: uuid(77),
+          contract: contract(),
+          ownerOverride: {reason: 'I say so.'},
+        }),
+      ),
+    ).toBe('AUTH_FORBIDDEN')
     expect(await head(g)).toBe(h)
   })
 })
@@ -242,6 +380,7 @@ describe('replay', () => {
   it('every Group above replays to the live state', async () => {
     const fresh = open()
     expect(touched.length).toBeGreaterThan(5)
-    for (const g of touched) expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash((await authority.current(g))!))
+    for (const g of touched)
+      expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash((await authority.current(g))!))
   })
 })

@@ -51,25 +51,58 @@ function shape(r: SubmitResult) {
 const probes: [string, SigningKey, (g: string) => Buffer][] = [
   ['message.post (Agent)', reviewer, (g) => post(reviewer, g)],
   ['message.post (human)', otherHuman, (g) => post(otherHuman, g)],
-  ['work.propose', reviewer, (g) => groupCommand(reviewer, 'work.propose', g, {proposalId: uuid(7), contract: contract()})],
+  [
+    'work.propose',
+    reviewer,
+    (g) => groupCommand(reviewer, 'work.propose', g, {proposalId: uuid(7), contract: contract()}),
+  ],
   ['mission.cancel', otherHuman, (g) => groupCommand(otherHuman, 'mission.cancel', g, {reason: 'probe'})],
-  ['mission.submit_for_approval', reviewer, (g) => groupCommand(reviewer, 'mission.submit_for_approval', g, {artifactHashes: [`sha256:${'a'.repeat(64)}`]}, {coordinatorEpoch: 1})],
-  ['membership.change', otherHuman, (g) => groupCommand(otherHuman, 'membership.change', g, {member: developer.principal, role: 'worker'})],
-  ['work.offer', reviewer, (g) => groupCommand(reviewer, 'work.offer', g, {workItemId: uuid(8), candidates: [reviewer.principal!.id], expiresAt: '2027-01-01T00:00:00Z'}, {coordinatorEpoch: 1})],
+  [
+    'mission.submit_for_approval',
+    reviewer,
+    (g) =>
+      groupCommand(
+        reviewer,
+        'mission.submit_for_approval',
+        g,
+        {artifactHashes: [`sha256:${'a'.repeat(64)}`]},
+        {coordinatorEpoch: 1},
+      ),
+  ],
+  [
+    'membership.change',
+    otherHuman,
+    (g) => groupCommand(otherHuman, 'membership.change', g, {member: developer.principal, role: 'worker'}),
+  ],
+  [
+    'work.offer',
+    reviewer,
+    (g) =>
+      groupCommand(
+        reviewer,
+        'work.offer',
+        g,
+        {workItemId: uuid(8), candidates: [reviewer.principal!.id], expiresAt: '2027-01-01T00:00:00Z'},
+        {coordinatorEpoch: 1},
+      ),
+  ],
 ]
 
 describe('a stranger cannot tell an existing Group from an absent one', () => {
-  it.each(probes)('%s: GROUP_NOT_FOUND for both, identical error objects, nothing appended', async (_name, _signer, make) => {
-    const existing = await created()
-    const absent = newGroup('absent')
-    const head = (await store.head(existing))!.sequence
-    const onExisting = await run(make(existing))
-    const onAbsent = await run(make(absent))
-    expect(codeOf(onExisting)).toBe('GROUP_NOT_FOUND')
-    expect(shape(onExisting)).toEqual(shape(onAbsent))
-    expect((await store.head(existing))!.sequence).toBe(head)
-    expect(await store.head(absent)).toBeNull()
-  })
+  it.each(probes)(
+    '%s: GROUP_NOT_FOUND for both, identical error objects, nothing appended',
+    async (_name, _signer, make) => {
+      const existing = await created()
+      const absent = newGroup('absent')
+      const head = (await store.head(existing))!.sequence
+      const onExisting = await run(make(existing))
+      const onAbsent = await run(make(absent))
+      expect(codeOf(onExisting)).toBe('GROUP_NOT_FOUND')
+      expect(shape(onExisting)).toEqual(shape(onAbsent))
+      expect((await store.head(existing))!.sequence).toBe(head)
+      expect(await store.head(absent)).toBeNull()
+    },
+  )
 
   it('a member of another Group is a stranger here too', async () => {
     const mine = await created()

@@ -7,12 +7,29 @@
 import {describe, expect, it} from 'vitest'
 import {openAuthority} from '../../src/authority/authority.js'
 import type {Store} from '../../src/store/types.js'
-import {authorityKey, codeOf, contract, coord, coordinator, createCommand, groupCommand, newGroup, owner, receiptOf, registry, sqliteSuite, uuid} from '../support/authority-helpers.js'
+import {
+  authorityKey,
+  codeOf,
+  contract,
+  coord,
+  coordinator,
+  createCommand,
+  groupCommand,
+  newGroup,
+  owner,
+  receiptOf,
+  registry,
+  sqliteSuite,
+  uuid,
+} from '../support/authority-helpers.js'
 
 const limits = {groupWorkItems: {soft: 2, hard: 2}}
-const suite = sqliteSuite((store: Store) => openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id], limits}}))
+const suite = sqliteSuite((store: Store) =>
+  openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id], limits}}),
+)
 
-const authorize = (g: string, fields: Record<string, unknown> = {}) => coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 1, undefined, fields)
+const authorize = (g: string, fields: Record<string, unknown> = {}) =>
+  coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 1, undefined, fields)
 const kinds = async (g: string, after: number) => (await suite.store.read(g, after, 100)).events.map((e) => e.kind)
 const head = async (g: string) => (await suite.store.head(g))!.sequence
 
@@ -24,7 +41,9 @@ describe('Group-wide unfinished WorkItem limit (§20)', () => {
     const before = await head(g)
     receiptOf(await suite.run(authorize(g)))
     expect(await kinds(g, before)).toEqual(['work.authorized', 'ext.missionweaveprotocol.core.soft_limit_reached'])
-    const notice = JSON.parse(Buffer.from((await suite.store.read(g, before + 1, 1)).events[0]!.bytes).toString()) as {payload: Record<string, unknown>}
+    const notice = JSON.parse(Buffer.from((await suite.store.read(g, before + 1, 1)).events[0]!.bytes).toString()) as {
+      payload: Record<string, unknown>
+    }
     expect(notice.payload).toMatchObject({policy: 'group-work-items', count: 2, softLimit: 2, hardLimit: 2})
     const full = await head(g)
     const refused = await suite.run(authorize(g))
@@ -37,7 +56,8 @@ describe('Group-wide unfinished WorkItem limit (§20)', () => {
     const g = newGroup('glimit')
     receiptOf(await suite.run(createCommand(g)))
     const [a, b, c] = [uuid(7), uuid(7), uuid(7)]
-    const authorizeItem = (workItemId: string, fields: Record<string, unknown> = {}) => coord('work.authorize', g, {workItemId, contract: contract()}, 1, undefined, fields)
+    const authorizeItem = (workItemId: string, fields: Record<string, unknown> = {}) =>
+      coord('work.authorize', g, {workItemId, contract: contract()}, 1, undefined, fields)
     receiptOf(await suite.run(authorizeItem(a)))
     receiptOf(await suite.run(authorizeItem(b)))
     // The MissionOwner grants the Coordinator one more, for one Action ID.
@@ -64,7 +84,21 @@ describe('Group-wide unfinished WorkItem limit (§20)', () => {
   })
 
   it('a limits policy without a hard count is refused when the authority opens', () => {
-    expect(() => openAuthority({store: suite.store, registry, authorityKey, policy: {rootMissionOwners: [], limits: {groupWorkItems: {soft: 3, hard: 2}}}})).toThrow(/limits.groupWorkItems/)
-    expect(() => openAuthority({store: suite.store, registry, authorityKey, policy: {rootMissionOwners: [], limits: {groupWorkItems: {} as never}}})).toThrow(/limits.groupWorkItems/)
+    expect(() =>
+      openAuthority({
+        store: suite.store,
+        registry,
+        authorityKey,
+        policy: {rootMissionOwners: [], limits: {groupWorkItems: {soft: 3, hard: 2}}},
+      }),
+    ).toThrow(/limits.groupWorkItems/)
+    expect(() =>
+      openAuthority({
+        store: suite.store,
+        registry,
+        authorityKey,
+        policy: {rootMissionOwners: [], limits: {groupWorkItems: {} as never}},
+      }),
+    ).toThrow(/limits.groupWorkItems/)
   })
 })

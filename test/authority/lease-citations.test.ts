@@ -6,10 +6,26 @@
 
 import {describe, expect, it} from 'vitest'
 import {type AuthorityPolicy, openAuthority} from '../../src/authority/authority.js'
-import {BLOCKED_LEASE_SECONDS, EXECUTION_LEASE_SECONDS, OWNERSHIP_LEASE_SECONDS} from '../../src/authority/model/work-leases.js'
+import {
+  BLOCKED_LEASE_SECONDS,
+  EXECUTION_LEASE_SECONDS,
+  OWNERSHIP_LEASE_SECONDS,
+} from '../../src/authority/model/work-leases.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {canonicalHash} from '../../src/json/jcs.js'
-import {authorityKey, authorityOn, coord, developer, groupCommand, owner, receiptOf, registry, reviewer, sqliteSuite, uuid} from '../support/authority-helpers.js'
+import {
+  authorityKey,
+  authorityOn,
+  coord,
+  developer,
+  groupCommand,
+  owner,
+  receiptOf,
+  registry,
+  reviewer,
+  sqliteSuite,
+  uuid,
+} from '../support/authority-helpers.js'
 import {newestEvent} from '../support/events.js'
 import {missionGroup} from '../support/groups.js'
 import {workDriver} from '../support/work-driver.js'
@@ -23,7 +39,13 @@ const LEASES = {ownershipSeconds: 120, executionSeconds: 60, blockedSeconds: 300
 function leaseSuite(policy: Partial<AuthorityPolicy>) {
   const clock = {skewMs: 0}
   const suite = sqliteSuite((store) =>
-    openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id], ...policy}, clock: () => new Date(Date.now() + clock.skewMs).toISOString()}),
+    openAuthority({
+      store,
+      registry,
+      authorityKey,
+      policy: {rootMissionOwners: [owner.principal!.id], ...policy},
+      clock: () => new Date(Date.now() + clock.skewMs).toISOString(),
+    }),
   )
   const touched: string[] = []
   const state = async (g: string) => (await suite.authority.current(g))!
@@ -31,15 +53,34 @@ function leaseSuite(policy: Partial<AuthorityPolicy>) {
   const head = async (g: string) => (await suite.store.head(g))!.sequence
   const lastEvent = (g: string) => newestEvent(suite.store, g)
   const offer = (g: string, w: string, candidate: SigningKey) =>
-    coord('work.offer', g, {workItemId: w, candidates: [candidate.principal!.id], expiresAt: new Date(Date.now() + clock.skewMs + 60_000).toISOString()})
-  const accept = async (g: string, w: string, signer: SigningKey) => receiptOf(await suite.run(groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId: (await item(g, w)).offer!.offerId})))
-  const start = (g: string, w: string, epoch = 1, signer: SigningKey = developer) => groupCommand(signer, 'work.start', g, {workItemId: w, ownershipEpoch: epoch})
+    coord('work.offer', g, {
+      workItemId: w,
+      candidates: [candidate.principal!.id],
+      expiresAt: new Date(Date.now() + clock.skewMs + 60_000).toISOString(),
+    })
+  const accept = async (g: string, w: string, signer: SigningKey) =>
+    receiptOf(
+      await suite.run(
+        groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId: (await item(g, w)).offer!.offerId}),
+      ),
+    )
+  const start = (g: string, w: string, epoch = 1, signer: SigningKey = developer) =>
+    groupCommand(signer, 'work.start', g, {workItemId: w, ownershipEpoch: epoch})
   /** The owner's Worker-reported failure; `leaseId` undefined leaves the member out. */
   const ownerFail = (g: string, w: string, leaseId: string | undefined, epoch = 1, signer: SigningKey = developer) =>
-    groupCommand(signer, 'work.fail', g, {workItemId: w, ownershipEpoch: epoch, ...(leaseId !== undefined ? {leaseId} : {}), reason: 'The source repository is gone.', evidenceHashes: [H1]})
-  const coordFail = (g: string, w: string, extra: Record<string, unknown> = {}) => coord('work.fail', g, {workItemId: w, reason: 'Replanned.', evidenceHashes: [H2], ...extra})
+    groupCommand(signer, 'work.fail', g, {
+      workItemId: w,
+      ownershipEpoch: epoch,
+      ...(leaseId !== undefined ? {leaseId} : {}),
+      reason: 'The source repository is gone.',
+      evidenceHashes: [H1],
+    })
+  const coordFail = (g: string, w: string, extra: Record<string, unknown> = {}) =>
+    coord('work.fail', g, {workItemId: w, reason: 'Replanned.', evidenceHashes: [H2], ...extra})
 
-  const work = workDriver(() => suite.authority, {offerExpiresAt: () => new Date(Date.now() + clock.skewMs + 60_000).toISOString()})
+  const work = workDriver(() => suite.authority, {
+    offerExpiresAt: () => new Date(Date.now() + clock.skewMs + 60_000).toISOString(),
+  })
   /** A Group with developer and reviewer as Workers and one WorkItem owned by developer, in `target`. */
   async function at(target: 'queued' | 'active'): Promise<{g: string; w: string}> {
     clock.skewMs = 0
@@ -53,7 +94,21 @@ function leaseSuite(policy: Partial<AuthorityPolicy>) {
     for (const g of touched) expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash(await state(g)))
   }
 
-  return {suite, clock, state, item, head, lastEvent, offer, accept, start, ownerFail, coordFail, at, expectReplayEqualsLive}
+  return {
+    suite,
+    clock,
+    state,
+    item,
+    head,
+    lastEvent,
+    offer,
+    accept,
+    start,
+    ownerFail,
+    coordFail,
+    at,
+    expectReplayEqualsLive,
+  }
 }
 
 describe('a Worker-reported work.fail cites the current Execution Lease ID (§11.3)', () => {
@@ -68,20 +123,44 @@ describe('a Worker-reported work.fail cites the current Execution Lease ID (§11
     receiptOf(await run(ownerFail(g, w, leaseId)))
     expect(await lastEvent(g)).toMatchObject({
       kind: 'work.failed',
-      payload: {workItemId: w, revision: rev + 1, reason: 'The source repository is gone.', evidenceHashes: [H1], revokedLeaseId: leaseId},
+      payload: {
+        workItemId: w,
+        revision: rev + 1,
+        reason: 'The source repository is gone.',
+        evidenceHashes: [H1],
+        revokedLeaseId: leaseId,
+      },
     })
-    expect(Object.keys((await lastEvent(g)).payload).sort()).toEqual(['evidenceHashes', 'reason', 'revision', 'revokedLeaseId', 'workItemId'])
+    expect(Object.keys((await lastEvent(g)).payload).sort()).toEqual([
+      'evidenceHashes',
+      'reason',
+      'revision',
+      'revokedLeaseId',
+      'workItemId',
+    ])
     const failed = await item(g, w)
-    expect(failed).toMatchObject({state: 'failed', owner: null, failure: {reason: 'The source repository is gone.', evidenceHashes: [H1]}})
+    expect(failed).toMatchObject({
+      state: 'failed',
+      owner: null,
+      failure: {reason: 'The source repository is gone.', evidenceHashes: [H1]},
+    })
     // The lease does not outlive the failed WorkItem: a Command citing it is fenced.
     expect(failed.lease).toMatchObject({leaseId, state: 'revoked'})
-    expect(await code(groupCommand(developer, RENEW, g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: {phase: 'drafting'}}))).toBe('WORK_STALE_OWNERSHIP')
+    expect(
+      await code(
+        groupCommand(developer, RENEW, g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: {phase: 'drafting'}}),
+      ),
+    ).toBe('WORK_STALE_OWNERSHIP')
   })
 
   it('[+cmd:work.fail] a renewal keeps the Lease ID current: the owner fails citing it after renewing', async () => {
     const {g, w} = await at('active')
     const leaseId = (await item(g, w)).lease!.leaseId
-    receiptOf(await run(groupCommand(developer, RENEW, g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: {phase: 'drafting'}})))
+    receiptOf(
+      await run(
+        groupCommand(developer, RENEW, g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: {phase: 'drafting'}}),
+      ),
+    )
     expect((await item(g, w)).lease).toMatchObject({leaseId, state: 'active', renewalCount: 1})
     receiptOf(await run(ownerFail(g, w, leaseId)))
     expect(await lastEvent(g)).toMatchObject({kind: 'work.failed', payload: {revokedLeaseId: leaseId}})
@@ -98,7 +177,16 @@ describe('a Worker-reported work.fail cites the current Execution Lease ID (§11
   it('[-cmd:work.fail] [-evt:work.failed] [F5] an older Lease ID under the same Ownership Epoch (checkpoint, then a new start) is WORK_LEASE_EXPIRED', async () => {
     const {g, w} = await at('active')
     const first = (await item(g, w)).lease!.leaseId
-    receiptOf(await run(groupCommand(developer, 'work.checkpoint', g, {workItemId: w, ownershipEpoch: 1, leaseId: first, progress: 'half done'})))
+    receiptOf(
+      await run(
+        groupCommand(developer, 'work.checkpoint', g, {
+          workItemId: w,
+          ownershipEpoch: 1,
+          leaseId: first,
+          progress: 'half done',
+        }),
+      ),
+    )
     receiptOf(await run(start(g, w)))
     const second = (await item(g, w)).lease!.leaseId
     expect(second).not.toBe(first)
@@ -111,7 +199,7 @@ describe('a Worker-reported work.fail cites the current Execution Lease ID (§11
     expect(await lastEvent(g)).toMatchObject({kind: 'work.failed', payload: {revokedLeaseId: second}})
   })
 
-  it('[-cmd:work.fail] [-evt:work.failed] after a reassignment the new owner citing the previous owner\'s Lease ID is WORK_LEASE_EXPIRED; the old owner is WORK_STALE_OWNERSHIP', async () => {
+  it("[-cmd:work.fail] [-evt:work.failed] after a reassignment the new owner citing the previous owner's Lease ID is WORK_LEASE_EXPIRED; the old owner is WORK_STALE_OWNERSHIP", async () => {
     const {g, w} = await at('active')
     const old = (await item(g, w)).lease!.leaseId
     // The old owner stops renewing; after expiry the Coordinator re-offers (fencing it) to reviewer.
@@ -140,11 +228,28 @@ describe('a Worker-reported work.fail cites the current Execution Lease ID (§11
   it('[+cmd:work.fail] [+evt:work.failed] without an active lease (queued, blocked) the owner fails with no Lease ID', async () => {
     const queued = await at('queued')
     receiptOf(await run(ownerFail(queued.g, queued.w, undefined)))
-    expect(await lastEvent(queued.g)).toMatchObject({kind: 'work.failed', payload: {workItemId: queued.w, revision: (await item(queued.g, queued.w)).revision, reason: 'The source repository is gone.', evidenceHashes: [H1]}})
+    expect(await lastEvent(queued.g)).toMatchObject({
+      kind: 'work.failed',
+      payload: {
+        workItemId: queued.w,
+        revision: (await item(queued.g, queued.w)).revision,
+        reason: 'The source repository is gone.',
+        evidenceHashes: [H1],
+      },
+    })
     expect((await lastEvent(queued.g)).payload.revokedLeaseId).toBeUndefined()
     const blocked = await at('active')
     const leaseId = (await item(blocked.g, blocked.w)).lease!.leaseId
-    receiptOf(await run(groupCommand(developer, 'work.block', blocked.g, {workItemId: blocked.w, ownershipEpoch: 1, leaseId, requiredResolution: 'Need credentials.'})))
+    receiptOf(
+      await run(
+        groupCommand(developer, 'work.block', blocked.g, {
+          workItemId: blocked.w,
+          ownershipEpoch: 1,
+          leaseId,
+          requiredResolution: 'Need credentials.',
+        }),
+      ),
+    )
     receiptOf(await run(ownerFail(blocked.g, blocked.w, undefined)))
     expect(await item(blocked.g, blocked.w)).toMatchObject({state: 'failed', owner: null})
     expect((await lastEvent(blocked.g)).payload.revokedLeaseId).toBeUndefined()
@@ -157,7 +262,10 @@ describe('a Worker-reported work.fail cites the current Execution Lease ID (§11
     expect(await code(coordFail(g, w, {leaseId}))).toBe('SCHEMA_VALIDATION_FAILED')
     expect(await head(g)).toBe(h)
     receiptOf(await run(coordFail(g, w)))
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.failed', payload: {workItemId: w, reason: 'Replanned.', evidenceHashes: [H2], revokedLeaseId: leaseId}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.failed',
+      payload: {workItemId: w, reason: 'Replanned.', evidenceHashes: [H2], revokedLeaseId: leaseId},
+    })
     expect((await item(g, w)).lease).toMatchObject({leaseId, state: 'revoked'})
   })
 
@@ -181,7 +289,16 @@ describe('lease lengths are Organization policy (AuthorityPolicy.leases)', () =>
     expect(seconds(lease.startsAt, lease.expiresAt)).toBe(60)
     expect(seconds(lease.issuedAt, lease.expiresAt)).toBe(60)
     clock.skewMs = 60_000
-    expect(await code(groupCommand(developer, 'work.submit', g, {workItemId: w, ownershipEpoch: 1, leaseId: lease.leaseId, artifactHashes: [H1]}))).toBe('WORK_LEASE_EXPIRED')
+    expect(
+      await code(
+        groupCommand(developer, 'work.submit', g, {
+          workItemId: w,
+          ownershipEpoch: 1,
+          leaseId: lease.leaseId,
+          artifactHashes: [H1],
+        }),
+      ),
+    ).toBe('WORK_LEASE_EXPIRED')
   })
 
   it('[+evt:work.offer.accepted] [+evt:work.progressed] [+evt:work.blocked] [+evt:work.checkpointed] ownership, renewal, blocked and checkpoint boundaries follow the policy', async () => {
@@ -190,26 +307,74 @@ describe('lease lengths are Organization policy (AuthorityPolicy.leases)', () =>
     expect(seconds(accepted.grantedAt, accepted.startBy)).toBe(LEASES.ownershipSeconds)
     receiptOf(await run(start(g, w)))
     const leaseId = (await item(g, w)).lease!.leaseId
-    receiptOf(await run(groupCommand(developer, RENEW, g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: {phase: 'drafting'}})))
+    receiptOf(
+      await run(
+        groupCommand(developer, RENEW, g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: {phase: 'drafting'}}),
+      ),
+    )
     const renewed = (await lastEvent(g)).payload.lease as {lastRenewedAt: string; expiresAt: string}
     expect(seconds(renewed.lastRenewedAt, renewed.expiresAt)).toBe(LEASES.executionSeconds)
-    receiptOf(await run(groupCommand(developer, 'work.checkpoint', g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: 'half done'})))
+    receiptOf(
+      await run(
+        groupCommand(developer, 'work.checkpoint', g, {
+          workItemId: w,
+          ownershipEpoch: 1,
+          leaseId,
+          progress: 'half done',
+        }),
+      ),
+    )
     const checkpointed = await lastEvent(g)
     expect(checkpointed.kind).toBe('work.checkpointed')
-    expect(seconds(checkpointed.occurredAt, checkpointed.payload.ownershipLeaseExpiresAt as string)).toBe(LEASES.ownershipSeconds)
+    expect(seconds(checkpointed.occurredAt, checkpointed.payload.ownershipLeaseExpiresAt as string)).toBe(
+      LEASES.ownershipSeconds,
+    )
     receiptOf(await run(start(g, w)))
     const second = (await item(g, w)).lease!.leaseId
-    receiptOf(await run(groupCommand(developer, 'work.block', g, {workItemId: w, ownershipEpoch: 1, leaseId: second, requiredResolution: 'Need credentials.'})))
+    receiptOf(
+      await run(
+        groupCommand(developer, 'work.block', g, {
+          workItemId: w,
+          ownershipEpoch: 1,
+          leaseId: second,
+          requiredResolution: 'Need credentials.',
+        }),
+      ),
+    )
     const blocked = await lastEvent(g)
     expect(blocked.kind).toBe('work.blocked')
     expect(seconds(blocked.occurredAt, blocked.payload.blockedLeaseExpiresAt as string)).toBe(LEASES.blockedSeconds)
   })
 
   it('an invalid lease length is refused when the authority opens', () => {
-    for (const leases of [{executionSeconds: 0}, {ownershipSeconds: -60}, {blockedSeconds: 1.5}, {executionSeconds: '60'}, {executionSeconds: Number.NaN}, {leaseSeconds: 60}, [60]]) {
-      expect(() => openAuthority({store: suite.store, registry, authorityKey, policy: {rootMissionOwners: [], leases: leases as never}}), JSON.stringify(leases)).toThrow(/leases/)
+    for (const leases of [
+      {executionSeconds: 0},
+      {ownershipSeconds: -60},
+      {blockedSeconds: 1.5},
+      {executionSeconds: '60'},
+      {executionSeconds: Number.NaN},
+      {leaseSeconds: 60},
+      [60],
+    ]) {
+      expect(
+        () =>
+          openAuthority({
+            store: suite.store,
+            registry,
+            authorityKey,
+            policy: {rootMissionOwners: [], leases: leases as never},
+          }),
+        JSON.stringify(leases),
+      ).toThrow(/leases/)
     }
-    expect(() => openAuthority({store: suite.store, registry, authorityKey, policy: {rootMissionOwners: [], leases: {ownershipSeconds: 1, executionSeconds: 30, blockedSeconds: 86_400}}})).not.toThrow()
+    expect(() =>
+      openAuthority({
+        store: suite.store,
+        registry,
+        authorityKey,
+        policy: {rootMissionOwners: [], leases: {ownershipSeconds: 1, executionSeconds: 30, blockedSeconds: 86_400}},
+      }),
+    ).not.toThrow()
   })
 
   it('replay reproduces the live state without the policy (each Event carries its lease boundary)', async () => {
@@ -230,7 +395,16 @@ describe('a partial lease policy keeps the defaults for the lengths it leaves un
     receiptOf(await run(start(g, w)))
     const lease = (await lastEvent(g)).payload.lease as {leaseId: string; startsAt: string; expiresAt: string}
     expect(seconds(lease.startsAt, lease.expiresAt)).toBe(90)
-    receiptOf(await run(groupCommand(developer, 'work.block', g, {workItemId: w, ownershipEpoch: 1, leaseId: (await item(g, w)).lease!.leaseId, requiredResolution: 'Need credentials.'})))
+    receiptOf(
+      await run(
+        groupCommand(developer, 'work.block', g, {
+          workItemId: w,
+          ownershipEpoch: 1,
+          leaseId: (await item(g, w)).lease!.leaseId,
+          requiredResolution: 'Need credentials.',
+        }),
+      ),
+    )
     const blocked = await lastEvent(g)
     expect(seconds(blocked.occurredAt, blocked.payload.blockedLeaseExpiresAt as string)).toBe(BLOCKED_LEASE_SECONDS)
     await t.expectReplayEqualsLive()

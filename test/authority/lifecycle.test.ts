@@ -51,20 +51,44 @@ async function eventsAfter(g: string, after: number) {
 const created = () => missionGroup(run, 'life', {members: [], touched})
 
 // Command builders. Coordinator Commands carry coordinatorEpoch (default 1, §15.1).
-const coord = (kind: string, g: string, payload: Record<string, unknown>, epoch = 1, signer: SigningKey = coordinator, fields: Record<string, unknown> = {}) =>
-  groupCommand(signer, kind, g, payload, {coordinatorEpoch: epoch, ...fields})
-const submitFor = (g: string, epoch = 1, signer: SigningKey = coordinator, hashes = [H1, H2], fields: Record<string, unknown> = {}) =>
-  coord('mission.submit_for_approval', g, {artifactHashes: hashes}, epoch, signer, fields)
-const byOwner = (kind: string, g: string, payload: Record<string, unknown>, fields: Record<string, unknown> = {}) => groupCommand(owner, kind, g, payload, fields)
-const requestChanges = (g: string, signer: SigningKey = owner) => groupCommand(signer, 'mission.request_changes', g, {reason: 'Add the migration notes.'})
-const approve = (g: string, doc: unknown, signer: SigningKey = owner) => groupCommand(signer, 'mission.approve', g, {approval: doc})
-const cancel = (g: string, signer: SigningKey = owner) => groupCommand(signer, 'mission.cancel', g, {reason: 'No longer needed.'})
+const coord = (
+  kind: string,
+  g: string,
+  payload: Record<string, unknown>,
+  epoch = 1,
+  signer: SigningKey = coordinator,
+  fields: Record<string, unknown> = {},
+) => groupCommand(signer, kind, g, payload, {coordinatorEpoch: epoch, ...fields})
+const submitFor = (
+  g: string,
+  epoch = 1,
+  signer: SigningKey = coordinator,
+  hashes = [H1, H2],
+  fields: Record<string, unknown> = {},
+) => coord('mission.submit_for_approval', g, {artifactHashes: hashes}, epoch, signer, fields)
+const byOwner = (kind: string, g: string, payload: Record<string, unknown>, fields: Record<string, unknown> = {}) =>
+  groupCommand(owner, kind, g, payload, fields)
+const requestChanges = (g: string, signer: SigningKey = owner) =>
+  groupCommand(signer, 'mission.request_changes', g, {reason: 'Add the migration notes.'})
+const approve = (g: string, doc: unknown, signer: SigningKey = owner) =>
+  groupCommand(signer, 'mission.approve', g, {approval: doc})
+const cancel = (g: string, signer: SigningKey = owner) =>
+  groupCommand(signer, 'mission.cancel', g, {reason: 'No longer needed.'})
 const terminate = (g: string, epoch = 1, signer: SigningKey = coordinator) =>
-  signer.principal!.type === 'agent' ? coord('mission.terminate', g, {reason: 'Budget exhausted.'}, epoch, signer) : groupCommand(signer, 'mission.terminate', g, {reason: 'Budget exhausted.'})
-const assign = (g: string, agentId: string, signer: SigningKey = owner) => groupCommand(signer, 'mission.assign_coordinator', g, {agentId}, signer === coordinator ? {coordinatorEpoch: 1} : {})
-const renew = (g: string, epoch = 1, signer: SigningKey = coordinator) => coord('mission.renew_coordinator', g, {leaseExpiresAt: '2027-01-01T00:00:00Z'}, epoch, signer)
-const change = (g: string, member: SigningKey, role: string, signer: SigningKey = owner, fields: Record<string, unknown> = {}) =>
-  groupCommand(signer, 'membership.change', g, {member: member.principal, role}, fields)
+  signer.principal!.type === 'agent'
+    ? coord('mission.terminate', g, {reason: 'Budget exhausted.'}, epoch, signer)
+    : groupCommand(signer, 'mission.terminate', g, {reason: 'Budget exhausted.'})
+const assign = (g: string, agentId: string, signer: SigningKey = owner) =>
+  groupCommand(signer, 'mission.assign_coordinator', g, {agentId}, signer === coordinator ? {coordinatorEpoch: 1} : {})
+const renew = (g: string, epoch = 1, signer: SigningKey = coordinator) =>
+  coord('mission.renew_coordinator', g, {leaseExpiresAt: '2027-01-01T00:00:00Z'}, epoch, signer)
+const change = (
+  g: string,
+  member: SigningKey,
+  role: string,
+  signer: SigningKey = owner,
+  fields: Record<string, unknown> = {},
+) => groupCommand(signer, 'membership.change', g, {member: member.principal, role}, fields)
 const end = (g: string, member: SigningKey, signer: SigningKey = owner, fields: Record<string, unknown> = {}) =>
   groupCommand(signer, 'membership.end', g, {member: member.principal, reason: 'Work done.'}, fields)
 
@@ -80,8 +104,16 @@ describe('mission.submit_for_approval (active → awaiting_approval, current Coo
     const g = await created()
     const r = receiptOf(await run(submitFor(g, 1, coordinator, [H2, H1])))
     expect(r.aggregateRevision).toBe(3)
-    expect(await eventsAfter(g, 2)).toEqual([{kind: 'mission.submitted_for_approval', payload: {missionId: (await state(g)).missionId, missionRevision: 2, artifactHashes: [H1, H2]}}])
-    expect((await state(g)).mission).toMatchObject({state: 'awaiting_approval', submission: {missionRevision: 2, artifactHashes: [H1, H2]}})
+    expect(await eventsAfter(g, 2)).toEqual([
+      {
+        kind: 'mission.submitted_for_approval',
+        payload: {missionId: (await state(g)).missionId, missionRevision: 2, artifactHashes: [H1, H2]},
+      },
+    ])
+    expect((await state(g)).mission).toMatchObject({
+      state: 'awaiting_approval',
+      submission: {missionRevision: 2, artifactHashes: [H1, H2]},
+    })
   })
   it('[-cmd:mission.submit_for_approval] [-evt:mission.submitted_for_approval] [-row:t7.1:active->awaiting_approval:mission.submit_for_approval] a stale coordinatorEpoch is AUTH_STALE_COORDINATOR, a non-Coordinator AUTH_FORBIDDEN, a second submission INVALID_STATE_TRANSITION', async () => {
     const g = await created()
@@ -106,7 +138,12 @@ describe('mission.request_changes (awaiting_approval → active, MissionOwner)',
   it('[+cmd:mission.request_changes] [+evt:mission.changes_requested] [+row:t7.1:awaiting_approval->active:mission.request_changes] returns the Mission to active and clears the submission', async () => {
     const g = await submitted()
     receiptOf(await run(requestChanges(g)))
-    expect(await eventsAfter(g, 3)).toEqual([{kind: 'mission.changes_requested', payload: {missionId: (await state(g)).missionId, reason: 'Add the migration notes.'}}])
+    expect(await eventsAfter(g, 3)).toEqual([
+      {
+        kind: 'mission.changes_requested',
+        payload: {missionId: (await state(g)).missionId, reason: 'Add the migration notes.'},
+      },
+    ])
     expect((await state(g)).mission).toMatchObject({state: 'active', submission: null})
   })
   it('[-cmd:mission.request_changes] [-evt:mission.changes_requested] [-row:t7.1:awaiting_approval->active:mission.request_changes] the Coordinator is AUTH_FORBIDDEN; from active it is INVALID_STATE_TRANSITION', async () => {
@@ -125,7 +162,9 @@ describe('mission.approve (awaiting_approval → approved, MissionOwner with a s
     receiptOf(await run(approve(g, doc)))
     const s = await state(g)
     expect(s.mission.state).toBe('approved')
-    expect(await eventsAfter(g, 3)).toEqual([{kind: 'mission.approved', payload: {missionId: s.missionId, approval: doc}}])
+    expect(await eventsAfter(g, 3)).toEqual([
+      {kind: 'mission.approved', payload: {missionId: s.missionId, approval: doc}},
+    ])
   })
   it.each([
     ['another revision', (g: string) => approval(g, 3, [H1, H2])],
@@ -137,13 +176,16 @@ describe('mission.approve (awaiting_approval → approved, MissionOwner with a s
     ['signed by another human', (g: string) => approval(g, 2, [H1, H2], {}, otherHuman)],
     ['a broken signature', (g: string) => ({...approval(g, 2, [H1, H2]), comments: 'edited after signing'})],
     ['not an Approval at all', () => ({hello: 'world'})],
-  ])('[-cmd:mission.approve] [-evt:mission.approved] an Approval with %s is INVALID_COMMAND and nothing is appended', async (_name, make) => {
-    const g = await submitted()
-    const h = await head(g)
-    expect(await code(approve(g, make(g)))).toBe('INVALID_COMMAND')
-    expect(await head(g)).toBe(h)
-    expect((await state(g)).mission.state).toBe('awaiting_approval')
-  })
+  ])(
+    '[-cmd:mission.approve] [-evt:mission.approved] an Approval with %s is INVALID_COMMAND and nothing is appended',
+    async (_name, make) => {
+      const g = await submitted()
+      const h = await head(g)
+      expect(await code(approve(g, make(g)))).toBe('INVALID_COMMAND')
+      expect(await head(g)).toBe(h)
+      expect((await state(g)).mission.state).toBe('awaiting_approval')
+    },
+  )
   it('[-row:t7.1:awaiting_approval->approved:mission.approve] the Coordinator is AUTH_FORBIDDEN; from active it is INVALID_STATE_TRANSITION', async () => {
     const g = await submitted()
     expect(await code(approve(g, approval(g, 2, [H1, H2]), coordinator))).toBe('AUTH_FORBIDDEN')
@@ -158,7 +200,9 @@ describe('mission.cancel (non-terminal → cancelled, MissionOwner)', () => {
     const a = await created()
     receiptOf(await run(cancel(a)))
     expect((await state(a)).mission.state).toBe('cancelled')
-    expect(await eventsAfter(a, 2)).toEqual([{kind: 'mission.cancelled', payload: {missionId: (await state(a)).missionId, reason: 'No longer needed.'}}])
+    expect(await eventsAfter(a, 2)).toEqual([
+      {kind: 'mission.cancelled', payload: {missionId: (await state(a)).missionId, reason: 'No longer needed.'}},
+    ])
     const w = await submitted()
     receiptOf(await run(cancel(w)))
     expect((await state(w)).mission.state).toBe('cancelled')
@@ -175,7 +219,9 @@ describe('mission.terminate (non-terminal → failed, Coordinator or Organizatio
     const a = await created()
     receiptOf(await run(terminate(a)))
     expect((await state(a)).mission.state).toBe('failed')
-    expect(await eventsAfter(a, 2)).toEqual([{kind: 'mission.terminated', payload: {missionId: (await state(a)).missionId, reason: 'Budget exhausted.'}}])
+    expect(await eventsAfter(a, 2)).toEqual([
+      {kind: 'mission.terminated', payload: {missionId: (await state(a)).missionId, reason: 'Budget exhausted.'}},
+    ])
     const b = await submitted()
     receiptOf(await run(terminate(b, 0, orgService)))
     expect((await state(b)).mission.state).toBe('failed')
@@ -188,8 +234,21 @@ describe('mission.terminate (non-terminal → failed, Coordinator or Organizatio
     expect(await code(terminate(g, 1))).toBe('AUTH_STALE_COORDINATOR')
     // §15.1: never from a human. command.schema.json already refuses to sign such a Command; the
     // decider refuses it on its own too.
-    const human = {actionId: 'urn:mwp:test:a:terminate', actor: owner.principal!, kind: 'mission.terminate', groupId: g, membershipEpoch: 1, payload: {reason: 'x'}}
-    expect(decide(await state(g), human, {acceptedAt: '2026-11-30T00:00:00Z', newId: () => 'urn:mwp:test:id:x', validWorkContract})).toMatchObject({error: 'AUTH_FORBIDDEN'})
+    const human = {
+      actionId: 'urn:mwp:test:a:terminate',
+      actor: owner.principal!,
+      kind: 'mission.terminate',
+      groupId: g,
+      membershipEpoch: 1,
+      payload: {reason: 'x'},
+    }
+    expect(
+      decide(await state(g), human, {
+        acceptedAt: '2026-11-30T00:00:00Z',
+        newId: () => 'urn:mwp:test:id:x',
+        validWorkContract,
+      }),
+    ).toMatchObject({error: 'AUTH_FORBIDDEN'})
     expect((await state(g)).mission.state).toBe('active')
   })
 })
@@ -200,24 +259,28 @@ describe('terminal states refuse every lifecycle Command and message.post', () =
     cancelled: async (g) => void receiptOf(await run(cancel(g))),
     failed: async (g) => void receiptOf(await run(terminate(g))),
   }
-  it.each(Object.keys(toTerminal))('[-row:t7.1:non_terminal->cancelled:mission.cancel] [-row:t7.1:non_terminal->failed:mission.terminate] [-cmd:mission.renew_coordinator] [-evt:mission.coordinator.renewed] [-cmd:message.post] [-evt:message.posted] %s', async (terminal) => {
-    const g = await submitted()
-    await toTerminal[terminal]!(g)
-    const h = await head(g)
-    const attempts: [string, Buffer][] = [
-      ['submit_for_approval', submitFor(g)],
-      ['request_changes', requestChanges(g)],
-      ['approve', approve(g, approval(g, 2, [H1, H2]))],
-      ['cancel', cancel(g)],
-      ['terminate', terminate(g)],
-      ['assign_coordinator', assign(g, reviewer.principal!.id)],
-      ['renew_coordinator', renew(g)],
-      ['membership.change', change(g, developer, 'worker')],
-      ['message.post', post(owner, g)],
-    ]
-    for (const [name, bytes] of attempts) expect([name, await code(bytes)]).toEqual([name, 'INVALID_STATE_TRANSITION'])
-    expect(await head(g)).toBe(h)
-  })
+  it.each(Object.keys(toTerminal))(
+    '[-row:t7.1:non_terminal->cancelled:mission.cancel] [-row:t7.1:non_terminal->failed:mission.terminate] [-cmd:mission.renew_coordinator] [-evt:mission.coordinator.renewed] [-cmd:message.post] [-evt:message.posted] %s',
+    async (terminal) => {
+      const g = await submitted()
+      await toTerminal[terminal]!(g)
+      const h = await head(g)
+      const attempts: [string, Buffer][] = [
+        ['submit_for_approval', submitFor(g)],
+        ['request_changes', requestChanges(g)],
+        ['approve', approve(g, approval(g, 2, [H1, H2]))],
+        ['cancel', cancel(g)],
+        ['terminate', terminate(g)],
+        ['assign_coordinator', assign(g, reviewer.principal!.id)],
+        ['renew_coordinator', renew(g)],
+        ['membership.change', change(g, developer, 'worker')],
+        ['message.post', post(owner, g)],
+      ]
+      for (const [name, bytes] of attempts)
+        expect([name, await code(bytes)]).toEqual([name, 'INVALID_STATE_TRANSITION'])
+      expect(await head(g)).toBe(h)
+    },
+  )
 })
 
 describe('Coordinator lease (§7.2)', () => {
@@ -226,7 +289,13 @@ describe('Coordinator lease (§7.2)', () => {
     const r = receiptOf(await run(assign(g, developer.principal!.id)))
     expect(r.aggregateRevision).toBe(3)
     const [assigned] = await eventsAfter(g, 2)
-    expect(assigned).toMatchObject({kind: 'mission.coordinator.assigned', payload: {coordinator: {agentId: developer.principal!.id, coordinatorEpoch: 2}, membership: {member: developer.principal, role: 'coordinator'}}})
+    expect(assigned).toMatchObject({
+      kind: 'mission.coordinator.assigned',
+      payload: {
+        coordinator: {agentId: developer.principal!.id, coordinatorEpoch: 2},
+        membership: {member: developer.principal, role: 'coordinator'},
+      },
+    })
     const s = await state(g)
     expect(s.mission.coordinator).toMatchObject({agentId: developer.principal!.id, coordinatorEpoch: 2})
     expect(s.members[developer.principal!.id]).toMatchObject({role: 'coordinator', membershipEpoch: 1, active: true})
@@ -242,8 +311,22 @@ describe('Coordinator lease (§7.2)', () => {
   it('[+cmd:mission.renew_coordinator] [+evt:mission.coordinator.renewed] [-cmd:mission.renew_coordinator] mission.renew_coordinator sets the lease expiry; another Agent with the current epoch is AUTH_FORBIDDEN', async () => {
     const g = await created()
     receiptOf(await run(renew(g)))
-    expect(await eventsAfter(g, 2)).toMatchObject([{kind: 'mission.coordinator.renewed', payload: {coordinator: {agentId: coordinator.principal!.id, coordinatorEpoch: 1, leaseExpiresAt: '2027-01-01T00:00:00Z'}}}])
-    expect((await state(g)).mission.coordinator).toMatchObject({coordinatorEpoch: 1, leaseExpiresAt: '2027-01-01T00:00:00Z'})
+    expect(await eventsAfter(g, 2)).toMatchObject([
+      {
+        kind: 'mission.coordinator.renewed',
+        payload: {
+          coordinator: {
+            agentId: coordinator.principal!.id,
+            coordinatorEpoch: 1,
+            leaseExpiresAt: '2027-01-01T00:00:00Z',
+          },
+        },
+      },
+    ])
+    expect((await state(g)).mission.coordinator).toMatchObject({
+      coordinatorEpoch: 1,
+      leaseExpiresAt: '2027-01-01T00:00:00Z',
+    })
     receiptOf(await run(change(g, developer, 'worker')))
     expect(await code(renew(g, 1, developer))).toBe('AUTH_FORBIDDEN')
   })
@@ -253,8 +336,18 @@ describe('Membership epochs (§8)', () => {
   it('[+cmd:membership.change] [+evt:membership.changed] membership.change raises the epoch: the old epoch is MEMBERSHIP_STALE through ingress, the new one posts', async () => {
     const g = await created()
     receiptOf(await run(change(g, developer, 'worker')))
-    expect(await eventsAfter(g, 2)).toMatchObject([{kind: 'membership.changed', payload: {membership: {member: developer.principal, role: 'worker', membershipEpoch: 1, state: 'active'}}}])
-    expect((await state(g)).members[developer.principal!.id]).toMatchObject({role: 'worker', membershipEpoch: 1, active: true, visibilityStartSequence: 3})
+    expect(await eventsAfter(g, 2)).toMatchObject([
+      {
+        kind: 'membership.changed',
+        payload: {membership: {member: developer.principal, role: 'worker', membershipEpoch: 1, state: 'active'}},
+      },
+    ])
+    expect((await state(g)).members[developer.principal!.id]).toMatchObject({
+      role: 'worker',
+      membershipEpoch: 1,
+      active: true,
+      visibilityStartSequence: 3,
+    })
     receiptOf(await run(post(developer, g)))
     // The Coordinator (with its Coordinator Epoch) changes the role.
     receiptOf(await run(change(g, developer, 'reviewer', coordinator, {coordinatorEpoch: 1})))
@@ -273,7 +366,12 @@ describe('Membership epochs (§8)', () => {
     const g = await created()
     receiptOf(await run(change(g, developer, 'worker')))
     receiptOf(await run(end(g, developer)))
-    expect(await eventsAfter(g, 3)).toMatchObject([{kind: 'membership.ended', payload: {membership: {member: developer.principal, state: 'ended'}, reason: 'Work done.'}}])
+    expect(await eventsAfter(g, 3)).toMatchObject([
+      {
+        kind: 'membership.ended',
+        payload: {membership: {member: developer.principal, state: 'ended'}, reason: 'Work done.'},
+      },
+    ])
     expect((await state(g)).members[developer.principal!.id]).toMatchObject({active: false})
     expect(await code(post(developer, g))).toBe('MEMBERSHIP_REQUIRED')
   })
@@ -294,8 +392,14 @@ describe('expectedRevision (§15.3)', () => {
     ['mission.approve', (g, f) => byOwner('mission.approve', g, {approval: approval(g, 2, [H1])}, f)],
     ['mission.cancel', (g, f) => byOwner('mission.cancel', g, {reason: 'r'}, f)],
     ['mission.terminate', (g, f) => coord('mission.terminate', g, {reason: 'r'}, 1, coordinator, f)],
-    ['mission.assign_coordinator', (g, f) => byOwner('mission.assign_coordinator', g, {agentId: developer.principal!.id}, f)],
-    ['mission.renew_coordinator', (g, f) => coord('mission.renew_coordinator', g, {leaseExpiresAt: '2027-01-01T00:00:00Z'}, 1, coordinator, f)],
+    [
+      'mission.assign_coordinator',
+      (g, f) => byOwner('mission.assign_coordinator', g, {agentId: developer.principal!.id}, f),
+    ],
+    [
+      'mission.renew_coordinator',
+      (g, f) => coord('mission.renew_coordinator', g, {leaseExpiresAt: '2027-01-01T00:00:00Z'}, 1, coordinator, f),
+    ],
     ['membership.change', (g, f) => byOwner('membership.change', g, {member: developer.principal, role: 'worker'}, f)],
     ['membership.end', (g, f) => byOwner('membership.end', g, {member: developer.principal}, f)],
   ]
@@ -335,7 +439,8 @@ describe('replay', () => {
       const v = verify('event', e.bytes, registry)
       if (!v.ok) throw new Error(`stored Event ${e.sequence} does not verify`)
       const membership = (v.document.payload as {membership?: unknown}).membership
-      if (membership !== undefined) expect([e.kind, schemaCatalog().validate('membership', membership)]).toEqual([e.kind, {valid: true}])
+      if (membership !== undefined)
+        expect([e.kind, schemaCatalog().validate('membership', membership)]).toEqual([e.kind, {valid: true}])
     }
     // Every Group of this file, including the cancelled and failed ones.
     const fresh = authorityOn(suite.store, {rootMissionOwners: []})

@@ -22,7 +22,14 @@ describe('Message index', () => {
   it('holds what the nested-spread definition holds (same canonical hash), finds every entry, and never changes an earlier index', () => {
     let index: MessageIndex | undefined
     let expected: MessageIndex | undefined
-    const entries = Array.from({length: 600}, (_, i) => [`urn:uuid:00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, {sequence: i + 1} as unknown as MessageIndexEntry] as const)
+    const entries = Array.from(
+      {length: 600},
+      (_, i) =>
+        [
+          `urn:uuid:00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          {sequence: i + 1} as unknown as MessageIndexEntry,
+        ] as const,
+    )
     for (const [id, entry] of entries) {
       const before = index === undefined ? undefined : canonicalHash(index)
       const next = withMessage(index, id, entry)

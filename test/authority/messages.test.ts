@@ -48,16 +48,33 @@ async function groupWithMessage(): Promise<{g: string; messageId: string}> {
 }
 
 const correct = (signer = developer, g: string, messageId: string, fields: Record<string, unknown> = {}) =>
-  groupCommand(signer, 'message.correct', g, {messageId, text: 'Plan: draft, review, publish, announce.', reason: 'Forgot a step.'}, fields)
-const retract = (signer = developer, g: string, messageId: string) => groupCommand(signer, 'message.retract', g, {messageId, reason: 'Posted in the wrong Group.'})
+  groupCommand(
+    signer,
+    'message.correct',
+    g,
+    {messageId, text: 'Plan: draft, review, publish, announce.', reason: 'Forgot a step.'},
+    fields,
+  )
+const retract = (signer = developer, g: string, messageId: string) =>
+  groupCommand(signer, 'message.retract', g, {messageId, reason: 'Posted in the wrong Group.'})
 const redact = (signer = owner, g: string, messageId: string, payload: Record<string, unknown> = {}) =>
-  groupCommand(signer, 'message.redact', g, {messageId, policy: 'pii-removal', reason: 'Contains a customer e-mail address.', ...payload})
+  groupCommand(signer, 'message.redact', g, {
+    messageId,
+    policy: 'pii-removal',
+    reason: 'Contains a customer e-mail address.',
+    ...payload,
+  })
 
 describe('message.post indexes the Message', () => {
   it('[+cmd:message.post] [+evt:message.posted] the posted Message is indexed with its author and Conversation', async () => {
     const {g, messageId} = await groupWithMessage()
     const state = (await suite.authority.current(g))!
-    expect(messageEntry(state.messages, messageId)).toEqual({author: developer.principal, conversationId: state.conversationId, status: 'posted', redacted: false})
+    expect(messageEntry(state.messages, messageId)).toEqual({
+      author: developer.principal,
+      conversationId: state.conversationId,
+      status: 'posted',
+      redacted: false,
+    })
   })
 })
 
@@ -70,13 +87,21 @@ describe('message.correct', () => {
     const receipt = receiptOf(await run(correct(developer, g, messageId)))
     expect(receipt.eventIds).toHaveLength(1)
     const after = await events(g)
-    expect(Buffer.from(after.find((e) => e.sequence === original.sequence)!.bytes).equals(Buffer.from(original.bytes))).toBe(true)
+    expect(
+      Buffer.from(after.find((e) => e.sequence === original.sequence)!.bytes).equals(Buffer.from(original.bytes)),
+    ).toBe(true)
     const corrected = after[after.length - 1]!
     expect(corrected.kind).toBe('message.corrected')
     expect(verify('event', corrected.bytes, registry)).toHaveProperty('document')
     const m = corrected.doc.payload.message
     expect(corrected.doc.payload.targetMessageId).toBe(messageId)
-    expect(m).toMatchObject({kind: 'correction', authority: false, targetMessageId: messageId, reason: 'Forgot a step.', author: developer.principal})
+    expect(m).toMatchObject({
+      kind: 'correction',
+      authority: false,
+      targetMessageId: messageId,
+      reason: 'Forgot a step.',
+      author: developer.principal,
+    })
     expect(m.messageId).not.toBe(messageId)
     expect(m.content).toEqual([{type: 'text', text: 'Plan: draft, review, publish, announce.'}])
     expect(schemaCatalog().validate('message', m).valid).toBe(true)
@@ -94,7 +119,9 @@ describe('message.correct', () => {
     expect(await code(correct(owner, g, messageId))).toBe('AUTH_FORBIDDEN')
     expect(await code(correct(coordinator, g, messageId))).toBe('AUTH_FORBIDDEN')
     expect(await code(correct(developer, g, 'urn:mwp:test:message:none'))).toBe('INVALID_COMMAND')
-    expect(await code(groupCommand(developer, 'message.correct', g, {messageId, text: 'x'}))).toBe('SCHEMA_VALIDATION_FAILED') // no reason
+    expect(await code(groupCommand(developer, 'message.correct', g, {messageId, text: 'x'}))).toBe(
+      'SCHEMA_VALIDATION_FAILED',
+    ) // no reason
     expect(await head(g)).toBe(h)
     expect((await events(g)).some((e) => e.kind === 'message.corrected')).toBe(false)
   })
@@ -107,7 +134,12 @@ describe('message.retract', () => {
     const all = await events(g)
     const last = all[all.length - 1]!
     expect(last.kind).toBe('message.retracted')
-    expect(last.doc.payload.message).toMatchObject({kind: 'retraction', targetMessageId: messageId, reason: 'Posted in the wrong Group.', authority: false})
+    expect(last.doc.payload.message).toMatchObject({
+      kind: 'retraction',
+      targetMessageId: messageId,
+      reason: 'Posted in the wrong Group.',
+      authority: false,
+    })
     expect(schemaCatalog().validate('message', last.doc.payload.message).valid).toBe(true)
     expect(all.some((e) => e.doc.payload.message?.messageId === messageId && e.kind === 'message.posted')).toBe(true)
     expect(messageEntry((await suite.authority.current(g))!.messages, messageId)?.status).toBe('retracted')
@@ -132,7 +164,12 @@ describe('message.redact', () => {
     const last = (await events(g)).pop()!
     expect(last.kind).toBe('message.redacted')
     expect(last.doc.payload).toMatchObject({targetMessageId: messageId, policy: 'pii-removal'})
-    expect(last.doc.payload.message).toMatchObject({kind: 'redaction', targetMessageId: messageId, reason: 'Contains a customer e-mail address.', author: owner.principal})
+    expect(last.doc.payload.message).toMatchObject({
+      kind: 'redaction',
+      targetMessageId: messageId,
+      reason: 'Contains a customer e-mail address.',
+      author: owner.principal,
+    })
     expect(messageEntry((await suite.authority.current(g))!.messages, messageId)?.redacted).toBe(true)
   })
 
@@ -149,7 +186,9 @@ describe('message.redact', () => {
     expect(await code(redact(developer, g, messageId))).toBe('AUTH_FORBIDDEN')
     const strict = authorityOn(suite.store) // no redactors
     expect(codeOf(await submit(strict, redact(orgService, g, messageId)))).toBe('AUTH_FORBIDDEN')
-    expect(await code(groupCommand(owner, 'message.redact', g, {messageId, reason: 'no policy named'}))).toBe('SCHEMA_VALIDATION_FAILED')
+    expect(await code(groupCommand(owner, 'message.redact', g, {messageId, reason: 'no policy named'}))).toBe(
+      'SCHEMA_VALIDATION_FAILED',
+    )
     expect((await events(g)).some((e) => e.kind === 'message.redacted')).toBe(false)
     receiptOf(await run(redact(owner, g, messageId)))
     const h = await head(g)
@@ -163,7 +202,9 @@ describe('extensions (§17.4, §18)', () => {
   it('[K1] a Command with an unknown critical extension → UNKNOWN_CRITICAL_EXTENSION, nothing appended', async () => {
     const {g} = await groupWithMessage()
     const h = await head(g)
-    const bytes = post(developer, g, {extensions: {[PROFILE]: {version: '1.0.0', critical: true, data: {priority: 'urgent'}}}})
+    const bytes = post(developer, g, {
+      extensions: {[PROFILE]: {version: '1.0.0', critical: true, data: {priority: 'urgent'}}},
+    })
     const r = await run(bytes)
     expect(codeOf(r)).toBe('UNKNOWN_CRITICAL_EXTENSION')
     expect('error' in r && r.error.retryable).toBe(false)
@@ -172,7 +213,9 @@ describe('extensions (§17.4, §18)', () => {
 
   it('[K2] unknown noncritical extension data is stored and relayed unchanged inside the signed Event', async () => {
     const {g} = await groupWithMessage()
-    const ext = {[PROFILE]: {version: '1.2.0', critical: false, data: {hint: 'low', nested: {n: 1.5, list: ['a', 'b']}}}}
+    const ext = {
+      [PROFILE]: {version: '1.2.0', critical: false, data: {hint: 'low', nested: {n: 1.5, list: ['a', 'b']}}},
+    }
     receiptOf(await run(post(developer, g, {extensions: ext})))
     const last = (await events(g)).pop()!
     expect(last.kind).toBe('message.posted')
@@ -187,7 +230,8 @@ describe('replay', () => {
   it('every Group above replays to the live state (equal canonical hash)', async () => {
     const fresh = authorityOn(suite.store, {redactors: [orgService.principal!.id]})
     expect(touched.length).toBeGreaterThan(5)
-    for (const g of touched) expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash((await suite.authority.current(g))!))
+    for (const g of touched)
+      expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash((await suite.authority.current(g))!))
   })
 
   it('the action ID of a message.correct is idempotent: the same bytes return the same receipt', async () => {

@@ -48,7 +48,8 @@ for (const backend of storeBackends('authority-overrides')) {
     let skewMs = 0
     const touched: string[] = []
     const policy = {rootMissionOwners: [owner.principal!.id], overrideIssuers: [orgService.principal!.id], limits}
-    const open = () => openAuthority({store, registry, authorityKey, policy, clock: () => new Date(Date.now() + skewMs).toISOString()})
+    const open = () =>
+      openAuthority({store, registry, authorityKey, policy, clock: () => new Date(Date.now() + skewMs).toISOString()})
 
     beforeAll(async () => {
       await backend.start()
@@ -65,7 +66,10 @@ for (const backend of storeBackends('authority-overrides')) {
     const code = async (bytes: Buffer) => codeOf(await run(bytes))
     const head = async (g: string) => (await store.head(g))!.sequence
     const events = async (g: string) =>
-      (await store.read(g, 0, 1000)).events.map((e) => ({...e, doc: JSON.parse(Buffer.from(e.bytes).toString('utf8')) as Record<string, any>}))
+      (await store.read(g, 0, 1000)).events.map((e) => ({
+        ...e,
+        doc: JSON.parse(Buffer.from(e.bytes).toString('utf8')) as Record<string, any>,
+      }))
     const inAnHour = () => new Date(Date.now() + skewMs + 3_600_000).toISOString()
 
     const group = () => missionGroup(run, 'ovr', {touched})
@@ -80,7 +84,8 @@ for (const backend of storeBackends('authority-overrides')) {
         expiresAt: inAnHour(),
         ...fields,
       })
-    const grantOf = async (g: string) => (await events(g)).filter((e) => e.kind === 'policy.cooperation_override.granted').pop()!.doc.payload.grant
+    const grantOf = async (g: string) =>
+      (await events(g)).filter((e) => e.kind === 'policy.cooperation_override.granted').pop()!.doc.payload.grant
     /** Posts until the developer is at the hard message limit (3 in the window). */
     async function exhaust(g: string) {
       for (let i = 0; i < 3; i++) receiptOf(await run(post(developer, g)))
@@ -109,7 +114,13 @@ for (const backend of storeBackends('authority-overrides')) {
       })
       const log = await store.policyLog(g)
       expect(log).toHaveLength(1)
-      expect(log[0]).toMatchObject({groupId: g, grantId: gr.grantId, action: 'issued', eventId: last.eventId, sequence: last.sequence})
+      expect(log[0]).toMatchObject({
+        groupId: g,
+        grantId: gr.grantId,
+        action: 'issued',
+        eventId: last.eventId,
+        sequence: last.sequence,
+      })
       expect(JSON.parse(log[0]!.record)).toEqual(gr)
     })
 
@@ -123,13 +134,32 @@ for (const backend of storeBackends('authority-overrides')) {
       const g = await group()
       const h = await head(g)
       expect(await code(grant(g, {}, developer))).toBe('AUTH_FORBIDDEN')
-      expect(await code(coord('policy.grant_cooperation_override', g, {grantId: uuid(40), policy: 'message-rate', beneficiary: developer.principal, targetKind: 'message.post', targetActionId: uuid(41), reason: 'r', expiresAt: inAnHour()}))).toBe('AUTH_FORBIDDEN')
-      const unlisted = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id], limits}})
+      expect(
+        await code(
+          coord('policy.grant_cooperation_override', g, {
+            grantId: uuid(40),
+            policy: 'message-rate',
+            beneficiary: developer.principal,
+            targetKind: 'message.post',
+            targetActionId: uuid(41),
+            reason: 'r',
+            expiresAt: inAnHour(),
+          }),
+        ),
+      ).toBe('AUTH_FORBIDDEN')
+      const unlisted = openAuthority({
+        store,
+        registry,
+        authorityKey,
+        policy: {rootMissionOwners: [owner.principal!.id], limits},
+      })
       expect(codeOf(await submit(unlisted, grant(g, {}, orgService)))).toBe('AUTH_FORBIDDEN')
       expect(await code(grant(g, {policy: 'no-such-policy'}))).toBe('INVALID_COMMAND')
       expect(await code(grant(g, {targetKind: 'work.propose'}))).toBe('INVALID_COMMAND')
       expect(await code(grant(g, {expiresAt: new Date(Date.now() - 1000).toISOString()}))).toBe('INVALID_COMMAND')
-      expect(await code(grant(g, {beneficiary: {type: 'agent', id: 'urn:mwp:test:agent:stranger'}}))).toBe('INVALID_COMMAND')
+      expect(await code(grant(g, {beneficiary: {type: 'agent', id: 'urn:mwp:test:agent:stranger'}}))).toBe(
+        'INVALID_COMMAND',
+      )
       expect(await code(grant(g, {reason: ''}))).toBe('SCHEMA_VALIDATION_FAILED')
       expect(await head(g)).toBe(h)
       expect(await store.policyLog(g)).toEqual([])
@@ -146,7 +176,15 @@ for (const backend of storeBackends('authority-overrides')) {
       expect(second.eventIds).toHaveLength(2)
       const notice = (await events(g)).pop()!
       expect(notice.kind).toBe(LIMIT_NOTICE)
-      expect(notice.doc.payload).toMatchObject({policy: 'message-rate', actor: developer.principal, count: 2, softLimit: 2, hardLimit: 3, windowMinutes: 10, notify: [coordinator.principal]})
+      expect(notice.doc.payload).toMatchObject({
+        policy: 'message-rate',
+        actor: developer.principal,
+        count: 2,
+        softLimit: 2,
+        hardLimit: 3,
+        windowMinutes: 10,
+        notify: [coordinator.principal],
+      })
       receiptOf(await run(post(developer, g)))
       const h = await head(g)
       const r = await run(post(developer, g))
@@ -173,7 +211,9 @@ for (const backend of storeBackends('authority-overrides')) {
       const g = await group()
       receiptOf(await run(groupCommand(developer, 'work.propose', g, {proposalId: uuid(50), contract: contract()})))
       const h = await head(g)
-      expect(await code(groupCommand(developer, 'work.propose', g, {proposalId: uuid(50), contract: contract()}))).toBe('RATE_LIMITED')
+      expect(await code(groupCommand(developer, 'work.propose', g, {proposalId: uuid(50), contract: contract()}))).toBe(
+        'RATE_LIMITED',
+      )
       expect(await head(g)).toBe(h)
     })
 
@@ -182,10 +222,13 @@ for (const backend of storeBackends('authority-overrides')) {
       const until = inAnHour()
       for (const w of ['urn:mwp:test:work:a', 'urn:mwp:test:work:b']) {
         receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
-        receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: until})))
+        receiptOf(
+          await run(coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: until})),
+        )
       }
       const offerOf = async (w: string) => (await authority.current(g))!.workItems[w]!.offer!.offerId
-      const accept = async (w: string) => groupCommand(developer, 'work.accept_offer', g, {workItemId: w, offerId: await offerOf(w)})
+      const accept = async (w: string) =>
+        groupCommand(developer, 'work.accept_offer', g, {workItemId: w, offerId: await offerOf(w)})
       receiptOf(await run(await accept('urn:mwp:test:work:a')))
       expect(await code(await accept('urn:mwp:test:work:b'))).toBe('RATE_LIMITED')
       expect((await authority.current(g))!.workItems['urn:mwp:test:work:b']!.state).toBe('offered')
@@ -203,8 +246,17 @@ for (const backend of storeBackends('authority-overrides')) {
       const [posted, consumed] = (await events(g)).slice(-2)
       expect(posted!.kind).toBe('message.posted')
       expect(consumed!.kind).toBe(OVERRIDE_CONSUMED)
-      expect(consumed!.doc.payload).toEqual({grantId: gr.grantId, policy: 'message-rate', targetKind: 'message.post', targetActionId, targetEventId: posted!.eventId})
-      expect((await authority.current(g))!.overrideGrants?.[gr.grantId]?.consumedBy).toEqual({actionId: targetActionId, eventId: posted!.eventId})
+      expect(consumed!.doc.payload).toEqual({
+        grantId: gr.grantId,
+        policy: 'message-rate',
+        targetKind: 'message.post',
+        targetActionId,
+        targetEventId: posted!.eventId,
+      })
+      expect((await authority.current(g))!.overrideGrants?.[gr.grantId]?.consumedBy).toEqual({
+        actionId: targetActionId,
+        eventId: posted!.eventId,
+      })
       const log = await store.policyLog(g)
       expect(log.map((r) => r.action)).toEqual(['issued', 'consumed'])
       expect(log[1]).toMatchObject({grantId: gr.grantId, eventId: consumed!.eventId, sequence: consumed!.sequence})
@@ -231,12 +283,38 @@ for (const backend of storeBackends('authority-overrides')) {
       // still refuse the consumed grant (e.g. a replica deciding on the already-consumed state).
       const state = (await authority.current(g))!
       const draft = {eventId: uuid(46), kind: 'message.posted', payload: {}}
-      const again = cooperationGate(state, {actionId: targetActionId, actor: developer.principal!, kind: 'message.post', cooperationOverrideGrantId: gr.grantId}, [draft], limits, {acceptedAt: new Date().toISOString(), newId: () => uuid(47)})
+      const again = cooperationGate(
+        state,
+        {
+          actionId: targetActionId,
+          actor: developer.principal!,
+          kind: 'message.post',
+          cooperationOverrideGrantId: gr.grantId,
+        },
+        [draft],
+        limits,
+        {acceptedAt: new Date().toISOString(), newId: () => uuid(47)},
+      )
       expect(again).toMatchObject({error: 'AUTH_FORBIDDEN'})
       // The store: a second 'consumed' row for the grant aborts the whole append.
       const h = await head(g)
-      const forged = {eventId: uuid(48), kind: OVERRIDE_CONSUMED, sequence: h + 1, aggregateRevision: (await store.head(g))!.revision, bytes: Buffer.from('{"forged":true}'), policyRecord: {grantId: gr.grantId, action: 'consumed' as const, record: '{}'}}
-      const receipt = {actorId: developer.principal!.id, actionId: uuid(49), contentHash: `sha256:${'e'.repeat(64)}`, groupId: g, firstSequence: h + 1, lastSequence: h + 1, document: '{}'}
+      const forged = {
+        eventId: uuid(48),
+        kind: OVERRIDE_CONSUMED,
+        sequence: h + 1,
+        aggregateRevision: (await store.head(g))!.revision,
+        bytes: Buffer.from('{"forged":true}'),
+        policyRecord: {grantId: gr.grantId, action: 'consumed' as const, record: '{}'},
+      }
+      const receipt = {
+        actorId: developer.principal!.id,
+        actionId: uuid(49),
+        contentHash: `sha256:${'e'.repeat(64)}`,
+        groupId: g,
+        firstSequence: h + 1,
+        lastSequence: h + 1,
+        document: '{}',
+      }
       const outcome = await store.append(g, h, [forged], receipt)
       expect(outcome.status).not.toBe('appended')
       expect(await head(g)).toBe(h)
@@ -251,22 +329,50 @@ for (const backend of storeBackends('authority-overrides')) {
       receiptOf(await run(grant(g, {targetActionId, expiresAt: new Date(Date.now() + 5 * 60_000).toISOString()})))
       const gr = await grantOf(g)
       const h = await head(g)
-      expect(await code(post(developer, g, {actionId: targetActionId, cooperationOverrideGrantId: 'urn:mwp:test:grant:none'}))).toBe('INVALID_COMMAND')
+      expect(
+        await code(
+          post(developer, g, {actionId: targetActionId, cooperationOverrideGrantId: 'urn:mwp:test:grant:none'}),
+        ),
+      ).toBe('INVALID_COMMAND')
       // Bound to its Mission and Group: in another Group the grant does not exist.
       const elsewhere = await group()
       await exhaust(elsewhere)
-      expect(await code(post(developer, elsewhere, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId}))).toBe('INVALID_COMMAND')
-      expect(await code(post(reviewer, g, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId}))).toBe('AUTH_FORBIDDEN')
-      expect(await code(post(developer, g, {cooperationOverrideGrantId: gr.grantId}))).toBe('AUTH_FORBIDDEN') // another Action ID
-      expect(await code(groupCommand(developer, 'work.propose', g, {proposalId: uuid(51), contract: contract()}, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId}))).toBe(
+      expect(
+        await code(post(developer, elsewhere, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId})),
+      ).toBe('INVALID_COMMAND')
+      expect(await code(post(reviewer, g, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId}))).toBe(
         'AUTH_FORBIDDEN',
-      ) // another kind (and another policy)
+      )
+      expect(await code(post(developer, g, {cooperationOverrideGrantId: gr.grantId}))).toBe('AUTH_FORBIDDEN') // another Action ID
+      expect(
+        await code(
+          groupCommand(
+            developer,
+            'work.propose',
+            g,
+            {proposalId: uuid(51), contract: contract()},
+            {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId},
+          ),
+        ),
+      ).toBe('AUTH_FORBIDDEN') // another kind (and another policy)
       // Without the grant the limit holds; a decider rejection never reaches the grant.
       expect(await code(post(developer, g))).toBe('RATE_LIMITED')
-      expect(await code(groupCommand(developer, 'message.post', g, {text: 'x', conversationId: 'urn:mwp:test:conversation:none'}, {actionId: uuid(44), cooperationOverrideGrantId: gr.grantId}))).toBe('INVALID_COMMAND')
+      expect(
+        await code(
+          groupCommand(
+            developer,
+            'message.post',
+            g,
+            {text: 'x', conversationId: 'urn:mwp:test:conversation:none'},
+            {actionId: uuid(44), cooperationOverrideGrantId: gr.grantId},
+          ),
+        ),
+      ).toBe('INVALID_COMMAND')
       skewMs = 6 * 60_000 // the grant expired (the rate window of 10 minutes still holds the posts)
       try {
-        expect(await code(post(developer, g, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId}))).toBe('AUTH_FORBIDDEN')
+        expect(await code(post(developer, g, {actionId: targetActionId, cooperationOverrideGrantId: gr.grantId}))).toBe(
+          'AUTH_FORBIDDEN',
+        )
       } finally {
         skewMs = 0
       }
@@ -282,7 +388,9 @@ for (const backend of storeBackends('authority-overrides')) {
       expect(touched.length).toBeGreaterThan(5)
       for (const g of touched) {
         expect(canonicalHash((await fresh.current(g))!)).toBe(canonicalHash((await authority.current(g))!))
-        const policyEvents = (await events(g)).filter((e) => e.kind === 'policy.cooperation_override.granted' || e.kind === OVERRIDE_CONSUMED)
+        const policyEvents = (await events(g)).filter(
+          (e) => e.kind === 'policy.cooperation_override.granted' || e.kind === OVERRIDE_CONSUMED,
+        )
         expect((await store.policyLog(g)).map((r) => r.eventId)).toEqual(policyEvents.map((e) => e.eventId))
       }
     })

@@ -10,7 +10,23 @@ import {type Authority, openAuthority} from '../../src/authority/authority.js'
 import {submit, type SubmitResult} from '../../src/authority/ingress/command.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import {openStore, type Store} from '../../src/store/index.js'
-import {admissionKey, authorityKey, codeOf, coord, contract, createCommand, developer, devStoreAt, groupCommand, newGroup, owner, receiptOf, registry, reviewer, uuid} from '../support/authority-helpers.js'
+import {
+  admissionKey,
+  authorityKey,
+  codeOf,
+  coord,
+  contract,
+  createCommand,
+  developer,
+  devStoreAt,
+  groupCommand,
+  newGroup,
+  owner,
+  receiptOf,
+  registry,
+  reviewer,
+  uuid,
+} from '../support/authority-helpers.js'
 import {addWorkers} from '../support/groups.js'
 import {treeSteps} from '../support/mission-tree-helpers.js'
 import {type RawDb, storeBackends} from '../support/store-backends.js'
@@ -24,7 +40,10 @@ const poison = (name: 'sqlite' | 'postgres', marker: string) =>
     ? `CREATE TRIGGER pipeline_poison BEFORE INSERT ON group_events WHEN instr(CAST(NEW.bytes AS TEXT), '${marker}') > 0 BEGIN SELECT RAISE(ABORT, 'injected failure'); END;`
     : `CREATE FUNCTION pipeline_poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$;
        CREATE TRIGGER pipeline_poison BEFORE INSERT ON group_events FOR EACH ROW WHEN (position('${marker}' in convert_from(NEW.bytes, 'UTF8')) > 0) EXECUTE FUNCTION pipeline_poison();`
-const unpoison = (name: 'sqlite' | 'postgres') => (name === 'sqlite' ? 'DROP TRIGGER pipeline_poison;' : 'DROP TRIGGER pipeline_poison ON group_events; DROP FUNCTION pipeline_poison();')
+const unpoison = (name: 'sqlite' | 'postgres') =>
+  name === 'sqlite'
+    ? 'DROP TRIGGER pipeline_poison;'
+    : 'DROP TRIGGER pipeline_poison ON group_events; DROP FUNCTION pipeline_poison();'
 
 /** Submits `bytes` until the answer is not the retryable INTERNAL_ERROR (same bytes: the receipt answers). */
 async function settle(authority: Authority, bytes: Buffer): Promise<SubmitResult> {
@@ -85,7 +104,9 @@ for (const backend of storeBackends('authority-pipeline')) {
       const results = await Promise.all(bytes.map((b) => submit(authority, b)))
       expect(results.map(codeOf)).toEqual(bytes.map(() => 'ok'))
       // One Event each, at distinct sequences: together exactly the 40 after the head.
-      expect(results.map((r) => receiptOf(r).firstSequence).sort((a, b) => a - b)).toEqual(bytes.map((_, i) => head + 1 + i))
+      expect(results.map((r) => receiptOf(r).firstSequence).sort((a, b) => a - b)).toEqual(
+        bytes.map((_, i) => head + 1 + i),
+      )
       await expectLogMatches(g, results, bytes)
       await expectReplayEqual(authority, g)
       // Retries of the same bytes get the original receipts, and nothing new is stored.
@@ -99,7 +120,13 @@ for (const backend of storeBackends('authority-pipeline')) {
       receiptOf(await submit(authority, createCommand(g)))
       await raw.exec(poison(backend.name, 'POISON-PILL'))
       try {
-        const bytes = [postText(g, 'before'), postText(g, 'POISON-PILL'), postText(g, 'after 1'), postText(g, 'after 2'), postText(g, 'after 3')]
+        const bytes = [
+          postText(g, 'before'),
+          postText(g, 'POISON-PILL'),
+          postText(g, 'after 1'),
+          postText(g, 'after 2'),
+          postText(g, 'after 3'),
+        ]
         const first = await Promise.all(bytes.map((b) => submit(authority, b)))
         expect(codeOf(first[1]!)).toBe('INTERNAL_ERROR')
         // The others are accepted; on PostgreSQL an innocent Command sharing the failed batch's
@@ -113,7 +140,9 @@ for (const backend of storeBackends('authority-pipeline')) {
           settled,
           others.map((i) => bytes[i]!),
         )
-        const texts = (await store.read(g, 0, 100)).events.map((e) => JSON.parse(Buffer.from(e.bytes).toString('utf8')).payload?.message?.content?.[0]?.text)
+        const texts = (await store.read(g, 0, 100)).events.map(
+          (e) => JSON.parse(Buffer.from(e.bytes).toString('utf8')).payload?.message?.content?.[0]?.text,
+        )
         expect(texts).not.toContain('POISON-PILL')
         await expectReplayEqual(authority, g)
       } finally {
@@ -128,14 +157,27 @@ for (const backend of storeBackends('authority-pipeline')) {
       const w = uuid(7)
       receiptOf(await submit(authority, coord('work.authorize', g, {workItemId: w, contract: contract()})))
       const expiresAt = new Date(Date.now() + 60_000).toISOString()
-      receiptOf(await submit(authority, coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id, reviewer.principal!.id], expiresAt})))
+      receiptOf(
+        await submit(
+          authority,
+          coord('work.offer', g, {
+            workItemId: w,
+            candidates: [developer.principal!.id, reviewer.principal!.id],
+            expiresAt,
+          }),
+        ),
+      )
       const offerId = (await authority.current(g))!.workItems[w]!.offer!.offerId
-      const accept = (signer: typeof developer) => groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId})
+      const accept = (signer: typeof developer) =>
+        groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId})
       // The developer's acceptance fails in the store; the reviewer's, decided on it, would be
       // WORK_ALREADY_OWNED — but that append never happened, so the reviewer wins.
       await raw.exec(poison(backend.name, `"owner":{"agentId":"${developer.principal!.id}"`))
       try {
-        const [mine, theirs] = await Promise.all([submit(authority, accept(developer)), submit(authority, accept(reviewer))])
+        const [mine, theirs] = await Promise.all([
+          submit(authority, accept(developer)),
+          submit(authority, accept(reviewer)),
+        ])
         expect(['INTERNAL_ERROR', 'WORK_ALREADY_OWNED']).toContain(codeOf(mine))
         expect(codeOf(theirs)).toBe('ok')
         expect((await authority.current(g))!.workItems[w]!.owner!.agentId).toBe(reviewer.principal!.id)
@@ -153,7 +195,11 @@ for (const backend of storeBackends('authority-pipeline')) {
       const cg = newGroup('pipeline-child')
       const before = Array.from({length: 10}, (_, i) => postText(g, `before child ${i}`))
       const after = Array.from({length: 10}, (_, i) => postText(g, `after child ${i}`))
-      const results = await Promise.all([...before.map((b) => submit(authority, b)), submit(authority, tree.createChild(g, w, cg)), ...after.map((b) => submit(authority, b))])
+      const results = await Promise.all([
+        ...before.map((b) => submit(authority, b)),
+        submit(authority, tree.createChild(g, w, cg)),
+        ...after.map((b) => submit(authority, b)),
+      ])
       expect(results.map(codeOf)).toEqual(results.map(() => 'ok'))
       expect((await authority.current(cg))!.mission.parent?.groupId).toBe(g)
       expect((await authority.current(g))!.workItems[w]!.state).toBe('blocked')
@@ -171,7 +217,10 @@ for (const backend of storeBackends('authority-pipeline')) {
       const rival = openAuthority({store: second, registry, authorityKey, policy})
       const mine = Array.from({length: 20}, (_, i) => postText(g, `mine ${i}`))
       const theirs = Array.from({length: 10}, (_, i) => postText(g, `theirs ${i}`))
-      const results = await Promise.all([...mine.map((b) => settle(authority, b)), ...theirs.map((b) => settle(rival, b))])
+      const results = await Promise.all([
+        ...mine.map((b) => settle(authority, b)),
+        ...theirs.map((b) => settle(rival, b)),
+      ])
       expect(results.map(codeOf)).toEqual(results.map(() => 'ok'))
       await expectLogMatches(g, results, [...mine, ...theirs])
       expect((await store.head(g))!.sequence).toBe(head + 30)

@@ -5,7 +5,21 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type Authority, openAuthority} from '../../src/authority/authority.js'
 import {submit} from '../../src/authority/ingress/command.js'
 import type {Store} from '../../src/store/index.js'
-import {authorityKey, codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, receiptOf, registry, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {
+  authorityKey,
+  codeOf,
+  contract,
+  coord,
+  createCommand,
+  developer,
+  groupCommand,
+  newGroup,
+  owner,
+  receiptOf,
+  registry,
+  sqliteStore,
+  uuid,
+} from '../support/authority-helpers.js'
 
 let store: Store
 let cleanup: () => Promise<void>
@@ -15,7 +29,13 @@ let now = Date.now()
 
 beforeAll(async () => {
   ;({store, cleanup} = await sqliteStore())
-  authority = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}, clock: () => new Date(now).toISOString()})
+  authority = openAuthority({
+    store,
+    registry,
+    authorityKey,
+    policy: {rootMissionOwners: [owner.principal!.id]},
+    clock: () => new Date(now).toISOString(),
+  })
 }, 60_000)
 afterAll(async () => cleanup?.())
 
@@ -36,6 +56,9 @@ describe('offer expiry (§10.2 offered → offered, no Event)', () => {
     now = Date.parse(expiresAt) - 1
     const r = await run(groupCommand(developer, 'work.accept_offer', g, {workItemId: w, offerId}))
     expect(codeOf(r)).toBe('ok')
-    expect((await authority.current(g))!.workItems[w]).toMatchObject({state: 'queued', owner: {agentId: developer.principal!.id}})
+    expect((await authority.current(g))!.workItems[w]).toMatchObject({
+      state: 'queued',
+      owner: {agentId: developer.principal!.id},
+    })
   })
 })

@@ -5,7 +5,20 @@
 import {describe, expect, it} from 'vitest'
 import {submit} from '../../src/authority/ingress/command.js'
 import {openSession} from '../../src/authority/ingress/sessions.js'
-import {codeOf, contract, coord, createCommand, developer, groupCommand, newGroup, owner, post, receiptOf, sqliteSuite, uuid} from '../support/authority-helpers.js'
+import {
+  codeOf,
+  contract,
+  coord,
+  createCommand,
+  developer,
+  groupCommand,
+  newGroup,
+  owner,
+  post,
+  receiptOf,
+  sqliteSuite,
+  uuid,
+} from '../support/authority-helpers.js'
 
 describe('Execution Leases and Session Epochs', () => {
   const suite = sqliteSuite()
@@ -21,14 +34,28 @@ describe('Execution Leases and Session Epochs', () => {
     receiptOf(await run(groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
     const w = uuid(7)
     receiptOf(await run(coord('work.authorize', g, {workItemId: w, contract: contract()})))
-    receiptOf(await run(coord('work.offer', g, {workItemId: w, candidates: [agent], expiresAt: new Date(Date.now() + 60_000).toISOString()})))
+    receiptOf(
+      await run(
+        coord('work.offer', g, {
+          workItemId: w,
+          candidates: [agent],
+          expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        }),
+      ),
+    )
     const offerId = (await suite.authority.current(g))!.workItems[w]!.offer!.offerId
     receiptOf(await run(groupCommand(developer, 'work.accept_offer', g, {workItemId: w, offerId}, as(s1))))
     receiptOf(await run(groupCommand(developer, 'work.start', g, {workItemId: w, ownershipEpoch: 1}, as(s1))))
     const lease = (await suite.authority.current(g))!.workItems[w]!.lease!
     expect(lease.sessionEpoch).toBe(s1)
     const checkpoint = (epoch: number) =>
-      groupCommand(developer, 'work.checkpoint', g, {workItemId: w, ownershipEpoch: 1, leaseId: lease.leaseId, progress: 'half', artifactHashes: []}, as(epoch))
+      groupCommand(
+        developer,
+        'work.checkpoint',
+        g,
+        {workItemId: w, ownershipEpoch: 1, leaseId: lease.leaseId, progress: 'half', artifactHashes: []},
+        as(epoch),
+      )
 
     const s2 = await openSession(suite.authority, agent)
     expect(s2).toBeGreaterThan(s1)
@@ -47,7 +74,12 @@ describe('retries across a session replacement', () => {
     const s1 = await openSession(suite.authority, agent)
     const g = newGroup('session-retry')
     receiptOf(await submit(suite.authority, createCommand(g)))
-    receiptOf(await submit(suite.authority, groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'})))
+    receiptOf(
+      await submit(
+        suite.authority,
+        groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'}),
+      ),
+    )
     const bytes = post(developer, g, {sessionEpoch: s1})
     const first = receiptOf(await submit(suite.authority, bytes))
     await openSession(suite.authority, agent)

@@ -42,14 +42,41 @@ describe('decide (pure)', () => {
   it('fences an older membershipEpoch with MEMBERSHIP_STALE and an unissued one with MEMBERSHIP_REQUIRED', () => {
     let n = 0
     const ctx = {acceptedAt: '2026-11-30T00:00:00Z', newId: () => `urn:mwp:test:pure:${++n}`, validWorkContract}
-    const create = {actionId: 'urn:mwp:test:a:1', actor: owner.principal!, kind: 'mission.create', groupId: 'urn:mwp:test:group:pure', payload: missionPayload('urn:mwp:test:group:pure')}
+    const create = {
+      actionId: 'urn:mwp:test:a:1',
+      actor: owner.principal!,
+      kind: 'mission.create',
+      groupId: 'urn:mwp:test:group:pure',
+      payload: missionPayload('urn:mwp:test:group:pure'),
+    }
     const d = decide(null, create, ctx)
     if ('error' in d) throw new Error(d.reason)
     let state: GroupState | null = null
-    d.events.forEach((e, i) => (state = apply(state, {kind: e.kind, groupId: create.groupId, sequence: i + 1, aggregateRevision: i + 1, payload: e.payload})))
+    d.events.forEach(
+      (e, i) =>
+        (state = apply(state, {
+          kind: e.kind,
+          groupId: create.groupId,
+          sequence: i + 1,
+          aggregateRevision: i + 1,
+          payload: e.payload,
+        })),
+    )
     // A later membership.change would raise the epoch; simulate its result on the plain state.
-    const bumped: GroupState = {...state!, members: {...state!.members, [coordinator.principal!.id]: {...state!.members[coordinator.principal!.id]!, membershipEpoch: 2}}}
-    const message = {actionId: 'urn:mwp:test:a:2', actor: coordinator.principal!, kind: 'message.post', groupId: create.groupId, payload: {text: 'hi'}}
+    const bumped: GroupState = {
+      ...state!,
+      members: {
+        ...state!.members,
+        [coordinator.principal!.id]: {...state!.members[coordinator.principal!.id]!, membershipEpoch: 2},
+      },
+    }
+    const message = {
+      actionId: 'urn:mwp:test:a:2',
+      actor: coordinator.principal!,
+      kind: 'message.post',
+      groupId: create.groupId,
+      payload: {text: 'hi'},
+    }
     expect(decide(bumped, {...message, membershipEpoch: 1}, ctx)).toMatchObject({error: 'MEMBERSHIP_STALE'})
     expect(decide(bumped, {...message, membershipEpoch: 3}, ctx)).toMatchObject({error: 'MEMBERSHIP_REQUIRED'})
     expect(decide(bumped, {...message, membershipEpoch: 2}, ctx)).toHaveProperty('events')
@@ -65,7 +92,13 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     await backend.start()
     const url = await backend.fresh()
     store = await devStoreAt(url)
-    authority = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}, newId: () => `urn:mwp:test:id:${backend.name}-a-${++ids}`})
+    authority = openAuthority({
+      store,
+      registry,
+      authorityKey,
+      policy: {rootMissionOwners: [owner.principal!.id]},
+      newId: () => `urn:mwp:test:id:${backend.name}-a-${++ids}`,
+    })
   }, 120_000)
   afterAll(async () => {
     await store?.close()
@@ -77,7 +110,13 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
   it('[+cmd:mission.create] [+evt:mission.created] [+evt:mission.coordinator.assigned] [+row:t7.1:none->active:mission.create] mission.create by a root MissionOwner appends two signed Events at sequences 1 and 2', async () => {
     const groupId = newGroup()
     const receipt = receiptOf(await submit(authority, createCommand(groupId)))
-    expect(receipt).toMatchObject({actor: owner.principal, groupId, firstSequence: 1, lastSequence: 2, aggregateRevision: 2})
+    expect(receipt).toMatchObject({
+      actor: owner.principal,
+      groupId,
+      firstSequence: 1,
+      lastSequence: 2,
+      aggregateRevision: 2,
+    })
     expect(receipt.eventIds).toHaveLength(2)
 
     const {events, head} = await store.read(groupId, 0, 10)
@@ -90,13 +129,33 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
       const v = verify('event', e.bytes, registry)
       if (!v.ok) throw new Error('stored Event does not verify')
       expect(v.principal).toEqual(authorityKey.principal)
-      expect(v.document).toMatchObject({groupId, actor: owner.principal, acceptedBy: authorityKey.principal, cause: {type: 'command'}})
-      expect(schemaCatalog().validate('membership', (v.document.payload as {membership: unknown}).membership)).toEqual({valid: true})
+      expect(v.document).toMatchObject({
+        groupId,
+        actor: owner.principal,
+        acceptedBy: authorityKey.principal,
+        cause: {type: 'command'},
+      })
+      expect(schemaCatalog().validate('membership', (v.document.payload as {membership: unknown}).membership)).toEqual({
+        valid: true,
+      })
     }
     const state = (await authority.current(groupId))!
-    expect(state.mission).toMatchObject({state: 'active', missionOwner: owner.principal, coordinator: {agentId: coordinator.principal!.id, coordinatorEpoch: 1}})
-    expect(state.members[owner.principal!.id]).toMatchObject({role: 'mission_owner', membershipEpoch: 1, active: true, visibilityStartSequence: 1})
-    expect(state.members[coordinator.principal!.id]).toMatchObject({role: 'coordinator', membershipEpoch: 1, active: true})
+    expect(state.mission).toMatchObject({
+      state: 'active',
+      missionOwner: owner.principal,
+      coordinator: {agentId: coordinator.principal!.id, coordinatorEpoch: 1},
+    })
+    expect(state.members[owner.principal!.id]).toMatchObject({
+      role: 'mission_owner',
+      membershipEpoch: 1,
+      active: true,
+      visibilityStartSequence: 1,
+    })
+    expect(state.members[coordinator.principal!.id]).toMatchObject({
+      role: 'coordinator',
+      membershipEpoch: 1,
+      active: true,
+    })
   })
 
   it('[+cmd:message.post] [+evt:message.posted] message.post by the coordinator appends message.posted with authority: false, leaving the revision', async () => {
@@ -107,7 +166,11 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     const v = verify('event', event!.bytes, registry)
     if (!v.ok) throw new Error('stored Event does not verify')
     const message = (v.document.payload as {message: Record<string, unknown>}).message
-    expect(message).toMatchObject({authority: false, author: coordinator.principal, content: [{type: 'text', text: 'Plan: draft, review, publish.'}]})
+    expect(message).toMatchObject({
+      authority: false,
+      author: coordinator.principal,
+      content: [{type: 'text', text: 'Plan: draft, review, publish.'}],
+    })
     expect(schemaCatalog().validate('message', message)).toEqual({valid: true})
     // A human member posts with its membershipEpoch and no sessionEpoch.
     expect(receiptOf(await submit(authority, post(owner, groupId))).lastSequence).toBe(4)
@@ -116,7 +179,9 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
   it('replay: a fresh authority folding the stored Events reproduces the live state exactly', async () => {
     const groupId = await created()
     receiptOf(await submit(authority, post(coordinator, groupId)))
-    receiptOf(await submit(authority, post(owner, groupId, {payload: {text: 'Thanks', references: ['urn:mwp:test:ref:1']}})))
+    receiptOf(
+      await submit(authority, post(owner, groupId, {payload: {text: 'Thanks', references: ['urn:mwp:test:ref:1']}})),
+    )
     const live = (await authority.current(groupId))!
     const fresh = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: []}})
     const replayed = (await fresh.current(groupId))!
@@ -145,7 +210,10 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
 
   it('[-cmd:mission.create] [-evt:mission.created] [-row:t7.1:none->active:mission.create] mission.create by a human who is not a root MissionOwner is AUTH_FORBIDDEN', async () => {
     const groupId = newGroup()
-    const r = await submit(authority, command(otherHuman, {kind: 'mission.create', groupId, payload: missionPayload(groupId)}))
+    const r = await submit(
+      authority,
+      command(otherHuman, {kind: 'mission.create', groupId, payload: missionPayload(groupId)}),
+    )
     expect(codeOf(r)).toBe('AUTH_FORBIDDEN')
     expect(await store.head(groupId)).toBeNull()
   })
@@ -154,7 +222,10 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     const groupId = await created()
     expect(codeOf(await submit(authority, createCommand(groupId)))).toBe('INVALID_STATE_TRANSITION')
     const other = newGroup()
-    const r = await submit(authority, command(owner, {kind: 'mission.create', groupId: other, payload: missionPayload(newGroup())}))
+    const r = await submit(
+      authority,
+      command(owner, {kind: 'mission.create', groupId: other, payload: missionPayload(newGroup())}),
+    )
     expect(codeOf(r)).toBe('INVALID_COMMAND')
     expect(await store.head(other)).toBeNull()
   })
@@ -162,15 +233,21 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
   it('an invalid payload is SCHEMA_VALIDATION_FAILED', async () => {
     const groupId = newGroup()
     const {budget: _dropped, ...noBudget} = missionPayload(groupId)
-    expect(codeOf(await submit(authority, command(owner, {kind: 'mission.create', groupId, payload: noBudget})))).toBe('SCHEMA_VALIDATION_FAILED')
+    expect(codeOf(await submit(authority, command(owner, {kind: 'mission.create', groupId, payload: noBudget})))).toBe(
+      'SCHEMA_VALIDATION_FAILED',
+    )
     const existing = await created()
-    expect(codeOf(await submit(authority, post(coordinator, existing, {payload: {text: ''}})))).toBe('SCHEMA_VALIDATION_FAILED')
+    expect(codeOf(await submit(authority, post(coordinator, existing, {payload: {text: ''}})))).toBe(
+      'SCHEMA_VALIDATION_FAILED',
+    )
   })
 
   it('[-cmd:message.post] [-evt:message.posted] membership fences: a never-member gets GROUP_NOT_FOUND (no existence oracle, §17.2), an unissued epoch MEMBERSHIP_REQUIRED', async () => {
     const groupId = await created()
     expect(codeOf(await submit(authority, post(developer, groupId)))).toBe('GROUP_NOT_FOUND')
-    expect(codeOf(await submit(authority, post(coordinator, groupId, {membershipEpoch: 2})))).toBe('MEMBERSHIP_REQUIRED')
+    expect(codeOf(await submit(authority, post(coordinator, groupId, {membershipEpoch: 2})))).toBe(
+      'MEMBERSHIP_REQUIRED',
+    )
     expect((await store.head(groupId))?.sequence).toBe(2)
   })
 
@@ -190,11 +267,18 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
 
   it('a tampered Command is AUTH_INVALID_SIGNATURE with a protected audit entry', async () => {
     const groupId = newGroup()
-    const bytes = Buffer.from(createCommand(groupId).toString('utf8').replace('Ship the release notes', 'Ship the release NOTES'), 'utf8')
+    const bytes = Buffer.from(
+      createCommand(groupId).toString('utf8').replace('Ship the release notes', 'Ship the release NOTES'),
+      'utf8',
+    )
     const r = await submit(authority, bytes)
     expect(codeOf(r)).toBe('AUTH_INVALID_SIGNATURE')
     expect('error' in r ? r.error.relatedActionId : 'none').toBeUndefined() // nothing echoed from an unverified document
-    expect((await store.listAudit()).at(-1)).toMatchObject({stage: 'signature', subject: 'authority ingress', documentKind: 'command'})
+    expect((await store.listAudit()).at(-1)).toMatchObject({
+      stage: 'signature',
+      subject: 'authority ingress',
+      documentKind: 'command',
+    })
     expect(await store.head(groupId)).toBeNull()
   })
 
@@ -214,14 +298,24 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
 
   it('posts to one Group are serialized into contiguous sequences', async () => {
     const groupId = await created()
-    const receipts = (await Promise.all(Array.from({length: 5}, (_, i) => submit(authority, post(i % 2 ? owner : coordinator, groupId))))).map(receiptOf)
+    const receipts = (
+      await Promise.all(
+        Array.from({length: 5}, (_, i) => submit(authority, post(i % 2 ? owner : coordinator, groupId))),
+      )
+    ).map(receiptOf)
     expect(receipts.map((r) => r.firstSequence).sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7])
   })
 
   it('two authorities racing on the same Command: the loser gets the original receipt, not a decider refusal', async () => {
     const groupId = newGroup()
     const bytes = createCommand(groupId)
-    const other = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}, newId: () => `urn:mwp:test:id:${backend.name}-d-${++ids}`})
+    const other = openAuthority({
+      store,
+      registry,
+      authorityKey,
+      policy: {rootMissionOwners: [owner.principal!.id]},
+      newId: () => `urn:mwp:test:id:${backend.name}-d-${++ids}`,
+    })
     const both = await Promise.all([submit(authority, bytes), submit(other, bytes)])
     expect(receiptOf(both[1])).toEqual(receiptOf(both[0]))
     // Force the window: the loser's first receipt lookup ran before the winner's append.
@@ -236,7 +330,12 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
         return typeof value === 'function' ? value.bind(target) : value
       },
     })
-    const loser = openAuthority({store: late, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}})
+    const loser = openAuthority({
+      store: late,
+      registry,
+      authorityKey,
+      policy: {rootMissionOwners: [owner.principal!.id]},
+    })
     expect(receiptOf(await submit(loser, bytes2))).toEqual(first)
     expect((await store.head(groupId2))?.sequence).toBe(2)
   })
@@ -248,7 +347,16 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
         if (member === 'read')
           return async (g: string, after: number, limit: number) => {
             const page = await target.read(g, after, limit)
-            const events = page.events.map((e) => (e.sequence === 2 ? {...e, bytes: Buffer.from(Buffer.from(e.bytes).toString('utf8').replace('"coordinatorEpoch":1', '"coordinatorEpoch":7'))} : e))
+            const events = page.events.map((e) =>
+              e.sequence === 2
+                ? {
+                    ...e,
+                    bytes: Buffer.from(
+                      Buffer.from(e.bytes).toString('utf8').replace('"coordinatorEpoch":1', '"coordinatorEpoch":7'),
+                    ),
+                  }
+                : e,
+            )
             return {...page, events}
           }
         const value = Reflect.get(target, member, target) as unknown
@@ -259,7 +367,11 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     const r = await submit(reader, post(coordinator, groupId))
     expect(codeOf(r)).toBe('INTERNAL_ERROR')
     expect('error' in r && r.error.retryable).toBe(true)
-    expect((await store.listAudit()).at(-1)).toMatchObject({stage: 'authority', reason: 'log-integrity', subject: 'authority ingress'})
+    expect((await store.listAudit()).at(-1)).toMatchObject({
+      stage: 'authority',
+      reason: 'log-integrity',
+      subject: 'authority ingress',
+    })
     expect((await store.head(groupId))?.sequence).toBe(2)
   })
 
@@ -271,12 +383,20 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
     const later = new Proxy(store, {
       get(target, member) {
         if (member === 'acceptanceContext')
-          return async () => ({...(await target.acceptanceContext()), trustedAcceptedAt: new Date(Date.now() + 600_000).toISOString()})
+          return async () => ({
+            ...(await target.acceptanceContext()),
+            trustedAcceptedAt: new Date(Date.now() + 600_000).toISOString(),
+          })
         const value = Reflect.get(target, member, target) as unknown
         return typeof value === 'function' ? value.bind(target) : value
       },
     })
-    const laterAuthority = openAuthority({store: later, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}})
+    const laterAuthority = openAuthority({
+      store: later,
+      registry,
+      authorityKey,
+      policy: {rootMissionOwners: [owner.principal!.id]},
+    })
     expect(receiptOf(await submit(laterAuthority, bytes))).toEqual(first)
     // A NEW Command at that later time is not fresh.
     expect(codeOf(await submit(laterAuthority, post(coordinator, groupId)))).toBe('AUTH_INVALID_SIGNATURE')
@@ -284,7 +404,13 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
 
   it('a head moved by another authority is caught up (incremental fold) and a stale decision is retried', async () => {
     const groupId = await created()
-    const other = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: []}, newId: () => `urn:mwp:test:id:${backend.name}-b-${++ids}`})
+    const other = openAuthority({
+      store,
+      registry,
+      authorityKey,
+      policy: {rootMissionOwners: []},
+      newId: () => `urn:mwp:test:id:${backend.name}-b-${++ids}`,
+    })
     receiptOf(await submit(other, post(coordinator, groupId))) // sequence 3, behind our cache's back
     expect(receiptOf(await submit(authority, post(owner, groupId))).firstSequence).toBe(4)
 
@@ -298,12 +424,20 @@ describe.each(backends.filter((b) => b.enabled))('Group Authority slice: $name',
         return typeof value === 'function' ? value.bind(target) : value
       },
     })
-    const stale = openAuthority({store: lying, registry, authorityKey, policy: {rootMissionOwners: []}, newId: () => `urn:mwp:test:id:${backend.name}-c-${++ids}`})
+    const stale = openAuthority({
+      store: lying,
+      registry,
+      authorityKey,
+      policy: {rootMissionOwners: []},
+      newId: () => `urn:mwp:test:id:${backend.name}-c-${++ids}`,
+    })
     expect((await stale.current(groupId))?.sequence).toBe(4)
     receiptOf(await submit(other, post(coordinator, groupId))) // sequence 5
     lies = 1
     expect(receiptOf(await submit(stale, post(coordinator, groupId))).firstSequence).toBe(6)
-    const replayed = (await openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: []}}).current(groupId))!
+    const replayed = (await openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: []}}).current(
+      groupId,
+    ))!
     expect(canonicalHash(replayed)).toBe(canonicalHash((await stale.current(groupId))!))
   })
 })

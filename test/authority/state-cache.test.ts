@@ -46,7 +46,8 @@ describe('Authority state cache', () => {
 
   async function groupWithPosts(authority: Authority, posts: number): Promise<string> {
     const g = await missionGroup((bytes) => submit(authority, bytes), 'cache', {members: []})
-    for (let i = 0; i < posts; i++) receiptOf(await submit(authority, groupCommand(owner, 'message.post', g, {text: `post ${i}`})))
+    for (let i = 0; i < posts; i++)
+      receiptOf(await submit(authority, groupCommand(owner, 'message.post', g, {text: `post ${i}`})))
     return g
   }
 

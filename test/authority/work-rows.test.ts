@@ -19,7 +19,7 @@ import {
   sqliteSuite,
   uuid,
   contract,
-  coord
+  coord,
 } from '../support/authority-helpers.js'
 import {newestEvent} from '../support/events.js'
 import {missionGroup} from '../support/groups.js'
@@ -30,31 +30,67 @@ const H2 = `sha256:${'d'.repeat(64)}`
 
 const touched: string[] = []
 
-const suite = sqliteSuite((store) => openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}}))
+const suite = sqliteSuite((store) =>
+  openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}}),
+)
 
 const {run, code} = suite
 const head = async (g: string) => (await suite.store.head(g))?.sequence
 const state = async (g: string) => (await suite.authority.current(g))!
 const item = async (g: string, w: string) => (await state(g)).workItems[w]!
 
-
 const inAMinute = () => new Date(Date.now() + 60_000).toISOString()
-const offer = (g: string, w: string) => coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id, reviewer.principal!.id], expiresAt: inAMinute()})
-const acceptOffer = (g: string, w: string, offerId: string, signer: SigningKey = developer) => groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId})
-const start = (g: string, w: string, ownershipEpoch = 1, signer: SigningKey = developer) => groupCommand(signer, 'work.start', g, {workItemId: w, ownershipEpoch})
+const offer = (g: string, w: string) =>
+  coord('work.offer', g, {
+    workItemId: w,
+    candidates: [developer.principal!.id, reviewer.principal!.id],
+    expiresAt: inAMinute(),
+  })
+const acceptOffer = (g: string, w: string, offerId: string, signer: SigningKey = developer) =>
+  groupCommand(signer, 'work.accept_offer', g, {workItemId: w, offerId})
+const start = (g: string, w: string, ownershipEpoch = 1, signer: SigningKey = developer) =>
+  groupCommand(signer, 'work.start', g, {workItemId: w, ownershipEpoch})
 const checkpoint = (g: string, w: string, leaseId: string, ownershipEpoch = 1, signer: SigningKey = developer) =>
-  groupCommand(signer, 'work.checkpoint', g, {workItemId: w, ownershipEpoch, leaseId, progress: 'Sections 1-3 drafted.', artifactHashes: [H1]})
-const block = (g: string, w: string, leaseId: string, ownershipEpoch = 1, signer: SigningKey = developer, extra: Record<string, unknown> = {}) =>
-  groupCommand(signer, 'work.block', g, {workItemId: w, ownershipEpoch, leaseId, requiredResolution: 'Need the changelog export.', ...extra})
-const fail = (g: string, w: string, payload: Record<string, unknown> = {}) => coord('work.fail', g, {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2], ...payload})
-const grant = (g: string, w: string, ownershipEpoch = 1, signer: SigningKey = owner) => groupCommand(signer, 'approval.grant_execution', g, {workItemId: w, ownershipEpoch})
+  groupCommand(signer, 'work.checkpoint', g, {
+    workItemId: w,
+    ownershipEpoch,
+    leaseId,
+    progress: 'Sections 1-3 drafted.',
+    artifactHashes: [H1],
+  })
+const block = (
+  g: string,
+  w: string,
+  leaseId: string,
+  ownershipEpoch = 1,
+  signer: SigningKey = developer,
+  extra: Record<string, unknown> = {},
+) =>
+  groupCommand(signer, 'work.block', g, {
+    workItemId: w,
+    ownershipEpoch,
+    leaseId,
+    requiredResolution: 'Need the changelog export.',
+    ...extra,
+  })
+const fail = (g: string, w: string, payload: Record<string, unknown> = {}) =>
+  coord('work.fail', g, {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2], ...payload})
+const grant = (g: string, w: string, ownershipEpoch = 1, signer: SigningKey = owner) =>
+  groupCommand(signer, 'approval.grant_execution', g, {workItemId: w, ownershipEpoch})
 const leaseOf = async (g: string, w: string) => (await item(g, w)).lease!.leaseId
 const lastEvent = (g: string) => newestEvent(suite.store, g)
 const kindsIn = async (g: string) => (await suite.store.read(g, 0, 1000)).events.map((e) => e.kind)
 
-const work = workDriver(() => suite.authority, {candidates: [developer, reviewer], offerExpiresAt: inAMinute, artifactHashes: [H1]})
+const work = workDriver(() => suite.authority, {
+  candidates: [developer, reviewer],
+  offerExpiresAt: inAMinute,
+  artifactHashes: [H1],
+})
 /** A Group with developer and reviewer as Worker members and one WorkItem in `target` state. */
-async function at(target: 'open' | 'queued' | 'active' | 'blocked' | 'submitted', c: Record<string, unknown> = contract()): Promise<{g: string; w: string}> {
+async function at(
+  target: 'open' | 'queued' | 'active' | 'blocked' | 'submitted',
+  c: Record<string, unknown> = contract(),
+): Promise<{g: string; w: string}> {
   const g = await missionGroup(run, 'rows', {touched})
   return {g, w: await work.drive(g, target, {contract: c})}
 }
@@ -65,14 +101,25 @@ describe('work.checkpoint (active → queued)', () => {
     const leaseId = await leaseOf(g, w)
     const before = await state(g)
     const r = receiptOf(await run(checkpoint(g, w, leaseId)))
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.checkpointed', payload: {workItemId: w, leaseId, checkpoint: {progress: 'Sections 1-3 drafted.', artifactHashes: [H1]}}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.checkpointed',
+      payload: {workItemId: w, leaseId, checkpoint: {progress: 'Sections 1-3 drafted.', artifactHashes: [H1]}},
+    })
     expect(r.aggregateRevision).toBe(before.revision + 1)
     const after = await item(g, w)
-    expect(after).toMatchObject({state: 'queued', revision: before.workItems[w]!.revision + 1, owner: {agentId: developer.principal!.id, ownershipEpoch: 1}})
+    expect(after).toMatchObject({
+      state: 'queued',
+      revision: before.workItems[w]!.revision + 1,
+      owner: {agentId: developer.principal!.id, ownershipEpoch: 1},
+    })
     expect(after.lease).toMatchObject({leaseId, state: 'released'})
     expect(after.checkpoint).toEqual({progress: 'Sections 1-3 drafted.', leaseId, artifactHashes: [H1]})
     // The released lease no longer authorizes anything; a restart issues a new one.
-    expect(await code(groupCommand(developer, 'work.submit', g, {workItemId: w, ownershipEpoch: 1, leaseId, artifactHashes: [H1]}))).toBe('WORK_LEASE_EXPIRED')
+    expect(
+      await code(
+        groupCommand(developer, 'work.submit', g, {workItemId: w, ownershipEpoch: 1, leaseId, artifactHashes: [H1]}),
+      ),
+    ).toBe('WORK_LEASE_EXPIRED')
     receiptOf(await run(start(g, w)))
     expect(await leaseOf(g, w)).not.toBe(leaseId)
   })
@@ -84,8 +131,12 @@ describe('work.checkpoint (active → queued)', () => {
     expect(await code(checkpoint(g, w, uuid(9)))).toBe('WORK_LEASE_EXPIRED')
     expect(await code(checkpoint(g, w, leaseId, 2))).toBe('AUTH_FORBIDDEN')
     expect(await code(checkpoint(g, w, leaseId, 1, reviewer))).toBe('AUTH_FORBIDDEN')
-    expect(await code(groupCommand(owner, 'work.checkpoint', g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: 'x'}))).toBe('AUTH_FORBIDDEN')
-    expect(await code(groupCommand(developer, 'work.checkpoint', g, {workItemId: w, ownershipEpoch: 1, leaseId}))).toBe('SCHEMA_VALIDATION_FAILED')
+    expect(
+      await code(groupCommand(owner, 'work.checkpoint', g, {workItemId: w, ownershipEpoch: 1, leaseId, progress: 'x'})),
+    ).toBe('AUTH_FORBIDDEN')
+    expect(await code(groupCommand(developer, 'work.checkpoint', g, {workItemId: w, ownershipEpoch: 1, leaseId}))).toBe(
+      'SCHEMA_VALIDATION_FAILED',
+    )
     expect(await head(g)).toBe(h)
     const q = await at('queued')
     expect(await code(checkpoint(q.g, q.w, uuid(9)))).toBe('WORK_LEASE_EXPIRED')
@@ -99,12 +150,24 @@ describe('work.block (active → blocked) and work.unblock (blocked → queued)'
     const leaseId = await leaseOf(g, w)
     const rev = (await state(g)).revision
     expect(receiptOf(await run(block(g, w, leaseId))).aggregateRevision).toBe(rev + 1)
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.blocked', payload: {workItemId: w, leaseId, requiredResolution: 'Need the changelog export.'}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.blocked',
+      payload: {workItemId: w, leaseId, requiredResolution: 'Need the changelog export.'},
+    })
     const blocked = await item(g, w)
-    expect(blocked).toMatchObject({state: 'blocked', blocker: {requiredResolution: 'Need the changelog export.'}, owner: {agentId: developer.principal!.id}})
+    expect(blocked).toMatchObject({
+      state: 'blocked',
+      blocker: {requiredResolution: 'Need the changelog export.'},
+      owner: {agentId: developer.principal!.id},
+    })
     expect(blocked.lease).toMatchObject({leaseId, state: 'released'})
-    expect(receiptOf(await run(coord('work.unblock', g, {workItemId: w, resolution: 'Export attached.'}))).aggregateRevision).toBe(rev + 2)
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.unblocked', payload: {workItemId: w, to: 'queued', resolution: 'Export attached.'}})
+    expect(
+      receiptOf(await run(coord('work.unblock', g, {workItemId: w, resolution: 'Export attached.'}))).aggregateRevision,
+    ).toBe(rev + 2)
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.unblocked',
+      payload: {workItemId: w, to: 'queued', resolution: 'Export attached.'},
+    })
     expect(await item(g, w)).toMatchObject({state: 'queued', blocker: null, revision: blocked.revision + 1})
     // Blocked again, then unblocked by the owner itself.
     receiptOf(await run(start(g, w)))
@@ -117,7 +180,9 @@ describe('work.block (active → blocked) and work.unblock (blocked → queued)'
     const {g, w} = await at('active')
     const leaseId = await leaseOf(g, w)
     const h = await head(g)
-    expect(await code(groupCommand(developer, 'work.block', g, {workItemId: w, ownershipEpoch: 1, leaseId}))).toBe('SCHEMA_VALIDATION_FAILED')
+    expect(await code(groupCommand(developer, 'work.block', g, {workItemId: w, ownershipEpoch: 1, leaseId}))).toBe(
+      'SCHEMA_VALIDATION_FAILED',
+    )
     expect(await code(block(g, w, leaseId, 1, developer, {requiredResolution: ''}))).toBe('SCHEMA_VALIDATION_FAILED')
     expect(await code(block(g, w, uuid(9)))).toBe('WORK_LEASE_EXPIRED')
     expect(await code(block(g, w, leaseId, 1, reviewer))).toBe('AUTH_FORBIDDEN')
@@ -126,9 +191,13 @@ describe('work.block (active → blocked) and work.unblock (blocked → queued)'
     const b = await at('blocked')
     const hb = await head(b.g)
     expect(await code(groupCommand(reviewer, 'work.unblock', b.g, {workItemId: b.w}))).toBe('AUTH_FORBIDDEN')
-    expect(await code(groupCommand(reviewer, 'work.unblock', b.g, {workItemId: b.w, ownershipEpoch: 1}))).toBe('AUTH_FORBIDDEN')
+    expect(await code(groupCommand(reviewer, 'work.unblock', b.g, {workItemId: b.w, ownershipEpoch: 1}))).toBe(
+      'AUTH_FORBIDDEN',
+    )
     expect(await code(groupCommand(owner, 'work.unblock', b.g, {workItemId: b.w}))).toBe('AUTH_FORBIDDEN')
-    expect(await code(coord('work.unblock', b.g, {workItemId: b.w}, 1, coordinator, {expectedRevision: 1}))).toBe('REVISION_CONFLICT')
+    expect(await code(coord('work.unblock', b.g, {workItemId: b.w}, 1, coordinator, {expectedRevision: 1}))).toBe(
+      'REVISION_CONFLICT',
+    )
     expect(await head(b.g)).toBe(hb)
     expect(await kindsIn(g)).not.toContain('work.blocked')
     expect(await kindsIn(b.g)).not.toContain('work.unblocked')
@@ -141,9 +210,16 @@ describe('work.fail (open … submitted → failed; only work.offer leaves faile
     const leaseId = await leaseOf(g, w)
     const rev = (await state(g)).revision
     expect(receiptOf(await run(fail(g, w))).aggregateRevision).toBe(rev + 1)
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.failed', payload: {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2], revokedLeaseId: leaseId}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.failed',
+      payload: {workItemId: w, reason: 'Source repository unavailable.', evidenceHashes: [H2], revokedLeaseId: leaseId},
+    })
     const failed = await item(g, w)
-    expect(failed).toMatchObject({state: 'failed', owner: null, failure: {reason: 'Source repository unavailable.', evidenceHashes: [H2]}})
+    expect(failed).toMatchObject({
+      state: 'failed',
+      owner: null,
+      failure: {reason: 'Source repository unavailable.', evidenceHashes: [H2]},
+    })
     expect(failed.lease).toMatchObject({leaseId, state: 'revoked'})
     // E4: nothing but a new work.offer leaves failed; the ended ownership epoch is fenced (§11.3).
     expect(await code(start(g, w))).toBe('WORK_STALE_OWNERSHIP')
@@ -153,10 +229,31 @@ describe('work.fail (open … submitted → failed; only work.offer leaves faile
     expect(await code(coord('work.cancel', g, {workItemId: w, reason: 'x'}))).toBe('INVALID_STATE_TRANSITION')
     receiptOf(await run(offer(g, w)))
     receiptOf(await run(acceptOffer(g, w, (await item(g, w)).offer!.offerId, reviewer)))
-    expect(await item(g, w)).toMatchObject({state: 'queued', owner: {agentId: reviewer.principal!.id, ownershipEpoch: 2}})
+    expect(await item(g, w)).toMatchObject({
+      state: 'queued',
+      owner: {agentId: reviewer.principal!.id, ownershipEpoch: 2},
+    })
     // The owner fails its own WorkItem with its Ownership Epoch; the old owner's epoch is fenced.
-    expect(await code(groupCommand(developer, 'work.fail', g, {workItemId: w, ownershipEpoch: 1, reason: 'late', evidenceHashes: [H2]}))).toBe('WORK_STALE_OWNERSHIP')
-    receiptOf(await run(groupCommand(reviewer, 'work.fail', g, {workItemId: w, ownershipEpoch: 2, reason: 'Cannot reach source.', evidenceHashes: [H1]})))
+    expect(
+      await code(
+        groupCommand(developer, 'work.fail', g, {
+          workItemId: w,
+          ownershipEpoch: 1,
+          reason: 'late',
+          evidenceHashes: [H2],
+        }),
+      ),
+    ).toBe('WORK_STALE_OWNERSHIP')
+    receiptOf(
+      await run(
+        groupCommand(reviewer, 'work.fail', g, {
+          workItemId: w,
+          ownershipEpoch: 2,
+          reason: 'Cannot reach source.',
+          evidenceHashes: [H1],
+        }),
+      ),
+    )
     expect((await item(g, w)).state).toBe('failed')
     // From open and submitted too.
     for (const target of ['open', 'submitted'] as const) {
@@ -171,9 +268,17 @@ describe('work.fail (open … submitted → failed; only work.offer leaves faile
     const h = await head(g)
     expect(await code(fail(g, w, {evidenceHashes: []}))).toBe('SCHEMA_VALIDATION_FAILED')
     expect(await code(coord('work.fail', g, {workItemId: w, evidenceHashes: [H2]}))).toBe('SCHEMA_VALIDATION_FAILED')
-    expect(await code(groupCommand(reviewer, 'work.fail', g, {workItemId: w, reason: 'x', evidenceHashes: [H2]}))).toBe('AUTH_FORBIDDEN')
-    expect(await code(groupCommand(reviewer, 'work.fail', g, {workItemId: w, ownershipEpoch: 1, reason: 'x', evidenceHashes: [H2]}))).toBe('AUTH_FORBIDDEN')
-    expect(await code(groupCommand(owner, 'work.fail', g, {workItemId: w, reason: 'x', evidenceHashes: [H2]}))).toBe('AUTH_FORBIDDEN')
+    expect(await code(groupCommand(reviewer, 'work.fail', g, {workItemId: w, reason: 'x', evidenceHashes: [H2]}))).toBe(
+      'AUTH_FORBIDDEN',
+    )
+    expect(
+      await code(
+        groupCommand(reviewer, 'work.fail', g, {workItemId: w, ownershipEpoch: 1, reason: 'x', evidenceHashes: [H2]}),
+      ),
+    ).toBe('AUTH_FORBIDDEN')
+    expect(await code(groupCommand(owner, 'work.fail', g, {workItemId: w, reason: 'x', evidenceHashes: [H2]}))).toBe(
+      'AUTH_FORBIDDEN',
+    )
     expect(await head(g)).toBe(h)
     receiptOf(await run(coord('work.cancel', g, {workItemId: w, reason: 'Out of scope.'})))
     expect(await code(fail(g, w))).toBe('INVALID_STATE_TRANSITION')
@@ -189,8 +294,14 @@ describe('approval.grant_execution (queued → queued) and the work.start gate (
     expect(await head(g)).toBe(h)
     const rev = (await state(g)).revision
     expect(receiptOf(await run(grant(g, w))).aggregateRevision).toBe(rev + 1)
-    expect(await lastEvent(g)).toMatchObject({kind: 'approval.execution.granted', payload: {workItemId: w, approval: {approvedBy: owner.principal, ownershipEpoch: 1}}})
-    expect(await item(g, w)).toMatchObject({state: 'queued', executionApproval: {approvedBy: owner.principal, ownershipEpoch: 1}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'approval.execution.granted',
+      payload: {workItemId: w, approval: {approvedBy: owner.principal, ownershipEpoch: 1}},
+    })
+    expect(await item(g, w)).toMatchObject({
+      state: 'queued',
+      executionApproval: {approvedBy: owner.principal, ownershipEpoch: 1},
+    })
     receiptOf(await run(start(g, w)))
     expect((await item(g, w)).state).toBe('active')
     // A checkpoint keeps the approval for the same Ownership Epoch.
@@ -204,7 +315,9 @@ describe('approval.grant_execution (queued → queued) and the work.start gate (
     expect(await code(grant(g, w, 1, developer))).toBe('AUTH_FORBIDDEN')
     expect(await code(grant(g, w, 1, coordinator))).toBe('AUTH_FORBIDDEN')
     expect(await code(grant(g, w, 2))).toBe('WORK_STALE_OWNERSHIP')
-    expect(await code(groupCommand(owner, 'approval.grant_execution', g, {workItemId: w}))).toBe('SCHEMA_VALIDATION_FAILED')
+    expect(await code(groupCommand(owner, 'approval.grant_execution', g, {workItemId: w}))).toBe(
+      'SCHEMA_VALIDATION_FAILED',
+    )
     expect(await head(g)).toBe(h)
     receiptOf(await run(grant(g, w)))
     expect(await code(grant(g, w))).toBe('INVALID_STATE_TRANSITION')
@@ -234,8 +347,12 @@ describe('dependencies (§10.4, E10)', () => {
     const {g, w: a} = await at('open')
     const h = await head(g)
     const c = uuid(7)
-    expect(await code(coord('work.authorize', g, {workItemId: c, contract: contract({dependencyWorkItemIds: [a, c]})}))).toBe('INVALID_COMMAND')
-    expect(await code(coord('work.authorize', g, {workItemId: c, contract: contract({dependencyWorkItemIds: [uuid(7)]})}))).toBe('INVALID_COMMAND')
+    expect(
+      await code(coord('work.authorize', g, {workItemId: c, contract: contract({dependencyWorkItemIds: [a, c]})})),
+    ).toBe('INVALID_COMMAND')
+    expect(
+      await code(coord('work.authorize', g, {workItemId: c, contract: contract({dependencyWorkItemIds: [uuid(7)]})})),
+    ).toBe('INVALID_COMMAND')
     expect(await head(g)).toBe(h)
   })
 })

@@ -37,7 +37,15 @@ const H1 = `sha256:${'c'.repeat(64)}`
 let skewMs = 0
 const touched: string[] = []
 
-const suite = sqliteSuite((store) => openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}, clock: () => new Date(Date.now() + skewMs).toISOString()}))
+const suite = sqliteSuite((store) =>
+  openAuthority({
+    store,
+    registry,
+    authorityKey,
+    policy: {rootMissionOwners: [owner.principal!.id]},
+    clock: () => new Date(Date.now() + skewMs).toISOString(),
+  }),
+)
 
 const {run, code} = suite
 const head = async (g: string) => (await suite.store.head(g))?.sequence
@@ -45,28 +53,59 @@ const state = async (g: string) => (await suite.authority.current(g))!
 const item = async (g: string, w: string) => (await state(g)).workItems[w]!
 const lastEvent = (g: string) => newestEvent(suite.store, g)
 
-
-const propose = (g: string, proposalId: string, c: Record<string, unknown> = contract(), signer: SigningKey = owner) => groupCommand(signer, 'work.propose', g, {proposalId, contract: c})
-const authorize = (g: string, workItemId: string, from: {proposalId?: string; contract?: Record<string, unknown>} = {contract: contract()}, epoch = 1, signer: SigningKey = coordinator) =>
-  coord('work.authorize', g, {workItemId, ...from}, epoch, signer)
+const propose = (g: string, proposalId: string, c: Record<string, unknown> = contract(), signer: SigningKey = owner) =>
+  groupCommand(signer, 'work.propose', g, {proposalId, contract: c})
+const authorize = (
+  g: string,
+  workItemId: string,
+  from: {proposalId?: string; contract?: Record<string, unknown>} = {contract: contract()},
+  epoch = 1,
+  signer: SigningKey = coordinator,
+) => coord('work.authorize', g, {workItemId, ...from}, epoch, signer)
 const inAMinute = () => new Date(Date.now() + skewMs + 60_000).toISOString()
-const offer = (g: string, workItemId: string, candidates: SigningKey[] = [developer], expiresAt = inAMinute(), epoch = 1, signer: SigningKey = coordinator) =>
-  coord('work.offer', g, {workItemId, candidates: candidates.map((c) => c.principal!.id), expiresAt}, epoch, signer)
-const acceptOffer = (g: string, workItemId: string, offerId: string, signer: SigningKey = developer, fields: Record<string, unknown> = {}) =>
-  groupCommand(signer, 'work.accept_offer', g, {workItemId, offerId}, fields)
-const start = (g: string, workItemId: string, ownershipEpoch = 1, signer: SigningKey = developer) => groupCommand(signer, 'work.start', g, {workItemId, ownershipEpoch})
-const submitWork = (g: string, workItemId: string, leaseId: string, ownershipEpoch = 1, signer: SigningKey = developer) =>
-  groupCommand(signer, 'work.submit', g, {workItemId, ownershipEpoch, leaseId, artifactHashes: [H1]})
-const acceptResult = (g: string, workItemId: string, epoch = 1, signer: SigningKey = coordinator) => coord('work.accept_result', g, {workItemId}, epoch, signer)
+const offer = (
+  g: string,
+  workItemId: string,
+  candidates: SigningKey[] = [developer],
+  expiresAt = inAMinute(),
+  epoch = 1,
+  signer: SigningKey = coordinator,
+) => coord('work.offer', g, {workItemId, candidates: candidates.map((c) => c.principal!.id), expiresAt}, epoch, signer)
+const acceptOffer = (
+  g: string,
+  workItemId: string,
+  offerId: string,
+  signer: SigningKey = developer,
+  fields: Record<string, unknown> = {},
+) => groupCommand(signer, 'work.accept_offer', g, {workItemId, offerId}, fields)
+const start = (g: string, workItemId: string, ownershipEpoch = 1, signer: SigningKey = developer) =>
+  groupCommand(signer, 'work.start', g, {workItemId, ownershipEpoch})
+const submitWork = (
+  g: string,
+  workItemId: string,
+  leaseId: string,
+  ownershipEpoch = 1,
+  signer: SigningKey = developer,
+) => groupCommand(signer, 'work.submit', g, {workItemId, ownershipEpoch, leaseId, artifactHashes: [H1]})
+const acceptResult = (g: string, workItemId: string, epoch = 1, signer: SigningKey = coordinator) =>
+  coord('work.accept_result', g, {workItemId}, epoch, signer)
 const cancel = (g: string, workItemId: string, signer: SigningKey = coordinator) =>
-  signer.principal!.type === 'agent' ? coord('work.cancel', g, {workItemId, reason: 'Out of scope.'}, 1, signer) : groupCommand(signer, 'work.cancel', g, {workItemId, reason: 'Out of scope.'})
+  signer.principal!.type === 'agent'
+    ? coord('work.cancel', g, {workItemId, reason: 'Out of scope.'}, 1, signer)
+    : groupCommand(signer, 'work.cancel', g, {workItemId, reason: 'Out of scope.'})
 
 /** A Group with developer and reviewer as Worker members (Membership Epoch 1). */
 const group = () => missionGroup(run, 'work', {touched})
 
-const work = workDriver(() => suite.authority, {candidates: [developer, reviewer], offerExpiresAt: inAMinute, artifactHashes: [H1]})
+const work = workDriver(() => suite.authority, {
+  candidates: [developer, reviewer],
+  offerExpiresAt: inAMinute,
+  artifactHashes: [H1],
+})
 /** A Group with one WorkItem in `target` state (developer owns it from queued on). */
-async function at(target: 'open' | 'offered' | 'queued' | 'active' | 'submitted' | 'verified'): Promise<{g: string; w: string}> {
+async function at(
+  target: 'open' | 'offered' | 'queued' | 'active' | 'submitted' | 'verified',
+): Promise<{g: string; w: string}> {
   const g = await group()
   return {g, w: await work.drive(g, target)}
 }
@@ -78,7 +117,10 @@ describe('work.propose (none → open Work Proposal)', () => {
     const before = (await state(g)).revision
     const r = receiptOf(await run(propose(g, p, contract(), developer)))
     expect(r.aggregateRevision).toBe(before + 1)
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.proposed', payload: {proposal: {proposalId: p, proposedBy: developer.principal, contract: contract()}}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.proposed',
+      payload: {proposal: {proposalId: p, proposedBy: developer.principal, contract: contract()}},
+    })
     const s = await state(g)
     expect(s.proposals[p]!.proposedBy).toEqual(developer.principal)
     expect(s.workItems).toEqual({})
@@ -104,10 +146,19 @@ describe('work.authorize (none or open Work Proposal → open)', () => {
     receiptOf(await run(propose(g, p, contract(), developer)))
     const w = uuid(7)
     receiptOf(await run(authorize(g, w, {proposalId: p})))
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.authorized', payload: {proposalId: p, workItem: {workItemId: w, state: 'open'}}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.authorized',
+      payload: {proposalId: p, workItem: {workItemId: w, state: 'open'}},
+    })
     const s = await state(g)
     expect(s.proposals[p]).toBeUndefined()
-    expect(s.workItems[w]).toMatchObject({state: 'open', revision: 1, createdBy: developer.principal, authorizedBy: coordinator.principal, owner: null})
+    expect(s.workItems[w]).toMatchObject({
+      state: 'open',
+      revision: 1,
+      createdBy: developer.principal,
+      authorizedBy: coordinator.principal,
+      owner: null,
+    })
     const w2 = uuid(7)
     receiptOf(await run(authorize(g, w2)))
     expect((await item(g, w2)).state).toBe('open')
@@ -116,14 +167,18 @@ describe('work.authorize (none or open Work Proposal → open)', () => {
     for (const e of events) {
       const v = verify('event', e.bytes, registry)
       if (!v.ok) throw new Error('stored Event does not verify')
-      expect(JSON.stringify(schemaCatalog().validate('work-item', (v.document.payload as {workItem: unknown}).workItem))).toBe(JSON.stringify({valid: true}))
+      expect(
+        JSON.stringify(schemaCatalog().validate('work-item', (v.document.payload as {workItem: unknown}).workItem)),
+      ).toBe(JSON.stringify({valid: true}))
     }
   })
 
   it('[-cmd:work.authorize] [-evt:work.authorized] [-row:t10.2:none_or_proposal->open:work.authorize] a non-Coordinator, a stale Coordinator epoch, an existing WorkItem or a consumed proposal are refused', async () => {
     const {g, w} = await at('open')
     const h = await head(g)
-    expect(await code(groupCommand(owner, 'work.authorize', g, {workItemId: uuid(7), contract: contract()}))).toBe('AUTH_FORBIDDEN')
+    expect(await code(groupCommand(owner, 'work.authorize', g, {workItemId: uuid(7), contract: contract()}))).toBe(
+      'AUTH_FORBIDDEN',
+    )
     expect(await code(authorize(g, uuid(7), {contract: contract()}, 1, developer))).toBe('AUTH_FORBIDDEN')
     expect(await code(authorize(g, w))).toBe('INVALID_STATE_TRANSITION')
     expect(await code(authorize(g, uuid(7), {proposalId: uuid(6)}))).toBe('INVALID_STATE_TRANSITION')
@@ -139,8 +194,20 @@ describe('work.offer (open/offered/queued/active/blocked/failed with no live own
     const {g, w} = await at('open')
     receiptOf(await run(offer(g, w, [developer])))
     const first = await item(g, w)
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.offer.created', payload: {workItemId: w, revision: 2, offer: {offerId: first.offer!.offerId, candidates: [developer.principal!.id]}}})
-    expect(first).toMatchObject({state: 'offered', revision: 2, owner: null, offer: {candidates: [developer.principal!.id]}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.offer.created',
+      payload: {
+        workItemId: w,
+        revision: 2,
+        offer: {offerId: first.offer!.offerId, candidates: [developer.principal!.id]},
+      },
+    })
+    expect(first).toMatchObject({
+      state: 'offered',
+      revision: 2,
+      owner: null,
+      offer: {candidates: [developer.principal!.id]},
+    })
     receiptOf(await run(offer(g, w, [developer, reviewer])))
     const second = await item(g, w)
     expect(second.offer!.offerId).not.toBe(first.offer!.offerId)
@@ -156,7 +223,11 @@ describe('work.offer (open/offered/queued/active/blocked/failed with no live own
     const v = await at('verified')
     expect(await code(offer(v.g, v.w))).toBe('INVALID_STATE_TRANSITION')
     const o = await at('open')
-    expect(await code(coord('work.offer', o.g, {workItemId: o.w, candidates: ['urn:mwp:dev:agent:stranger'], expiresAt: inAMinute()}))).toBe('INVALID_COMMAND')
+    expect(
+      await code(
+        coord('work.offer', o.g, {workItemId: o.w, candidates: ['urn:mwp:dev:agent:stranger'], expiresAt: inAMinute()}),
+      ),
+    ).toBe('INVALID_COMMAND')
     expect(await code(offer(o.g, o.w, [developer], new Date(Date.now() - 1000).toISOString()))).toBe('INVALID_COMMAND')
     expect(await head(g)).toBe(h)
   })
@@ -168,16 +239,27 @@ describe('work.accept_offer (offered → queued) and offer expiry (offered → o
     const before = (await state(g)).revision
     const offerId = (await item(g, w)).offer!.offerId
     receiptOf(await run(acceptOffer(g, w, offerId, reviewer)))
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.offer.accepted', payload: {workItemId: w, offerId, owner: {agentId: reviewer.principal!.id, ownershipEpoch: 1}}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.offer.accepted',
+      payload: {workItemId: w, offerId, owner: {agentId: reviewer.principal!.id, ownershipEpoch: 1}},
+    })
     const s = await state(g)
     expect(s.revision).toBe(before + 1)
-    expect(s.workItems[w]).toMatchObject({state: 'queued', offer: null, ownershipEpoch: 1, owner: {agentId: reviewer.principal!.id, ownershipEpoch: 1, sessionEpoch: 1}})
+    expect(s.workItems[w]).toMatchObject({
+      state: 'queued',
+      offer: null,
+      ownershipEpoch: 1,
+      owner: {agentId: reviewer.principal!.id, ownershipEpoch: 1, sessionEpoch: 1},
+    })
   })
 
   it('[-cmd:work.accept_offer] [-evt:work.offer.accepted] two candidates race: exactly one wins, the other gets WORK_ALREADY_OWNED', async () => {
     const {g, w} = await at('offered')
     const offerId = (await item(g, w)).offer!.offerId
-    const [a, b] = await Promise.all([run(acceptOffer(g, w, offerId, developer)), run(acceptOffer(g, w, offerId, reviewer))])
+    const [a, b] = await Promise.all([
+      run(acceptOffer(g, w, offerId, developer)),
+      run(acceptOffer(g, w, offerId, reviewer)),
+    ])
     expect([codeOf(a), codeOf(b)].sort()).toEqual(['WORK_ALREADY_OWNED', 'ok'])
     const winner = codeOf(a) === 'ok' ? developer : reviewer
     expect((await item(g, w)).owner!.agentId).toBe(winner.principal!.id)
@@ -218,7 +300,12 @@ describe('work.start (queued → active)', () => {
     receiptOf(await run(start(g, w)))
     const it1 = await item(g, w)
     expect(it1.state).toBe('active')
-    expect(it1.lease).toMatchObject({holderAgentId: developer.principal!.id, ownershipEpoch: 1, sessionEpoch: 1, state: 'active'})
+    expect(it1.lease).toMatchObject({
+      holderAgentId: developer.principal!.id,
+      ownershipEpoch: 1,
+      sessionEpoch: 1,
+      state: 'active',
+    })
     const e = (await suite.store.read(g, 0, 100)).events.find((x) => x.kind === 'work.started')!
     const v = verify('event', e.bytes, registry)
     if (!v.ok) throw new Error('stored Event does not verify')
@@ -244,8 +331,15 @@ describe('work.submit (active → submitted)', () => {
     const {g, w} = await at('active')
     const leaseId = (await item(g, w)).lease!.leaseId
     receiptOf(await run(submitWork(g, w, leaseId)))
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.submitted', payload: {workItemId: w, leaseId, artifactHashes: [H1]}})
-    expect(await item(g, w)).toMatchObject({state: 'submitted', submission: {artifactHashes: [H1]}, lease: {leaseId, state: 'released'}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.submitted',
+      payload: {workItemId: w, leaseId, artifactHashes: [H1]},
+    })
+    expect(await item(g, w)).toMatchObject({
+      state: 'submitted',
+      submission: {artifactHashes: [H1]},
+      lease: {leaseId, state: 'released'},
+    })
   })
 
   it('[-cmd:work.submit] [-evt:work.submitted] [-row:t10.2:active->submitted:work.submit] an old Lease ID is WORK_LEASE_EXPIRED, a submit from queued or a second submit INVALID_STATE_TRANSITION / WORK_LEASE_EXPIRED', async () => {
@@ -267,11 +361,29 @@ describe('work.submit (active → submitted)', () => {
     const {g, w} = await at('active')
     const s = await state(g)
     // Simulate a later ownership: the same WorkItem at Ownership Epoch 2 held by reviewer.
-    const fenced = {...s, workItems: {...s.workItems, [w]: {...s.workItems[w]!, ownershipEpoch: 2, owner: {agentId: reviewer.principal!.id, ownershipEpoch: 2, sessionEpoch: 1}}}}
+    const fenced = {
+      ...s,
+      workItems: {
+        ...s.workItems,
+        [w]: {
+          ...s.workItems[w]!,
+          ownershipEpoch: 2,
+          owner: {agentId: reviewer.principal!.id, ownershipEpoch: 2, sessionEpoch: 1},
+        },
+      },
+    }
     const {decide} = await import('../../src/authority/decide/index.js')
     const decision = decide(
       fenced,
-      {actionId: uuid(1), actor: developer.principal!, kind: 'work.submit', groupId: g, membershipEpoch: 1, sessionEpoch: 1, payload: {workItemId: w, ownershipEpoch: 1, leaseId: s.workItems[w]!.lease!.leaseId, artifactHashes: [H1]}},
+      {
+        actionId: uuid(1),
+        actor: developer.principal!,
+        kind: 'work.submit',
+        groupId: g,
+        membershipEpoch: 1,
+        sessionEpoch: 1,
+        payload: {workItemId: w, ownershipEpoch: 1, leaseId: s.workItems[w]!.lease!.leaseId, artifactHashes: [H1]},
+      },
       {acceptedAt: new Date().toISOString(), newId: () => uuid(3), validWorkContract},
     )
     expect('error' in decision && decision.error).toBe('WORK_STALE_OWNERSHIP')
@@ -282,7 +394,10 @@ describe('work.accept_result (submitted → verified)', () => {
   it('[+cmd:work.accept_result] [+evt:work.result.accepted] [+row:t10.2:submitted->verified:work.accept_result] the Coordinator accepts the result; verified is terminal', async () => {
     const {g, w} = await at('submitted')
     receiptOf(await run(acceptResult(g, w)))
-    expect(await lastEvent(g)).toMatchObject({kind: 'work.result.accepted', payload: {workItemId: w, artifactHashes: [H1]}})
+    expect(await lastEvent(g)).toMatchObject({
+      kind: 'work.result.accepted',
+      payload: {workItemId: w, artifactHashes: [H1]},
+    })
     expect((await item(g, w)).state).toBe('verified')
     expect(await code(cancel(g, w))).toBe('INVALID_STATE_TRANSITION')
     expect(await code(acceptResult(g, w))).toBe('INVALID_STATE_TRANSITION')
@@ -309,7 +424,10 @@ describe('work.cancel (open/offered/queued/active/blocked/submitted → cancelle
     const a = await at('active')
     const leaseId = (await item(a.g, a.w)).lease!.leaseId
     receiptOf(await run(cancel(a.g, a.w, owner)))
-    expect(await lastEvent(a.g)).toMatchObject({kind: 'work.cancelled', payload: {workItemId: a.w, reason: 'Out of scope.', revokedLeaseId: leaseId}})
+    expect(await lastEvent(a.g)).toMatchObject({
+      kind: 'work.cancelled',
+      payload: {workItemId: a.w, reason: 'Out of scope.', revokedLeaseId: leaseId},
+    })
     expect(await item(a.g, a.w)).toMatchObject({state: 'cancelled', lease: {state: 'revoked'}})
     const o = await at('offered')
     receiptOf(await run(cancel(o.g, o.w)))
@@ -331,12 +449,31 @@ describe('revision and replay', () => {
   it('every work kind is fenced by expectedRevision', async () => {
     const {g, w} = await at('open')
     const stale = {expectedRevision: 1}
-    expect(await code(groupCommand(owner, 'work.propose', g, {proposalId: uuid(6), contract: contract()}, stale))).toBe('REVISION_CONFLICT')
-    expect(await code(coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 1, coordinator, stale))).toBe('REVISION_CONFLICT')
-    expect(await code(coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: inAMinute()}, 1, coordinator, stale))).toBe('REVISION_CONFLICT')
-    expect(await code(coord('work.cancel', g, {workItemId: w, reason: 'x'}, 1, coordinator, stale))).toBe('REVISION_CONFLICT')
+    expect(await code(groupCommand(owner, 'work.propose', g, {proposalId: uuid(6), contract: contract()}, stale))).toBe(
+      'REVISION_CONFLICT',
+    )
+    expect(
+      await code(coord('work.authorize', g, {workItemId: uuid(7), contract: contract()}, 1, coordinator, stale)),
+    ).toBe('REVISION_CONFLICT')
+    expect(
+      await code(
+        coord(
+          'work.offer',
+          g,
+          {workItemId: w, candidates: [developer.principal!.id], expiresAt: inAMinute()},
+          1,
+          coordinator,
+          stale,
+        ),
+      ),
+    ).toBe('REVISION_CONFLICT')
+    expect(await code(coord('work.cancel', g, {workItemId: w, reason: 'x'}, 1, coordinator, stale))).toBe(
+      'REVISION_CONFLICT',
+    )
     const current = (await state(g)).revision
-    receiptOf(await run(coord('work.cancel', g, {workItemId: w, reason: 'x'}, 1, coordinator, {expectedRevision: current})))
+    receiptOf(
+      await run(coord('work.cancel', g, {workItemId: w, reason: 'x'}, 1, coordinator, {expectedRevision: current})),
+    )
   })
 
   it('a full sequence replays to the live state', async () => {

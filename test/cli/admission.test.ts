@@ -20,7 +20,18 @@ function organization(store: string) {
   const key = join(dir, 'agent.key.json')
   const registry = join(dir, 'registry.json')
   const ok = (r: ReturnType<typeof mwp>) => expect(r.status, r.stdout + r.stderr).toBe(0)
-  ok(mwp(['key', 'generate', '--principal', 'agent:urn:mwp:test:agent:ada', '--key-id', 'urn:mwp:test:key:ada-1', '--out', key]))
+  ok(
+    mwp([
+      'key',
+      'generate',
+      '--principal',
+      'agent:urn:mwp:test:agent:ada',
+      '--key-id',
+      'urn:mwp:test:key:ada-1',
+      '--out',
+      key,
+    ]),
+  )
   ok(mwp(['registry', 'init', '--organization', ORG, '--out', registry]))
   ok(mwp(['registry', 'add', '--registry', registry, '--key', key, '--valid-from', '2026-01-01T00:00:00Z']))
   ok(mwp(['store', 'init', '--store', store, '--organization', ORG, '--admission-key', ADMISSION_KEY]))
@@ -47,12 +58,16 @@ function organization(store: string) {
     writeFileSync(file, r.stdout)
     return file
   }
-  const admit = (file: string, extra: string[] = []) => mwp(['admit', '--registry', registry, '--store', store, '--admission-key', ADMISSION_KEY, ...extra, file])
+  const admit = (file: string, extra: string[] = []) =>
+    mwp(['admit', '--registry', registry, '--store', store, '--admission-key', ADMISSION_KEY, ...extra, file])
   return {dir, key, registry, command, admit}
 }
 
 const stores: [string, () => Promise<{url: string; stop: () => Promise<void>}>][] = [
-  ['SQLite', async () => ({url: `sqlite:${join(mkdtempSync(join(tmpdir(), 'mwp-sqlite-')), 'mwp.db')}`, stop: async () => {}})],
+  [
+    'SQLite',
+    async () => ({url: `sqlite:${join(mkdtempSync(join(tmpdir(), 'mwp-sqlite-')), 'mwp.db')}`, stop: async () => {}}),
+  ],
 ]
 if (shouldRunPostgres('cli-admission')) {
   let pg: PostgresInstance | undefined
@@ -79,7 +94,12 @@ describe.each(stores)('first admission on %s', (_name, open) => {
     expect(first).toMatchObject({status: 'ok', result: {outcome: 'committed'}})
     const again = json(org.admit(file, ['--json']))
     expect(again.result).toEqual({...first.result, outcome: 'found'})
-    expect(first.result.record).toMatchObject({organizationId: ORG, documentKind: 'command', keyId: 'urn:mwp:test:key:ada-1', acceptedBy: {type: 'service', id: 'urn:mwp:dev:service:admission'}})
+    expect(first.result.record).toMatchObject({
+      organizationId: ORG,
+      documentKind: 'command',
+      keyId: 'urn:mwp:test:key:ada-1',
+      acceptedBy: {type: 'service', id: 'urn:mwp:dev:service:admission'},
+    })
   })
 
   it('refuses a backdated document presented after the revocation, and replays one admitted before it', async () => {
@@ -89,13 +109,19 @@ describe.each(stores)('first admission on %s', (_name, open) => {
     // Revoke two seconds from now: after `early` was admitted, and after `late`'s protected time.
     const revokedAt = new Date(Date.now() + 2000).toISOString()
     const late = org.command()
-    expect(mwp(['registry', 'revoke', '--registry', org.registry, '--key-id', 'urn:mwp:test:key:ada-1', '--at', revokedAt]).status).toBe(0)
+    expect(
+      mwp(['registry', 'revoke', '--registry', org.registry, '--key-id', 'urn:mwp:test:key:ada-1', '--at', revokedAt])
+        .status,
+    ).toBe(0)
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(revokedAt) - Date.now()) + 200))
 
     // `late` is signed before the revocation (six stages pass) but first presented after it.
     const refused = org.admit(late, ['--json'])
     expect(refused.status).toBe(1)
-    expect(json(refused)).toEqual({status: 'rejected', error: expect.objectContaining({code: 'AUTH_INVALID_SIGNATURE'})})
+    expect(json(refused)).toEqual({
+      status: 'rejected',
+      error: expect.objectContaining({code: 'AUTH_INVALID_SIGNATURE'}),
+    })
     expect(refused.stdout).not.toMatch(/stage|reason|interval|revoked|trusted-time/)
     const verifiedNow = mwp(['verify', '--registry', org.registry, late])
     expect(verifiedNow.status).toBe(0) // cryptographically valid at its protected time
@@ -104,12 +130,19 @@ describe.each(stores)('first admission on %s', (_name, open) => {
     const replay = json(mwp(['verify', '--historical', '--store', store, '--registry', org.registry, '--json', early]))
     expect(replay).toMatchObject({status: 'ok', result: {admission: {trustedAcceptedAt: expect.any(String)}}})
     // `late` has no record: historical replay refuses it.
-    expect(mwp(['verify', '--historical', '--store', store, '--registry', org.registry, late]).stdout).toBe('AUTH_INVALID_SIGNATURE\n')
+    expect(mwp(['verify', '--historical', '--store', store, '--registry', org.registry, late]).stdout).toBe(
+      'AUTH_INVALID_SIGNATURE\n',
+    )
 
     const audit = json(mwp(['audit', 'list', '--store', store, '--json'])).result.entries
     expect(audit).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({stage: 'admission', reason: 'trusted-time-outside-key-interval', documentKind: 'command', subject: late}),
+        expect.objectContaining({
+          stage: 'admission',
+          reason: 'trusted-time-outside-key-interval',
+          documentKind: 'command',
+          subject: late,
+        }),
         expect.objectContaining({stage: 'admission', reason: 'record-missing', subject: late}),
       ]),
     )
@@ -129,15 +162,30 @@ describe.each(stores)('first admission on %s', (_name, open) => {
     const r = org.admit(stale)
     expect(r).toMatchObject({status: 1, stdout: 'AUTH_INVALID_SIGNATURE\n'})
     expect(org.admit(stale, ['--explain']).stdout).toMatch(/stage: freshness\n {2}reason: issued-too-old/)
-    const since = json(mwp(['audit', 'list', '--store', store, '--json', '--since', '2026-01-01T00:00:00Z'])).result.entries
-    expect(since.some((e: {stage: string; subject: string}) => e.stage === 'freshness' && e.subject === stale)).toBe(true)
+    const since = json(mwp(['audit', 'list', '--store', store, '--json', '--since', '2026-01-01T00:00:00Z'])).result
+      .entries
+    expect(since.some((e: {stage: string; subject: string}) => e.stage === 'freshness' && e.subject === stale)).toBe(
+      true,
+    )
   })
 
   it('8 separate processes first-admit the same document: one record, the same answer for all', async () => {
     const org = organization(store)
     const file = org.command()
     const results = await Promise.all(
-      Array.from({length: 8}, () => mwpAsync(['admit', '--registry', org.registry, '--store', store, '--admission-key', ADMISSION_KEY, '--json', file])),
+      Array.from({length: 8}, () =>
+        mwpAsync([
+          'admit',
+          '--registry',
+          org.registry,
+          '--store',
+          store,
+          '--admission-key',
+          ADMISSION_KEY,
+          '--json',
+          file,
+        ]),
+      ),
     )
     for (const r of results) expect(r.status, r.stderr).toBe(0)
     const outs = results.map((r) => json(r).result)
@@ -160,5 +208,12 @@ it('a document that fails verification leaves an audit entry with its stage', ()
   writeFileSync(file, tampered)
   expect(mwp(['verify', '--store', store, '--registry', org.registry, file]).stdout).toBe('AUTH_INVALID_SIGNATURE\n')
   const entries = json(mwp(['audit', 'list', '--store', store, '--json'])).result.entries
-  expect(entries).toEqual([expect.objectContaining({stage: 'signature', reason: 'equation-mismatch', documentKind: 'command', signingHash: expect.stringMatching(/^sha256:/)})])
+  expect(entries).toEqual([
+    expect.objectContaining({
+      stage: 'signature',
+      reason: 'equation-mismatch',
+      documentKind: 'command',
+      signingHash: expect.stringMatching(/^sha256:/),
+    }),
+  ])
 })

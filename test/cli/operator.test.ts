@@ -8,7 +8,19 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {inspectMission} from '../../src/operator/views.js'
 import {json, mwp} from '../support/cli.js'
-import {type OperatorOrg, devContract, given, humanGatedChild, inDays, givenMission as givenMissionOn, keyPath, logged as loggedOn, opOn, operatorOrg, text} from '../support/operator-helpers.js'
+import {
+  type OperatorOrg,
+  devContract,
+  given,
+  humanGatedChild,
+  inDays,
+  givenMission as givenMissionOn,
+  keyPath,
+  logged as loggedOn,
+  opOn,
+  operatorOrg,
+  text,
+} from '../support/operator-helpers.js'
 
 const H1 = `sha256:${'f'.repeat(64)}`
 
@@ -36,23 +48,59 @@ function createMission(objective = 'Ship the release notes'): string {
 }
 
 function submitForApproval(g: string) {
-  const r = op(['command', 'issue', '--kind', 'mission.submit_for_approval', '--group', g, '--payload', '-', '--key', key('coordinator'), '--json'], {input: JSON.stringify({artifactHashes: [H1]})})
+  const r = op(
+    [
+      'command',
+      'issue',
+      '--kind',
+      'mission.submit_for_approval',
+      '--group',
+      g,
+      '--payload',
+      '-',
+      '--key',
+      key('coordinator'),
+      '--json',
+    ],
+    {input: JSON.stringify({artifactHashes: [H1]})},
+  )
   expect(r.status, r.stdout + r.stderr).toBe(0)
   return json(r).result.receipt
 }
 
 describe('mwp org init', async () => {
   it('creates keys, registry, signed cards and the config; --json lists paths and principals', async () => {
-    const r = mwp(['org', 'init', join(root, 'second'), '--organization', 'urn:example:org:acme', '--workers', '2', '--json'])
+    const r = mwp([
+      'org',
+      'init',
+      join(root, 'second'),
+      '--organization',
+      'urn:example:org:acme',
+      '--workers',
+      '2',
+      '--json',
+    ])
     expect(r.status, r.stderr).toBe(0)
     const result = json(r).result
     expect(result.organization).toBe('urn:example:org:acme')
-    expect(result.identities.map((i: {name: string}) => i.name)).toEqual(['organization', 'authority', 'admission', 'owner', 'coordinator', 'worker-1', 'worker-2'])
+    expect(result.identities.map((i: {name: string}) => i.name)).toEqual([
+      'organization',
+      'authority',
+      'admission',
+      'owner',
+      'coordinator',
+      'worker-1',
+      'worker-2',
+    ])
     for (const i of result.identities) expect(existsSync(join(result.dir, i.keyFile))).toBe(true)
     const check = mwp(['registry', 'check', result.registry, '--json'])
     expect(check.status, check.stdout).toBe(0)
     const config = JSON.parse(readFileSync(result.config, 'utf8'))
-    expect(config).toMatchObject({organization: 'urn:example:org:acme', store: 'sqlite:authority.db', policy: {rootMissionOwners: ['urn:example:org:acme:human:owner']}})
+    expect(config).toMatchObject({
+      organization: 'urn:example:org:acme',
+      store: 'sqlite:authority.db',
+      policy: {rootMissionOwners: ['urn:example:org:acme:human:owner']},
+    })
   })
 
   it('refuses a non-empty directory (exit 3) unless --force; a bad organization ID is a usage error (exit 2)', async () => {
@@ -72,7 +120,12 @@ describe('mission commands', async () => {
     const r = op(['mission', 'inspect', g, '--json'])
     expect(r.status).toBe(0)
     const view = json(r).result
-    expect(view).toMatchObject({groupId: g, state: 'active', objective: 'Ship the release notes', coordinator: {agentId: 'urn:mwp:dev:org:local:agent:coordinator', coordinatorEpoch: 1}})
+    expect(view).toMatchObject({
+      groupId: g,
+      state: 'active',
+      objective: 'Ship the release notes',
+      coordinator: {agentId: 'urn:mwp:dev:org:local:agent:coordinator', coordinatorEpoch: 1},
+    })
     expect((await logged(g)).map((e) => e.kind)).toEqual(['mission.created', 'mission.coordinator.assigned'])
     const text = op(['mission', 'inspect', g])
     expect(text.stdout).toContain('Ship the release notes')
@@ -80,14 +133,36 @@ describe('mission commands', async () => {
   })
 
   it('[-cmd:mission.create] [-row:t7.1:none->active:mission.create] a human the policy does not name as root MissionOwner is refused: exit 1 with AUTH_FORBIDDEN', async () => {
-    const r = op(['mission', 'create', '--objective', 'x', '--coordinator', 'coordinator', '--key', key('worker-1'), '--json'])
+    const r = op([
+      'mission',
+      'create',
+      '--objective',
+      'x',
+      '--coordinator',
+      'coordinator',
+      '--key',
+      key('worker-1'),
+      '--json',
+    ])
     // An Agent key cannot even sign mission.create (the schema requires a human): usage, nothing sent.
     expect(r.status).toBe(2)
     expect(json(r).error.message).toMatch(/cannot sign/)
     const cfg = JSON.parse(readFileSync(join(org, 'mwp.config.json'), 'utf8'))
     const restricted = join(org, 'restricted.config.json')
     writeFileSync(restricted, JSON.stringify({...cfg, policy: {rootMissionOwners: []}}))
-    const refused = mwp(['mission', 'create', '--objective', 'x', '--coordinator', 'coordinator', '--json', '--config', restricted, '--store', `sqlite:${join(org, 'authority.db')}`])
+    const refused = mwp([
+      'mission',
+      'create',
+      '--objective',
+      'x',
+      '--coordinator',
+      'coordinator',
+      '--json',
+      '--config',
+      restricted,
+      '--store',
+      `sqlite:${join(org, 'authority.db')}`,
+    ])
     expect(refused.status).toBe(1)
     expect(json(refused)).toMatchObject({status: 'rejected', error: {code: 'AUTH_FORBIDDEN'}})
   })
@@ -104,7 +179,12 @@ describe('mission commands', async () => {
     expect(result.submission.artifactHashes).toEqual([H1])
     const last = (await logged(g)).at(-1)!
     expect(last.kind).toBe('mission.approved')
-    expect(last.payload.approval).toMatchObject({approvalId: result.approvalId, artifactHashes: [H1], comments: 'Checked.', approver: {id: 'urn:mwp:dev:org:local:human:owner'}})
+    expect(last.payload.approval).toMatchObject({
+      approvalId: result.approvalId,
+      artifactHashes: [H1],
+      comments: 'Checked.',
+      approver: {id: 'urn:mwp:dev:org:local:human:owner'},
+    })
     expect(inspectMission(await logged(g))!.state).toBe('approved')
   })
 
@@ -141,7 +221,13 @@ describe('mission commands', async () => {
     expect(signed.status, signed.stderr).toBe(0)
     expect(signed.stderr).toContain(H1)
     const rootApproval = JSON.parse(signed.stdout)
-    expect(rootApproval).toMatchObject({kind: 'child_mission', decision: 'approved', groupId: cg, artifactHashes: [H1], approver: {type: 'human', id: 'urn:mwp:dev:org:local:human:owner'}})
+    expect(rootApproval).toMatchObject({
+      kind: 'child_mission',
+      decision: 'approved',
+      groupId: cg,
+      artifactHashes: [H1],
+      approver: {type: 'human', id: 'urn:mwp:dev:org:local:human:owner'},
+    })
     expect((await logged(cg)).at(-1)!.kind).toBe('mission.submitted_for_approval') // nothing was sent
     const file = join(root, 'root-approval.json')
     writeFileSync(file, signed.stdout)
@@ -149,7 +235,10 @@ describe('mission commands', async () => {
     expect(r.status, r.stdout + r.stderr).toBe(0)
     const approved = (await logged(cg)).at(-1)!
     expect(approved.kind).toBe('mission.approved')
-    expect(approved.payload).toMatchObject({approval: {kind: 'child_mission', approver: {id: 'urn:mwp:dev:org:local:agent:coordinator'}}, rootApproval: {approvalId: rootApproval.approvalId}})
+    expect(approved.payload).toMatchObject({
+      approval: {kind: 'child_mission', approver: {id: 'urn:mwp:dev:org:local:agent:coordinator'}},
+      rootApproval: {approvalId: rootApproval.approvalId},
+    })
     expect(op(['mission', 'approve', cg, '--sign-only', '--root-approval', file, '--yes']).status).toBe(2) // one or the other
   })
 
@@ -167,7 +256,10 @@ describe('mission commands', async () => {
     const g = await givenMission()
     await givenSubmission(g)
     expect(op(['mission', 'request-changes', g, '--reason', 'Add the migration notes.']).status).toBe(0)
-    expect((await logged(g)).at(-1)).toMatchObject({kind: 'mission.changes_requested', payload: {reason: 'Add the migration notes.'}})
+    expect((await logged(g)).at(-1)).toMatchObject({
+      kind: 'mission.changes_requested',
+      payload: {reason: 'Add the migration notes.'},
+    })
     expect(op(['mission', 'cancel', g, '--reason', 'Superseded.']).status).toBe(0)
     expect((await logged(g)).at(-1)).toMatchObject({kind: 'mission.cancelled', payload: {reason: 'Superseded.'}})
     expect(inspectMission(await logged(g))!.state).toBe('cancelled')
@@ -189,9 +281,29 @@ describe('mission commands', async () => {
     const g = await givenMission()
     const r = op(['mission', 'replace-coordinator', g, '--agent', 'worker-1', '--json'])
     expect(r.status, r.stdout).toBe(0)
-    expect(inspectMission(await logged(g))!.coordinator).toMatchObject({agentId: 'urn:mwp:dev:org:local:agent:worker-1', coordinatorEpoch: 2})
+    expect(inspectMission(await logged(g))!.coordinator).toMatchObject({
+      agentId: 'urn:mwp:dev:org:local:agent:worker-1',
+      coordinatorEpoch: 2,
+    })
     // The old Coordinator, sending with the epoch it held, is refused with the wire code.
-    const stale = op(['command', 'issue', '--kind', 'mission.submit_for_approval', '--group', g, '--payload', '-', '--key', key('coordinator'), '--coordinator-epoch', '1', '--json'], {input: JSON.stringify({artifactHashes: [H1]})})
+    const stale = op(
+      [
+        'command',
+        'issue',
+        '--kind',
+        'mission.submit_for_approval',
+        '--group',
+        g,
+        '--payload',
+        '-',
+        '--key',
+        key('coordinator'),
+        '--coordinator-epoch',
+        '1',
+        '--json',
+      ],
+      {input: JSON.stringify({artifactHashes: [H1]})},
+    )
     expect(stale.status).toBe(1)
     expect(json(stale).error.code).toBe('AUTH_STALE_COORDINATOR')
   })
@@ -203,19 +315,38 @@ describe('mission commands', async () => {
     expect(r.status).toBe(2)
     expect(json(r).error.message).toMatch(/no Membership/)
     // … and sent anyway with an explicit epoch, the authority refuses it with the wire code.
-    const sent = op(['command', 'issue', '--kind', 'mission.assign_coordinator', '--group', g, '--payload', '-', '--key', key('worker-1'), '--membership-epoch', '1', '--session-epoch', '1', '--json'], {
-      input: JSON.stringify({agentId: 'urn:mwp:dev:org:local:agent:worker-1'}),
-    })
+    const sent = op(
+      [
+        'command',
+        'issue',
+        '--kind',
+        'mission.assign_coordinator',
+        '--group',
+        g,
+        '--payload',
+        '-',
+        '--key',
+        key('worker-1'),
+        '--membership-epoch',
+        '1',
+        '--session-epoch',
+        '1',
+        '--json',
+      ],
+      {
+        input: JSON.stringify({agentId: 'urn:mwp:dev:org:local:agent:worker-1'}),
+      },
+    )
     expect(sent.status).toBe(1)
     expect(json(sent).status).toBe('rejected')
     expect((await logged(g)).length).toBe(2)
     expect(inspectMission(await logged(g))!.coordinator?.coordinatorEpoch).toBe(1)
   })
 
-  it('[+cmd:message.post] [+evt:message.posted] direct posts the MissionOwner\'s direction into the Group', async () => {
+  it("[+cmd:message.post] [+evt:message.posted] direct posts the MissionOwner's direction into the Group", async () => {
     const g = await givenMission()
     expect(op(['mission', 'direct', g, '--text', 'Prioritize the security notes.']).status).toBe(0)
-    const posted = (await logged(g, 'message.posted'))
+    const posted = await logged(g, 'message.posted')
     expect(posted).toMatchObject([{actor: {id: 'urn:mwp:dev:org:local:human:owner'}}])
     expect(posted.map(text)).toEqual(['Prioritize the security notes.'])
   })
@@ -226,7 +357,14 @@ describe('mission commands', async () => {
     expect(r.status, r.stdout + r.stderr).toBe(0)
     expect(r.stdout).toContain('[active] Root objective')
     const missing = 'urn:mwp:dev:org:local:group:missing'
-    for (const args of [['mission', 'tree', missing], ['mission', 'inspect', missing], ['mission', 'approve', missing, '--yes'], ['work', 'list', missing], ['group', 'tail', missing, '--after', '3'], ['group', 'tail', missing, '--follow']]) {
+    for (const args of [
+      ['mission', 'tree', missing],
+      ['mission', 'inspect', missing],
+      ['mission', 'approve', missing, '--yes'],
+      ['work', 'list', missing],
+      ['group', 'tail', missing, '--after', '3'],
+      ['group', 'tail', missing, '--follow'],
+    ]) {
       const r = op(args)
       expect(r.status, args.join(' ') + r.stderr).toBe(1)
       expect(r.stdout.trim()).toBe('GROUP_NOT_FOUND')
@@ -237,4 +375,3 @@ describe('mission commands', async () => {
     expect(op(['group', 'tail', g, '--after', '99']).status).toBe(0)
   })
 })
-

@@ -51,26 +51,51 @@ const T2 = '2026-09-01T00:00:00Z'
 const T3 = '2026-10-01T00:00:00Z'
 
 beforeAll(() => {
-  if (!existsSync(join(PROJECT_ROOT, 'dist', 'commands', 'registry', 'add.js'))) throw new Error('dist/ is not built: run `npx tsc -p tsconfig.json`')
+  if (!existsSync(join(PROJECT_ROOT, 'dist', 'commands', 'registry', 'add.js')))
+    throw new Error('dist/ is not built: run `npx tsc -p tsconfig.json`')
 })
 
 describe('mwp key generate', {timeout: 180_000}, () => {
   it('writes a 0600 key file and prints the public binding', () => {
-    const r = mwp(['key', 'generate', '--principal', 'agent:urn:example:agent:alice', '--key-id', 'urn:example:key:alice-1', '--out', p('alice.key.json')])
+    const r = mwp([
+      'key',
+      'generate',
+      '--principal',
+      'agent:urn:example:agent:alice',
+      '--key-id',
+      'urn:example:key:alice-1',
+      '--out',
+      p('alice.key.json'),
+    ])
     expect(r.status, r.stderr).toBe(0)
     expect(statSync(p('alice.key.json')).mode & 0o777).toBe(0o600)
     const key = parseKeyFile(readFileSync(p('alice.key.json'), 'utf8'))
-    expect(JSON.parse(r.stdout)).toEqual({keyId: 'urn:example:key:alice-1', principal: {type: 'agent', id: 'urn:example:agent:alice'}, algorithm: 'Ed25519', publicKey: key.publicKeyB64})
+    expect(JSON.parse(r.stdout)).toEqual({
+      keyId: 'urn:example:key:alice-1',
+      principal: {type: 'agent', id: 'urn:example:agent:alice'},
+      algorithm: 'Ed25519',
+      publicKey: key.publicKeyB64,
+    })
     expect(r.stdout).not.toContain('seed')
   })
 
   it('--json: {status, result: {binding, keyFile}} with a default urn:uuid key ID', () => {
-    const r = mwp(['key', 'generate', '--principal', 'human:urn:example:human:bob', '--out', p('bob.key.json'), '--json'])
+    const r = mwp([
+      'key',
+      'generate',
+      '--principal',
+      'human:urn:example:human:bob',
+      '--out',
+      p('bob.key.json'),
+      '--json',
+    ])
     expect(r.status).toBe(0)
     const e = envelope(r)
     expect(e.status).toBe('ok')
     expect(e.result.keyFile).toBe(p('bob.key.json'))
-    expect(e.result.binding.keyId).toMatch(/^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(e.result.binding.keyId).toMatch(
+      /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    )
     expect(e.result.binding.principal).toEqual({type: 'human', id: 'urn:example:human:bob'})
     expect(statSync(p('bob.key.json')).mode & 0o777).toBe(0o600)
     expect(JSON.stringify(e)).not.toContain('seed')
@@ -83,7 +108,15 @@ describe('mwp key generate', {timeout: 180_000}, () => {
     expect(r.stderr).toMatch(/already exists/)
     expect(r.stdout).toBe('')
     expect(readFileSync(p('alice.key.json')).equals(before)).toBe(true)
-    const j = mwp(['key', 'generate', '--principal', 'agent:urn:example:agent:alice', '--out', p('alice.key.json'), '--json'])
+    const j = mwp([
+      'key',
+      'generate',
+      '--principal',
+      'agent:urn:example:agent:alice',
+      '--out',
+      p('alice.key.json'),
+      '--json',
+    ])
     expect(j.status).toBe(3)
     expect(envelope(j)).toMatchObject({status: 'error', error: {code: 'ENVIRONMENT'}})
   })
@@ -119,7 +152,9 @@ describe('mwp key generate', {timeout: 180_000}, () => {
   })
 
   it('takes --out from MWP_KEY_OUT', () => {
-    const r = mwp(['key', 'generate', '--principal', 'agent:urn:example:agent:env'], {env: {MWP_KEY_OUT: p('env.key.json')}})
+    const r = mwp(['key', 'generate', '--principal', 'agent:urn:example:agent:env'], {
+      env: {MWP_KEY_OUT: p('env.key.json')},
+    })
     expect(r.status).toBe(0)
     expect(statSync(p('env.key.json')).mode & 0o777).toBe(0o600)
   })
@@ -155,8 +190,19 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     refused(['registry', 'init', '--organization', 'urn:example:organization:other', '--out', REG], 3)
     expect(mwp(['registry', 'init', '--organization', 'relative/org', '--out', p('other.json')]).status).toBe(2)
     expect(existsSync(p('other.json'))).toBe(false)
-    const f = mwp(['registry', 'init', '--organization', 'urn:example:organization:other', '--out', p('other.json'), '--json'])
-    expect(envelope(f)).toMatchObject({status: 'ok', result: {file: p('other.json'), registry: {organizationId: 'urn:example:organization:other', bindings: []}}})
+    const f = mwp([
+      'registry',
+      'init',
+      '--organization',
+      'urn:example:organization:other',
+      '--out',
+      p('other.json'),
+      '--json',
+    ])
+    expect(envelope(f)).toMatchObject({
+      status: 'ok',
+      result: {file: p('other.json'), registry: {organizationId: 'urn:example:organization:other', bindings: []}},
+    })
     expect(mwp(['registry', 'init', '--organization', ORG, '--out', p('other.json'), '--force']).status).toBe(0)
     expect(JSON.parse(readFileSync(p('other.json'), 'utf8')).organizationId).toBe(ORG)
   })
@@ -174,7 +220,14 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     bobKey = parseKeyFile(readFileSync(p('bob.key.json'), 'utf8')).publicKeyB64
     const r = mwp(['registry', 'add', '--registry', REG, '--key', p('alice.key.json'), '--valid-from', T0])
     expect(r.status, r.stderr).toBe(0)
-    expect(JSON.parse(r.stdout)).toEqual({keyId: 'urn:example:key:alice-1', principal: {type: 'agent', id: 'urn:example:agent:alice'}, algorithm: 'Ed25519', publicKey: aliceKey, validFrom: T0, validityHistory: []})
+    expect(JSON.parse(r.stdout)).toEqual({
+      keyId: 'urn:example:key:alice-1',
+      principal: {type: 'agent', id: 'urn:example:agent:alice'},
+      algorithm: 'Ed25519',
+      publicKey: aliceKey,
+      validFrom: T0,
+      validityHistory: [],
+    })
     const reg = JSON.parse(readFileSync(REG, 'utf8'))
     expect(reg.bindings).toHaveLength(1)
     expect(readFileSync(REG, 'utf8')).toBe(JSON.stringify(reg, null, 2) + '\n')
@@ -182,7 +235,20 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
   })
 
   it('add --public-key with --key-id and --principal; --valid-from defaults to now (UTC Z); MWP_REGISTRY works', () => {
-    const r = mwp(['registry', 'add', '--public-key', bobKey, '--key-id', 'urn:example:key:bob-1', '--principal', 'human:urn:example:human:bob', '--json'], {env: {MWP_REGISTRY: REG}})
+    const r = mwp(
+      [
+        'registry',
+        'add',
+        '--public-key',
+        bobKey,
+        '--key-id',
+        'urn:example:key:bob-1',
+        '--principal',
+        'human:urn:example:human:bob',
+        '--json',
+      ],
+      {env: {MWP_REGISTRY: REG}},
+    )
     expect(r.status, r.stdout + r.stderr).toBe(0)
     const e = envelope(r)
     expect(e.status).toBe('ok')
@@ -196,17 +262,84 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     refused(add('--key', p('alice.key.json'), '--valid-from', T0), 1, 'binding-exists')
     refused(add('--key', p('alice.key.json'), '--valid-from', T1), 1, 'valid-from-changed')
     // C16 alias, C15 reuse, C14 rebinding.
-    refused(add('--public-key', aliceKey, '--key-id', 'urn:example:key:alice-alias', '--principal', 'agent:urn:example:agent:alice', '--valid-from', T0), 1, 'key-alias')
-    refused(add('--public-key', aliceKey, '--key-id', 'urn:example:key:carol-1', '--principal', 'agent:urn:example:agent:carol', '--valid-from', T0), 1, 'public-key-reuse')
-    refused(add('--public-key', 'rKDfsWAggf0Q_zwHuO06-LedcEVvT7piBxZkPAXqD98', '--key-id', 'urn:example:key:alice-1', '--principal', 'agent:urn:example:agent:alice', '--valid-from', T0), 1, 'key-id-rebinding')
-    refused(add('--public-key', '7P_______________________________________38', '--key-id', 'urn:example:key:weak', '--principal', 'agent:urn:example:agent:weak', '--valid-from', T0), 1, 'public-key-small-order')
+    refused(
+      add(
+        '--public-key',
+        aliceKey,
+        '--key-id',
+        'urn:example:key:alice-alias',
+        '--principal',
+        'agent:urn:example:agent:alice',
+        '--valid-from',
+        T0,
+      ),
+      1,
+      'key-alias',
+    )
+    refused(
+      add(
+        '--public-key',
+        aliceKey,
+        '--key-id',
+        'urn:example:key:carol-1',
+        '--principal',
+        'agent:urn:example:agent:carol',
+        '--valid-from',
+        T0,
+      ),
+      1,
+      'public-key-reuse',
+    )
+    refused(
+      add(
+        '--public-key',
+        'rKDfsWAggf0Q_zwHuO06-LedcEVvT7piBxZkPAXqD98',
+        '--key-id',
+        'urn:example:key:alice-1',
+        '--principal',
+        'agent:urn:example:agent:alice',
+        '--valid-from',
+        T0,
+      ),
+      1,
+      'key-id-rebinding',
+    )
+    refused(
+      add(
+        '--public-key',
+        '7P_______________________________________38',
+        '--key-id',
+        'urn:example:key:weak',
+        '--principal',
+        'agent:urn:example:agent:weak',
+        '--valid-from',
+        T0,
+      ),
+      1,
+      'public-key-small-order',
+    )
   })
 
   it('malformed add arguments are usage errors (exit 2); a missing file is exit 3', () => {
     const add = (...args: string[]) => ['registry', 'add', '--registry', REG, ...args]
     const K = 'rKDfsWAggf0Q_zwHuO06-LedcEVvT7piBxZkPAXqD98'
-    refused(add('--public-key', K + '=', '--key-id', 'urn:example:key:x', '--principal', 'agent:urn:example:agent:x'), 2)
-    refused(add('--public-key', K, '--key-id', 'urn:example:key:x', '--principal', 'agent:urn:example:agent:x', '--valid-from', 'yesterday'), 2)
+    refused(
+      add('--public-key', K + '=', '--key-id', 'urn:example:key:x', '--principal', 'agent:urn:example:agent:x'),
+      2,
+    )
+    refused(
+      add(
+        '--public-key',
+        K,
+        '--key-id',
+        'urn:example:key:x',
+        '--principal',
+        'agent:urn:example:agent:x',
+        '--valid-from',
+        'yesterday',
+      ),
+      2,
+    )
     refused(add('--public-key', K, '--key-id', 'key x', '--principal', 'agent:urn:example:agent:x'), 2)
     refused(add('--public-key', K, '--key-id', 'urn:example:key:x'), 2) // no --principal
     refused(add('--key', p('alice.key.json'), '--public-key', K), 2)
@@ -218,29 +351,92 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
   })
 
   it('expire and revoke append validity records', () => {
-    const r = mwp(['registry', 'expire', '--registry', REG, '--key-id', 'urn:example:key:alice-1', '--at', T3, '--recorded-at', T1])
+    const r = mwp([
+      'registry',
+      'expire',
+      '--registry',
+      REG,
+      '--key-id',
+      'urn:example:key:alice-1',
+      '--at',
+      T3,
+      '--recorded-at',
+      T1,
+    ])
     expect(r.status, r.stdout + r.stderr).toBe(0)
     expect(r.stdout).toMatch(/effective validUntil: 2026-10-01T00:00:00Z/)
-    const j = mwp(['registry', 'revoke', '--registry', REG, '--key-id', 'urn:example:key:alice-1', '--at', T2, '--recorded-at', T1, '--json'])
+    const j = mwp([
+      'registry',
+      'revoke',
+      '--registry',
+      REG,
+      '--key-id',
+      'urn:example:key:alice-1',
+      '--at',
+      T2,
+      '--recorded-at',
+      T1,
+      '--json',
+    ])
     expect(j.status).toBe(0)
-    expect(envelope(j)).toMatchObject({status: 'ok', result: {keyId: 'urn:example:key:alice-1', record: {sequence: 2, recordedAt: T1, revokedAt: T2}, binding: {validUntil: T3, revokedAt: T2}}})
+    expect(envelope(j)).toMatchObject({
+      status: 'ok',
+      result: {
+        keyId: 'urn:example:key:alice-1',
+        record: {sequence: 2, recordedAt: T1, revokedAt: T2},
+        binding: {validUntil: T3, revokedAt: T2},
+      },
+    })
     expect(JSON.parse(readFileSync(REG, 'utf8')).bindings[0].validityHistory).toEqual([
       {sequence: 1, recordedAt: T1, validUntil: T3},
       {sequence: 2, recordedAt: T1, revokedAt: T2},
     ])
     // Moving earlier is allowed, and the earliest is effective.
-    expect(mwp(['registry', 'expire', '--registry', REG, '--key-id', 'urn:example:key:alice-1', '--at', '2026-09-15T00:00:00Z', '--recorded-at', T2]).status).toBe(0)
+    expect(
+      mwp([
+        'registry',
+        'expire',
+        '--registry',
+        REG,
+        '--key-id',
+        'urn:example:key:alice-1',
+        '--at',
+        '2026-09-15T00:00:00Z',
+        '--recorded-at',
+        T2,
+      ]).status,
+    ).toBe(0)
   })
 
   it('refused expire/revoke leave the file byte-identical', () => {
-    const exp = (...args: string[]) => ['registry', 'expire', '--registry', REG, '--key-id', 'urn:example:key:alice-1', ...args]
-    const rev = (...args: string[]) => ['registry', 'revoke', '--registry', REG, '--key-id', 'urn:example:key:alice-1', ...args]
+    const exp = (...args: string[]) => [
+      'registry',
+      'expire',
+      '--registry',
+      REG,
+      '--key-id',
+      'urn:example:key:alice-1',
+      ...args,
+    ]
+    const rev = (...args: string[]) => [
+      'registry',
+      'revoke',
+      '--registry',
+      REG,
+      '--key-id',
+      'urn:example:key:alice-1',
+      ...args,
+    ]
     refused(exp('--at', T3, '--recorded-at', T2), 1, 'history-boundary-moved-later')
     refused(rev('--at', T3, '--recorded-at', T2), 1, 'history-boundary-moved-later')
     refused(exp('--at', '2026-09-15T00:00:00Z', '--recorded-at', T2), 1, 'boundary-unchanged')
     refused(rev('--at', '2026-09-01T02:00:00+02:00', '--recorded-at', T2), 1, 'boundary-unchanged')
     refused(exp('--at', T1, '--recorded-at', T0), 1, 'history-recorded-at-decreasing')
-    refused(['registry', 'revoke', '--registry', REG, '--key-id', 'urn:example:key:nobody', '--at', T1], 1, 'key-unknown')
+    refused(
+      ['registry', 'revoke', '--registry', REG, '--key-id', 'urn:example:key:nobody', '--at', T1],
+      1,
+      'key-unknown',
+    )
     refused(exp('--at', 'soon'), 2)
     refused(rev('--at', T1, '--recorded-at', '2026-13-01T00:00:00Z'), 2)
     refused(['registry', 'revoke', '--registry', REG, '--at', T1], 2) // missing --key-id
@@ -262,16 +458,27 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     expect(r.stdout).toContain('2026-09-15T00:00:00Z')
     expect(r.stdout).toMatch(/valid/)
     const at = (t: string) => {
-      const e = envelope(mwp(['registry', 'show', '--registry', REG, '--key-id', 'urn:example:key:alice-1', '--at', t, '--json']))
+      const e = envelope(
+        mwp(['registry', 'show', '--registry', REG, '--key-id', 'urn:example:key:alice-1', '--at', t, '--json']),
+      )
       expect(e.status).toBe('ok')
       expect(e.result.bindings).toHaveLength(1)
       return e.result.bindings[0]
     }
-    expect(at('2026-06-01T00:00:00Z')).toMatchObject({status: 'not-yet-valid', validFrom: T0, validUntil: '2026-09-15T00:00:00Z', revokedAt: T2, historyRecords: 3})
+    expect(at('2026-06-01T00:00:00Z')).toMatchObject({
+      status: 'not-yet-valid',
+      validFrom: T0,
+      validUntil: '2026-09-15T00:00:00Z',
+      revokedAt: T2,
+      historyRecords: 3,
+    })
     expect(at(T1).status).toBe('valid')
     expect(at(T2).status).toBe('revoked')
     const all = envelope(mwp(['registry', 'show', '--registry', '-', '--json'], {input: readFileSync(REG)}))
-    expect(all.result.bindings.map((b: {keyId: string}) => b.keyId)).toEqual(['urn:example:key:alice-1', 'urn:example:key:bob-1'])
+    expect(all.result.bindings.map((b: {keyId: string}) => b.keyId)).toEqual([
+      'urn:example:key:alice-1',
+      'urn:example:key:bob-1',
+    ])
     const unknown = mwp(['registry', 'show', '--registry', REG, '--key-id', 'urn:example:key:nobody'])
     expect(unknown.status).toBe(1)
     expect(mwp(['registry', 'show', '--registry', p('missing.json')]).status).toBe(3)
@@ -291,9 +498,14 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     const bad = mwp(['registry', 'check', '-'], {input: JSON.stringify(reg)})
     expect(bad.status).toBe(1)
     expect(bad.stdout).toMatch(/INVALID \(public-key-reuse\)/)
-    const dup = mwp(['registry', 'check', '-', '--json'], {input: '{"organizationId":"urn:a:b","organizationId":"urn:a:c","bindings":[]}'})
+    const dup = mwp(['registry', 'check', '-', '--json'], {
+      input: '{"organizationId":"urn:a:b","organizationId":"urn:a:c","bindings":[]}',
+    })
     expect(dup.status).toBe(1)
-    expect(envelope(dup)).toMatchObject({status: 'rejected', result: {valid: false, fault: {reason: 'evidence-malformed'}}})
+    expect(envelope(dup)).toMatchObject({
+      status: 'rejected',
+      result: {valid: false, fault: {reason: 'evidence-malformed'}},
+    })
     expect(mwp(['registry', 'check', p('missing.json')]).status).toBe(3)
     expect(mwp(['registry', 'check']).status).toBe(2)
     expect(mwp(['registry', 'check'], {env: {MWP_REGISTRY: REG}}).status).toBe(0)
@@ -301,7 +513,16 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     // Editing an invalid file is refused and leaves it unchanged.
     writeFileSync(p('broken.json'), JSON.stringify(reg, null, 2))
     const before = readFileSync(p('broken.json'))
-    const e = mwp(['registry', 'revoke', '--registry', p('broken.json'), '--key-id', 'urn:example:key:bob-1', '--at', T1])
+    const e = mwp([
+      'registry',
+      'revoke',
+      '--registry',
+      p('broken.json'),
+      '--key-id',
+      'urn:example:key:bob-1',
+      '--at',
+      T1,
+    ])
     expect(e.status).toBe(1)
     expect(e.stdout).toMatch(/refused \(registry-invalid\)/)
     expect(readFileSync(p('broken.json')).equals(before)).toBe(true)
@@ -314,10 +535,29 @@ describe.skipIf(!HAVE_UPSTREAM)('mwp registry check on the upstream registry fix
     expect(mwp(['registry', 'init', '--organization', ORG, '--out', reg]).status).toBe(0)
     const key = join(UPSTREAM, 'cryptography', 'keys', 'signing-developer-one.json')
     expect(mwp(['registry', 'add', '--registry', reg, '--key', key, '--valid-from', T0]).status).toBe(2) // names no principal
-    const r = mwp(['registry', 'add', '--registry', reg, '--key', key, '--principal', 'agent:urn:missionweaveprotocol:agent:developer-one', '--valid-from', T0, '--json'])
+    const r = mwp([
+      'registry',
+      'add',
+      '--registry',
+      reg,
+      '--key',
+      key,
+      '--principal',
+      'agent:urn:missionweaveprotocol:agent:developer-one',
+      '--valid-from',
+      T0,
+      '--json',
+    ])
     expect(r.status, r.stdout + r.stderr).toBe(0)
-    expect(envelope(r).result.binding).toMatchObject({keyId: 'urn:missionweaveprotocol:key:crypto-vector-developer-one', publicKey: '7D-keB5WWULuPx53Zwf9j2JVLLTq4btqsJE1ubL66Vk'})
-    expect(mwp(['registry', 'add', '--registry', '-', '--key', key, '--principal', 'agent:urn:x:y'], {input: readFileSync(reg)}).status).toBe(2)
+    expect(envelope(r).result.binding).toMatchObject({
+      keyId: 'urn:missionweaveprotocol:key:crypto-vector-developer-one',
+      publicKey: '7D-keB5WWULuPx53Zwf9j2JVLLTq4btqsJE1ubL66Vk',
+    })
+    expect(
+      mwp(['registry', 'add', '--registry', '-', '--key', key, '--principal', 'agent:urn:x:y'], {
+        input: readFileSync(reg),
+      }).status,
+    ).toBe(2)
   })
 
   const keys = join(UPSTREAM, 'cryptography', 'keys')

@@ -18,13 +18,25 @@ interface Evaluation {
 }
 
 describe.skipIf(!HAVE_UPSTREAM)('mwp verify on every upstream signed-document evaluation', () => {
-  const manifest = HAVE_UPSTREAM ? JSON.parse(readFileSync(join(UPSTREAM, 'cryptography/manifest.json'), 'utf8')) : {cases: []}
-  const evaluations: Evaluation[] = manifest.cases.flatMap((c: {evaluations: Evaluation[]}) => c.evaluations).filter((e: Evaluation) => e.document)
+  const manifest = HAVE_UPSTREAM
+    ? JSON.parse(readFileSync(join(UPSTREAM, 'cryptography/manifest.json'), 'utf8'))
+    : {cases: []}
+  const evaluations: Evaluation[] = manifest.cases
+    .flatMap((c: {evaluations: Evaluation[]}) => c.evaluations)
+    .filter((e: Evaluation) => e.document)
 
   it('gives the manifest wire code (exit 1) or success (exit 0)', {timeout: 180_000}, async () => {
     expect(evaluations).toHaveLength(61)
     const results = await pool(evaluations, 2, (e) =>
-      mwpAsync(['verify', '--kind', e.profileId!, '--registry', join(UPSTREAM, e.registry!), join(UPSTREAM, e.document!), '--json']),
+      mwpAsync([
+        'verify',
+        '--kind',
+        e.profileId!,
+        '--registry',
+        join(UPSTREAM, e.registry!),
+        join(UPSTREAM, e.document!),
+        '--json',
+      ]),
     )
     evaluations.forEach((e, i) => {
       const r = results[i]
@@ -44,18 +56,39 @@ describe.skipIf(!HAVE_UPSTREAM)('mwp verify on every upstream signed-document ev
   })
 
   it('--explain adds the protected stage and reason for the local operator', () => {
-    const r = mwp(['verify', '--explain', '--registry', join(UPSTREAM, 'cryptography/keys/registry-key-alias.json'), join(UPSTREAM, 'cryptography/vectors/signed-documents/invalid/command-key-alias.json')])
+    const r = mwp([
+      'verify',
+      '--explain',
+      '--registry',
+      join(UPSTREAM, 'cryptography/keys/registry-key-alias.json'),
+      join(UPSTREAM, 'cryptography/vectors/signed-documents/invalid/command-key-alias.json'),
+    ])
     expect(r.status).toBe(1)
     expect(r.stdout).toMatch(/^AUTH_INVALID_SIGNATURE\n {2}stage: key-resolution\n {2}reason: key-alias/)
-    const plain = mwp(['verify', '--registry', join(UPSTREAM, 'cryptography/keys/registry-key-alias.json'), join(UPSTREAM, 'cryptography/vectors/signed-documents/invalid/command-key-alias.json')])
+    const plain = mwp([
+      'verify',
+      '--registry',
+      join(UPSTREAM, 'cryptography/keys/registry-key-alias.json'),
+      join(UPSTREAM, 'cryptography/vectors/signed-documents/invalid/command-key-alias.json'),
+    ])
     expect(plain.stdout).toBe('AUTH_INVALID_SIGNATURE\n')
   })
 
   it('batch mode verifies many files in one process', () => {
-    const valid = ['command', 'event', 'approval'].map((k) => join(UPSTREAM, `cryptography/vectors/signed-documents/valid/${k}.json`))
-    const ok = json(mwp(['verify', '--registry', join(UPSTREAM, 'cryptography/keys/registry-valid.json'), ...valid, '--json']))
+    const valid = ['command', 'event', 'approval'].map((k) =>
+      join(UPSTREAM, `cryptography/vectors/signed-documents/valid/${k}.json`),
+    )
+    const ok = json(
+      mwp(['verify', '--registry', join(UPSTREAM, 'cryptography/keys/registry-valid.json'), ...valid, '--json']),
+    )
     expect(ok.result).toMatchObject({total: 3, verified: 3, rejected: 0})
-    const mixed = mwp(['verify', '--registry', join(UPSTREAM, 'cryptography/keys/registry-valid.json'), ...valid, join(UPSTREAM, 'cryptography/vectors/signed-documents/invalid/command-payload-tamper.json')])
+    const mixed = mwp([
+      'verify',
+      '--registry',
+      join(UPSTREAM, 'cryptography/keys/registry-valid.json'),
+      ...valid,
+      join(UPSTREAM, 'cryptography/vectors/signed-documents/invalid/command-payload-tamper.json'),
+    ])
     expect(mixed.status).toBe(1)
     expect(mixed.stdout.trim().split('\n')).toHaveLength(4)
     expect(mixed.stdout).toMatch(/command-payload-tamper\.json: AUTH_INVALID_SIGNATURE/)
@@ -74,20 +107,42 @@ describe('key generate → registry → sign → verify pipeline', () => {
     kind: 'mission.create',
     correlationId: 'urn:uuid:6a1f2d3e-4b5c-4d6e-8f70-8192a3b4c5d7',
     issuedAt: '2026-08-01T12:00:00Z',
-    payload: {title: 'Ship the launch checklist', budget: {modelTokenLimit: 500000}, note: 'Résumé 東京 🚀', ratio: 0.25},
+    payload: {
+      title: 'Ship the launch checklist',
+      budget: {modelTokenLimit: 500000},
+      note: 'Résumé 東京 🚀',
+      ratio: 0.25,
+    },
   }
 
   it('sets up a key and a registry', () => {
-    expect(mwp(['key', 'generate', '--principal', 'human:urn:mwp:e2e:human:alice', '--key-id', 'urn:mwp:e2e:key:alice-1', '--out', key]).status).toBe(0)
+    expect(
+      mwp([
+        'key',
+        'generate',
+        '--principal',
+        'human:urn:mwp:e2e:human:alice',
+        '--key-id',
+        'urn:mwp:e2e:key:alice-1',
+        '--out',
+        key,
+      ]).status,
+    ).toBe(0)
     expect(mwp(['registry', 'init', '--organization', 'urn:mwp:e2e:org', '--out', registry]).status).toBe(0)
-    expect(mwp(['registry', 'add', '--registry', registry, '--key', key, '--valid-from', '2026-07-01T00:00:00Z']).status).toBe(0)
+    expect(
+      mwp(['registry', 'add', '--registry', registry, '--key', key, '--valid-from', '2026-07-01T00:00:00Z']).status,
+    ).toBe(0)
   })
 
   it('sign | verify - exits 0, and the signed bytes carry createdAt = issuedAt', () => {
     const signed = mwp(['sign', '--kind', 'command', '--key', key, '-'], {input: JSON.stringify(unsigned)})
     expect(signed.status, signed.stderr).toBe(0)
     const doc = JSON.parse(signed.stdout)
-    expect(doc.signature).toMatchObject({algorithm: 'Ed25519', keyId: 'urn:mwp:e2e:key:alice-1', createdAt: '2026-08-01T12:00:00Z'})
+    expect(doc.signature).toMatchObject({
+      algorithm: 'Ed25519',
+      keyId: 'urn:mwp:e2e:key:alice-1',
+      createdAt: '2026-08-01T12:00:00Z',
+    })
     const verified = mwp(['verify', '--registry', registry, '-'], {input: signed.stdout})
     expect(verified.status, verified.stdout + verified.stderr).toBe(0)
     writeFileSync(join(dir, 'signed.json'), signed.stdout)
@@ -125,21 +180,31 @@ describe('key generate → registry → sign → verify pipeline', () => {
     expect(out.result.total).toBe(distinct.length)
     expect(out.result.verified).toBe(0)
     // Direct single-file runs for a few of them too.
-    for (const v of distinct.slice(0, 3)) expect(mwp(['verify', '--registry', registry, '-'], {input: v}).status).toBe(1)
+    for (const v of distinct.slice(0, 3))
+      expect(mwp(['verify', '--registry', registry, '-'], {input: v}).status).toBe(1)
   })
 
   it('works in a real shell pipeline (regression: readFileSync(0) gave EAGAIN on a pipe)', () => {
     const bin = JSON.stringify(join(PROJECT_ROOT, 'bin/run.js'))
-    const r = spawnSync('sh', ['-c', `node ${bin} sign --kind command --key ${JSON.stringify(key)} - | node ${bin} verify --registry ${JSON.stringify(registry)} -`], {
-      input: JSON.stringify(unsigned),
-      encoding: 'utf8',
-    })
+    const r = spawnSync(
+      'sh',
+      [
+        '-c',
+        `node ${bin} sign --kind command --key ${JSON.stringify(key)} - | node ${bin} verify --registry ${JSON.stringify(registry)} -`,
+      ],
+      {
+        input: JSON.stringify(unsigned),
+        encoding: 'utf8',
+      },
+    )
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^verified command/)
   })
 
   it('sign refuses a protected time that is not uppercase-Z UTC', () => {
-    const r = mwp(['sign', '--kind', 'command', '--key', key, '-'], {input: JSON.stringify({...unsigned, issuedAt: '2026-08-01T14:00:00+02:00'})})
+    const r = mwp(['sign', '--kind', 'command', '--key', key, '-'], {
+      input: JSON.stringify({...unsigned, issuedAt: '2026-08-01T14:00:00+02:00'}),
+    })
     expect(r.status).toBe(2)
     expect(r.stderr).toMatch(/uppercase Z/)
     expect(r.stdout).toBe('')
@@ -158,16 +223,25 @@ describe('key generate → registry → sign → verify pipeline', () => {
     const jcs = mwp(['canonicalize', '-'], {input: signed})
     expect(jcs.stdout).toBe(canonicalize(JSON.parse(signed)))
     const verified = json(mwp(['verify', '--registry', registry, '--json', '-'], {input: signed}))
-    expect(json(mwp(['hash', '--json', '-'], {input: signed})).result).toEqual({hash: verified.result.signingHash, basis: 'signing', kind: 'command'})
+    expect(json(mwp(['hash', '--json', '-'], {input: signed})).result).toEqual({
+      hash: verified.result.signingHash,
+      basis: 'signing',
+      kind: 'command',
+    })
     expect(mwp(['hash', '-'], {input: '{"b":1,"a":[1e30]}'}).stdout).toMatch(/^sha256:[0-9a-f]{64}\n$/)
     expect(mwp(['validate', '--schema', 'command', '-'], {input: signed}).status).toBe(0)
-    const bad = mwp(['validate', '--schema', 'command', '-'], {input: JSON.stringify({...JSON.parse(signed), sessionEpoch: 3})})
+    const bad = mwp(['validate', '--schema', 'command', '-'], {
+      input: JSON.stringify({...JSON.parse(signed), sessionEpoch: 3}),
+    })
     expect(bad.status).toBe(1)
     expect(bad.stdout).toMatch(/^SCHEMA_VALIDATION_FAILED/)
   })
 
   it('bad input gets the protocol code and a documented exit code', () => {
-    expect(mwp(['canonicalize', '-'], {input: '{"a":1,"a":2}'})).toMatchObject({status: 1, stdout: 'PROTOCOL_VIOLATION\n'})
+    expect(mwp(['canonicalize', '-'], {input: '{"a":1,"a":2}'})).toMatchObject({
+      status: 1,
+      stdout: 'PROTOCOL_VIOLATION\n',
+    })
     expect(mwp(['canonicalize', '-'], {input: '[1e400]'})).toMatchObject({status: 1, stdout: 'PROTOCOL_VIOLATION\n'})
     expect(mwp(['verify', '--registry', registry, join(dir, 'missing.json')]).status).toBe(3)
     expect(mwp(['verify', '--registry', registry]).status).toBe(2)

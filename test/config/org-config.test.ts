@@ -9,7 +9,13 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {submit} from '../../src/authority/ingress/command.js'
 import {CARD_REGISTERED} from '../../src/authority/ingress/organization.js'
 import {createDevOrganization, type DevOrganization} from '../../src/config/dev-org.js'
-import {OrgConfigError, loadOrgConfig, openAuthorityFromConfig, parseOrgConfig, resolveStoreUrl} from '../../src/config/org-config.js'
+import {
+  OrgConfigError,
+  loadOrgConfig,
+  openAuthorityFromConfig,
+  parseOrgConfig,
+  resolveStoreUrl,
+} from '../../src/config/org-config.js'
 import {readKeyFile} from '../../src/crypto/keyfile.js'
 import {buildCommand} from '../../src/operator/command-builder.js'
 import {RegistryEvidence} from '../../src/signing/registry.js'
@@ -29,7 +35,9 @@ const missionPayload = (groupId: string, coordinatorAgentId: string) => ({
   missionId: groupId.replace(':group:', ':mission:'),
   groupId,
   objective: 'Ship the release notes',
-  definitionOfDone: [{criterionId: 'notes', description: 'Release notes published', evidenceRequired: ['human_review']}],
+  definitionOfDone: [
+    {criterionId: 'notes', description: 'Release notes published', evidenceRequired: ['human_review']},
+  ],
   deadline: '2027-01-31T00:00:00Z',
   budget: {currency: 'EUR', financialLimit: 100},
   approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
@@ -78,17 +86,29 @@ describe('createDevOrganization', () => {
     await expect(createDevOrganization(org.dir)).rejects.toMatchObject({category: 'environment'})
     const other = join(dir, 'other')
     const first = await createDevOrganization(other, {organization: 'urn:mwp:test:org:first', workers: 0})
-    const second = await createDevOrganization(other, {organization: 'urn:mwp:test:org:second', workers: 1, force: true})
+    const second = await createDevOrganization(other, {
+      organization: 'urn:mwp:test:org:second',
+      workers: 1,
+      force: true,
+    })
     expect(first.identities.length).toBe(5)
     expect(loadOrgConfig(second.config).organization).toBe('urn:mwp:test:org:second')
-    expect(second.identities.find((i) => i.name === 'owner')!.keyId).not.toBe(first.identities.find((i) => i.name === 'owner')!.keyId)
+    expect(second.identities.find((i) => i.name === 'owner')!.keyId).not.toBe(
+      first.identities.find((i) => i.name === 'owner')!.keyId,
+    )
   })
 })
 
 describe('loadOrgConfig', () => {
   it('resolves paths against the file and fills defaults', () => {
     const c = parseOrgConfig(
-      JSON.stringify({organization: 'urn:x:org', registry: 'r.json', authorityKey: '/abs/a.key.json', admissionKey: 'k/b.key.json', policy: {rootMissionOwners: [], limits: {messageRate: {hard: 5, windowMinutes: 1}}, maxMissionDepth: 2}}),
+      JSON.stringify({
+        organization: 'urn:x:org',
+        registry: 'r.json',
+        authorityKey: '/abs/a.key.json',
+        admissionKey: 'k/b.key.json',
+        policy: {rootMissionOwners: [], limits: {messageRate: {hard: 5, windowMinutes: 1}}, maxMissionDepth: 2},
+      }),
       '/etc/mwp/mwp.config.json',
     )
     expect(c.registry).toBe('/etc/mwp/r.json')
@@ -117,18 +137,39 @@ describe('loadOrgConfig', () => {
     const bad = join(dir, 'bad.json')
     writeFileSync(bad, '{"organization": ')
     expect(err(() => loadOrgConfig(bad)).category).toBe('usage')
-    writeFileSync(bad, JSON.stringify({organization: 'urn:x:org', registry: 'r.json', authorityKey: 'a', admissionKey: 'b', policy: {rootMissionOwners: []}, extra: 1}))
+    writeFileSync(
+      bad,
+      JSON.stringify({
+        organization: 'urn:x:org',
+        registry: 'r.json',
+        authorityKey: 'a',
+        admissionKey: 'b',
+        policy: {rootMissionOwners: []},
+        extra: 1,
+      }),
+    )
     const e = err(() => loadOrgConfig(bad))
     expect(e.category).toBe('usage')
     expect(e.message).toMatch(/additional/)
-    writeFileSync(bad, JSON.stringify({organization: 'urn:x:org', registry: 'r.json', authorityKey: 'a', admissionKey: 'b'}))
+    writeFileSync(
+      bad,
+      JSON.stringify({organization: 'urn:x:org', registry: 'r.json', authorityKey: 'a', admissionKey: 'b'}),
+    )
     expect(err(() => loadOrgConfig(bad)).message).toMatch(/policy/)
   })
 
   it('a config naming a missing key file fails to open the authority as an environment error', async () => {
     const broken = join(dir, 'broken.config.json')
     const text = JSON.parse(readFileSync(org.config, 'utf8'))
-    writeFileSync(broken, JSON.stringify({...text, registry: join(org.dir, 'registry.json'), authorityKey: join(dir, 'nope.key.json'), admissionKey: join(org.dir, 'keys/admission.key.json')}))
+    writeFileSync(
+      broken,
+      JSON.stringify({
+        ...text,
+        registry: join(org.dir, 'registry.json'),
+        authorityKey: join(dir, 'nope.key.json'),
+        admissionKey: join(org.dir, 'keys/admission.key.json'),
+      }),
+    )
     await expect(openAuthorityFromConfig(loadOrgConfig(broken))).rejects.toMatchObject({category: 'environment'})
   })
 })
@@ -140,7 +181,11 @@ describe('openAuthorityFromConfig', () => {
     try {
       const owner = readKeyFile(join(org.dir, 'keys/owner.key.json'))
       const g = `${org.organization}:group:config-1`
-      const built = buildCommand(owner, {kind: 'mission.create', groupId: g, payload: missionPayload(g, `${org.organization}:agent:coordinator`)})
+      const built = buildCommand(owner, {
+        kind: 'mission.create',
+        groupId: g,
+        payload: missionPayload(g, `${org.organization}:agent:coordinator`),
+      })
       const r = await submit(opened.authority, built.bytes)
       expect('receipt' in r && r.receipt.actionId).toBe(built.actionId)
       expect((await opened.authority.current(g))!.mission.state).toBe('active')
@@ -151,26 +196,42 @@ describe('openAuthorityFromConfig', () => {
 
   it('the whole policy reaches the authority; limits it cannot honour are a usage error', async () => {
     const text = JSON.parse(readFileSync(org.config, 'utf8'))
-    const policy = {rootMissionOwners: [`${org.organization}:human:owner`], archivers: [`${org.organization}:service:authority`], maxMissionDepth: 3, limits: {messageRate: {hard: 10, soft: 5, windowMinutes: 1}}}
+    const policy = {
+      rootMissionOwners: [`${org.organization}:human:owner`],
+      archivers: [`${org.organization}:service:authority`],
+      maxMissionDepth: 3,
+      limits: {messageRate: {hard: 10, soft: 5, windowMinutes: 1}},
+    }
     const opened = await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, policy}), org.config))
     try {
       expect(opened.authority.policy).toMatchObject(policy)
     } finally {
       await opened.close()
     }
-    const bad = parseOrgConfig(JSON.stringify({...text, policy: {...policy, limits: {messageRate: {hard: 1, soft: 5, windowMinutes: 1}}}}), org.config)
+    const bad = parseOrgConfig(
+      JSON.stringify({...text, policy: {...policy, limits: {messageRate: {hard: 1, soft: 5, windowMinutes: 1}}}}),
+      org.config,
+    )
     await expect(openAuthorityFromConfig(bad)).rejects.toMatchObject({category: 'usage'})
-    expect(() => parseOrgConfig(JSON.stringify({...text, policy: {...policy, limits: {messageRate: {hard: 1}}}}), org.config)).toThrow(/windowMinutes/)
+    expect(() =>
+      parseOrgConfig(JSON.stringify({...text, policy: {...policy, limits: {messageRate: {hard: 1}}}}), org.config),
+    ).toThrow(/windowMinutes/)
   })
 
   it('[-cmd:mission.create] refuses a human the configured policy does not name (AUTH_FORBIDDEN)', async () => {
     // The same Organization, but a policy naming no root MissionOwner: the policy reaches the authority.
     const text = JSON.parse(readFileSync(org.config, 'utf8'))
-    const opened = await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, policy: {rootMissionOwners: []}}), org.config))
+    const opened = await openAuthorityFromConfig(
+      parseOrgConfig(JSON.stringify({...text, policy: {rootMissionOwners: []}}), org.config),
+    )
     try {
       const owner = readKeyFile(join(org.dir, 'keys/owner.key.json'))
       const g = `${org.organization}:group:config-2`
-      const built = buildCommand(owner, {kind: 'mission.create', groupId: g, payload: missionPayload(g, `${org.organization}:agent:coordinator`)})
+      const built = buildCommand(owner, {
+        kind: 'mission.create',
+        groupId: g,
+        payload: missionPayload(g, `${org.organization}:agent:coordinator`),
+      })
       const r = await submit(opened.authority, built.bytes)
       expect('error' in r && r.error.code).toBe('AUTH_FORBIDDEN')
       expect(await opened.store.head(g)).toBeNull()
@@ -194,7 +255,14 @@ for (const backend of storeBackends('org-config')) {
       const first = await openAuthorityFromConfig(config)
       try {
         expect(first.store.config).toMatchObject({organizationId: org.organization, freshness: config.freshness})
-        const r = await submit(first.authority, buildCommand(owner, {kind: 'mission.create', groupId: g, payload: missionPayload(g, `${org.organization}:agent:coordinator`)}).bytes)
+        const r = await submit(
+          first.authority,
+          buildCommand(owner, {
+            kind: 'mission.create',
+            groupId: g,
+            payload: missionPayload(g, `${org.organization}:agent:coordinator`),
+          }).bytes,
+        )
         expect('receipt' in r).toBe(true)
       } finally {
         await first.close()
@@ -213,24 +281,36 @@ for (const backend of storeBackends('org-config')) {
       await (await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, store: url}), org.config))).close()
       const moved = join(dir, `moved-${backend.name}`)
       cpSync(org.dir, moved, {recursive: true})
-      const reopened = await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, store: url}), join(moved, 'mwp.config.json')))
+      const reopened = await openAuthorityFromConfig(
+        parseOrgConfig(JSON.stringify({...text, store: url}), join(moved, 'mwp.config.json')),
+      )
       await reopened.close()
-      const changed = parseOrgConfig(JSON.stringify({...text, store: url, freshness: {maxAgeSeconds: 30, maxFutureSkewSeconds: 5}}), org.config)
+      const changed = parseOrgConfig(
+        JSON.stringify({...text, store: url, freshness: {maxAgeSeconds: 30, maxFutureSkewSeconds: 5}}),
+        org.config,
+      )
       await expect(openAuthorityFromConfig(changed)).rejects.toThrow(/freshness/)
     })
 
     it('[-cmd:mission.create] a store initialized for another admission service is refused (environment) and keeps its first configuration', async () => {
       const text = JSON.parse(readFileSync(org.config, 'utf8'))
       const url = await backend.fresh()
-      const other = await createDevOrganization(join(dir, `other-${backend.name}`), {organization: org.organization, workers: 0})
+      const other = await createDevOrganization(join(dir, `other-${backend.name}`), {
+        organization: org.organization,
+        workers: 0,
+      })
       const first = await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, store: url}), org.config))
       await first.close()
       // Same Organization ID, different keys: the store keeps its first admission service.
       const otherText = JSON.parse(readFileSync(other.config, 'utf8'))
-      await expect(openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...otherText, store: url}), other.config))).rejects.toMatchObject({category: 'environment'})
+      await expect(
+        openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...otherText, store: url}), other.config)),
+      ).rejects.toMatchObject({category: 'environment'})
       const reopened = await openAuthorityFromConfig(parseOrgConfig(JSON.stringify({...text, store: url}), org.config))
       try {
-        expect(reopened.store.config.admissionService.keyId).toBe(org.identities.find((i) => i.name === 'admission')!.keyId)
+        expect(reopened.store.config.admissionService.keyId).toBe(
+          org.identities.find((i) => i.name === 'admission')!.keyId,
+        )
       } finally {
         await reopened.close()
       }

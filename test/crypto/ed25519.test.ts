@@ -192,7 +192,8 @@ describe('pinned behaviour of the libraries we must not rely on', () => {
   it('node verify accepts the R = I, S = 0 forgery for every message under identity-like keys', () => {
     const identityKeys = [IDENTITY_ENC, '01' + '00'.repeat(30) + '80', toHex(ynotp)]
     for (const key of identityKeys) {
-      for (const m of ['', 'anything', 'transfer all funds']) expect(nodeVerify(hex(key), utf8(m), FORGED_SIG)).toBe(true)
+      for (const m of ['', 'anything', 'transfer all funds'])
+        expect(nodeVerify(hex(key), utf8(m), FORGED_SIG)).toBe(true)
       expect(provePublicKey(hex(key)).ok).toBe(false)
     }
   })
@@ -201,7 +202,9 @@ describe('pinned behaviour of the libraries we must not rely on', () => {
     // Under a torsion key A, [k]A = I whenever the order of A divides k: ~1/2 of messages for the
     // order-2 key ecff..7f. Find such a message to show the forgery is real.
     const order2 = hex('ec' + 'ff'.repeat(30) + '7f')
-    const forged = Array.from({length: 64}, (_, i) => utf8(`message ${i}`)).filter((m) => nodeVerify(order2, m, FORGED_SIG))
+    const forged = Array.from({length: 64}, (_, i) => utf8(`message ${i}`)).filter((m) =>
+      nodeVerify(order2, m, FORGED_SIG),
+    )
     expect(forged.length).toBeGreaterThan(0)
     expect(provePublicKey(order2)).toEqual({ok: false, reason: 'small-order'})
   })
@@ -323,18 +326,14 @@ describe('signature encoding checks (stage 3, C7-C10)', () => {
 describe('properties', () => {
   it('sign then verify round-trips for random seeds and messages; tampering fails', () => {
     fc.assert(
-      fc.property(
-        fc.uint8Array({minLength: 32, maxLength: 32}),
-        fc.uint8Array({maxLength: 256}),
-        (seed, message) => {
-          const key = provenKey(publicKeyFromSeed(seed))
-          const sig = signEd25519(seed, message)
-          expect(sig).toHaveLength(64)
-          expect(strictVerify(key, message, sig)).toEqual({ok: true})
-          const other = new Uint8Array([...message, 0])
-          expect(strictVerify(key, other, sig).ok).toBe(false)
-        },
-      ),
+      fc.property(fc.uint8Array({minLength: 32, maxLength: 32}), fc.uint8Array({maxLength: 256}), (seed, message) => {
+        const key = provenKey(publicKeyFromSeed(seed))
+        const sig = signEd25519(seed, message)
+        expect(sig).toHaveLength(64)
+        expect(strictVerify(key, message, sig)).toEqual({ok: true})
+        const other = new Uint8Array([...message, 0])
+        expect(strictVerify(key, other, sig).ok).toBe(false)
+      }),
       {numRuns: 100},
     )
   })
@@ -388,8 +387,18 @@ describe('one strict function for every path (strictVerify, strictVerifyOffThrea
     [key, badMessage, sig, {ok: false, stage: 'signature', reason: 'equation-mismatch'}],
     [key, GOLDEN_MESSAGE, FORGED_SIG, {ok: false, stage: 'signature', reason: 'equation-mismatch'}],
     [key, GOLDEN_MESSAGE, malleateS(sig), {ok: false, stage: 'signature-envelope', reason: 's-out-of-range'}],
-    ...badSignatures().map(({sig: bad, fault}): [VerifyKey, Uint8Array, Uint8Array, unknown] => [key, GOLDEN_MESSAGE, bad, {ok: false, stage: 'signature-envelope', reason: fault}]),
-    ...badPublicKeys().map(({raw, reason}): [Uint8Array, Uint8Array, Uint8Array, unknown] => [raw, GOLDEN_MESSAGE, FORGED_SIG, {ok: false, stage: 'key-resolution', reason}]),
+    ...badSignatures().map(({sig: bad, fault}): [VerifyKey, Uint8Array, Uint8Array, unknown] => [
+      key,
+      GOLDEN_MESSAGE,
+      bad,
+      {ok: false, stage: 'signature-envelope', reason: fault},
+    ]),
+    ...badPublicKeys().map(({raw, reason}): [Uint8Array, Uint8Array, Uint8Array, unknown] => [
+      raw,
+      GOLDEN_MESSAGE,
+      FORGED_SIG,
+      {ok: false, stage: 'key-resolution', reason},
+    ]),
     [ORDER2_KEY, GOLDEN_MESSAGE, FORGED_SIG, {ok: false, stage: 'key-resolution', reason: 'small-order'}],
   ]
 
@@ -407,12 +416,20 @@ describe('one strict function for every path (strictVerify, strictVerifyOffThrea
   it('refuses the identity-key forgery that the bare native verify accepts', () => {
     const identity = hex(IDENTITY_ENC)
     expect(nodeVerify(identity, utf8('transfer all funds'), FORGED_SIG)).toBe(true)
-    expect(strictVerify(identity, utf8('transfer all funds'), FORGED_SIG)).toEqual({ok: false, stage: 'key-resolution', reason: 'identity'})
+    expect(strictVerify(identity, utf8('transfer all funds'), FORGED_SIG)).toEqual({
+      ok: false,
+      stage: 'key-resolution',
+      reason: 'identity',
+    })
   })
 
   it('a VerifyKey is made only by provePublicKey: a look-alike over an identity KeyObject is refused', () => {
     const identity = hex(IDENTITY_ENC)
-    const keyObject = createPublicKey({key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), identity]), format: 'der', type: 'spki'})
+    const keyObject = createPublicKey({
+      key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), identity]),
+      format: 'der',
+      type: 'spki',
+    })
     const lookalike = {raw: identity, b64: Buffer.from(identity).toString('base64url'), keyObject}
     expect(verify(null, GOLDEN_MESSAGE, keyObject, FORGED_SIG)).toBe(true)
     expect(VerifyKey.is(lookalike)).toBe(false)
@@ -420,6 +437,8 @@ describe('one strict function for every path (strictVerify, strictVerifyOffThrea
     // @ts-expect-error -- a literal lacks the proof's private brand, so it is not a VerifyKey
     const forged: VerifyKey = lookalike
     expect(strictVerify(forged, GOLDEN_MESSAGE, FORGED_SIG).ok).toBe(false)
-    expect(() => new VerifyKey(Symbol('proven Ed25519 public key') as never, identity, IDENTITY_ENC, keyObject)).toThrow(TypeError)
+    expect(
+      () => new VerifyKey(Symbol('proven Ed25519 public key') as never, identity, IDENTITY_ENC, keyObject),
+    ).toThrow(TypeError)
   })
 })

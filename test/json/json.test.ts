@@ -2,7 +2,14 @@ import {createHash} from 'node:crypto'
 import {describe, expect, it} from 'vitest'
 import {decodeBase64url, encodeBase64url} from '../../src/json/base64url.js'
 import {JcsError, canonicalHash, canonicalize} from '../../src/json/jcs.js'
-import {JsonParseError, MAX_DEPTH, type SourceTexts, parseJsonBytes, parseJsonText, sourcesIn} from '../../src/json/parse.js'
+import {
+  JsonParseError,
+  MAX_DEPTH,
+  type SourceTexts,
+  parseJsonBytes,
+  parseJsonText,
+  sourcesIn,
+} from '../../src/json/parse.js'
 
 const bytes = (s: string) => Buffer.from(s, 'utf8')
 const reason = (f: () => unknown) => {
@@ -27,7 +34,12 @@ describe('strict JSON reader (stage 1, ACCEPTANCE A1, C2, J7)', () => {
   })
 
   it('rejects invalid UTF-8: stray continuation, overlong form, encoded surrogate, truncation', () => {
-    for (const bad of [[0x22, 0x80, 0x22], [0x22, 0xc0, 0xaf, 0x22], [0x22, 0xed, 0xa0, 0x80, 0x22], [0x22, 0xe2, 0x82]]) {
+    for (const bad of [
+      [0x22, 0x80, 0x22],
+      [0x22, 0xc0, 0xaf, 0x22],
+      [0x22, 0xed, 0xa0, 0x80, 0x22],
+      [0x22, 0xe2, 0x82],
+    ]) {
       expect(reason(() => parseJsonBytes(Uint8Array.from(bad)))).toBe('invalid-utf8')
     }
   })
@@ -45,8 +57,31 @@ describe('strict JSON reader (stage 1, ACCEPTANCE A1, C2, J7)', () => {
   })
 
   it('rejects JSON syntax errors', () => {
-    for (const bad of ['', ' ', '{', '[1,]', '{"a":1,}', '01', '1.', '.5', '+1', '1e', "'x'", '"a\tb"', '"\\x"', '"\\u12g4"', 'nul', 'NaN', 'Infinity', '{a:1}', '"abc']) {
-      expect(reason(() => parseJsonText(bad)), bad).toBe('syntax')
+    for (const bad of [
+      '',
+      ' ',
+      '{',
+      '[1,]',
+      '{"a":1,}',
+      '01',
+      '1.',
+      '.5',
+      '+1',
+      '1e',
+      "'x'",
+      '"a\tb"',
+      '"\\x"',
+      '"\\u12g4"',
+      'nul',
+      'NaN',
+      'Infinity',
+      '{a:1}',
+      '"abc',
+    ]) {
+      expect(
+        reason(() => parseJsonText(bad)),
+        bad,
+      ).toBe('syntax')
     }
   })
 
@@ -54,10 +89,29 @@ describe('strict JSON reader (stage 1, ACCEPTANCE A1, C2, J7)', () => {
     expect(parseJsonText('"a\\"b\\\\c\\/d\\b\\f\\n\\r\\tz\\u00e9\\u0041x"')).toBe('a"b\\c/d\b\f\n\r\tzéAx')
     expect(parseJsonText('"\u007f é 😀 \\ud83d\\ude00"')).toBe('\u007f é 😀 😀')
     expect(parseJsonText('""')).toBe('')
-    for (const bad of ['"\u0000"', '"a\u001f"', '"\nb"', '"ab\\"', '"ab\\u00e9']) expect(reason(() => parseJsonText(bad)), JSON.stringify(bad)).toBe('syntax')
+    for (const bad of ['"\u0000"', '"a\u001f"', '"\nb"', '"ab\\"', '"ab\\u00e9'])
+      expect(
+        reason(() => parseJsonText(bad)),
+        JSON.stringify(bad),
+      ).toBe('syntax')
     // Any string JSON.stringify writes (quotes, backslashes, control characters, astral and lone
     // surrogates from a skewed alphabet) reads back as itself.
-    const alphabet = ['"', '\\', '/', 'a', 'é', '\u0000', '\u0008', '\u001f', ' ', '\u007f', '\u2028', '\ud800', '\udfff', '😀']
+    const alphabet = [
+      '"',
+      '\\',
+      '/',
+      'a',
+      'é',
+      '\u0000',
+      '\u0008',
+      '\u001f',
+      ' ',
+      '\u007f',
+      '\u2028',
+      '\ud800',
+      '\udfff',
+      '😀',
+    ]
     let seed = 7
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
     for (let i = 0; i < 2000; i++) {

@@ -54,11 +54,32 @@ const NASTY_CHARS: string[] = [
 ]
 
 /** Any Unicode scalar value (no lone surrogates). */
-const scalarChar = fc.integer({min: 0, max: 0x10ffff - 0x800}).map((n) => String.fromCodePoint(n >= 0xd800 ? n + 0x800 : n))
+const scalarChar = fc
+  .integer({min: 0, max: 0x10ffff - 0x800})
+  .map((n) => String.fromCodePoint(n >= 0xd800 ? n + 0x800 : n))
 const nastyChar = fc.oneof({weight: 3, arbitrary: fc.constantFrom(...NASTY_CHARS)}, {weight: 1, arbitrary: scalarChar})
 const nastyString = fc.string({unit: nastyChar, maxLength: 12})
 /** Short keys from a small alphabet so that sorting and near-equal names are exercised. */
-const sortKey = fc.string({unit: fc.constantFrom('', 'a', 'A', 'b', '\u0000', '\u00e9', '\ue000', '\uffff', '\u{1f600}', '\u{10000}', '1', '10', '9', '~', '/'), maxLength: 3})
+const sortKey = fc.string({
+  unit: fc.constantFrom(
+    '',
+    'a',
+    'A',
+    'b',
+    '\u0000',
+    '\u00e9',
+    '\ue000',
+    '\uffff',
+    '\u{1f600}',
+    '\u{10000}',
+    '1',
+    '10',
+    '9',
+    '~',
+    '/',
+  ),
+  maxLength: 3,
+})
 const keyArb = fc.oneof(nastyString, sortKey, fc.constantFrom('__proto__', 'constructor', 'toString', 'signature', ''))
 
 const SPECIAL_NUMBERS = [
@@ -136,14 +157,23 @@ const pick = <T>(rnd: () => number, xs: readonly T[]): T => xs[Math.floor(rnd() 
  * own enumerable keys (in the same order unless `keyOrder` is 'any') whatever their prototype;
  * `zero` chooses whether -0 and 0 are distinguished (Object.is) or not (===).
  */
-function diff(a: unknown, b: unknown, zero: 'distinct' | 'same', path = '', keyOrder: 'ordered' | 'any' = 'ordered'): string | null {
+function diff(
+  a: unknown,
+  b: unknown,
+  zero: 'distinct' | 'same',
+  path = '',
+  keyOrder: 'ordered' | 'any' = 'ordered',
+): string | null {
   const where = path === '' ? '(root)' : path
   if (typeof a !== typeof b) return `${where}: ${typeof a} vs ${typeof b}`
   if (typeof a === 'number') {
     const eq = zero === 'distinct' ? Object.is(a, b) : a === b || (Number.isNaN(a) && Number.isNaN(b))
-    return eq ? null : `${where}: ${String(a)}${Object.is(a, -0) ? '(-0)' : ''} vs ${String(b)}${Object.is(b, -0) ? '(-0)' : ''}`
+    return eq
+      ? null
+      : `${where}: ${String(a)}${Object.is(a, -0) ? '(-0)' : ''} vs ${String(b)}${Object.is(b, -0) ? '(-0)' : ''}`
   }
-  if (a === null || b === null || typeof a !== 'object') return a === b ? null : `${where}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`
+  if (a === null || b === null || typeof a !== 'object')
+    return a === b ? null : `${where}: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`
   if (Array.isArray(a) !== Array.isArray(b)) return `${where}: array vs object`
   if (Array.isArray(a)) {
     const bb = b as unknown[]
@@ -160,7 +190,8 @@ function diff(a: unknown, b: unknown, zero: 'distinct' | 'same', path = '', keyO
     ka.sort()
     kb.sort()
   }
-  if (ka.length !== kb.length || ka.some((k, i) => k !== kb[i])) return `${where}: keys ${JSON.stringify(ka)} vs ${JSON.stringify(kb)}`
+  if (ka.length !== kb.length || ka.some((k, i) => k !== kb[i]))
+    return `${where}: keys ${JSON.stringify(ka)} vs ${JSON.stringify(kb)}`
   for (const k of ka) {
     const d = diff((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], zero, `${path}/${k}`, keyOrder)
     if (d) return d
@@ -187,7 +218,15 @@ function compareUtf16(a: string, b: string): number {
 
 /** RFC 8785 §3.2.2.2 string serialization, by hand. */
 function jcsString(s: string): string {
-  const SHORT: Record<number, string> = {0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0c: '\\f', 0x0d: '\\r', 0x22: '\\"', 0x5c: '\\\\'}
+  const SHORT: Record<number, string> = {
+    0x08: '\\b',
+    0x09: '\\t',
+    0x0a: '\\n',
+    0x0c: '\\f',
+    0x0d: '\\r',
+    0x22: '\\"',
+    0x5c: '\\\\',
+  }
   let out = '"'
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
@@ -266,7 +305,16 @@ function serialize(v: Json, rnd: () => number): string {
       const mustEscape = c < 0x20 || c === 0x22 || c === 0x5c || (!pair && c >= 0xd800 && c <= 0xdfff)
       const r = rnd()
       if (mustEscape || r < 0.15) {
-        const SHORT: Record<number, string> = {0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0c: '\\f', 0x0d: '\\r', 0x22: '\\"', 0x5c: '\\\\', 0x2f: '\\/'}
+        const SHORT: Record<number, string> = {
+          0x08: '\\b',
+          0x09: '\\t',
+          0x0a: '\\n',
+          0x0c: '\\f',
+          0x0d: '\\r',
+          0x22: '\\"',
+          0x5c: '\\\\',
+          0x2f: '\\/',
+        }
         if (!pair && SHORT[c] !== undefined && rnd() < 0.5) out += SHORT[c]
         else out += units.map((u) => '\\u' + hex4(u, rnd)).join('')
       } else {
@@ -281,7 +329,15 @@ function serialize(v: Json, rnd: () => number): string {
     if (typeof x === 'number') return spellNumber(x, rnd)
     if (typeof x === 'string') return str(x)
     if (Array.isArray(x)) return '[' + ws() + x.map((e) => ws() + val(e) + ws()).join(',') + ws() + ']'
-    return '{' + ws() + Object.keys(x).map((k) => ws() + str(k) + ws() + ':' + ws() + val(x[k]!) + ws()).join(',') + ws() + '}'
+    return (
+      '{' +
+      ws() +
+      Object.keys(x)
+        .map((k) => ws() + str(k) + ws() + ':' + ws() + val(x[k]!) + ws())
+        .join(',') +
+      ws() +
+      '}'
+    )
   }
   return ws() + val(v) + ws()
 }
@@ -306,9 +362,11 @@ function ours(f: () => unknown, inputLength: number): Outcome {
   if (ms >= CALL_BUDGET_MS) throw new Error(`reader took ${ms.toFixed(1)} ms`)
   if (!out.ok) {
     const e = out.error
-    if (!(e instanceof JsonParseError)) throw new Error(`reader threw ${String(e)} instead of JsonParseError`, {cause: e})
+    if (!(e instanceof JsonParseError))
+      throw new Error(`reader threw ${String(e)} instead of JsonParseError`, {cause: e})
     if (!REASONS.has(e.reason)) throw new Error(`unknown reason ${e.reason}`)
-    if (!(Number.isInteger(e.offset) && e.offset >= 0 && e.offset <= inputLength)) throw new Error(`offset ${e.offset} of ${inputLength}`)
+    if (!(Number.isInteger(e.offset) && e.offset >= 0 && e.offset <= inputLength))
+      throw new Error(`offset ${e.offset} of ${inputLength}`)
   }
   return out
 }
@@ -345,7 +403,9 @@ describe('JSON.stringify -> parse -> JCS -> parse -> JCS', () => {
       fc.property(anyJson, fc.integer(), (v, seed) => {
         const rnd = prng(seed)
         const text = serialize(v, rnd)
-        expect(canonicalize(parseJsonBytes(Buffer.from(text, 'utf8')))).toBe(canonicalize(parseJsonText(JSON.stringify(v))))
+        expect(canonicalize(parseJsonBytes(Buffer.from(text, 'utf8')))).toBe(
+          canonicalize(parseJsonText(JSON.stringify(v))),
+        )
       }),
     )
   })
@@ -422,7 +482,9 @@ describe('values outside the I-JSON data model', () => {
   function plant(base: Json, steps: [number, string][], leaf: Json, keyFault?: string): {doc: Json; pointer: string} {
     const esc = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1')
     // A null-prototype deep copy (the base holds only well-formed strings and finite numbers).
-    const root: {v: Json} = {v: base === null || typeof base !== 'object' ? [] : (parseJsonText(JSON.stringify(base)) as Json)}
+    const root: {v: Json} = {
+      v: base === null || typeof base !== 'object' ? [] : (parseJsonText(JSON.stringify(base)) as Json),
+    }
     let holder: Json = root.v
     let pointer = ''
     for (const [n, key] of steps) {
@@ -542,7 +604,40 @@ describe('the reader agrees with JSON.parse', () => {
   })
 
   // Characters that make a near-valid text interesting: structure, escapes, number parts.
-  const EDIT_CHARS = ['{', '}', '[', ']', ',', ':', '"', '\\', 'u', '0', '1', '9', '-', '+', '.', 'e', 'E', ' ', '\n', '\t', 't', 'f', 'n', 'x', '/', '\u0000', '\u001f', '\ufeff', '\u00a0', '\ud800', '\udc00', '😀']
+  const EDIT_CHARS = [
+    '{',
+    '}',
+    '[',
+    ']',
+    ',',
+    ':',
+    '"',
+    '\\',
+    'u',
+    '0',
+    '1',
+    '9',
+    '-',
+    '+',
+    '.',
+    'e',
+    'E',
+    ' ',
+    '\n',
+    '\t',
+    't',
+    'f',
+    'n',
+    'x',
+    '/',
+    '\u0000',
+    '\u001f',
+    '\ufeff',
+    '\u00a0',
+    '\ud800',
+    '\udc00',
+    '😀',
+  ]
 
   /** Applies 1-3 random character edits to a text. */
   function editText(text: string, rnd: () => number): string {
@@ -551,9 +646,12 @@ describe('the reader agrees with JSON.parse', () => {
     for (let k = 0; k < edits; k++) {
       const i = Math.floor(rnd() * (t.length + 1))
       const op = Math.floor(rnd() * 6)
-      if (op === 0) t = t.slice(0, i) + t.slice(i + 1) // delete
-      else if (op === 1) t = t.slice(0, i) + pick(rnd, EDIT_CHARS) + t.slice(i) // insert
-      else if (op === 2) t = t.slice(0, i) + pick(rnd, EDIT_CHARS) + t.slice(i + 1) // replace
+      if (op === 0)
+        t = t.slice(0, i) + t.slice(i + 1) // delete
+      else if (op === 1)
+        t = t.slice(0, i) + pick(rnd, EDIT_CHARS) + t.slice(i) // insert
+      else if (op === 2)
+        t = t.slice(0, i) + pick(rnd, EDIT_CHARS) + t.slice(i + 1) // replace
       else if (op === 3) {
         const j = Math.min(t.length, i + 1 + Math.floor(rnd() * 8))
         t = t.slice(0, j) + t.slice(i, j) + t.slice(j) // duplicate a span
@@ -585,7 +683,8 @@ describe('the reader agrees with JSON.parse', () => {
     }
     // Valid for JSON.parse but not for us: only the I-JSON/limit rules we add may explain it.
     const reason = reasonOf(mine)
-    if (!['duplicate-member', 'depth-limit', 'utf8-bom'].includes(reason)) expect.fail(`rejected (${reason}) a text JSON.parse accepts: ${JSON.stringify(text)}`)
+    if (!['duplicate-member', 'depth-limit', 'utf8-bom'].includes(reason))
+      expect.fail(`rejected (${reason}) a text JSON.parse accepts: ${JSON.stringify(text)}`)
     return reason
   }
 
@@ -616,7 +715,10 @@ describe('the reader agrees with JSON.parse', () => {
         for (let k = 0; k < edits; k++) {
           const i = Math.floor(rnd() * (b.length + 1))
           const op = Math.floor(rnd() * 4)
-          const byte = rnd() < 0.5 ? Math.floor(rnd() * 256) : pick(rnd, [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x30, 0x80, 0xc3, 0xed, 0xef, 0xf0, 0xff])
+          const byte =
+            rnd() < 0.5
+              ? Math.floor(rnd() * 256)
+              : pick(rnd, [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x30, 0x80, 0xc3, 0xed, 0xef, 0xf0, 0xff])
           if (op === 0) b = Buffer.concat([b.subarray(0, i), b.subarray(i + 1)])
           else if (op === 1) b = Buffer.concat([b.subarray(0, i), Buffer.from([byte]), b.subarray(i)])
           else if (op === 2 && i < b.length) {
@@ -630,7 +732,9 @@ describe('the reader agrees with JSON.parse', () => {
         const validUtf8 = Buffer.from(lossy, 'utf8').equals(b)
         let cls: string
         if (!validUtf8) {
-          expect(reasonOf(mine)).toBe(b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 'utf8-bom' : 'invalid-utf8')
+          expect(reasonOf(mine)).toBe(
+            b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 'utf8-bom' : 'invalid-utf8',
+          )
           cls = 'invalid-utf8'
         } else if (lossy.charCodeAt(0) === 0xfeff) {
           expect(reasonOf(mine)).toBe('utf8-bom')
@@ -678,16 +782,27 @@ describe('the reader agrees with JSON.parse', () => {
 
   it('rejects duplicate member names that JSON.parse would silently merge, however they are spelled', () => {
     fc.assert(
-      fc.property(fc.dictionary(keyArb, valueArb(true, 2), {minKeys: 1, maxKeys: 4}), fc.nat(), valueArb(true, 1), fc.integer(), (obj, n, extra, seed) => {
-        const rnd = prng(seed)
-        const keys = Object.keys(obj)
-        const dup = keys[n % keys.length]!
-        // Re-serialize with the duplicate appended; serialize() spells the two names independently.
-        const first = serialize(obj, rnd).trim()
-        const text = first.slice(0, -1) + ',' + serialize({[dup]: extra} as Json, rnd).trim().slice(1)
-        expect(() => JSON.parse(text)).not.toThrow()
-        expect(reasonOf(ours(() => parseJsonText(text), text.length))).toBe('duplicate-member')
-      }),
+      fc.property(
+        fc.dictionary(keyArb, valueArb(true, 2), {minKeys: 1, maxKeys: 4}),
+        fc.nat(),
+        valueArb(true, 1),
+        fc.integer(),
+        (obj, n, extra, seed) => {
+          const rnd = prng(seed)
+          const keys = Object.keys(obj)
+          const dup = keys[n % keys.length]!
+          // Re-serialize with the duplicate appended; serialize() spells the two names independently.
+          const first = serialize(obj, rnd).trim()
+          const text =
+            first.slice(0, -1) +
+            ',' +
+            serialize({[dup]: extra} as Json, rnd)
+              .trim()
+              .slice(1)
+          expect(() => JSON.parse(text)).not.toThrow()
+          expect(reasonOf(ours(() => parseJsonText(text), text.length))).toBe('duplicate-member')
+        },
+      ),
       {numRuns: 200},
     )
   })
@@ -708,7 +823,22 @@ describe('arbitrary bytes', () => {
   })
 
   it('random byte strings over a JSON-ish alphabet only ever raise JsonParseError', () => {
-    const alphabet = [...Buffer.from('{}[],:"\\u0123456789abcdefABCDEF-+.eEtruefalsn \n\t\r/'), 0x00, 0x1f, 0x7f, 0x80, 0xbf, 0xc3, 0xa9, 0xed, 0xef, 0xbb, 0xf0, 0x9f, 0xff]
+    const alphabet = [
+      ...Buffer.from('{}[],:"\\u0123456789abcdefABCDEF-+.eEtruefalsn \n\t\r/'),
+      0x00,
+      0x1f,
+      0x7f,
+      0x80,
+      0xbf,
+      0xc3,
+      0xa9,
+      0xed,
+      0xef,
+      0xbb,
+      0xf0,
+      0x9f,
+      0xff,
+    ]
     let accepted = 0
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...alphabet), {maxLength: 64}), (xs) => {

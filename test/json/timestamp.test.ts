@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import {describe, expect, it} from 'vitest'
 import fc from 'fast-check'
 import {
   compareInstants,
@@ -96,8 +96,8 @@ describe('isProfileTimestamp: rejected spellings', () => {
 
 describe('parseTimestamp: instants', () => {
   it('counts seconds from the Unix epoch', () => {
-    expect(parseTimestamp('1970-01-01T00:00:00Z')).toEqual({ seconds: 0, fraction: '' })
-    expect(parseTimestamp('1969-12-31T23:59:59.5Z')).toEqual({ seconds: -1, fraction: '5' })
+    expect(parseTimestamp('1970-01-01T00:00:00Z')).toEqual({seconds: 0, fraction: ''})
+    expect(parseTimestamp('1969-12-31T23:59:59.5Z')).toEqual({seconds: -1, fraction: '5'})
     expect(parseTimestamp('2026-07-15T00:00:00Z')!.seconds).toBe(Date.parse('2026-07-15T00:00:00Z') / 1000)
   })
 
@@ -123,14 +123,18 @@ describe('parseTimestamp: instants', () => {
   it('agrees with Date for every millisecond-precision instant in 0001-9999', () => {
     fc.assert(
       fc.property(
-        fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }),
+        fc.date({
+          min: new Date('0001-01-01T00:00:00Z'),
+          max: new Date('9999-12-31T23:59:59.999Z'),
+          noInvalidDate: true,
+        }),
         (date) => {
           const instant = parseTimestamp(date.toISOString())!
           const ms = instant.fraction.padEnd(3, '0')
           expect(instant.seconds * 1000 + Number(ms)).toBe(date.getTime())
         },
       ),
-      { numRuns: 2000 },
+      {numRuns: 2000},
     )
   })
 
@@ -145,7 +149,7 @@ describe('parseTimestamp: instants', () => {
         const expected = na === nb ? 0 : na < nb ? -1 : 1
         expect(compareTimestampText(stamp(fa), stamp(fb))).toBe(expected)
       }),
-      { numRuns: 2000 },
+      {numRuns: 2000},
     )
   })
 })
@@ -191,10 +195,14 @@ describe('isUppercaseUtcZ (§6.4 protected time)', () => {
     expect(isUppercaseUtcZ('2026-07-15t00:00:00.5Z')).toBe(true)
   })
 
-  it.each(['2026-07-15T00:00:00z', '2026-07-15T00:00:00+00:00', '2026-07-15T08:00:00+08:00', '0000-01-01T00:00:00Z', '2026-06-30T23:59:60Z', '2026-07-15T00:00:00Z\n'])(
-    'rejects %j',
-    (text) => expect(isUppercaseUtcZ(text)).toBe(false),
-  )
+  it.each([
+    '2026-07-15T00:00:00z',
+    '2026-07-15T00:00:00+00:00',
+    '2026-07-15T08:00:00+08:00',
+    '0000-01-01T00:00:00Z',
+    '2026-06-30T23:59:60Z',
+    '2026-07-15T00:00:00Z\n',
+  ])('rejects %j', (text) => expect(isUppercaseUtcZ(text)).toBe(false))
 })
 
 describe('formatUtcNow', () => {

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
-import { HAVE_UPSTREAM, UPSTREAM } from '../support/upstream.js'
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {HAVE_UPSTREAM, UPSTREAM} from '../support/upstream.js'
 import fc from 'fast-check'
-import { identifiersEqual, isProtocolIdentifier } from '../../src/json/uri.js'
-
+import {identifiersEqual, isProtocolIdentifier} from '../../src/json/uri.js'
 
 describe('isProtocolIdentifier: valid absolute URIs', () => {
   it.each([
@@ -140,12 +139,12 @@ describe('isProtocolIdentifier: invalid identifiers', () => {
 describe('isProtocolIdentifier: properties', () => {
   it('rejects any string containing a character outside the URI alphabet', () => {
     const uriChar = /[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]/
-    const foreign = fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }).filter((c) => !uriChar.test(c))
+    const foreign = fc.string({unit: 'binary', minLength: 1, maxLength: 1}).filter((c) => !uriChar.test(c))
     fc.assert(
-      fc.property(fc.string({ maxLength: 20 }), foreign, fc.string({ maxLength: 20 }), (a, c, b) => {
+      fc.property(fc.string({maxLength: 20}), foreign, fc.string({maxLength: 20}), (a, c, b) => {
         expect(isProtocolIdentifier(`urn:${a}${c}${b}`)).toBe(false)
       }),
-      { numRuns: 2000 },
+      {numRuns: 2000},
     )
   })
 
@@ -153,13 +152,16 @@ describe('isProtocolIdentifier: properties', () => {
     const scheme = fc.stringMatching(/^[A-Za-z][A-Za-z0-9+.-]{0,8}$/)
     const segment = fc.stringMatching(/^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2}){0,10}$/)
     // A leading "//" would start an authority, whose grammar is narrower (tested above).
-    const path = fc.array(segment, { maxLength: 5 }).map((s) => s.join('/')).filter((p) => !p.startsWith('//'))
+    const path = fc
+      .array(segment, {maxLength: 5})
+      .map((s) => s.join('/'))
+      .filter((p) => !p.startsWith('//'))
     fc.assert(
-      fc.property(scheme, path, fc.array(segment, { maxLength: 3 }), (s, p, tail) => {
+      fc.property(scheme, path, fc.array(segment, {maxLength: 3}), (s, p, tail) => {
         expect(isProtocolIdentifier(`${s}:${p}`)).toBe(true)
         expect(isProtocolIdentifier(`${s}:${p}?${tail.join('/?')}#${tail.join('?/')}`)).toBe(true)
       }),
-      { numRuns: 2000 },
+      {numRuns: 2000},
     )
   })
 
@@ -199,7 +201,9 @@ const RFC3986 = (() => {
     `(?:(?:${h16}:){0,4}${h16})?::${ls32}`,
     `(?:(?:${h16}:){0,5}${h16})?::${h16}`,
     `(?:(?:${h16}:){0,6}${h16})?::`,
-  ].map((alt) => `(?:${alt})`).join('|')
+  ]
+    .map((alt) => `(?:${alt})`)
+    .join('|')
   const future = `[vV][0-9A-Fa-f]+\\.(?:${unreserved}|${subDelims}|:)+`
   const host = `(?:\\[(?:${v6}|${future})\\]|${v4}|(?:${unreserved}|${pct}|${subDelims})*)`
   const authority = `(?:(?:${unreserved}|${pct}|${subDelims}|:)*@)?${host}(?::[0-9]*)?`
@@ -210,23 +214,52 @@ const RFC3986 = (() => {
 
 describe('isProtocolIdentifier agrees with the RFC 3986 ABNF', () => {
   const check = (atoms: string[], prefixes: string[], middles: string[]) => {
-    const piece = fc.array(fc.constantFrom(...atoms), { maxLength: 12 }).map((a) => a.join(''))
+    const piece = fc.array(fc.constantFrom(...atoms), {maxLength: 12}).map((a) => a.join(''))
     fc.assert(
       fc.property(fc.constantFrom(...prefixes), piece, fc.constantFrom(...middles), piece, (p, a, m, b) => {
         const text = p + a + m + b
         expect(isProtocolIdentifier(text), JSON.stringify(text)).toBe(RFC3986.test(text))
       }),
-      { numRuns: 20_000 },
+      {numRuns: 20_000},
     )
   }
 
   it('oracle sanity', () => {
-    for (const ok of ['example:', 'x://[V01.a]/', 'x://[::ffff:1.2.3.4]/', 'x://u@h:1/p?q#f']) expect(RFC3986.test(ok)).toBe(true)
+    for (const ok of ['example:', 'x://[V01.a]/', 'x://[::ffff:1.2.3.4]/', 'x://u@h:1/p?q#f'])
+      expect(RFC3986.test(ok)).toBe(true)
     for (const bad of ['x://[::ffff:01.2.3.4]/', 'x:%GG', 'a/b', 'x:a\n']) expect(RFC3986.test(bad)).toBe(false)
   })
 
   it('on random URI-like strings', () => {
-    const atoms = ['a', '1', 'F', 'v', '.', ':', '::', '/', '//', '?', '#', '[', ']', '@', '%', '%4', '%41', '%GG', '256', '01', '-', '!', ' ', '\n', 'é', '1.2.3.4', ':80']
+    const atoms = [
+      'a',
+      '1',
+      'F',
+      'v',
+      '.',
+      ':',
+      '::',
+      '/',
+      '//',
+      '?',
+      '#',
+      '[',
+      ']',
+      '@',
+      '%',
+      '%4',
+      '%41',
+      '%GG',
+      '256',
+      '01',
+      '-',
+      '!',
+      ' ',
+      '\n',
+      'é',
+      '1.2.3.4',
+      ':80',
+    ]
     check(atoms, ['x:', 'x://', 'x://[', 'x://u@[', 'ab+c:', '', 'x:/'], ['', ']', ']/', ']:8/'])
   })
 
@@ -251,21 +284,29 @@ describe('identifiersEqual (A19): byte-for-byte, no normalization', () => {
   })
 
   it('equal strings are equal', () => {
-    expect(identifiersEqual('urn:uuid:00000000-0000-4000-8000-000000000001', 'urn:uuid:00000000-0000-4000-8000-000000000001')).toBe(true)
+    expect(
+      identifiersEqual(
+        'urn:uuid:00000000-0000-4000-8000-000000000001',
+        'urn:uuid:00000000-0000-4000-8000-000000000001',
+      ),
+    ).toBe(true)
   })
 })
 
 // The identifiers the upstream bundles use to probe the grammar, read from their files.
 describe('upstream identifier vectors', () => {
   if (!HAVE_UPSTREAM) {
-    if (process.env.CI === 'true') it('upstream protocol bundle is present', () => expect.fail(`${UPSTREAM} is missing`))
+    if (process.env.CI === 'true')
+      it('upstream protocol bundle is present', () => expect.fail(`${UPSTREAM} is missing`))
     else it.skip(`upstream protocol bundle not found at ${UPSTREAM}`, () => {})
     return
   }
   const read = (path: string) => JSON.parse(readFileSync(join(UPSTREAM, path), 'utf8'))
 
   it('accepts command-action-id-empty-hier-part and rejects the invalid action IDs', () => {
-    expect(isProtocolIdentifier(read('conformance/vectors/valid/command-action-id-empty-hier-part.json').actionId)).toBe(true)
+    expect(
+      isProtocolIdentifier(read('conformance/vectors/valid/command-action-id-empty-hier-part.json').actionId),
+    ).toBe(true)
     for (const name of ['iri-only', 'relative-reference', 'trailing-line-feed']) {
       const actionId = read(`conformance/vectors/invalid/command-action-id-${name}.json`).actionId
       expect(isProtocolIdentifier(actionId), name).toBe(false)
@@ -277,7 +318,8 @@ describe('upstream identifier vectors', () => {
       registry.organizationId,
       ...registry.bindings.flatMap((b: any) => [b.keyId, b.principal.id]),
     ]
-    const bad = (file: string) => identifiers(read(`cryptography/keys/${file}`)).filter((id) => !isProtocolIdentifier(id))
+    const bad = (file: string) =>
+      identifiers(read(`cryptography/keys/${file}`)).filter((id) => !isProtocolIdentifier(id))
     expect(bad('registry-valid.json')).toEqual([])
     expect(bad('registry-unrelated-key-id-trailing-line-feed.json')).toEqual([
       'urn:missionweaveprotocol:key:crypto-vector-security-owner\n',

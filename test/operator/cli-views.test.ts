@@ -10,7 +10,15 @@ import {confirm} from '@inquirer/prompts'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {approvalQuestion} from '../../src/operator/prompt.js'
 import {json, mwp} from '../support/cli.js'
-import {type OperatorOrg, devContract, givenMission, keyPath, opOn, operatorOrg, text} from '../support/operator-helpers.js'
+import {
+  type OperatorOrg,
+  devContract,
+  givenMission,
+  keyPath,
+  opOn,
+  operatorOrg,
+  text,
+} from '../support/operator-helpers.js'
 import {PROJECT_ROOT} from '../support/upstream.js'
 
 let o: OperatorOrg
@@ -36,23 +44,66 @@ function tail(g: string, extra: string[] = []) {
     .trim()
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as {kind: string; sequence: number; payload: Record<string, unknown>; actor: {id: string}})
+    .map(
+      (l) => JSON.parse(l) as {kind: string; sequence: number; payload: Record<string, unknown>; actor: {id: string}},
+    )
 }
 
 describe('command issue', async () => {
   it('[-cmd:message.post] an unknown kind is INVALID_COMMAND (exit 1); a bad payload is a usage error; a reused actionId with other content is ACTION_ID_COLLISION', async () => {
     const g = await createMission()
-    const unknown = op(['command', 'issue', '--kind', 'ext.example.nothing.here', '--group', g, '--payload', '-', '--json'], {input: '{}'})
+    const unknown = op(
+      ['command', 'issue', '--kind', 'ext.example.nothing.here', '--group', g, '--payload', '-', '--json'],
+      {input: '{}'},
+    )
     expect(unknown.status).toBe(1)
     expect(json(unknown).error.code).toBe('INVALID_COMMAND')
-    expect(op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', '-'], {input: '{"text": "a", "text": "b"}'}).status).toBe(2)
-    expect(op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', join(root, 'missing.json')]).status).toBe(3)
-    const first = op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', '-', '--action-id', 'urn:uuid:11111111-2222-4333-8444-555555555555', '--json'], {input: '{"text": "once"}'})
+    expect(
+      op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', '-'], {
+        input: '{"text": "a", "text": "b"}',
+      }).status,
+    ).toBe(2)
+    expect(
+      op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', join(root, 'missing.json')]).status,
+    ).toBe(3)
+    const first = op(
+      [
+        'command',
+        'issue',
+        '--kind',
+        'message.post',
+        '--group',
+        g,
+        '--payload',
+        '-',
+        '--action-id',
+        'urn:uuid:11111111-2222-4333-8444-555555555555',
+        '--json',
+      ],
+      {input: '{"text": "once"}'},
+    )
     expect(first.status).toBe(0)
-    const reused = op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', '-', '--action-id', 'urn:uuid:11111111-2222-4333-8444-555555555555', '--json'], {input: '{"text": "twice"}'})
+    const reused = op(
+      [
+        'command',
+        'issue',
+        '--kind',
+        'message.post',
+        '--group',
+        g,
+        '--payload',
+        '-',
+        '--action-id',
+        'urn:uuid:11111111-2222-4333-8444-555555555555',
+        '--json',
+      ],
+      {input: '{"text": "twice"}'},
+    )
     expect(reused.status).toBe(1)
     expect(json(reused).error.code).toBe('ACTION_ID_COLLISION')
-    const schemaBad = op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', '-', '--json'], {input: '{"text": ""}'})
+    const schemaBad = op(['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', '-', '--json'], {
+      input: '{"text": ""}',
+    })
     expect(schemaBad.status).toBe(1)
     expect(json(schemaBad).error.code).toBe('SCHEMA_VALIDATION_FAILED')
     expect(tail(g, ['--kind', 'message.posted']).length).toBe(1)
@@ -68,17 +119,28 @@ describe('work and group views', async () => {
       [w1, []],
       [w2, [w1]],
     ] as const) {
-      const r = op(['command', 'issue', '--kind', 'work.authorize', '--group', g, '--payload', '-', '--key', key('coordinator')], {input: JSON.stringify({workItemId: w, contract: devContract({dependencyWorkItemIds: deps})})})
+      const r = op(
+        ['command', 'issue', '--kind', 'work.authorize', '--group', g, '--payload', '-', '--key', key('coordinator')],
+        {input: JSON.stringify({workItemId: w, contract: devContract({dependencyWorkItemIds: deps})})},
+      )
       expect(r.status, r.stdout + r.stderr).toBe(0)
     }
     const list = json(op(['work', 'list', g, '--json'])).result
     expect(list.summary).toMatchObject({total: 2, done: 0, criticalPath: [w1, w2]})
-    expect(list.items.find((n: {workItemId: string}) => n.workItemId === w2)).toMatchObject({waitingOn: [w1], blockers: [`waits for ${w1}`]})
+    expect(list.items.find((n: {workItemId: string}) => n.workItemId === w2)).toMatchObject({
+      waitingOn: [w1],
+      blockers: [`waits for ${w1}`],
+    })
     const graph = op(['work', 'graph', g])
     expect(graph.stdout).toContain(`critical path: ${w1} -> ${w2}`)
     expect(graph.stdout).not.toMatch(/%/)
     const show = json(op(['work', 'show', g, w2, '--json'])).result
-    expect(show).toMatchObject({workItemId: w2, state: 'open', dependsOn: [w1], workItem: {contract: {goal: 'Draft the notes'}}})
+    expect(show).toMatchObject({
+      workItemId: w2,
+      state: 'open',
+      dependsOn: [w1],
+      workItem: {contract: {goal: 'Draft the notes'}},
+    })
     expect(op(['work', 'show', g, 'urn:uuid:00000000-0000-4000-8000-000000000000']).status).toBe(2)
   })
 
@@ -88,10 +150,20 @@ describe('work and group views', async () => {
     const all = tail(g)
     expect(all.map((e) => e.sequence)).toEqual([1, 2, 3, 4])
     expect(tail(g, ['--after', '2']).map((e) => e.sequence)).toEqual([3, 4])
-    expect(tail(g, ['--kind', 'mission.']).map((e) => e.kind)).toEqual(['mission.created', 'mission.coordinator.assigned'])
-    const viaEnv = mwp(['group', 'tail', g, '--kind', 'message.posted'], {env: {MWP_CONFIG: join(org, 'mwp.config.json'), MWP_STORE: `sqlite:${join(org, 'authority.db')}`}})
+    expect(tail(g, ['--kind', 'mission.']).map((e) => e.kind)).toEqual([
+      'mission.created',
+      'mission.coordinator.assigned',
+    ])
+    const viaEnv = mwp(['group', 'tail', g, '--kind', 'message.posted'], {
+      env: {MWP_CONFIG: join(org, 'mwp.config.json'), MWP_STORE: `sqlite:${join(org, 'authority.db')}`},
+    })
     expect(viaEnv.status, viaEnv.stderr).toBe(0)
-    expect(viaEnv.stdout.trim().split('\n').map((l) => text(JSON.parse(l)))).toEqual(['one', 'two'])
+    expect(
+      viaEnv.stdout
+        .trim()
+        .split('\n')
+        .map((l) => text(JSON.parse(l))),
+    ).toEqual(['one', 'two'])
   })
 
   it('group tail on a terminal prints one readable line per Event instead of NDJSON', async () => {
@@ -100,14 +172,22 @@ describe('work and group views', async () => {
     const {status, screen} = await onTerminal(['group', 'tail', g, ...local])
     expect(status).toBe(0)
     const lines = screen.split(/\r?\n/).filter((l) => l.startsWith('#'))
-    expect(lines.map((l) => l.split(' ')[2])).toEqual(['mission.created', 'mission.coordinator.assigned', 'message.posted'])
+    expect(lines.map((l) => l.split(' ')[2])).toEqual([
+      'mission.created',
+      'mission.coordinator.assigned',
+      'message.posted',
+    ])
     expect(lines[2]).toContain('by urn:mwp:dev:org:local:human:owner "hello team"')
     expect(screen).not.toContain('"protocolVersion"')
   })
 
   it('group tail --follow prints new Events as they are accepted and stops on SIGINT', async () => {
     const g = await createMission()
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/run.js'), 'group', 'tail', g, '--follow', '--after', '2', ...local], {env: {...process.env, NO_COLOR: '1'}})
+    const child = spawn(
+      process.execPath,
+      [join(PROJECT_ROOT, 'bin/run.js'), 'group', 'tail', g, '--follow', '--after', '2', ...local],
+      {env: {...process.env, NO_COLOR: '1'}},
+    )
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
@@ -119,7 +199,10 @@ describe('work and group views', async () => {
     await until(() => out.includes('"live"'))
     child.kill('SIGINT')
     expect(await exited).toBe(0)
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l))
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines.map((e: {sequence: number}) => e.sequence)).toEqual([3])
     expect(text(lines[0])).toBe('live')
   })
@@ -138,7 +221,9 @@ describe('work and group views', async () => {
  * screen, and returns the exit code and the screen output.
  */
 async function onTerminal(args: string[], answer?: string): Promise<{status: number | null; screen: string}> {
-  const cmd = [process.execPath, join(PROJECT_ROOT, 'bin/run.js'), ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')
+  const cmd = [process.execPath, join(PROJECT_ROOT, 'bin/run.js'), ...args]
+    .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
+    .join(' ')
   const child = spawn('script', ['-qec', cmd, '/dev/null'], {env: {...process.env, NO_COLOR: '1'}})
   let screen = ''
   let answered = false
@@ -156,9 +241,23 @@ async function onTerminal(args: string[], answer?: string): Promise<{status: num
 describe('approval prompt', async () => {
   it('[+cmd:mission.approve] on a terminal, approve asks first: Enter (the default No) signs nothing, y approves', async () => {
     const g = await createMission()
-    const submitted = op(['command', 'issue', '--kind', 'mission.submit_for_approval', '--group', g, '--payload', '-', '--key', join(org, 'keys', 'coordinator.key.json')], {
-      input: JSON.stringify({artifactHashes: [`sha256:${'7'.repeat(64)}`]}),
-    })
+    const submitted = op(
+      [
+        'command',
+        'issue',
+        '--kind',
+        'mission.submit_for_approval',
+        '--group',
+        g,
+        '--payload',
+        '-',
+        '--key',
+        join(org, 'keys', 'coordinator.key.json'),
+      ],
+      {
+        input: JSON.stringify({artifactHashes: [`sha256:${'7'.repeat(64)}`]}),
+      },
+    )
     expect(submitted.status, submitted.stderr).toBe(0)
     const declined = await onTerminal(['mission', 'approve', g, ...local], '\r')
     expect(declined.status).toBe(0)
@@ -170,7 +269,6 @@ describe('approval prompt', async () => {
     expect(accepted.screen).toMatch(/approved revision \d+/)
     expect(tail(g).at(-1)!.kind).toBe('mission.approved')
   })
-
 
   it('asks about the exact revision and defaults to No', async () => {
     const {answer, events, getScreen} = await render(confirm, approvalQuestion('urn:x:mission:m', 7))

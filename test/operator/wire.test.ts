@@ -28,10 +28,20 @@ const transports: Transport[] = []
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mwp-operator-wire-'))
-  org = await createDevOrganization(join(dir, 'org'), {organization: 'urn:mwp:test:org:wire', workers: 1, devTls: devTlsHook})
+  org = await createDevOrganization(join(dir, 'org'), {
+    organization: 'urn:mwp:test:org:wire',
+    workers: 1,
+    devTls: devTlsHook,
+  })
   const config = loadOrgConfig(org.config)
   opened = await openAuthorityFromConfig(config)
-  server = await startServer({authority: opened.authority, host: '127.0.0.1', port: 0, tls: {cert: readFileText(config.server.tls!.cert), key: readFileText(config.server.tls!.key)}, log: () => undefined})
+  server = await startServer({
+    authority: opened.authority,
+    host: '127.0.0.1',
+    port: 0,
+    tls: {cert: readFileText(config.server.tls!.cert), key: readFileText(config.server.tls!.key)},
+    log: () => undefined,
+  })
 }, 60_000)
 afterAll(async () => {
   for (const t of transports) await t.close()
@@ -46,7 +56,12 @@ const keyOf = (name: string) => readKeyFile(join(org.dir, 'keys', `${name}.key.j
 
 async function connect(name: string): Promise<Transport> {
   const config = loadOrgConfig(org.config)
-  const t = await openWireTransport({url: server.url, key: keyOf(name), ca: config.server.tls!.ca, registry: config.registry})
+  const t = await openWireTransport({
+    url: server.url,
+    key: keyOf(name),
+    ca: config.server.tls!.ca,
+    registry: config.registry,
+  })
   transports.push(t)
   return t
 }
@@ -55,23 +70,49 @@ describe('wire transport', () => {
   it('[+cmd:mission.create] [+cmd:mission.submit_for_approval] [+cmd:mission.approve] a Mission created, submitted and approved over TLS; the views fold the delivered Events', async () => {
     const owner = await connect('owner')
     const coordinator = await connect('coordinator')
-    const payload = missionCreatePayload({organization: org.organization, objective: 'Wire walkthrough', coordinatorAgentId: `${org.organization}:agent:coordinator`})
+    const payload = missionCreatePayload({
+      organization: org.organization,
+      objective: 'Wire walkthrough',
+      coordinatorAgentId: `${org.organization}:agent:coordinator`,
+    })
     const g = payload.groupId as string
-    const created = await owner.submit(buildCommand(keyOf('owner'), {kind: 'mission.create', groupId: g, payload}).bytes)
+    const created = await owner.submit(
+      buildCommand(keyOf('owner'), {kind: 'mission.create', groupId: g, payload}).bytes,
+    )
     expect('receipt' in created).toBe(true)
 
     // The Coordinator's Agent Command carries the Session Epoch of its wire session.
     const state1 = foldGroup((await coordinator.events(g))!)!
     expect(coordinator.sessionEpoch).toBeGreaterThanOrEqual(1)
-    const submitted = await coordinator.submit(buildCommand(keyOf('coordinator'), {kind: 'mission.submit_for_approval', groupId: g, payload: {artifactHashes: [H1]}, state: state1, sessionEpoch: coordinator.sessionEpoch}).bytes)
+    const submitted = await coordinator.submit(
+      buildCommand(keyOf('coordinator'), {
+        kind: 'mission.submit_for_approval',
+        groupId: g,
+        payload: {artifactHashes: [H1]},
+        state: state1,
+        sessionEpoch: coordinator.sessionEpoch,
+      }).bytes,
+    )
     expect('receipt' in submitted, JSON.stringify(submitted)).toBe(true)
 
     const events = (await owner.events(g))!
-    expect(events.map((e) => e.kind)).toEqual(['mission.created', 'mission.coordinator.assigned', 'mission.submitted_for_approval'])
+    expect(events.map((e) => e.kind)).toEqual([
+      'mission.created',
+      'mission.coordinator.assigned',
+      'mission.submitted_for_approval',
+    ])
     const state = foldGroup(events)!
     expect(inspectMission(events)!.submission).toMatchObject({artifactHashes: [H1]})
     const approval = buildFinalApproval(keyOf('owner'), state)
-    const approved = await owner.submit(buildCommand(keyOf('owner'), {kind: 'mission.approve', groupId: g, payload: {approval}, state, expectedRevision: state.revision}).bytes)
+    const approved = await owner.submit(
+      buildCommand(keyOf('owner'), {
+        kind: 'mission.approve',
+        groupId: g,
+        payload: {approval},
+        state,
+        expectedRevision: state.revision,
+      }).bytes,
+    )
     expect('receipt' in approved).toBe(true)
     expect(foldGroup((await owner.events(g))!)!.mission.state).toBe('approved')
   })
@@ -79,13 +120,40 @@ describe('wire transport', () => {
   it('[-cmd:mission.approve] an Approval from a stale view is REVISION_CONFLICT over the wire; an unknown Group reads as null, not as an empty Group', async () => {
     const owner = await connect('owner')
     const coordinator = await connect('coordinator')
-    const payload = missionCreatePayload({organization: org.organization, objective: 'Stale view', coordinatorAgentId: `${org.organization}:agent:coordinator`})
+    const payload = missionCreatePayload({
+      organization: org.organization,
+      objective: 'Stale view',
+      coordinatorAgentId: `${org.organization}:agent:coordinator`,
+    })
     const g = payload.groupId as string
     await owner.submit(buildCommand(keyOf('owner'), {kind: 'mission.create', groupId: g, payload}).bytes)
-    await coordinator.submit(buildCommand(keyOf('coordinator'), {kind: 'mission.submit_for_approval', groupId: g, payload: {artifactHashes: [H1]}, state: foldGroup((await coordinator.events(g))!), sessionEpoch: coordinator.sessionEpoch}).bytes)
+    await coordinator.submit(
+      buildCommand(keyOf('coordinator'), {
+        kind: 'mission.submit_for_approval',
+        groupId: g,
+        payload: {artifactHashes: [H1]},
+        state: foldGroup((await coordinator.events(g))!),
+        sessionEpoch: coordinator.sessionEpoch,
+      }).bytes,
+    )
     const seen = foldGroup((await owner.events(g))!)!
-    await owner.submit(buildCommand(keyOf('owner'), {kind: 'membership.change', groupId: g, payload: {member: {type: 'agent', id: `${org.organization}:agent:worker-1`}, role: 'worker'}, state: seen}).bytes)
-    const r = await owner.submit(buildCommand(keyOf('owner'), {kind: 'mission.approve', groupId: g, payload: {approval: buildFinalApproval(keyOf('owner'), seen)}, state: seen, expectedRevision: seen.revision}).bytes)
+    await owner.submit(
+      buildCommand(keyOf('owner'), {
+        kind: 'membership.change',
+        groupId: g,
+        payload: {member: {type: 'agent', id: `${org.organization}:agent:worker-1`}, role: 'worker'},
+        state: seen,
+      }).bytes,
+    )
+    const r = await owner.submit(
+      buildCommand(keyOf('owner'), {
+        kind: 'mission.approve',
+        groupId: g,
+        payload: {approval: buildFinalApproval(keyOf('owner'), seen)},
+        state: seen,
+        expectedRevision: seen.revision,
+      }).bytes,
+    )
     expect('error' in r && r.error.code).toBe('REVISION_CONFLICT')
     expect(await owner.events(`${org.organization}:group:nothing-here`)).toBeNull()
     expect(await owner.events(`${org.organization}:group:nothing-here`, 7)).toBeNull()
@@ -94,32 +162,73 @@ describe('wire transport', () => {
 
   it('the CLI over --url: mission create, inspect and group tail reach the server (config supplies CA, registry and key)', async () => {
     const common = ['--config', org.config, '--url', server.url]
-    const created = await mwpAsync(['mission', 'create', '--objective', 'From the CLI', '--coordinator', 'coordinator', '--json', ...common])
+    const created = await mwpAsync([
+      'mission',
+      'create',
+      '--objective',
+      'From the CLI',
+      '--coordinator',
+      'coordinator',
+      '--json',
+      ...common,
+    ])
     expect(created.status, created.stdout + created.stderr).toBe(0)
     const g = json(created).result.groupId
     const inspected = await mwpAsync(['mission', 'inspect', g, '--json', ...common])
     expect(inspected.status, inspected.stderr).toBe(0)
     expect(json(inspected).result).toMatchObject({state: 'active', objective: 'From the CLI'})
     const tail = await mwpAsync(['group', 'tail', g, ...common])
-    expect(tail.stdout.trim().split('\n').map((l) => JSON.parse(l).kind)).toEqual(['mission.created', 'mission.coordinator.assigned'])
+    expect(
+      tail.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).kind),
+    ).toEqual(['mission.created', 'mission.coordinator.assigned'])
   })
 
   it('group tail --follow on a Group the principal cannot see ends with GROUP_NOT_FOUND (exit 1) instead of waiting forever', async () => {
-    const r = await mwpAsync(['group', 'tail', 'urn:mwp:test:group:nowhere', '--follow', '--config', org.config, '--url', server.url])
+    const r = await mwpAsync([
+      'group',
+      'tail',
+      'urn:mwp:test:group:nowhere',
+      '--follow',
+      '--config',
+      org.config,
+      '--url',
+      server.url,
+    ])
     expect(r.status, r.stderr).toBe(1)
     expect(r.stdout.trim()).toBe('GROUP_NOT_FOUND')
   })
 
   it('group tail of a Group the principal cannot see is GROUP_NOT_FOUND (exit 1), not an empty success, whatever --after says', async () => {
     for (const after of [[], ['--after', '5']]) {
-      const r = await mwpAsync(['group', 'tail', 'urn:mwp:test:group:nowhere', ...after, '--config', org.config, '--url', server.url])
+      const r = await mwpAsync([
+        'group',
+        'tail',
+        'urn:mwp:test:group:nowhere',
+        ...after,
+        '--config',
+        org.config,
+        '--url',
+        server.url,
+      ])
       expect(r.status, r.stderr).toBe(1)
       expect(r.stdout.trim()).toBe('GROUP_NOT_FOUND')
     }
   })
 
   it('an unreachable server is an environment error (exit 3)', async () => {
-    const r = await mwpAsync(['mission', 'inspect', 'urn:x:group:g', '--json', '--config', org.config, '--url', 'wss://127.0.0.1:1'])
+    const r = await mwpAsync([
+      'mission',
+      'inspect',
+      'urn:x:group:g',
+      '--json',
+      '--config',
+      org.config,
+      '--url',
+      'wss://127.0.0.1:1',
+    ])
     expect(r.status).toBe(3)
     expect(json(r).error.code).toBe('ENVIRONMENT')
   })

@@ -29,7 +29,9 @@ describe('generator', () => {
 
   it('regenerates the committed files byte for byte, with nothing extra committed', () => {
     const generated = files.map((f) => f.path).sort()
-    const onDisk = GENERATED_ROOTS.flatMap((root) => listFiles(join(PROJECT_ROOT, root)).map((p) => `${root}/${p}`)).sort()
+    const onDisk = GENERATED_ROOTS.flatMap((root) =>
+      listFiles(join(PROJECT_ROOT, root)).map((p) => `${root}/${p}`),
+    ).sort()
     expect(onDisk).toEqual(generated)
     const differing = files.filter((f) => !readFileSync(join(tmp, f.path)).equals(committed(f.path))).map((f) => f.path)
     expect(differing, 'hand-edited or stale: run `npm run fixtures`').toEqual([])
@@ -46,12 +48,22 @@ describe('generator', () => {
 
   it('generates the admission bundle, byte-identical on regeneration, pinning the generated cryptography manifest', () => {
     const admission = files.filter((f) => f.path.startsWith('admission/'))
-    expect(admission.map((f) => f.path)).toEqual(expect.arrayContaining(['admission/manifest.json', 'admission/manifest.schema.json', 'admission/records/valid/command.json', 'admission/registries/registry-later-revocation.json']))
+    expect(admission.map((f) => f.path)).toEqual(
+      expect.arrayContaining([
+        'admission/manifest.json',
+        'admission/manifest.schema.json',
+        'admission/records/valid/command.json',
+        'admission/registries/registry-later-revocation.json',
+      ]),
+    )
     const again = new Map(generateFixtures().map((f) => [f.path, f.bytes]))
     for (const f of admission) expect(again.get(f.path)?.equals(f.bytes), f.path).toBe(true)
     const generated = (path: string) => JSON.parse(files.find((f) => f.path === path)!.bytes.toString('utf8'))
     const manifest = generated('admission/manifest.json')
-    expect(manifest.cryptography).toEqual({manifest: 'cryptography/manifest.json', artifactDigest: manifestDigest(generated('cryptography/manifest.json'))})
+    expect(manifest.cryptography).toEqual({
+      manifest: 'cryptography/manifest.json',
+      artifactDigest: manifestDigest(generated('cryptography/manifest.json')),
+    })
     expect(manifest.artifactDigest).toBe(manifestDigest(manifest))
   })
 
@@ -77,9 +89,22 @@ describe('fixtures/', () => {
   })
 
   it('every key file loads, and its key is bound to its Principal in registry.json', () => {
-    const registry = json('fixtures/registry.json') as {bindings: {keyId: string; principal: unknown; publicKey: string}[]}
+    const registry = json('fixtures/registry.json') as {
+      bindings: {keyId: string; principal: unknown; publicKey: string}[]
+    }
     const keyFiles = listFiles(join(PROJECT_ROOT, 'fixtures/keys'))
-    expect(keyFiles).toEqual(expect.arrayContaining(['service.key.json', 'group-authority.key.json', 'admission.key.json', 'mission-owner.key.json', 'security-owner.key.json', 'coordinator.key.json', 'developer.key.json', 'reviewer.key.json']))
+    expect(keyFiles).toEqual(
+      expect.arrayContaining([
+        'service.key.json',
+        'group-authority.key.json',
+        'admission.key.json',
+        'mission-owner.key.json',
+        'security-owner.key.json',
+        'coordinator.key.json',
+        'developer.key.json',
+        'reviewer.key.json',
+      ]),
+    )
     for (const file of keyFiles) {
       const key = parseKeyFile(committed(`fixtures/keys/${file}`).toString('utf8'))
       const binding = registry.bindings.find((b) => b.keyId === key.keyId)
@@ -106,12 +131,23 @@ describe('our conformance bundles', () => {
     const report = runCryptography(root)
     expect(report.cases.filter((c) => !c.pass)).toEqual([])
     const outcomes = new Set(report.cases.map((c) => c.expected))
-    for (const stage of ['complete', 'rejected:parse', 'rejected:schema', 'rejected:signature-envelope', 'rejected:key-resolution', 'rejected:canonicalization', 'rejected:signature']) {
+    for (const stage of [
+      'complete',
+      'rejected:parse',
+      'rejected:schema',
+      'rejected:signature-envelope',
+      'rejected:key-resolution',
+      'rejected:canonicalization',
+      'rejected:signature',
+    ]) {
       expect(outcomes, stage).toContain(stage)
     }
-    const manifest = json('cryptography/manifest.json') as {cases: {id: string; evaluations: {fault?: {basis: {caseId: string}} | null}[]}[]}
+    const manifest = json('cryptography/manifest.json') as {
+      cases: {id: string; evaluations: {fault?: {basis: {caseId: string}} | null}[]}[]
+    }
     const caseIds = new Set(manifest.cases.map((c) => c.id))
-    for (const c of manifest.cases) for (const e of c.evaluations) if (e.fault) expect(caseIds, `${c.id} basis`).toContain(e.fault.basis.caseId)
+    for (const c of manifest.cases)
+      for (const e of c.evaluations) if (e.fault) expect(caseIds, `${c.id} basis`).toContain(e.fault.basis.caseId)
   })
 
   it('admission: every evaluation passes, every protected reason is exercised, both modes cover all nine kinds', async () => {
@@ -119,15 +155,29 @@ describe('our conformance bundles', () => {
     expect(report.cases.filter((c) => !c.pass)).toEqual([])
     const reasons = new Set(report.cases.filter((c) => c.expected === 'rejected:admission').map((c) => c.fault))
     for (const reason of ADMISSION_REASONS) expect(reasons, reason).toContain(reason)
-    const manifest = json('admission/manifest.json') as {cases: {evaluations: {profileId: string; mode: string; expect: {stage: string}; lookup: {status: string}; append: {status: string} | null}[]}[]}
+    const manifest = json('admission/manifest.json') as {
+      cases: {
+        evaluations: {
+          profileId: string
+          mode: string
+          expect: {stage: string}
+          lookup: {status: string}
+          append: {status: string} | null
+        }[]
+      }[]
+    }
     const evaluations = manifest.cases.flatMap((c) => c.evaluations)
     for (const mode of ['first-admission', 'historical-replay']) {
-      const admitted = new Set(evaluations.filter((e) => e.mode === mode && e.expect.stage === 'complete').map((e) => e.profileId))
+      const admitted = new Set(
+        evaluations.filter((e) => e.mode === mode && e.expect.stage === 'complete').map((e) => e.profileId),
+      )
       expect([...admitted].sort(), mode).toEqual([...DOCUMENT_KINDS].sort())
     }
     // idempotent retry (found), a committed append, and a concurrent winner (existing) all complete
     const completed = evaluations.filter((e) => e.mode === 'first-admission' && e.expect.stage === 'complete')
-    expect(new Set(completed.map((e) => e.append?.status ?? e.lookup.status))).toEqual(new Set(['found', 'committed', 'existing']))
+    expect(new Set(completed.map((e) => e.append?.status ?? e.lookup.status))).toEqual(
+      new Set(['found', 'committed', 'existing']),
+    )
   })
 
   it.skipIf(!HAVE_UPSTREAM)('the upstream bundles still pass with the same runners', async () => {

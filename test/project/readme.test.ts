@@ -27,13 +27,20 @@ writeFileSync(
 chmodSync(join(shims, 'npx'), 0o755)
 
 function run(block: string): {status: number | null; stdout: string; stderr: string} {
-  const script = block.replaceAll('../shared/protocol', UPSTREAM).replaceAll('--root .', `--root ${JSON.stringify(PROJECT_ROOT)}`)
+  const script = block
+    .replaceAll('../shared/protocol', UPSTREAM)
+    .replaceAll('--root .', `--root ${JSON.stringify(PROJECT_ROOT)}`)
   // As a user runs it: no NODE_ENV (vitest sets "test").
   const {NODE_ENV: _unset, ...rest} = process.env
   const env = {...rest, PATH: `${shims}:${rest.PATH ?? ''}`}
   // Every command must succeed, except where the README itself shows the exit code.
   const strict = block.includes('echo "exit $?"') ? [] : ['-e', '-o', 'pipefail']
-  const r = spawnSync('bash', [...strict, '-c', script], {cwd: dir, encoding: 'utf8', env: {...env, NO_COLOR: '1'}, timeout: 120_000})
+  const r = spawnSync('bash', [...strict, '-c', script], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: {...env, NO_COLOR: '1'},
+    timeout: 120_000,
+  })
   return {status: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 
@@ -63,7 +70,8 @@ describe('README examples', () => {
     if (block.includes('authority serve')) {
       // The walkthrough's EXIT trap stops the server it started (regression: it once outlived the test).
       const log = join(dir, 'dev-org', 'serve.log')
-      for (let i = 0; i < 100 && !readFileSync(log, 'utf8').includes('"event":"shutdown"'); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+      for (let i = 0; i < 100 && !readFileSync(log, 'utf8').includes('"event":"shutdown"'); i++)
+        await new Promise((resolve) => setTimeout(resolve, 50))
       expect(readFileSync(log, 'utf8')).toContain('"event":"shutdown"')
     }
   })

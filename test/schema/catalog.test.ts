@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
-import { HAVE_UPSTREAM, UPSTREAM } from '../support/upstream.js'
-import { defaultSchemaDir, packageRoot, schemaCatalog } from '../../src/schema/catalog.js'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, describe, expect, it} from 'vitest'
+import {HAVE_UPSTREAM, UPSTREAM} from '../support/upstream.js'
+import {defaultSchemaDir, packageRoot, schemaCatalog} from '../../src/schema/catalog.js'
 
 const BASE = 'https://missionweaveprotocol.dev/schemas/0.1/'
 
@@ -22,7 +22,7 @@ function nullProto(value: unknown): unknown {
 // A small temporary catalog, hand-written for these tests (not the normative schemas).
 
 const tmp = mkdtempSync(join(tmpdir(), 'mwp-catalog-'))
-afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+afterAll(() => rmSync(tmp, {recursive: true, force: true}))
 
 function writeSchema(dir: string, file: string, schema: object): void {
   writeFileSync(join(dir, file), JSON.stringify(schema, null, 2))
@@ -32,8 +32,8 @@ writeSchema(tmp, 'common.schema.json', {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: `${BASE}common.schema.json`,
   $defs: {
-    id: { type: 'string', format: 'uri', maxLength: 512 },
-    timestamp: { type: 'string', format: 'date-time' },
+    id: {type: 'string', format: 'uri', maxLength: 512},
+    timestamp: {type: 'string', format: 'date-time'},
   },
 })
 writeSchema(tmp, 'thing.schema.json', {
@@ -43,28 +43,28 @@ writeSchema(tmp, 'thing.schema.json', {
   additionalProperties: false,
   required: ['id', 'at'],
   properties: {
-    id: { $ref: 'common.schema.json#/$defs/id' },
-    at: { $ref: 'common.schema.json#/$defs/timestamp' },
-    uuid: { type: 'string', format: 'uuid' }, // a standard format from ajv-formats
-    kind: { enum: ['a', 'b'] },
-    parent: { type: 'string' },
-    tags: { type: 'array', items: { type: 'string' } },
+    id: {$ref: 'common.schema.json#/$defs/id'},
+    at: {$ref: 'common.schema.json#/$defs/timestamp'},
+    uuid: {type: 'string', format: 'uuid'}, // a standard format from ajv-formats
+    kind: {enum: ['a', 'b']},
+    parent: {type: 'string'},
+    tags: {type: 'array', items: {type: 'string'}},
   },
   // A conditional `then` with `required` but no `type`: Ajv's strictTypes/strictRequired would
   // throw on it; the normative schemas use this shape.
-  allOf: [{ if: { properties: { kind: { const: 'b' } }, required: ['kind'] }, then: { required: ['parent'] } }],
+  allOf: [{if: {properties: {kind: {const: 'b'}}, required: ['kind']}, then: {required: ['parent']}}],
 })
 // Relative `$ref` with a fragment, resolved against this schema's `$id`.
 writeSchema(tmp, 'list.schema.json', {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: `${BASE}list.schema.json`,
   type: 'array',
-  items: { $ref: 'thing.schema.json' },
+  items: {$ref: 'thing.schema.json'},
 })
 writeFileSync(join(tmp, 'notes.json'), '{"not": "a schema file"}')
 
 const catalog = schemaCatalog(tmp)
-const valid = { id: 'urn:uuid:00000000-0000-4000-8000-000000000001', at: '2026-07-15T00:00:00Z' }
+const valid = {id: 'urn:uuid:00000000-0000-4000-8000-000000000001', at: '2026-07-15T00:00:00Z'}
 
 describe('catalog loading', () => {
   it('loads every *.schema.json and nothing else', () => {
@@ -92,14 +92,14 @@ describe('catalog loading', () => {
   })
 
   it('resolves cross-file refs', () => {
-    expect(catalog.validate('list', [valid, { ...valid, id: 'example:' }])).toEqual({ valid: true })
-    const result = catalog.validate('list', [valid, { ...valid, id: 'a/b' }])
+    expect(catalog.validate('list', [valid, {...valid, id: 'example:'}])).toEqual({valid: true})
+    const result = catalog.validate('list', [valid, {...valid, id: 'a/b'}])
     expect(result.valid === false && result.errors[0]!.instancePath).toBe('/1/id')
   })
 
   it('refuses a schema file without $id', () => {
     const dir = mkdtempSync(join(tmp, 'anon-'))
-    writeSchema(dir, 'anon.schema.json', { type: 'object' })
+    writeSchema(dir, 'anon.schema.json', {type: 'object'})
     expect(() => schemaCatalog(dir)).toThrow(/has no \$id/)
   })
 
@@ -115,26 +115,26 @@ describe('catalog loading', () => {
 
   it('is strict about unknown keywords and unknown formats', () => {
     const dir = mkdtempSync(join(tmp, 'strict-'))
-    writeSchema(dir, 'bad.schema.json', { $id: 'urn:test:bad', type: 'object', propertiez: {} })
+    writeSchema(dir, 'bad.schema.json', {$id: 'urn:test:bad', type: 'object', propertiez: {}})
     // Schemas compile on first use, so the strict-mode error surfaces there.
     expect(() => schemaCatalog(dir).validator('bad')).toThrow(/strict mode: unknown keyword/)
-    expect(() => catalog.compileExternal({ type: 'string', format: 'no-such-format' })).toThrow(/unknown format/)
+    expect(() => catalog.compileExternal({type: 'string', format: 'no-such-format'})).toThrow(/unknown format/)
   })
 })
 
 describe('validation results', () => {
   it('accepts a valid value', () => {
-    expect(catalog.validate('thing', valid)).toEqual({ valid: true })
+    expect(catalog.validate('thing', valid)).toEqual({valid: true})
   })
 
   it('reports errors as {instancePath, message, keyword}', () => {
-    const result = catalog.validate('thing', { ...valid, extra: 1 })
+    const result = catalog.validate('thing', {...valid, extra: 1})
     expect(result.valid).toBe(false)
     if (result.valid) return
     expect(result.errors).toEqual([
-      { instancePath: '', message: 'must NOT have additional properties', keyword: 'additionalProperties' },
+      {instancePath: '', message: 'must NOT have additional properties', keyword: 'additionalProperties'},
     ])
-    const format = catalog.validate('thing', { ...valid, at: '2026-06-30T23:59:60Z' })
+    const format = catalog.validate('thing', {...valid, at: '2026-06-30T23:59:60Z'})
     expect(format.valid === false && format.errors[0]).toEqual({
       instancePath: '/at',
       message: 'must match format "date-time"',
@@ -143,9 +143,9 @@ describe('validation results', () => {
   })
 
   it('evaluates conditional then/required without a type', () => {
-    expect(catalog.validate('thing', { ...valid, kind: 'b' }).valid).toBe(false)
-    expect(catalog.validate('thing', { ...valid, kind: 'b', parent: 'p' }).valid).toBe(true)
-    expect(catalog.validate('thing', { ...valid, kind: 'a' }).valid).toBe(true)
+    expect(catalog.validate('thing', {...valid, kind: 'b'}).valid).toBe(false)
+    expect(catalog.validate('thing', {...valid, kind: 'b', parent: 'p'}).valid).toBe(true)
+    expect(catalog.validate('thing', {...valid, kind: 'a'}).valid).toBe(true)
   })
 
   it('exposes the raw validator for hot paths', () => {
@@ -157,8 +157,8 @@ describe('validation results', () => {
 })
 
 describe('formats are asserted with the protocol definitions (A2)', () => {
-  const at = (text: string) => catalog.validate('thing', { ...valid, at: text }).valid
-  const id = (text: string) => catalog.validate('thing', { ...valid, id: text }).valid
+  const at = (text: string) => catalog.validate('thing', {...valid, at: text}).valid
+  const id = (text: string) => catalog.validate('thing', {...valid, id: text}).valid
 
   it('date-time is the protocol timestamp profile (A3-A5)', () => {
     const good = [
@@ -184,22 +184,30 @@ describe('formats are asserted with the protocol definitions (A2)', () => {
   })
 
   it('uri is the protocol identifier grammar (A16-A18)', () => {
-    for (const ok of ['example:', 'x://[V01.a]/', 'urn:uuid:00000000-0000-4000-8000-000000000001']) expect(id(ok), ok).toBe(true)
-    for (const bad of ['x://[::ffff:01.2.3.4]/', 'x://[not-an-ip]/', 'urn:a%GG', 'actions/x', 'urn:a\n', 'https://例え.テスト/']) {
+    for (const ok of ['example:', 'x://[V01.a]/', 'urn:uuid:00000000-0000-4000-8000-000000000001'])
+      expect(id(ok), ok).toBe(true)
+    for (const bad of [
+      'x://[::ffff:01.2.3.4]/',
+      'x://[not-an-ip]/',
+      'urn:a%GG',
+      'actions/x',
+      'urn:a\n',
+      'https://例え.テスト/',
+    ]) {
       expect(id(bad), bad).toBe(false)
     }
   })
 
   it('other standard formats come from ajv-formats and are asserted', () => {
-    expect(catalog.validate('thing', { ...valid, uuid: '00000000-0000-4000-8000-000000000001' }).valid).toBe(true)
-    expect(catalog.validate('thing', { ...valid, uuid: 'not-a-uuid' }).valid).toBe(false)
-    const email = catalog.compileExternal({ type: 'string', format: 'email' })
+    expect(catalog.validate('thing', {...valid, uuid: '00000000-0000-4000-8000-000000000001'}).valid).toBe(true)
+    expect(catalog.validate('thing', {...valid, uuid: 'not-a-uuid'}).valid).toBe(false)
+    const email = catalog.compileExternal({type: 'string', format: 'email'})
     expect(email('a@example.com')).toBe(true)
     expect(email('nope')).toBe(false)
   })
 
   it('a format constrains only strings', () => {
-    const v = catalog.compileExternal({ format: 'date-time' })
+    const v = catalog.compileExternal({format: 'date-time'})
     expect(v(42)).toBe(true)
     expect(v('42')).toBe(false)
   })
@@ -207,23 +215,23 @@ describe('formats are asserted with the protocol definitions (A2)', () => {
 
 describe('null-prototype values', () => {
   it('validates null-prototype objects and arrays of them', () => {
-    expect(catalog.validate('thing', nullProto({ ...valid, tags: ['a'] }))).toEqual({ valid: true })
-    expect(catalog.validate('thing', nullProto({ ...valid, kind: 'b' })).valid).toBe(false)
-    expect(catalog.validate('thing', nullProto({ ...valid, extra: true })).valid).toBe(false)
+    expect(catalog.validate('thing', nullProto({...valid, tags: ['a']}))).toEqual({valid: true})
+    expect(catalog.validate('thing', nullProto({...valid, kind: 'b'})).valid).toBe(false)
+    expect(catalog.validate('thing', nullProto({...valid, extra: true})).valid).toBe(false)
   })
 
   it('treats an own "__proto__" member as an ordinary (here: additional) property', () => {
     const value = nullProto(valid) as Record<string, unknown>
-    Object.defineProperty(value, '__proto__', { value: {}, enumerable: true, configurable: true, writable: true })
+    Object.defineProperty(value, '__proto__', {value: {}, enumerable: true, configurable: true, writable: true})
     expect(Object.keys(value)).toContain('__proto__')
     expect(catalog.validate('thing', value).valid).toBe(false)
   })
 
   it('never satisfies `required` with an inherited member', () => {
-    const v = catalog.compileExternal({ type: 'object', required: ['constructor'] })
+    const v = catalog.compileExternal({type: 'object', required: ['constructor']})
     expect(v({})).toBe(false)
     expect(v(Object.create(null))).toBe(false)
-    expect(v(nullProto({ constructor: 1 }))).toBe(true)
+    expect(v(nullProto({constructor: 1}))).toBe(true)
   })
 })
 
@@ -232,47 +240,47 @@ describe('compileExternal', () => {
     $id: 'https://example.test/fixture.schema.json',
     type: 'object',
     required: ['owner'],
-    properties: { owner: { $ref: `${BASE}common.schema.json#/$defs/id` }, at: { type: 'string', format: 'date-time' } },
+    properties: {owner: {$ref: `${BASE}common.schema.json#/$defs/id`}, at: {type: 'string', format: 'date-time'}},
   }
 
   it('compiles a schema that references catalog schemas, cached by $id', () => {
     const v = catalog.compileExternal(fixture)
-    expect(v({ owner: 'example:' })).toBe(true)
-    expect(v({ owner: 'x://[::ffff:01.2.3.4]/' })).toBe(false)
-    expect(v({ owner: 'example:', at: '2026-07-15T00:00:00-00:00' })).toBe(false)
+    expect(v({owner: 'example:'})).toBe(true)
+    expect(v({owner: 'x://[::ffff:01.2.3.4]/'})).toBe(false)
+    expect(v({owner: 'example:', at: '2026-07-15T00:00:00-00:00'})).toBe(false)
     expect(catalog.compileExternal(structuredClone(fixture))).toBe(v)
     expect(catalog.validator(fixture.$id)).toBe(v)
   })
 
   it('refuses different content under an already registered $id', () => {
     catalog.compileExternal(fixture)
-    expect(() => catalog.compileExternal({ ...fixture, required: [] })).toThrow(/already registered/)
+    expect(() => catalog.compileExternal({...fixture, required: []})).toThrow(/already registered/)
     const common = JSON.parse(readFileSync(join(tmp, 'common.schema.json'), 'utf8'))
     expect(catalog.compileExternal(common)).toBe(catalog.validator('common'))
-    expect(() => catalog.compileExternal({ ...common, title: 'changed' })).toThrow(/conflicts/)
+    expect(() => catalog.compileExternal({...common, title: 'changed'})).toThrow(/conflicts/)
   })
 
   it('registers companions before compiling', () => {
-    const leaf = { $id: 'https://example.test/leaf.schema.json', type: 'integer', minimum: 1 }
-    const root = { $id: 'https://example.test/root.schema.json', type: 'array', items: { $ref: 'leaf.schema.json' } }
+    const leaf = {$id: 'https://example.test/leaf.schema.json', type: 'integer', minimum: 1}
+    const root = {$id: 'https://example.test/root.schema.json', type: 'array', items: {$ref: 'leaf.schema.json'}}
     const v = catalog.compileExternal(root, leaf)
     expect(v([1, 2])).toBe(true)
     expect(v([0])).toBe(false)
   })
 
   it('forgets a schema that fails to compile so a retry can succeed', () => {
-    const root = { $id: 'https://example.test/root2.schema.json', items: { $ref: 'leaf2.schema.json' } }
+    const root = {$id: 'https://example.test/root2.schema.json', items: {$ref: 'leaf2.schema.json'}}
     expect(() => catalog.compileExternal(root)).toThrow(/can't resolve reference/)
-    const leaf = { $id: 'https://example.test/leaf2.schema.json', type: 'string' }
+    const leaf = {$id: 'https://example.test/leaf2.schema.json', type: 'string'}
     const v = catalog.compileExternal(root, leaf)
     expect(v(['a'])).toBe(true)
     expect(v([1])).toBe(false)
   })
 
   it('compiles anonymous schemas and schema files', () => {
-    expect(catalog.compileExternal({ type: 'string', format: 'uri' })('example:')).toBe(true)
+    expect(catalog.compileExternal({type: 'string', format: 'uri'})('example:')).toBe(true)
     const file = join(tmp, 'external.json')
-    writeSchema(tmp, 'external.json', { $id: 'https://example.test/external.json', type: 'string', format: 'uri' })
+    writeSchema(tmp, 'external.json', {$id: 'https://example.test/external.json', type: 'string', format: 'uri'})
     const v = catalog.compileExternalFile(file)
     expect(v('urn:x')).toBe(true)
     expect(v('urn:x\n')).toBe(false)
@@ -324,7 +332,9 @@ describe('upstream signed-document vectors at the schema stage', () => {
   if (!upstreamGuard()) return
   const upstream = schemaCatalog(join(UPSTREAM, 'schemas'))
   const manifest = readUpstream('cryptography/manifest.json')
-  const schemaOf = new Map<string, string>(manifest.profiles.map((p: any) => [p.profileId, p.schema.replace(/^schemas\//, '')]))
+  const schemaOf = new Map<string, string>(
+    manifest.profiles.map((p: any) => [p.profileId, p.schema.replace(/^schemas\//, '')]),
+  )
   const seen = new Set<string>()
   const cases: Array<[string, string, boolean]> = []
   for (const c of manifest.cases) {
@@ -341,7 +351,13 @@ describe('upstream signed-document vectors at the schema stage', () => {
 
   it('includes the A3 timestamp vectors', () => {
     const invalid = cases.filter(([, , ok]) => !ok).map(([doc]) => doc.split('/').pop())
-    expect(invalid).toEqual(expect.arrayContaining(['command-year-zero.json', 'command-leap-second.json', 'command-unknown-local-offset.json']))
+    expect(invalid).toEqual(
+      expect.arrayContaining([
+        'command-year-zero.json',
+        'command-leap-second.json',
+        'command-unknown-local-offset.json',
+      ]),
+    )
   })
 
   it.each(cases)('%s against %s is schema-valid: %s', (document, schema, expected) => {

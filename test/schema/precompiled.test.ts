@@ -26,7 +26,8 @@ function compiledCopy(name: string) {
 const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>
 const BASE = (read(join(defaultSchemaDir(), 'common.schema.json')).$id as string).replace(/common\.schema\.json$/, '')
 const schemaOf = (kind: string) => `${BASE}${kind}.schema.json`
-const without = (doc: Record<string, unknown>, member: string) => Object.fromEntries(Object.entries(doc).filter(([k]) => k !== member))
+const without = (doc: Record<string, unknown>, member: string) =>
+  Object.fromEntries(Object.entries(doc).filter(([k]) => k !== member))
 
 /** Each fixture document with its schema, and variants that break it in typical ways. */
 function instances(): {id: string; value: unknown}[] {
@@ -83,13 +84,22 @@ describe('precompiled validators', () => {
     const defs = common.$defs as Record<string, Record<string, unknown>>
     const [name, def] = Object.entries(defs).find(([, d]) => d.type === 'string' && d.format === 'uri')!
     // A narrower identifier definition after the build: one file of the tree differs.
-    writeFileSync(join(changed.dir, 'common.schema.json'), JSON.stringify({...common, $defs: {...defs, [name]: {...def, pattern: '^urn:'}}}, null, 2))
+    writeFileSync(
+      join(changed.dir, 'common.schema.json'),
+      JSON.stringify({...common, $defs: {...defs, [name]: {...def, pattern: '^urn:'}}}, null, 2),
+    )
     expect(loadPrecompiled(changed.dir, changed.index, protocolFormats)).toBeNull()
     // Also a new file beside them, or a file missing, is another tree.
     const added = compiledCopy('added')
-    writeFileSync(join(added.dir, 'payloads', 'x.schema.json'), JSON.stringify({$id: 'https://example.test/x.schema.json', type: 'string'}))
+    writeFileSync(
+      join(added.dir, 'payloads', 'x.schema.json'),
+      JSON.stringify({$id: 'https://example.test/x.schema.json', type: 'string'}),
+    )
     expect(loadPrecompiled(added.dir, added.index, protocolFormats)).toBeNull()
-    const fresh = schemaCatalog(changed.dir).compileExternal({$id: 'https://example.test/id.schema.json', $ref: `${schemaOf('common')}#/$defs/${name}`})
+    const fresh = schemaCatalog(changed.dir).compileExternal({
+      $id: 'https://example.test/id.schema.json',
+      $ref: `${schemaOf('common')}#/$defs/${name}`,
+    })
     expect(fresh('urn:example:x')).toBe(true)
     expect(fresh('https://example.test/x')).toBe(false) // the changed definition, compiled from the file
   })
@@ -100,7 +110,9 @@ import {createRequire} from 'node:module'
 const valid = schemaCatalog().validate('command', {})
 const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('/node_modules/ajv/'))
 console.log(JSON.stringify({valid: valid.valid, loaded}))`
-    const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], {cwd: packageRoot(), encoding: 'utf8'})) as {valid: boolean; loaded: string[]}
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], {cwd: packageRoot(), encoding: 'utf8'}),
+    ) as {valid: boolean; loaded: string[]}
     expect(out.valid).toBe(false)
     // The generated code requires two small runtime helpers of Ajv (UTF-16 length, deep equality), not Ajv itself.
     expect(out.loaded.filter((k) => !k.includes('/ajv/dist/runtime/'))).toEqual([])

@@ -11,13 +11,13 @@
 //    reduced; arrays emptied and duplicated; plus a grid over the members that drive each
 //    schema's if/then rules and random pairs of single mutations.
 
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
-import { Ajv2020 } from 'ajv/dist/2020.js'
+import {existsSync, readFileSync, readdirSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {Ajv2020} from 'ajv/dist/2020.js'
 import formatsModule from 'ajv-formats'
-import { defaultSchemaDir, schemaCatalog } from '../../src/schema/catalog.js'
-import type { SchemaCatalog } from '../../src/schema/catalog.js'
+import {defaultSchemaDir, schemaCatalog} from '../../src/schema/catalog.js'
+import type {SchemaCatalog} from '../../src/schema/catalog.js'
 import {mulberry32} from '../support/prng.js'
 
 const UPSTREAM = '/work/shared/protocol'
@@ -52,8 +52,8 @@ const SCHEMA_FILES = [
   'error.schema.json',
 ] as const
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
-type JsonObject = { [key: string]: Json }
+type Json = null | boolean | number | string | Json[] | {[key: string]: Json}
+type JsonObject = {[key: string]: Json}
 
 const isObject = (v: Json | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v)
 const readJson = (path: string): Json => JSON.parse(readFileSync(path, 'utf8')) as Json
@@ -75,7 +75,9 @@ function requireUpstream(): boolean {
 
 describe('project schema files', () => {
   it('are exactly the 22 schemas of spec §21', () => {
-    const present = readdirSync(OURS).filter((f) => f.endsWith('.schema.json')).sort()
+    const present = readdirSync(OURS)
+      .filter((f) => f.endsWith('.schema.json'))
+      .sort()
     expect(present).toEqual([...SCHEMA_FILES].sort())
   })
 
@@ -113,8 +115,10 @@ describe('project schema files', () => {
   })
 
   it('all compile under a fully strict Ajv (strictTypes and strictRequired included)', () => {
-    const addFormats = ((formatsModule as unknown as { default?: unknown }).default ?? formatsModule) as (a: Ajv2020) => void
-    const ajv = new Ajv2020({ strict: true, strictTypes: true, strictRequired: true, strictTuples: true })
+    const addFormats = ((formatsModule as unknown as {default?: unknown}).default ?? formatsModule) as (
+      a: Ajv2020,
+    ) => void
+    const ajv = new Ajv2020({strict: true, strictTypes: true, strictRequired: true, strictTuples: true})
     addFormats(ajv)
     for (const file of SCHEMA_FILES) ajv.addSchema(readJson(join(OURS, file)) as object)
     for (const file of SCHEMA_FILES) expect(() => ajv.getSchema(ID_BASE + file), file).not.toThrow()
@@ -127,7 +131,9 @@ describe('project schema files', () => {
       const theirs = readFileSync(join(UPSTREAM_SCHEMAS, file))
       expect(ours.equals(theirs)).toBe(false)
       // ... and is not merely a re-serialisation of the same JSON value either.
-      expect(JSON.stringify(JSON.parse(ours.toString('utf8')))).not.toBe(JSON.stringify(JSON.parse(theirs.toString('utf8'))))
+      expect(JSON.stringify(JSON.parse(ours.toString('utf8')))).not.toBe(
+        JSON.stringify(JSON.parse(theirs.toString('utf8'))),
+      )
     })
   })
 })
@@ -171,7 +177,7 @@ function prng(seedText: string): () => number {
 }
 
 type Path = ReadonlyArray<string | number>
-type Op = { readonly path: Path; readonly del: true } | { readonly path: Path; readonly del?: false; readonly value: Json }
+type Op = {readonly path: Path; readonly del: true} | {readonly path: Path; readonly del?: false; readonly value: Json}
 interface Mutation {
   label: string
   ops: Op[]
@@ -214,13 +220,13 @@ function applyOp(node: Json, path: Path, op: Op): Json | undefined {
     const present = Object.hasOwn(node, seg)
     if (rest.length === 0 && op.del) {
       if (!present) return undefined
-      const { [seg]: _removed, ...copy } = node
+      const {[seg]: _removed, ...copy} = node
       return copy
     }
     if (rest.length > 0 && !present) return undefined
     const child = applyOp(present ? node[seg]! : null, rest, op)
     if (child === undefined) return undefined
-    return { ...node, [seg]: child }
+    return {...node, [seg]: child}
   }
   return undefined
 }
@@ -232,12 +238,12 @@ class SchemaSet {
     for (const file of SCHEMA_FILES) this.byFile.set(file, readJson(join(dir, file)) as JsonObject)
   }
 
-  resolve(ref: string, file: string): { node: Json; file: string } | undefined {
+  resolve(ref: string, file: string): {node: Json; file: string} | undefined {
     const [target = '', pointer = ''] = ref.split('#')
     const targetFile = target === '' ? file : target.replace(ID_BASE, '')
     let node: Json | undefined = this.byFile.get(targetFile)
     for (const seg of pointer.split('/').filter(Boolean)) node = isObject(node) ? node[seg] : undefined
-    return node === undefined ? undefined : { node, file: targetFile }
+    return node === undefined ? undefined : {node, file: targetFile}
   }
 
   /** `file` plus every schema file it references, transitively. */
@@ -295,10 +301,12 @@ class Pools {
         this.add(local, name, v)
       }
       const lengths = this.lengths.get(name) ?? new Set<number>()
-      for (const k of ['minLength', 'maxLength'] as const) if (typeof node[k] === 'number') lengths.add(node[k] as number)
+      for (const k of ['minLength', 'maxLength'] as const)
+        if (typeof node[k] === 'number') lengths.add(node[k] as number)
       // bounded repetitions in a pattern, e.g. {0,127}, also limit the length
       if (typeof node.pattern === 'string') {
-        for (const [, lo, hi] of node.pattern.matchAll(/\{(\d+),(\d+)\}/g)) lengths.add(Number(hi) + 1).add(Number(lo) + 1)
+        for (const [, lo, hi] of node.pattern.matchAll(/\{(\d+),(\d+)\}/g))
+          lengths.add(Number(hi) + 1).add(Number(lo) + 1)
       }
       if (lengths.size > 0) this.lengths.set(name, lengths)
       if (typeof node.$ref === 'string') {
@@ -422,7 +430,8 @@ const UNKNOWN_MEMBER = 'unexpectedMember'
 /** Every single-step mutation of `doc`: deletions, replacements, additions, walking every path. */
 function singleMutations(doc: Json, pools: Pools, names: ReadonlySet<string>): Mutation[] {
   const out: Mutation[] = []
-  const set = (path: Path, value: Json, why: string) => out.push({ label: `${pathText(path)} := ${why}`, ops: [{ path, value }] })
+  const set = (path: Path, value: Json, why: string) =>
+    out.push({label: `${pathText(path)} := ${why}`, ops: [{path, value}]})
   // Boundary lengths declared for this member name (and its array items), plus tiny strings.
   const lengthsOf = (name: string | undefined) =>
     [0, 1, 2, ...[...(pools.lengths.get(name ?? '') ?? [])].flatMap((n) => [n - 1, n, n + 1])].filter((n) => n >= 0)
@@ -430,7 +439,7 @@ function singleMutations(doc: Json, pools: Pools, names: ReadonlySet<string>): M
   /** `name` is the member name of `node`, or of the array that holds it. */
   const walk = (node: Json, path: Path, name: string | undefined): void => {
     if (path.length > 0) {
-      out.push({ label: `delete ${pathText(path)}`, ops: [{ path, del: true }] })
+      out.push({label: `delete ${pathText(path)}`, ops: [{path, del: true}]})
       for (const g of GENERIC) set(path, g, JSON.stringify(g))
       if (name !== undefined) for (const v of pools.candidates(name, 6)) set(path, v, `pool ${show(v)}`)
     }
@@ -486,16 +495,21 @@ function singleMutations(doc: Json, pools: Pools, names: ReadonlySet<string>): M
       const keys = Object.keys(node)
       if (keys.length <= 20) {
         keys.forEach((k, i) => {
-          set(path, { [k]: node[k]! }, `only ${k}`)
-          for (const k2 of keys.slice(i + 1)) set(path, { [k]: node[k]!, [k2]: node[k2]! }, `only ${k}, ${k2}`)
+          set(path, {[k]: node[k]!}, `only ${k}`)
+          for (const k2 of keys.slice(i + 1)) set(path, {[k]: node[k]!, [k2]: node[k2]!}, `only ${k}, ${k2}`)
         })
       }
       // rename a member (reaches propertyNames and additionalProperties on keyed maps)
       for (const [k, v] of Object.entries(node)) {
-        for (const renamed of [UNKNOWN_MEMBER, `${k}\n`, k.toUpperCase(), `urn:example:${k.replace(/[^A-Za-z0-9]/g, '')}`]) {
+        for (const renamed of [
+          UNKNOWN_MEMBER,
+          `${k}\n`,
+          k.toUpperCase(),
+          `urn:example:${k.replace(/[^A-Za-z0-9]/g, '')}`,
+        ]) {
           if (renamed === k || Object.hasOwn(node, renamed)) continue
-          const { [k]: _old, ...rest } = node
-          set(path, { ...rest, [renamed]: v }, `rename ${k} -> ${JSON.stringify(renamed)}`)
+          const {[k]: _old, ...rest} = node
+          set(path, {...rest, [renamed]: v}, `rename ${k} -> ${JSON.stringify(renamed)}`)
         }
       }
       for (const [k, v] of Object.entries(node)) walk(v, [...path, k], k)
@@ -515,7 +529,9 @@ function conditionalMembers(schema: Json): Set<string> {
     if (Array.isArray(node.required)) for (const k of node.required) if (typeof k === 'string') names.add(k)
     for (const k of ['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else'] as const) if (k in node) collect(node[k]!)
   }
-  if (isObject(schema)) for (const k of ['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else'] as const) if (k in schema) collect(schema[k]!)
+  if (isObject(schema))
+    for (const k of ['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else'] as const)
+      if (k in schema) collect(schema[k]!)
   return names
 }
 
@@ -534,7 +550,7 @@ function conditionalGrid(
   cap: number,
 ): Mutation[] {
   if (!isObject(doc) || members.size === 0) return []
-  const dims: Array<{ name: string; options: Array<Json | typeof ABSENT> }> = []
+  const dims: Array<{name: string; options: Array<Json | typeof ABSENT>}> = []
   for (const name of [...members].sort()) {
     // Values only matter here through the conditions they trigger, so each member gets few
     // options: absent, its seed (or one observed/guessed) value, every declared enum value, and
@@ -550,25 +566,27 @@ function conditionalGrid(
       if (Array.isArray(v) && v.length > 0) variants.push([])
       if (isObject(v)) {
         for (const [child, cv] of Object.entries(v)) {
-          for (const e of enums.get(child) ?? []) variants.push({ ...v, [child]: e })
-          if (typeof cv === 'boolean') variants.push({ ...v, [child]: !cv })
-          const { [child]: _removed, ...rest } = v
+          for (const e of enums.get(child) ?? []) variants.push({...v, [child]: e})
+          if (typeof cv === 'boolean') variants.push({...v, [child]: !cv})
+          const {[child]: _removed, ...rest} = v
           variants.push(rest)
         }
       }
     }
-    dims.push({ name, options: [ABSENT, ...dedupe([...base, ...variants])] })
+    dims.push({name, options: [ABSENT, ...dedupe([...base, ...variants])]})
   }
   const total = dims.reduce((n, d) => n * d.options.length, 1)
   const combos: number[][] = []
   if (total <= cap) {
     for (let i = 0; i < total; i++) {
       let rest = i
-      combos.push(dims.map((d) => {
-        const pick = rest % d.options.length
-        rest = Math.floor(rest / d.options.length)
-        return pick
-      }))
+      combos.push(
+        dims.map((d) => {
+          const pick = rest % d.options.length
+          rest = Math.floor(rest / d.options.length)
+          return pick
+        }),
+      )
     }
   } else {
     for (let i = 0; i < cap; i++) combos.push(dims.map((d) => Math.floor(rand() * d.options.length)))
@@ -577,14 +595,14 @@ function conditionalGrid(
     const ops: Op[] = []
     const label: string[] = []
     combo.forEach((pick, i) => {
-      const { name, options } = dims[i]!
+      const {name, options} = dims[i]!
       const choice = options[pick]!
       if (choice === ABSENT) {
-        if (Object.hasOwn(doc, name)) ops.push({ path: [name], del: true })
-      } else ops.push({ path: [name], value: choice })
+        if (Object.hasOwn(doc, name)) ops.push({path: [name], del: true})
+      } else ops.push({path: [name], value: choice})
       label.push(`${name}=${show(choice)}`)
     })
-    return { label: `grid ${label.join(' ')}`, ops }
+    return {label: `grid ${label.join(' ')}`, ops}
   })
 }
 
@@ -616,22 +634,30 @@ const SIGNED_KINDS = [
 ]
 
 function signedKindOf(file: string): string {
-  const kind = SIGNED_KINDS.filter((k) => file === `${k}.json` || file.startsWith(`${k}-`)).sort((a, b) => b.length - a.length)[0]
+  const kind = SIGNED_KINDS.filter((k) => file === `${k}.json` || file.startsWith(`${k}-`)).sort(
+    (a, b) => b.length - a.length,
+  )[0]
   if (kind === undefined) throw new Error(`cannot tell the document kind of ${file}`)
   return kind
 }
 
-function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
+function loadSeeds(): {seeds: Seed[]; extra: Seed[]} {
   const vectors = readJson(join(UPSTREAM, 'conformance/manifest.json')) as unknown as StructuralVector[]
   const seeds: Seed[] = []
   const extra: Seed[] = []
   for (const v of vectors) {
-    const seed = { label: v.instance, schema: schemaFileOf(v.schema), doc: readJson(join(UPSTREAM, v.instance)) }
+    const seed = {label: v.instance, schema: schemaFileOf(v.schema), doc: readJson(join(UPSTREAM, v.instance))}
     ;(v.valid ? seeds : extra).push(seed)
   }
   const signedDir = 'cryptography/vectors/signed-documents/valid'
-  for (const file of readdirSync(join(UPSTREAM, signedDir)).filter((f) => f.endsWith('.json')).sort()) {
-    seeds.push({ label: `${signedDir}/${file}`, schema: `${signedKindOf(file)}.schema.json`, doc: readJson(join(UPSTREAM, signedDir, file)) })
+  for (const file of readdirSync(join(UPSTREAM, signedDir))
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
+    seeds.push({
+      label: `${signedDir}/${file}`,
+      schema: `${signedKindOf(file)}.schema.json`,
+      doc: readJson(join(UPSTREAM, signedDir, file)),
+    })
   }
 
   // Derived seeds reach branches the vectors do not exercise directly (every WebSocket frame
@@ -644,19 +670,64 @@ function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
   })
   const nonce = 'q83vEjRWeJA'
   const frames: JsonObject[] = [
-    { ...header(1, 'HELLO'), phase: 'client_init', agentId: 'urn:missionweaveprotocol:agent:developer-one', keyId: 'urn:missionweaveprotocol:key:developer-one', clientNonce: nonce, supportedVersions: ['0.1'] },
-    { ...header(2, 'HELLO'), phase: 'server_challenge', selectedVersion: '0.1', clientNonce: nonce, serverNonce: 'AAECAwQFBgc', challenge: 'Y2hhbGxlbmdl' },
-    { ...header(3, 'HELLO'), phase: 'client_response', agentId: 'urn:missionweaveprotocol:agent:developer-one', keyId: 'urn:missionweaveprotocol:key:developer-one', clientNonce: nonce, serverNonce: 'AAECAwQFBgc', challengeSignature: 'c2lnbmF0dXJl' },
-    { ...header(4, 'HELLO'), phase: 'server_accept', selectedVersion: '0.1', sessionToken: 'session-token-0123456789', sessionEpoch: 8, expiresAt: '2026-07-15T01:00:00Z' },
-    { ...header(5, 'COMMAND'), command: find('command.json') },
-    { ...header(6, 'COMMAND'), command: find('human-mission-create-command.json') },
-    { ...header(7, 'EVENT'), event: find('event.json') },
-    { ...header(8, 'EVENT'), event: find('organization-session-opened-event.json') },
-    { ...header(9, 'ACK'), acknowledgements: [{ groupId: 'urn:missionweaveprotocol:group:mission-one', sequence: 42 }], sentAt: '2026-07-15T00:00:00Z' },
-    { ...header(10, 'PING'), nonce, replyToNonce: 'AAECAwQFBgc', sentAt: '2026-07-15T00:00:00Z', presence: find('presence-record.json') },
-    { ...header(11, 'ERROR'), error: find('error.json') },
+    {
+      ...header(1, 'HELLO'),
+      phase: 'client_init',
+      agentId: 'urn:missionweaveprotocol:agent:developer-one',
+      keyId: 'urn:missionweaveprotocol:key:developer-one',
+      clientNonce: nonce,
+      supportedVersions: ['0.1'],
+    },
+    {
+      ...header(2, 'HELLO'),
+      phase: 'server_challenge',
+      selectedVersion: '0.1',
+      clientNonce: nonce,
+      serverNonce: 'AAECAwQFBgc',
+      challenge: 'Y2hhbGxlbmdl',
+    },
+    {
+      ...header(3, 'HELLO'),
+      phase: 'client_response',
+      agentId: 'urn:missionweaveprotocol:agent:developer-one',
+      keyId: 'urn:missionweaveprotocol:key:developer-one',
+      clientNonce: nonce,
+      serverNonce: 'AAECAwQFBgc',
+      challengeSignature: 'c2lnbmF0dXJl',
+    },
+    {
+      ...header(4, 'HELLO'),
+      phase: 'server_accept',
+      selectedVersion: '0.1',
+      sessionToken: 'session-token-0123456789',
+      sessionEpoch: 8,
+      expiresAt: '2026-07-15T01:00:00Z',
+    },
+    {...header(5, 'COMMAND'), command: find('command.json')},
+    {...header(6, 'COMMAND'), command: find('human-mission-create-command.json')},
+    {...header(7, 'EVENT'), event: find('event.json')},
+    {...header(8, 'EVENT'), event: find('organization-session-opened-event.json')},
+    {
+      ...header(9, 'ACK'),
+      acknowledgements: [{groupId: 'urn:missionweaveprotocol:group:mission-one', sequence: 42}],
+      sentAt: '2026-07-15T00:00:00Z',
+    },
+    {
+      ...header(10, 'PING'),
+      nonce,
+      replyToNonce: 'AAECAwQFBgc',
+      sentAt: '2026-07-15T00:00:00Z',
+      presence: find('presence-record.json'),
+    },
+    {...header(11, 'ERROR'), error: find('error.json')},
   ]
-  frames.forEach((doc, i) => seeds.push({ label: `derived websocket frame #${i + 1} (${String(doc.frameType)})`, schema: 'websocket-frame.schema.json', doc }))
+  frames.forEach((doc, i) =>
+    seeds.push({
+      label: `derived websocket frame #${i + 1} (${String(doc.frameType)})`,
+      schema: 'websocket-frame.schema.json',
+      doc,
+    }),
+  )
 
   const workItem = find('work-item.json')
   const evidenceId = 'urn:missionweaveprotocol:evidence:integration-tests'
@@ -674,28 +745,57 @@ function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
         updatedCompletionEstimate: '2026-07-15T03:00:00Z',
         evidenceIds: [evidenceId],
       },
-      submission: { artifactHashes: ['sha256:' + 'c'.repeat(64)], evidenceIds: [evidenceId], submittedAt: '2026-07-15T02:00:00Z' },
+      submission: {
+        artifactHashes: ['sha256:' + 'c'.repeat(64)],
+        evidenceIds: [evidenceId],
+        submittedAt: '2026-07-15T02:00:00Z',
+      },
     },
   })
-  seeds.push({ label: 'derived work contract (from work item)', schema: 'work-contract.schema.json', doc: workItem.contract! })
+  seeds.push({
+    label: 'derived work contract (from work item)',
+    schema: 'work-contract.schema.json',
+    doc: workItem.contract!,
+  })
 
   const lease = find('lease.json')
-  const { lastRenewedAt: _l, closedAt: _c, closureReason: _r, ...activeLease } = lease
+  const {lastRenewedAt: _l, closedAt: _c, closureReason: _r, ...activeLease} = lease
   seeds.push({
     label: 'derived active ownership lease',
     schema: 'lease.schema.json',
-    doc: { ...activeLease, leaseType: 'ownership', state: 'active', renewalCount: 0, startBy: '2026-07-15T00:40:00Z', graceExpiresAt: '2026-07-15T01:00:00Z' },
+    doc: {
+      ...activeLease,
+      leaseType: 'ownership',
+      state: 'active',
+      renewalCount: 0,
+      startBy: '2026-07-15T00:40:00Z',
+      graceExpiresAt: '2026-07-15T01:00:00Z',
+    },
   })
-  const { workItemId: _w, ownershipEpoch: _o, ...coordinatorLease } = activeLease
-  seeds.push({ label: 'derived coordinator lease', schema: 'lease.schema.json', doc: { ...coordinatorLease, leaseType: 'coordinator', state: 'active', renewalCount: 0, coordinatorEpoch: 4 } })
+  const {workItemId: _w, ownershipEpoch: _o, ...coordinatorLease} = activeLease
+  seeds.push({
+    label: 'derived coordinator lease',
+    schema: 'lease.schema.json',
+    doc: {...coordinatorLease, leaseType: 'coordinator', state: 'active', renewalCount: 0, coordinatorEpoch: 4},
+  })
   // "Rich" variants carrying the optional members (and branches) the vectors leave out.
-  const actor = (type: string, name: string) => ({ type, id: `urn:missionweaveprotocol:${type}:${name}` })
+  const actor = (type: string, name: string) => ({type, id: `urn:missionweaveprotocol:${type}:${name}`})
   const extensions = {
-    'urn:missionweaveprotocol:extension:example': { version: '1.2.0', critical: false, data: { note: 'relayed unchanged' } },
+    'urn:missionweaveprotocol:extension:example': {
+      version: '1.2.0',
+      critical: false,
+      data: {note: 'relayed unchanged'},
+    },
   }
   const hash = (c: string) => 'sha256:' + c.repeat(64)
-  const rich = (name: string, schema: string, doc: JsonObject) => seeds.push({ label: `derived rich ${name}`, schema, doc })
-  rich('agent card', 'agent-card.schema.json', { ...find('agent-card.json'), description: 'Implements Python changes.', validUntil: '2027-01-01T00:00:00Z', extensions })
+  const rich = (name: string, schema: string, doc: JsonObject) =>
+    seeds.push({label: `derived rich ${name}`, schema, doc})
+  rich('agent card', 'agent-card.schema.json', {
+    ...find('agent-card.json'),
+    description: 'Implements Python changes.',
+    validUntil: '2027-01-01T00:00:00Z',
+    extensions,
+  })
   rich('revoked execution approval', 'approval.schema.json', {
     ...find('approval.json'),
     kind: 'work_execution',
@@ -704,7 +804,7 @@ function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
     revokesApprovalId: 'urn:missionweaveprotocol:approval:earlier',
     artifactHashes: [],
   })
-  rich('artifact', 'artifact.schema.json', { ...find('artifact.json'), extensions })
+  rich('artifact', 'artifact.schema.json', {...find('artifact.json'), extensions})
   rich('command', 'command.schema.json', {
     ...find('command.json'),
     conversationId: 'urn:missionweaveprotocol:conversation:implementation',
@@ -721,7 +821,7 @@ function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
   rich('restricted conversation', 'conversation.schema.json', {
     ...find('conversation.json'),
     type: 'restricted',
-    access: { mode: 'restricted', members: [actor('agent', 'coordinator'), actor('human', 'mission-owner')] },
+    access: {mode: 'restricted', members: [actor('agent', 'coordinator'), actor('human', 'mission-owner')]},
     extensions,
   })
   rich('error', 'error.schema.json', {
@@ -734,10 +834,19 @@ function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
     currentRevision: 5,
     retryAfterMs: 250,
     snapshotArtifactHash: hash('d'),
-    details: { reason: 'example' },
+    details: {reason: 'example'},
   })
-  rich('event', 'event.schema.json', { ...find('event.json'), workItemId: 'urn:missionweaveprotocol:work-item:implementation', extensions })
-  rich('evidence', 'evidence.schema.json', { ...find('evidence.json'), type: 'failure_report', result: 'failed', modelVersion: 'model-2026-01' })
+  rich('event', 'event.schema.json', {
+    ...find('event.json'),
+    workItemId: 'urn:missionweaveprotocol:work-item:implementation',
+    extensions,
+  })
+  rich('evidence', 'evidence.schema.json', {
+    ...find('evidence.json'),
+    type: 'failure_report',
+    result: 'failed',
+    modelVersion: 'model-2026-01',
+  })
   rich('archived group', 'group.schema.json', {
     ...find('group.json'),
     state: 'archived',
@@ -745,7 +854,7 @@ function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
     archiveSnapshotId: 'urn:missionweaveprotocol:snapshot:final',
     extensions,
   })
-  const { provisionalExpiresAt: _p, ...membership } = find('membership.json')
+  const {provisionalExpiresAt: _p, ...membership} = find('membership.json')
   rich('active delegate membership', 'membership.schema.json', {
     ...membership,
     role: 'work_delegate',
@@ -759,7 +868,7 @@ function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
         missionId: 'urn:missionweaveprotocol:mission:one',
         groupId: 'urn:missionweaveprotocol:group:mission-one',
         targetWorkItemId: 'urn:missionweaveprotocol:work-item:implementation',
-        allowedCapabilities: [{ id: 'acme.software.python-implementation', version: '2.1.0' }],
+        allowedCapabilities: [{id: 'acme.software.python-implementation', version: '2.1.0'}],
         budget: {
           currency: 'USD',
           financialLimit: 10,
@@ -778,7 +887,7 @@ function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
       },
     ],
   })
-  rich('ended membership', 'membership.schema.json', { ...membership, state: 'ended', endedAt: '2026-07-15T02:00:00Z' })
+  rich('ended membership', 'membership.schema.json', {...membership, state: 'ended', endedAt: '2026-07-15T02:00:00Z'})
   rich('correction message', 'message.schema.json', {
     ...find('message.json'),
     kind: 'correction',
@@ -786,40 +895,46 @@ function loadSeeds(): { seeds: Seed[]; extra: Seed[] } {
     reason: 'Fixes the constraint wording.',
     references: ['urn:missionweaveprotocol:work-item:implementation'],
     content: [
-      { type: 'text', text: 'Corrected constraint.' },
-      { type: 'data_ref', schema: 'urn:missionweaveprotocol:schema:opaque', data: { limit: 50 } },
+      {type: 'text', text: 'Corrected constraint.'},
+      {type: 'data_ref', schema: 'urn:missionweaveprotocol:schema:opaque', data: {limit: 50}},
     ],
     extensions,
   })
   rich('follow-up mission', 'mission.schema.json', {
     ...find('mission.json'),
     followUpToMissionId: 'urn:missionweaveprotocol:mission:zero',
-    pinnedProfiles: [{ profileUri: 'urn:missionweaveprotocol:extension:example', majorVersion: 1 }],
-    budget: { currency: 'USD', financialLimit: 100 },
+    pinnedProfiles: [{profileUri: 'urn:missionweaveprotocol:extension:example', majorVersion: 1}],
+    budget: {currency: 'USD', financialLimit: 100},
     extensions,
   })
   const contract = workItem.contract as JsonObject
   rich('work contract', 'work-contract.schema.json', {
     ...contract,
-    allowedResources: [{ resource: 'urn:missionweaveprotocol:resource:repository', operations: ['read'], constraints: { branch: 'feature/*' } }],
-    budget: { computeSecondsLimit: 60, externalSideEffectLimit: 0, currency: 'EUR' },
-    constraints: { language: 'python' },
+    allowedResources: [
+      {
+        resource: 'urn:missionweaveprotocol:resource:repository',
+        operations: ['read'],
+        constraints: {branch: 'feature/*'},
+      },
+    ],
+    budget: {computeSecondsLimit: 60, externalSideEffectLimit: 0, currency: 'EUR'},
+    constraints: {language: 'python'},
     extensions,
   })
   rich('offered work item', 'work-item.schema.json', {
     ...workItem,
     state: 'offered',
-    offers: [{ ...(workItem.offers as JsonObject[])[0]!, status: 'declined', declineReason: 'capacity' }],
+    offers: [{...(workItem.offers as JsonObject[])[0]!, status: 'declined', declineReason: 'capacity'}],
     extensions,
   })
-  return { seeds, extra }
+  return {seeds, extra}
 }
 
 describe('differential mutation testing against the upstream schemas', () => {
   if (!requireUpstream()) return
   const ours: SchemaCatalog = schemaCatalog()
   const upstream: SchemaCatalog = schemaCatalog(UPSTREAM_SCHEMAS)
-  const { seeds, extra } = loadSeeds()
+  const {seeds, extra} = loadSeeds()
 
   const schemaSets = [new SchemaSet(OURS), new SchemaSet(UPSTREAM_SCHEMAS)]
   const pools = new Pools()
@@ -829,8 +944,8 @@ describe('differential mutation testing against the upstream schemas', () => {
   it('every seed is a valid document for both schema sets', () => {
     expect(seeds.length).toBeGreaterThanOrEqual(27 + 11)
     for (const s of seeds) {
-      expect(upstream.validate(s.schema, s.doc), `${s.label} upstream`).toEqual({ valid: true })
-      expect(ours.validate(s.schema, s.doc), `${s.label} ours`).toEqual({ valid: true })
+      expect(upstream.validate(s.schema, s.doc), `${s.label} upstream`).toEqual({valid: true})
+      expect(ours.validate(s.schema, s.doc), `${s.label} ours`).toEqual({valid: true})
     }
   })
 
@@ -841,11 +956,14 @@ describe('differential mutation testing against the upstream schemas', () => {
   const GRID_SAMPLE = 1500
   const PAIRS_PER_SEED = 400
   const gridDone = new Set<string>()
-  const totals = { compared: 0, valid: 0, invalid: 0 }
+  const totals = {compared: 0, valid: 0, invalid: 0}
 
   // The invalid structural vectors are near-valid documents: mutating them explores the
   // boundary from the other side, so they are used as additional seeds.
-  const cases = [...seeds.map((s) => [s.label, s, true] as const), ...extra.map((s) => [`${s.label} (invalid seed)`, s, false] as const)]
+  const cases = [
+    ...seeds.map((s) => [s.label, s, true] as const),
+    ...extra.map((s) => [`${s.label} (invalid seed)`, s, false] as const),
+  ]
   it.each(cases)('%s: our verdict equals upstream on every mutation', (_label, seed, seedValid) => {
     const oursValidate = ours.validator(seed.schema)
     const upstreamValidate = upstream.validator(seed.schema)
@@ -862,10 +980,11 @@ describe('differential mutation testing against the upstream schemas', () => {
     for (let i = 0; i < PAIRS_PER_SEED && singles.length > 1; i++) {
       const a = singles[Math.floor(rand() * singles.length)]!
       const b = singles[Math.floor(rand() * singles.length)]!
-      pairs.push({ label: `${a.label} AND ${b.label}`, ops: [...a.ops, ...b.ops] })
+      pairs.push({label: `${a.label} AND ${b.label}`, ops: [...a.ops, ...b.ops]})
     }
 
-    if (process.env.MWP_SCHEMA_DIFF_VERBOSE) console.info(`${seed.label}: singles=${singles.length} grid=${grid.length} pairs=${pairs.length}`)
+    if (process.env.MWP_SCHEMA_DIFF_VERBOSE)
+      console.info(`${seed.label}: singles=${singles.length} grid=${grid.length} pairs=${pairs.length}`)
     const seen = new Set<string>()
     const disagreements: Disagreement[] = []
     let compared = 0
@@ -880,7 +999,7 @@ describe('differential mutation testing against the upstream schemas', () => {
       const a = oursValidate(mutated) as boolean
       const b = upstreamValidate(mutated) as boolean
       if (a) validCount++
-      if (a !== b) disagreements.push({ seed: seed.label, schema: seed.schema, mutation: m.label, ours: a, upstream: b })
+      if (a !== b) disagreements.push({seed: seed.label, schema: seed.schema, mutation: m.label, ours: a, upstream: b})
     }
     totals.compared += compared
     totals.valid += validCount
@@ -894,7 +1013,9 @@ describe('differential mutation testing against the upstream schemas', () => {
   })
 
   it('compared a substantial number of mutations', () => {
-    console.info(`schemas differential: ${totals.compared} distinct mutations compared (${totals.valid} valid, ${totals.invalid} invalid) over ${seeds.length + extra.length} seeds`)
+    console.info(
+      `schemas differential: ${totals.compared} distinct mutations compared (${totals.valid} valid, ${totals.invalid} invalid) over ${seeds.length + extra.length} seeds`,
+    )
     expect(totals.compared).toBeGreaterThan(10000)
   })
 })

@@ -29,7 +29,12 @@ describe('payload types', () => {
   })
 
   it('types each payload: $refs as named types, required members non-optional, enums as literal unions', () => {
-    const {status, out} = generateWith('membership.end', {type: 'object', properties: {member: {$ref: '../common.schema.json#/$defs/actor'}}, required: ['member'], additionalProperties: false})
+    const {status, out} = generateWith('membership.end', {
+      type: 'object',
+      properties: {member: {$ref: '../common.schema.json#/$defs/actor'}},
+      required: ['member'],
+      additionalProperties: false,
+    })
     expect(status).toBe(0)
     expect(out).toContain('export interface MembershipEndPayload {\n  member: Actor\n}')
     expect(out).toContain("type: 'agent' | 'human' | 'service'")
@@ -38,11 +43,17 @@ describe('payload types', () => {
   })
 
   it.each([
-    ['oneOf', {type: 'object', oneOf: [{required: ['a']}], properties: {a: {type: 'string'}}, additionalProperties: false}],
+    [
+      'oneOf',
+      {type: 'object', oneOf: [{required: ['a']}], properties: {a: {type: 'string'}}, additionalProperties: false},
+    ],
     ['an open object with members', {type: 'object', properties: {a: {type: 'string'}}}],
     ['a type list', {type: 'object', properties: {a: {type: ['string', 'null']}}, additionalProperties: false}],
     ['a schema without a type', {type: 'object', properties: {a: {minLength: 1}}, additionalProperties: false}],
-    ['a $ref that points at nothing', {type: 'object', properties: {a: {$ref: '../common.schema.json#/$defs/nothing'}}, additionalProperties: false}],
+    [
+      'a $ref that points at nothing',
+      {type: 'object', properties: {a: {$ref: '../common.schema.json#/$defs/nothing'}}, additionalProperties: false},
+    ],
   ])('refuses %s', (_, schema) => {
     const {status, stderr} = generateWith('membership.end', schema)
     expect(status).toBe(1)

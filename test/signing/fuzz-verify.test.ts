@@ -178,7 +178,10 @@ function uEscape(ch: string, rnd: Rnd): string {
 
 type Mutator = (bytes: Buffer, rnd: Rnd) => Buffer | null
 
-const INTERESTING_BYTES = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x0a, 0x30, 0x39, 0x2d, 0x2b, 0x2e, 0x65, 0x45, 0x00, 0x7f, 0x80, 0xc3, 0xed, 0xef, 0xff]
+const INTERESTING_BYTES = [
+  0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x20, 0x0a, 0x30, 0x39, 0x2d, 0x2b, 0x2e, 0x65, 0x45, 0x00, 0x7f,
+  0x80, 0xc3, 0xed, 0xef, 0xff,
+]
 
 function textOp(f: (text: string, tokens: Token[], rnd: Rnd) => string | null): Mutator {
   return (bytes, rnd) => {
@@ -190,7 +193,36 @@ function textOp(f: (text: string, tokens: Token[], rnd: Rnd) => string | null): 
 const splice = (t: string, start: number, end: number, insert: string) => t.slice(0, start) + insert + t.slice(end)
 
 /** Replacement texts for one unit inside a string literal: ordinary, exotic and escape spellings. */
-const STRING_REPLACEMENTS = ['a', 'Z', '0', '9', ':', '/', '-', '_', ' ', '~', '%', 'é', '東', '😀', '\u2028', '\ue000', '\\u0000', '\\ud800', '\\udc00', '\\"', '\\\\', '\\/', '\\n', '\\u0041', '\u0001', '"', '\\x', '\\u12']
+const STRING_REPLACEMENTS = [
+  'a',
+  'Z',
+  '0',
+  '9',
+  ':',
+  '/',
+  '-',
+  '_',
+  ' ',
+  '~',
+  '%',
+  'é',
+  '東',
+  '😀',
+  '\u2028',
+  '\ue000',
+  '\\u0000',
+  '\\ud800',
+  '\\udc00',
+  '\\"',
+  '\\\\',
+  '\\/',
+  '\\n',
+  '\\u0041',
+  '\u0001',
+  '"',
+  '\\x',
+  '\\u12',
+]
 
 const MUTATORS: Record<string, Mutator> = {
   'flip-bit': (b, rnd) => {
@@ -265,7 +297,9 @@ const MUTATORS: Record<string, Mutator> = {
     return Buffer.from(JSON.stringify(shuffle(value), null, pick(rnd, [undefined, 0, 1, 2, '\t'])), 'utf8')
   },
   'unicode-escape': textOp((t, tokens, rnd) => {
-    const candidates = tokens.filter((k) => k.type === 'string').flatMap((k) => stringUnits(t, k).filter((u) => !u.escape))
+    const candidates = tokens
+      .filter((k) => k.type === 'string')
+      .flatMap((k) => stringUnits(t, k).filter((u) => !u.escape))
     if (candidates.length === 0) return null
     // Prefer non-ASCII characters (é, 東, 🚀, U+E000) when there are some.
     const wide = candidates.filter((u) => t.charCodeAt(u.start) > 0x7f)
@@ -345,8 +379,26 @@ const MUTATORS: Record<string, Mutator> = {
     // Add a member with a name that means something to JavaScript objects to a random object.
     const opens = tokens.map((k, i) => [k, i] as const).filter(([k]) => k.ch === '{')
     const [open, i] = pick(rnd, opens)
-    const name = pick(rnd, ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', '', 'signature', '__defineGetter__'])
-    const value = pick(rnd, ['null', '{}', '[]', '"x"', '1', '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}'])
+    const name = pick(rnd, [
+      '__proto__',
+      'constructor',
+      'toString',
+      'hasOwnProperty',
+      'valueOf',
+      'prototype',
+      '',
+      'signature',
+      '__defineGetter__',
+    ])
+    const value = pick(rnd, [
+      'null',
+      '{}',
+      '[]',
+      '"x"',
+      '1',
+      '{"__proto__":{"polluted":true}}',
+      '{"constructor":{"prototype":{"polluted":true}}}',
+    ])
     const empty = tokens[i + 1]?.ch === '}'
     return splice(t, open.end, open.end, `${JSON.stringify(name)}:${value}${empty ? '' : ','}`)
   }),
@@ -407,13 +459,23 @@ const stats: Stats = {calls: 0, ok: 0, stages: {}, byOp: {}, maxMs: 0}
 const registryStats: Stats = {calls: 0, ok: 0, stages: {}, byOp: {}, maxMs: 0}
 
 /** Runs verify, timing it and turning a thrown exception into a recorded failure. */
-function timedVerify(kind: DocumentKind | undefined, bytes: Uint8Array, evidence: RegistryEvidence, s: Stats, op: string, failures: string[], label: string): VerifyResult | null {
+function timedVerify(
+  kind: DocumentKind | undefined,
+  bytes: Uint8Array,
+  evidence: RegistryEvidence,
+  s: Stats,
+  op: string,
+  failures: string[],
+  label: string,
+): VerifyResult | null {
   const t0 = performance.now()
   let result: VerifyResult
   try {
     result = verify(kind, bytes, evidence)
   } catch (e) {
-    failures.push(`${label}: verify THREW ${(e as Error)?.stack ?? String(e)} on ${Buffer.from(bytes).toString('base64')}`)
+    failures.push(
+      `${label}: verify THREW ${(e as Error)?.stack ?? String(e)} on ${Buffer.from(bytes).toString('base64')}`,
+    )
     return null
   }
   const ms = performance.now() - t0
@@ -439,8 +501,10 @@ function checkRejection(r: Rejection, failures: string[], label: string): string
   const d = Rejection.diagnostic(r)
   if (!(STAGES as readonly string[]).includes(d.stage)) failures.push(`${label}: unknown stage ${d.stage}`)
   if (r.code !== EXPECTED_CODE[d.stage]) failures.push(`${label}: stage ${d.stage} reported as ${r.code}`)
-  if (!['PROTOCOL_VIOLATION', 'SCHEMA_VALIDATION_FAILED', 'AUTH_INVALID_SIGNATURE'].includes(r.code)) failures.push(`${label}: code ${r.code}`)
-  if (JSON.stringify(r) !== JSON.stringify({code: r.code})) failures.push(`${label}: rejection serializes as ${JSON.stringify(r)}`)
+  if (!['PROTOCOL_VIOLATION', 'SCHEMA_VALIDATION_FAILED', 'AUTH_INVALID_SIGNATURE'].includes(r.code))
+    failures.push(`${label}: code ${r.code}`)
+  if (JSON.stringify(r) !== JSON.stringify({code: r.code}))
+    failures.push(`${label}: rejection serializes as ${JSON.stringify(r)}`)
   if (typeof d.reason !== 'string' || d.reason === '') failures.push(`${label}: empty reason`)
   return d.stage
 }
@@ -481,14 +545,22 @@ function snapshotProblems(v: unknown): string[] {
   v.bindings.forEach((b: unknown, i: number) => {
     if (!isRecord(b)) return problems.push(`binding ${i} not an object`)
     const members = Object.keys(b).sort().join(',')
-    if (members !== 'algorithm,keyId,principal,publicKey,validFrom,validityHistory') problems.push(`binding ${i} members ${members}`)
+    if (members !== 'algorithm,keyId,principal,publicKey,validFrom,validityHistory')
+      problems.push(`binding ${i} members ${members}`)
     if (typeof b.keyId !== 'string' || !URI_LIKE.test(b.keyId)) problems.push(`binding ${i} keyId`)
     const p = b.principal
-    if (!isRecord(p) || Object.keys(p).length !== 2 || !['agent', 'human', 'service'].includes(p.type as string) || typeof p.id !== 'string' || !URI_LIKE.test(p.id)) {
+    if (
+      !isRecord(p) ||
+      Object.keys(p).length !== 2 ||
+      !['agent', 'human', 'service'].includes(p.type as string) ||
+      typeof p.id !== 'string' ||
+      !URI_LIKE.test(p.id)
+    ) {
       problems.push(`binding ${i} principal`)
     }
     if (b.algorithm !== 'Ed25519') problems.push(`binding ${i} algorithm`)
-    if (typeof b.publicKey !== 'string' || !B64URL_32.test(b.publicKey) || !primeOrderKey(b.publicKey)) problems.push(`binding ${i} publicKey`)
+    if (typeof b.publicKey !== 'string' || !B64URL_32.test(b.publicKey) || !primeOrderKey(b.publicKey))
+      problems.push(`binding ${i} publicKey`)
     if (typeof b.validFrom !== 'string' || parseTimestamp(b.validFrom) === null) problems.push(`binding ${i} validFrom`)
     const history: string[] = []
     if (!Array.isArray(b.validityHistory)) problems.push(`binding ${i} history`)
@@ -496,17 +568,27 @@ function snapshotProblems(v: unknown): string[] {
       let lastRecorded: ReturnType<typeof parseTimestamp> = null
       const effective: Record<string, ReturnType<typeof parseTimestamp>> = {validUntil: null, revokedAt: null}
       b.validityHistory.forEach((r: unknown, j: number) => {
-        if (!isRecord(r) || r.sequence !== j + 1 || typeof r.recordedAt !== 'string' || parseTimestamp(r.recordedAt) === null) return problems.push(`binding ${i} record ${j}`)
+        if (
+          !isRecord(r) ||
+          r.sequence !== j + 1 ||
+          typeof r.recordedAt !== 'string' ||
+          parseTimestamp(r.recordedAt) === null
+        )
+          return problems.push(`binding ${i} record ${j}`)
         history.push(canon(r))
-        for (const k of Object.keys(r)) if (!['sequence', 'recordedAt', 'validUntil', 'revokedAt'].includes(k)) problems.push(`binding ${i} record ${j} member ${k}`)
+        for (const k of Object.keys(r))
+          if (!['sequence', 'recordedAt', 'validUntil', 'revokedAt'].includes(k))
+            problems.push(`binding ${i} record ${j} member ${k}`)
         const recorded = parseTimestamp(r.recordedAt)!
-        if (lastRecorded !== null && compareInstants(recorded, lastRecorded) < 0) problems.push(`binding ${i} record ${j} recorded earlier`)
+        if (lastRecorded !== null && compareInstants(recorded, lastRecorded) < 0)
+          problems.push(`binding ${i} record ${j} recorded earlier`)
         lastRecorded = recorded
         for (const k of ['validUntil', 'revokedAt']) {
           if (r[k] === undefined) continue
           const at = typeof r[k] === 'string' ? parseTimestamp(r[k] as string) : null
           if (at === null) problems.push(`binding ${i} record ${j} ${k}`)
-          else if (effective[k] && compareInstants(at, effective[k]!) > 0) problems.push(`binding ${i} record ${j} moves ${k} later`)
+          else if (effective[k] && compareInstants(at, effective[k]!) > 0)
+            problems.push(`binding ${i} record ${j} moves ${k} later`)
           else effective[k] = at
         }
         return undefined
@@ -520,11 +602,17 @@ function snapshotProblems(v: unknown): string[] {
       const earlier = byKeyId.get(b.keyId)
       if (earlier !== undefined) {
         if (earlier.identity !== identity) problems.push(`binding ${i} rebinds ${b.keyId}`)
-        if (from === null || earlier.from === null || compareInstants(from, earlier.from) !== 0) problems.push(`binding ${i} changes validFrom of ${b.keyId}`)
+        if (from === null || earlier.from === null || compareInstants(from, earlier.from) !== 0)
+          problems.push(`binding ${i} changes validFrom of ${b.keyId}`)
         const n = Math.min(history.length, earlier.history.length)
-        if (history.slice(0, n).some((rec, j) => rec !== earlier.history[j])) problems.push(`binding ${i} rewrites the history of ${b.keyId}`)
+        if (history.slice(0, n).some((rec, j) => rec !== earlier.history[j]))
+          problems.push(`binding ${i} rewrites the history of ${b.keyId}`)
       }
-      byKeyId.set(b.keyId, {identity, from, history: earlier && earlier.history.length > history.length ? earlier.history : history})
+      byKeyId.set(b.keyId, {
+        identity,
+        from,
+        history: earlier && earlier.history.length > history.length ? earlier.history : history,
+      })
       const holder = byKey.get(b.publicKey)
       if (holder !== undefined && holder !== b.keyId) problems.push(`binding ${i} reuses the public key of ${holder}`)
       byKey.set(b.publicKey, b.keyId)
@@ -578,8 +666,19 @@ const REGISTRY_MUTATORS: Record<string, (reg: JsonObject, signerKeyId: string, r
     const bindings = (reg.bindings as JsonObject[]).map((b) => ({...b}))
     const target = rnd() < 0.7 ? bindings.find((b) => b.keyId === signer)! : pick(rnd, bindings)
     const history = [...(target.validityHistory as JsonValue[])]
-    const boundary = pick(rnd, ['2026-07-14T23:59:59Z', '2026-07-15T00:00:00Z', '2026-07-15T00:00:00.000000001Z', '2026-07-15T08:00:00+08:00', '2026-07-15T12:00:00Z', '2026-07-16T00:00:00Z', '2026-07-17T00:00:00Z'])
-    const record: JsonObject = {sequence: history.length + 1, recordedAt: pick(rnd, ['2026-07-16T00:00:00Z', '2026-07-18T00:00:00Z', '2026-06-01T00:00:00Z'])}
+    const boundary = pick(rnd, [
+      '2026-07-14T23:59:59Z',
+      '2026-07-15T00:00:00Z',
+      '2026-07-15T00:00:00.000000001Z',
+      '2026-07-15T08:00:00+08:00',
+      '2026-07-15T12:00:00Z',
+      '2026-07-16T00:00:00Z',
+      '2026-07-17T00:00:00Z',
+    ])
+    const record: JsonObject = {
+      sequence: history.length + 1,
+      recordedAt: pick(rnd, ['2026-07-16T00:00:00Z', '2026-07-18T00:00:00Z', '2026-06-01T00:00:00Z']),
+    }
     record[rnd() < 0.5 ? 'validUntil' : 'revokedAt'] = boundary
     history.push(record)
     target.validityHistory = history
@@ -589,7 +688,10 @@ const REGISTRY_MUTATORS: Record<string, (reg: JsonObject, signerKeyId: string, r
     // Give another binding the signer's key ID or public key (rebinding / reuse), or vice versa.
     const bindings = (reg.bindings as JsonObject[]).map((b) => ({...b}))
     const s = bindings.find((b) => b.keyId === signer)!
-    const other = pick(rnd, bindings.filter((b) => b !== s))
+    const other = pick(
+      rnd,
+      bindings.filter((b) => b !== s),
+    )
     const what = pick(rnd, ['keyId', 'publicKey', 'principal'] as const)
     if (rnd() < 0.5) other[what] = s[what]!
     else s[what] = other[what]!
@@ -601,20 +703,40 @@ const REGISTRY_MUTATORS: Record<string, (reg: JsonObject, signerKeyId: string, r
     // (change, position) pair so each is exercised.
     const bindings = [...(reg.bindings as JsonObject[])]
     const s = bindings.find((b) => b.keyId === signer)!
-    const other = pick(rnd, bindings.filter((b) => b !== s))
+    const other = pick(
+      rnd,
+      bindings.filter((b) => b !== s),
+    )
     const copy: JsonObject = {...s}
-    const CHANGES = ['none', 'principal', 'principal-id', 'publicKey', 'validFrom', 'validFrom-respelled', 'history-longer', 'history-empty', 'history-rewritten'] as const
+    const CHANGES = [
+      'none',
+      'principal',
+      'principal-id',
+      'publicKey',
+      'validFrom',
+      'validFrom-respelled',
+      'history-longer',
+      'history-empty',
+      'history-rewritten',
+    ] as const
     const k = redeclareCounter++
     const change = CHANGES[k % CHANGES.length]!
     const before = Math.floor(k / CHANGES.length) % 2 === 0
     if (change === 'principal') copy.principal = other.principal!
-    else if (change === 'principal-id') copy.principal = {...(s.principal as JsonObject), id: `${(s.principal as JsonObject).id as string}-2`}
+    else if (change === 'principal-id')
+      copy.principal = {...(s.principal as JsonObject), id: `${(s.principal as JsonObject).id as string}-2`}
     else if (change === 'publicKey') copy.publicKey = other.publicKey!
     else if (change === 'validFrom') copy.validFrom = '2026-07-01T00:00:00Z'
-    else if (change === 'validFrom-respelled') copy.validFrom = '2026-07-15T00:00:00.000Z' // same instant as +08:00 spelling
-    else if (change === 'history-longer') copy.validityHistory = [...(s.validityHistory as JsonValue[]), {sequence: (s.validityHistory as JsonValue[]).length + 1, recordedAt: '2026-07-17T00:00:00Z'}]
+    else if (change === 'validFrom-respelled')
+      copy.validFrom = '2026-07-15T00:00:00.000Z' // same instant as +08:00 spelling
+    else if (change === 'history-longer')
+      copy.validityHistory = [
+        ...(s.validityHistory as JsonValue[]),
+        {sequence: (s.validityHistory as JsonValue[]).length + 1, recordedAt: '2026-07-17T00:00:00Z'},
+      ]
     else if (change === 'history-empty') copy.validityHistory = []
-    else if (change === 'history-rewritten') copy.validityHistory = [{sequence: 1, recordedAt: '2026-07-16T00:00:00Z', validUntil: '2026-07-15T12:00:00Z'}]
+    else if (change === 'history-rewritten')
+      copy.validityHistory = [{sequence: 1, recordedAt: '2026-07-16T00:00:00Z', validUntil: '2026-07-15T12:00:00Z'}]
     bindings.splice(before ? bindings.indexOf(s) : bindings.length, 0, copy)
     return {...reg, bindings}
   },
@@ -664,11 +786,18 @@ describe.skipIf(!HAVE_UPSTREAM)('mutation fuzzing of verify() on the upstream va
         if (result.ok) {
           if (!same) failures.push(`${label}: ACCEPTED a different JSON value: ${show(mutated)}`)
           if (result.signingHash !== c.signingHash) failures.push(`${label}: signing hash ${result.signingHash}`)
-          if (result.keyId !== c.keyId || result.protectedTime !== c.protectedTime) failures.push(`${label}: verified facts changed`)
+          if (result.keyId !== c.keyId || result.protectedTime !== c.protectedTime)
+            failures.push(`${label}: verified facts changed`)
         } else {
           const stage = checkRejection(result, failures, label)
-          if (same) failures.push(`${label}: rejected (${stage}/${Rejection.diagnostic(result).reason}) although the JSON value is unchanged: ${show(mutated)}`)
-          if ((stage === 'parse') !== !parses(mutated)) failures.push(`${label}: stage ${stage} but the strict reader ${parses(mutated) ? 'accepts' : 'rejects'} it: ${show(mutated)}`)
+          if (same)
+            failures.push(
+              `${label}: rejected (${stage}/${Rejection.diagnostic(result).reason}) although the JSON value is unchanged: ${show(mutated)}`,
+            )
+          if ((stage === 'parse') !== !parses(mutated))
+            failures.push(
+              `${label}: stage ${stage} but the strict reader ${parses(mutated) ? 'accepts' : 'rejects'} it: ${show(mutated)}`,
+            )
         }
       }
       docFailures.push(...failures)
@@ -678,75 +807,107 @@ describe.skipIf(!HAVE_UPSTREAM)('mutation fuzzing of verify() on the upstream va
 
   const golden = CASES.find((c) => c.id.startsWith('accept.command.golden'))
 
-  it.skipIf(golden === undefined)(`golden command: ${REGISTRY_MUTATIONS} registry mutations verify only with the signer's binding intact`, () => {
-    const c = golden!
-    const failures: string[] = []
-    const refRegistry = canonicalOf(c.registry)!
-    const original = parseJsonBytes(c.registry) as JsonObject
-    const [signerBinding] = declarations(original, c.keyId)
-    expect(signerBinding).toBeDefined()
-    const t = parseTimestamp(c.protectedTime)!
-    let changedButOk = 0
-    let intervalMoved = 0
-    let produced = 0
-    for (let i = 0; produced < REGISTRY_MUTATIONS; i++) {
-      const op = REGISTRY_MUTATOR_NAMES[i % REGISTRY_MUTATOR_NAMES.length]!
-      const rnd = prng(SEED ^ hashString(`registry#${i}`))
-      let mutated: Buffer | null
-      if (MUTATORS[op]) mutated = MUTATORS[op](c.registry, rnd)
-      else mutated = Buffer.from(JSON.stringify(REGISTRY_MUTATORS[op]!(parseJsonBytes(c.registry) as JsonObject, c.keyId, rnd), null, 2), 'utf8')
-      if (mutated === null) continue
-      produced++
-      const label = `registry #${i} ${op}`
-      const result = timedVerify(c.kind, c.doc, RegistryEvidence.fromBytes(mutated), registryStats, op, failures, label)
-      if (result === null) continue
-      const sameRegistry = canonicalOf(mutated) === refRegistry
-      if (!result.ok) {
-        const stage = checkRejection(result, failures, label)
-        // The document is untouched, so only stage 4 can fail.
-        if (stage !== 'key-resolution') failures.push(`${label}: rejected at ${stage}`)
-        if (sameRegistry) failures.push(`${label}: rejected an unchanged registry: ${show(mutated)}`)
-        continue
-      }
-      if (result.signingHash !== c.signingHash || result.keyId !== c.keyId) failures.push(`${label}: verified facts changed`)
-      if (sameRegistry) continue
-      changedButOk++
-      // Verified against a changed registry: the snapshot must still be valid...
-      let parsed: unknown
-      try {
-        parsed = parseJsonBytes(mutated)
-      } catch (e) {
-        failures.push(`${label}: ACCEPTED evidence the strict reader rejects (${(e as Error).message}): ${show(mutated)}`)
-        continue
-      }
-      if (validateSnapshot(parsed, 'sha256:test') instanceof RegistryFault) failures.push(`${label}: verified although validateSnapshot rejects the registry`)
-      const problems = snapshotProblems(parsed)
-      if (problems.length > 0) failures.push(`${label}: ACCEPTED an invalid snapshot (${problems.join('; ')}): ${show(mutated)}`)
-      // ...and every declaration of the selected key must be the signer's binding.
-      const decls = declarations(parsed, c.keyId)
-      if (decls.length === 0) failures.push(`${label}: verified with no binding for ${c.keyId}`)
-      for (const d of decls) {
-        if (canon(d.principal) !== canon(signerBinding!.principal)) failures.push(`${label}: ACCEPTED with principal ${JSON.stringify(d.principal)}`)
-        if (d.publicKey !== signerBinding!.publicKey) failures.push(`${label}: ACCEPTED with public key ${String(d.publicKey)}`)
-        if (canon(d.principal) !== canon(c.principal)) failures.push(`${label}: principal differs from the manifest's`)
-        // The interval may legitimately change, but must still contain the protected time.
-        if (d.validFrom !== signerBinding!.validFrom || canon(d.validityHistory) !== canon(signerBinding!.validityHistory)) intervalMoved++
-        const from = parseTimestamp(d.validFrom as string)
-        if (from === null || compareInstants(from, t) > 0) failures.push(`${label}: ACCEPTED before validFrom ${String(d.validFrom)}`)
-        for (const rec of Array.isArray(d.validityHistory) ? d.validityHistory.filter(isRecord) : []) {
-          for (const k of ['validUntil', 'revokedAt']) {
-            if (rec[k] === undefined) continue
-            const end = parseTimestamp(rec[k] as string)
-            if (end === null || compareInstants(t, end) >= 0) failures.push(`${label}: ACCEPTED at or after ${k} ${String(rec[k])}`)
+  it.skipIf(golden === undefined)(
+    `golden command: ${REGISTRY_MUTATIONS} registry mutations verify only with the signer's binding intact`,
+    () => {
+      const c = golden!
+      const failures: string[] = []
+      const refRegistry = canonicalOf(c.registry)!
+      const original = parseJsonBytes(c.registry) as JsonObject
+      const [signerBinding] = declarations(original, c.keyId)
+      expect(signerBinding).toBeDefined()
+      const t = parseTimestamp(c.protectedTime)!
+      let changedButOk = 0
+      let intervalMoved = 0
+      let produced = 0
+      for (let i = 0; produced < REGISTRY_MUTATIONS; i++) {
+        const op = REGISTRY_MUTATOR_NAMES[i % REGISTRY_MUTATOR_NAMES.length]!
+        const rnd = prng(SEED ^ hashString(`registry#${i}`))
+        let mutated: Buffer | null
+        if (MUTATORS[op]) mutated = MUTATORS[op](c.registry, rnd)
+        else
+          mutated = Buffer.from(
+            JSON.stringify(REGISTRY_MUTATORS[op]!(parseJsonBytes(c.registry) as JsonObject, c.keyId, rnd), null, 2),
+            'utf8',
+          )
+        if (mutated === null) continue
+        produced++
+        const label = `registry #${i} ${op}`
+        const result = timedVerify(
+          c.kind,
+          c.doc,
+          RegistryEvidence.fromBytes(mutated),
+          registryStats,
+          op,
+          failures,
+          label,
+        )
+        if (result === null) continue
+        const sameRegistry = canonicalOf(mutated) === refRegistry
+        if (!result.ok) {
+          const stage = checkRejection(result, failures, label)
+          // The document is untouched, so only stage 4 can fail.
+          if (stage !== 'key-resolution') failures.push(`${label}: rejected at ${stage}`)
+          if (sameRegistry) failures.push(`${label}: rejected an unchanged registry: ${show(mutated)}`)
+          continue
+        }
+        if (result.signingHash !== c.signingHash || result.keyId !== c.keyId)
+          failures.push(`${label}: verified facts changed`)
+        if (sameRegistry) continue
+        changedButOk++
+        // Verified against a changed registry: the snapshot must still be valid...
+        let parsed: unknown
+        try {
+          parsed = parseJsonBytes(mutated)
+        } catch (e) {
+          failures.push(
+            `${label}: ACCEPTED evidence the strict reader rejects (${(e as Error).message}): ${show(mutated)}`,
+          )
+          continue
+        }
+        if (validateSnapshot(parsed, 'sha256:test') instanceof RegistryFault)
+          failures.push(`${label}: verified although validateSnapshot rejects the registry`)
+        const problems = snapshotProblems(parsed)
+        if (problems.length > 0)
+          failures.push(`${label}: ACCEPTED an invalid snapshot (${problems.join('; ')}): ${show(mutated)}`)
+        // ...and every declaration of the selected key must be the signer's binding.
+        const decls = declarations(parsed, c.keyId)
+        if (decls.length === 0) failures.push(`${label}: verified with no binding for ${c.keyId}`)
+        for (const d of decls) {
+          if (canon(d.principal) !== canon(signerBinding!.principal))
+            failures.push(`${label}: ACCEPTED with principal ${JSON.stringify(d.principal)}`)
+          if (d.publicKey !== signerBinding!.publicKey)
+            failures.push(`${label}: ACCEPTED with public key ${String(d.publicKey)}`)
+          if (canon(d.principal) !== canon(c.principal))
+            failures.push(`${label}: principal differs from the manifest's`)
+          // The interval may legitimately change, but must still contain the protected time.
+          if (
+            d.validFrom !== signerBinding!.validFrom ||
+            canon(d.validityHistory) !== canon(signerBinding!.validityHistory)
+          )
+            intervalMoved++
+          const from = parseTimestamp(d.validFrom as string)
+          if (from === null || compareInstants(from, t) > 0)
+            failures.push(`${label}: ACCEPTED before validFrom ${String(d.validFrom)}`)
+          for (const rec of Array.isArray(d.validityHistory) ? d.validityHistory.filter(isRecord) : []) {
+            for (const k of ['validUntil', 'revokedAt']) {
+              if (rec[k] === undefined) continue
+              const end = parseTimestamp(rec[k] as string)
+              if (end === null || compareInstants(t, end) >= 0)
+                failures.push(`${label}: ACCEPTED at or after ${k} ${String(rec[k])}`)
+            }
           }
         }
+        if (result.binding.publicKey !== signerBinding!.publicKey)
+          failures.push(`${label}: selected another public key`)
       }
-      if (result.binding.publicKey !== signerBinding!.publicKey) failures.push(`${label}: selected another public key`)
-    }
-    console.log(`fuzz-verify registry: ${registryStats.ok} verified (${changedButOk} with a changed registry, ${intervalMoved} of them with a moved but still covering signer interval)`)
-    docFailures.push(...failures)
-    expect(failures.slice(0, 10)).toEqual([])
-  })
+      console.log(
+        `fuzz-verify registry: ${registryStats.ok} verified (${changedButOk} with a changed registry, ${intervalMoved} of them with a moved but still covering signer interval)`,
+      )
+      docFailures.push(...failures)
+      expect(failures.slice(0, 10)).toEqual([])
+    },
+  )
 
   it('summary', () => {
     const fmt = (s: Stats) => ['complete', ...STAGES].map((k) => `${k}=${s.stages[k] ?? 0}`).join(' ')
@@ -757,17 +918,33 @@ describe.skipIf(!HAVE_UPSTREAM)('mutation fuzzing of verify() on the upstream va
         `max verify ${Math.max(stats.maxMs, registryStats.maxMs).toFixed(1)} ms; ${seconds} s; ${docFailures.length} failures`,
     )
     if (process.env.MWP_FUZZ_VERBOSE) {
-      for (const [name, s] of [['document', stats], ['registry', registryStats]] as const) {
-        console.log(`fuzz-verify ${name} mutations by operator: ${Object.entries(s.byOp).map(([op, o]) => `${op} ${o.ok}/${o.ok + o.rejected}`).join(', ')}`)
+      for (const [name, s] of [
+        ['document', stats],
+        ['registry', registryStats],
+      ] as const) {
+        console.log(
+          `fuzz-verify ${name} mutations by operator: ${Object.entries(s.byOp)
+            .map(([op, o]) => `${op} ${o.ok}/${o.ok + o.rejected}`)
+            .join(', ')}`,
+        )
       }
     }
     // Not vacuous: value-preserving mutations verified and every reachable stage was hit.
     expect(stats.calls).toBe(CASES.length * DOC_MUTATIONS_PER_CASE)
     expect(stats.calls + registryStats.calls).toBeLessThanOrEqual(3000)
-    for (const stage of ['complete', 'parse', 'schema', 'signature-envelope', 'key-resolution', 'canonicalization', 'signature']) {
+    for (const stage of [
+      'complete',
+      'parse',
+      'schema',
+      'signature-envelope',
+      'key-resolution',
+      'canonicalization',
+      'signature',
+    ]) {
       expect(stats.stages[stage] ?? 0, `document stage ${stage}`).toBeGreaterThan(0)
     }
-    for (const op of ['insert-whitespace', 'reorder-members', 'unicode-escape']) expect(stats.byOp[op]!.ok, `${op} verified`).toBeGreaterThan(0)
+    for (const op of ['insert-whitespace', 'reorder-members', 'unicode-escape'])
+      expect(stats.byOp[op]!.ok, `${op} verified`).toBeGreaterThan(0)
     expect(registryStats.stages.complete ?? 0).toBeGreaterThan(0)
     // Member names such as __proto__ stayed data: nothing reached Object.prototype.
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()

@@ -87,7 +87,16 @@ describe('initRegistry', () => {
 describe('addBinding', () => {
   it('adds to an empty registry; the result is valid evidence with an empty history', () => {
     const reg = addBinding(initRegistry(ORG), binding())
-    expect(reg.bindings).toEqual([{keyId: 'urn:example:key:alice-1', principal: alice, algorithm: 'Ed25519', publicKey: K1, validFrom: T0, validityHistory: []}])
+    expect(reg.bindings).toEqual([
+      {
+        keyId: 'urn:example:key:alice-1',
+        principal: alice,
+        algorithm: 'Ed25519',
+        publicKey: K1,
+        validFrom: T0,
+        validityHistory: [],
+      },
+    ])
     expect(isValid(reg)).toBe(true)
   })
 
@@ -101,34 +110,72 @@ describe('addBinding', () => {
 
   it('refuses malformed arguments (key-id / principal / public key / validFrom)', () => {
     const reg = base()
-    expect(refusal(() => addBinding(reg, binding({keyId: 'key-1'})))).toMatchObject({reason: 'key-id-invalid', malformed: true})
-    expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:x\n'})))).toMatchObject({reason: 'key-id-invalid'})
-    expect(refusal(() => addBinding(reg, binding({principal: {type: 'robot' as never, id: 'urn:example:x'}})))).toMatchObject({reason: 'principal-invalid', malformed: true})
-    expect(refusal(() => addBinding(reg, binding({principal: {type: 'agent', id: 'urn:example:agent:%GG'}})))).toMatchObject({reason: 'principal-id-invalid', malformed: true})
-    expect(refusal(() => addBinding(reg, binding({publicKey: K3 + '=' })))).toMatchObject({reason: 'public-key-noncanonical-base64url', malformed: true})
-    expect(refusal(() => addBinding(reg, binding({publicKey: 'not base64url!'})))).toMatchObject({reason: 'public-key-noncanonical-base64url'})
-    for (const bad of ['2026-07-01', '2026-07-01T00:00:60Z', '2026-07-01T00:00:00-00:00', '0000-01-01T00:00:00Z', '2026-07-01 00:00:00Z']) {
-      expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:alice-9', publicKey: K3, validFrom: bad})))).toMatchObject({reason: 'valid-from-invalid', malformed: true})
+    expect(refusal(() => addBinding(reg, binding({keyId: 'key-1'})))).toMatchObject({
+      reason: 'key-id-invalid',
+      malformed: true,
+    })
+    expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:x\n'})))).toMatchObject({
+      reason: 'key-id-invalid',
+    })
+    expect(
+      refusal(() => addBinding(reg, binding({principal: {type: 'robot' as never, id: 'urn:example:x'}}))),
+    ).toMatchObject({reason: 'principal-invalid', malformed: true})
+    expect(
+      refusal(() => addBinding(reg, binding({principal: {type: 'agent', id: 'urn:example:agent:%GG'}}))),
+    ).toMatchObject({reason: 'principal-id-invalid', malformed: true})
+    expect(refusal(() => addBinding(reg, binding({publicKey: K3 + '='})))).toMatchObject({
+      reason: 'public-key-noncanonical-base64url',
+      malformed: true,
+    })
+    expect(refusal(() => addBinding(reg, binding({publicKey: 'not base64url!'})))).toMatchObject({
+      reason: 'public-key-noncanonical-base64url',
+    })
+    for (const bad of [
+      '2026-07-01',
+      '2026-07-01T00:00:60Z',
+      '2026-07-01T00:00:00-00:00',
+      '0000-01-01T00:00:00Z',
+      '2026-07-01 00:00:00Z',
+    ]) {
+      expect(
+        refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:alice-9', publicKey: K3, validFrom: bad}))),
+      ).toMatchObject({reason: 'valid-from-invalid', malformed: true})
     }
     // Negative: well-formed variants are accepted (offsets, fractions, lowercase t/z are profile-valid).
     for (const ok of ['2026-07-01T08:00:00+08:00', '2026-07-01T00:00:00.123456789Z', '2026-07-01t00:00:00z']) {
-      expect(addBinding(reg, binding({keyId: 'urn:example:key:alice-9', publicKey: K3, validFrom: ok})).bindings.at(-1)!.validFrom).toBe(ok)
+      expect(
+        addBinding(reg, binding({keyId: 'urn:example:key:alice-9', publicKey: K3, validFrom: ok})).bindings.at(-1)!
+          .validFrom,
+      ).toBe(ok)
     }
   })
 
   it('refuses public keys that are not canonical prime-order points (public-key-*)', () => {
     const reg = base()
-    expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:weak', publicKey: SMALL_ORDER})))).toMatchObject({reason: 'public-key-small-order', malformed: false})
-    expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:weak', publicKey: IDENTITY})))).toMatchObject({reason: 'public-key-identity'})
-    expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:weak', publicKey: 'AAAA'})))).toMatchObject({reason: 'public-key-wrong-length'})
+    expect(
+      refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:weak', publicKey: SMALL_ORDER}))),
+    ).toMatchObject({reason: 'public-key-small-order', malformed: false})
+    expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:weak', publicKey: IDENTITY})))).toMatchObject(
+      {reason: 'public-key-identity'},
+    )
+    expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:weak', publicKey: 'AAAA'})))).toMatchObject({
+      reason: 'public-key-wrong-length',
+    })
     expect(addBinding(reg, binding({keyId: 'urn:example:key:strong', publicKey: K3})).bindings).toHaveLength(3)
   })
 
   it('C14: refuses reusing a key ID for another Principal or key (key-id-rebinding)', () => {
     const reg = base()
-    expect(refusal(() => addBinding(reg, binding({publicKey: K3})))).toMatchObject({reason: 'key-id-rebinding', malformed: false})
-    expect(refusal(() => addBinding(reg, binding({principal: {type: 'agent', id: 'urn:example:agent:mallory'}})))).toMatchObject({reason: 'key-id-rebinding'})
-    expect(refusal(() => addBinding(reg, binding({principal: {type: 'service', id: alice.id}})))).toMatchObject({reason: 'key-id-rebinding'})
+    expect(refusal(() => addBinding(reg, binding({publicKey: K3})))).toMatchObject({
+      reason: 'key-id-rebinding',
+      malformed: false,
+    })
+    expect(
+      refusal(() => addBinding(reg, binding({principal: {type: 'agent', id: 'urn:example:agent:mallory'}}))),
+    ).toMatchObject({reason: 'key-id-rebinding'})
+    expect(refusal(() => addBinding(reg, binding({principal: {type: 'service', id: alice.id}})))).toMatchObject({
+      reason: 'key-id-rebinding',
+    })
     // Negative: a new key ID for new key material is fine.
     expect(addBinding(reg, binding({keyId: 'urn:example:key:alice-2', publicKey: K3})).bindings).toHaveLength(3)
   })
@@ -137,7 +184,9 @@ describe('addBinding', () => {
     const reg = base()
     expect(refusal(() => addBinding(reg, binding({validFrom: T1})))).toMatchObject({reason: 'valid-from-changed'})
     // The same instant spelled differently is the same validFrom: an identical binding.
-    expect(refusal(() => addBinding(reg, binding({validFrom: '2026-07-01T08:00:00+08:00'})))).toMatchObject({reason: 'binding-exists'})
+    expect(refusal(() => addBinding(reg, binding({validFrom: '2026-07-01T08:00:00+08:00'})))).toMatchObject({
+      reason: 'binding-exists',
+    })
   })
 
   it('C17: an identical re-add is a no-op refusal (binding-exists), while identical duplicate declarations in a file are accepted', () => {
@@ -148,18 +197,35 @@ describe('addBinding', () => {
     const check = checkRegistry(dup, {at: T1})
     expect(check.valid).toBe(true)
     expect(check.bindings).toBe(2)
-    expect(check.findings).toContainEqual(expect.objectContaining({severity: 'info', code: 'duplicate-declaration', keyId: 'urn:example:key:alice-1'}))
+    expect(check.findings).toContainEqual(
+      expect.objectContaining({severity: 'info', code: 'duplicate-declaration', keyId: 'urn:example:key:alice-1'}),
+    )
     // Editing a file with duplicates keeps it valid and folds them in listings.
     const expired = expireKey(dup, 'urn:example:key:alice-1', T2, T1)
     expect(isValid(expired)).toBe(true)
-    expect(describeBindings(expired, T1).find((r) => r.keyId === 'urn:example:key:alice-1')).toMatchObject({declarations: 2, validUntil: T2, historyRecords: 1})
+    expect(describeBindings(expired, T1).find((r) => r.keyId === 'urn:example:key:alice-1')).toMatchObject({
+      declarations: 2,
+      validUntil: T2,
+      historyRecords: 1,
+    })
   })
 
   it('C15: refuses the same public key under another Principal (public-key-reuse)', () => {
     const reg = base()
-    expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:bob-2', principal: bob, publicKey: K1})))).toMatchObject({reason: 'public-key-reuse', malformed: false})
-    expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:svc', principal: {type: 'service', id: alice.id}, publicKey: K1})))).toMatchObject({reason: 'public-key-reuse'})
-    expect(addBinding(reg, binding({keyId: 'urn:example:key:bob-2', principal: bob, publicKey: K3})).bindings).toHaveLength(3)
+    expect(
+      refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:bob-2', principal: bob, publicKey: K1}))),
+    ).toMatchObject({reason: 'public-key-reuse', malformed: false})
+    expect(
+      refusal(() =>
+        addBinding(
+          reg,
+          binding({keyId: 'urn:example:key:svc', principal: {type: 'service', id: alice.id}, publicKey: K1}),
+        ),
+      ),
+    ).toMatchObject({reason: 'public-key-reuse'})
+    expect(
+      addBinding(reg, binding({keyId: 'urn:example:key:bob-2', principal: bob, publicKey: K3})).bindings,
+    ).toHaveLength(3)
   })
 
   it('C16: refuses a key-ID alias for the same Principal and key (key-alias)', () => {
@@ -178,7 +244,11 @@ describe('addBinding', () => {
     expect(r.message).toContain('public-key-reuse')
     expect(refusal(() => expireKey(broken, 'urn:example:key:alice-1', T1, T1)).reason).toBe('registry-invalid')
     expect(refusal(() => addBinding({organizationId: 'relative'} as never, binding())).reason).toBe('registry-invalid')
-    expect(refusal(() => parseRegistryBytes(Buffer.from('{"organizationId":"urn:a:b","organizationId":"urn:a:c","bindings":[]}'))).reason).toBe('registry-invalid')
+    expect(
+      refusal(() =>
+        parseRegistryBytes(Buffer.from('{"organizationId":"urn:a:b","organizationId":"urn:a:c","bindings":[]}')),
+      ).reason,
+    ).toBe('registry-invalid')
     expect(refusal(() => parseRegistryBytes(Buffer.from('\ufeff{}'))).reason).toBe('registry-invalid')
   })
 })
@@ -217,9 +287,14 @@ describe('expireKey / revokeKey', () => {
 
   it('C18: refuses a recordedAt earlier than the previous record (history-recorded-at-decreasing)', () => {
     const reg = expireKey(base(), KEY, T3, T2)
-    expect(refusal(() => revokeKey(reg, KEY, T2, T1))).toMatchObject({reason: 'history-recorded-at-decreasing', malformed: false})
+    expect(refusal(() => revokeKey(reg, KEY, T2, T1))).toMatchObject({
+      reason: 'history-recorded-at-decreasing',
+      malformed: false,
+    })
     // Compared as instants: 2026-09-01T07:00:00+08:00 is before T2 (2026-09-01T00:00:00Z).
-    expect(refusal(() => revokeKey(reg, KEY, T2, '2026-09-01T07:00:00+08:00')).reason).toBe('history-recorded-at-decreasing')
+    expect(refusal(() => revokeKey(reg, KEY, T2, '2026-09-01T07:00:00+08:00')).reason).toBe(
+      'history-recorded-at-decreasing',
+    )
     expect(revokeKey(reg, KEY, T2, '2026-09-01T08:00:00+08:00').bindings[0]!.validityHistory).toHaveLength(2)
   })
 
@@ -229,7 +304,10 @@ describe('expireKey / revokeKey', () => {
       [revokeKey, 'revokedAt'],
     ] as const) {
       const first = edit(base(), KEY, T2, T1)
-      expect(refusal(() => edit(first, KEY, T3, T1))).toMatchObject({reason: 'history-boundary-moved-later', malformed: false})
+      expect(refusal(() => edit(first, KEY, T3, T1))).toMatchObject({
+        reason: 'history-boundary-moved-later',
+        malformed: false,
+      })
       const earlier = edit(first, KEY, '2026-08-15T00:00:00Z', T1)
       const row = describeBindings(earlier, T1).find((r) => r.keyId === KEY)!
       expect(row[field]).toBe('2026-08-15T00:00:00Z')
@@ -257,13 +335,22 @@ describe('expireKey / revokeKey', () => {
   })
 
   it('refuses an unknown key ID (key-unknown), including on an empty registry', () => {
-    expect(refusal(() => expireKey(base(), 'urn:example:key:nobody', T2, T1))).toMatchObject({reason: 'key-unknown', malformed: false})
+    expect(refusal(() => expireKey(base(), 'urn:example:key:nobody', T2, T1))).toMatchObject({
+      reason: 'key-unknown',
+      malformed: false,
+    })
     expect(refusal(() => revokeKey(initRegistry(ORG), KEY, T2, T1)).reason).toBe('key-unknown')
   })
 
   it('refuses malformed timestamps (history-time-invalid)', () => {
-    expect(refusal(() => expireKey(base(), KEY, 'tomorrow', T1))).toMatchObject({reason: 'history-time-invalid', malformed: true})
-    expect(refusal(() => revokeKey(base(), KEY, T2, '2026-02-30T00:00:00Z'))).toMatchObject({reason: 'history-time-invalid', malformed: true})
+    expect(refusal(() => expireKey(base(), KEY, 'tomorrow', T1))).toMatchObject({
+      reason: 'history-time-invalid',
+      malformed: true,
+    })
+    expect(refusal(() => revokeKey(base(), KEY, T2, '2026-02-30T00:00:00Z'))).toMatchObject({
+      reason: 'history-time-invalid',
+      malformed: true,
+    })
   })
 
   it('is pure', () => {
@@ -291,7 +378,10 @@ describe('describeBindings', () => {
   it('reports status at an instant with half-open intervals', () => {
     const reg = revokeKey(expireKey(base(), 'urn:example:key:alice-1', T2, T1), 'urn:example:key:bob-1', T1, T1)
     const at = (t: string) => Object.fromEntries(describeBindings(reg, t).map((r) => [r.keyId, r.status]))
-    expect(at('2026-06-30T23:59:59.999Z')).toEqual({'urn:example:key:alice-1': 'not-yet-valid', 'urn:example:key:bob-1': 'not-yet-valid'})
+    expect(at('2026-06-30T23:59:59.999Z')).toEqual({
+      'urn:example:key:alice-1': 'not-yet-valid',
+      'urn:example:key:bob-1': 'not-yet-valid',
+    })
     expect(at(T0)).toEqual({'urn:example:key:alice-1': 'valid', 'urn:example:key:bob-1': 'valid'})
     expect(at(T1)).toEqual({'urn:example:key:alice-1': 'valid', 'urn:example:key:bob-1': 'revoked'})
     expect(at(T2)).toEqual({'urn:example:key:alice-1': 'expired', 'urn:example:key:bob-1': 'revoked'})
@@ -381,7 +471,12 @@ describe('checkRegistry', () => {
 
     it('can extend the upstream valid registry, and the edited file is still accepted', () => {
       const reg = load('registry-valid.json') as RegistrySnapshot
-      const edited = revokeKey(addBinding(reg, binding({keyId: 'urn:example:key:new', validFrom: T0})), 'urn:missionweaveprotocol:key:crypto-vector-rfc8032-1', '2026-07-15T12:00:00Z', '2026-07-16T00:00:00Z')
+      const edited = revokeKey(
+        addBinding(reg, binding({keyId: 'urn:example:key:new', validFrom: T0})),
+        'urn:missionweaveprotocol:key:crypto-vector-rfc8032-1',
+        '2026-07-15T12:00:00Z',
+        '2026-07-16T00:00:00Z',
+      )
       expect(checkRegistry(edited).valid).toBe(true)
       // The existing binding's first record is untouched; the new record is appended.
       expect(edited.bindings[0]!.validityHistory).toEqual([
@@ -389,9 +484,29 @@ describe('checkRegistry', () => {
         {sequence: 2, recordedAt: '2026-07-16T00:00:00Z', revokedAt: '2026-07-15T12:00:00Z'},
       ])
       // validUntil given with an offset is compared as an instant: 2026-07-16T08:00:00+08:00 is the same.
-      expect(refusal(() => expireKey(reg, 'urn:missionweaveprotocol:key:crypto-vector-rfc8032-1', '2026-07-16T08:00:00+08:00', '2026-07-16T00:00:00Z')).reason).toBe('boundary-unchanged')
+      expect(
+        refusal(() =>
+          expireKey(
+            reg,
+            'urn:missionweaveprotocol:key:crypto-vector-rfc8032-1',
+            '2026-07-16T08:00:00+08:00',
+            '2026-07-16T00:00:00Z',
+          ),
+        ).reason,
+      ).toBe('boundary-unchanged')
       // An upstream key under another key ID is an alias.
-      expect(refusal(() => addBinding(reg, binding({keyId: 'urn:example:key:alias', principal: {type: 'agent', id: 'urn:missionweaveprotocol:agent:developer-one'}, publicKey: '7D-keB5WWULuPx53Zwf9j2JVLLTq4btqsJE1ubL66Vk'}))).reason).toBe('key-alias')
+      expect(
+        refusal(() =>
+          addBinding(
+            reg,
+            binding({
+              keyId: 'urn:example:key:alias',
+              principal: {type: 'agent', id: 'urn:missionweaveprotocol:agent:developer-one'},
+              publicKey: '7D-keB5WWULuPx53Zwf9j2JVLLTq4btqsJE1ubL66Vk',
+            }),
+          ),
+        ).reason,
+      ).toBe('key-alias')
     })
   })
 })
@@ -431,11 +546,25 @@ describe('registry files', () => {
 
   it('keeps the member order and bytes of untouched bindings (upstream file style)', () => {
     const path = join(dir, 'order.json')
-    const text = '{\n  "bindings": [\n    {\n      "validityHistory": [],\n      "validFrom": "2026-07-01T00:00:00Z",\n      "publicKey": "' + K1 + '",\n      "algorithm": "Ed25519",\n      "principal": {"id": "urn:example:agent:alice", "type": "agent"},\n      "keyId": "urn:example:key:alice-1"\n    }\n  ],\n  "organizationId": "' + ORG + '"\n}\n'
+    const text =
+      '{\n  "bindings": [\n    {\n      "validityHistory": [],\n      "validFrom": "2026-07-01T00:00:00Z",\n      "publicKey": "' +
+      K1 +
+      '",\n      "algorithm": "Ed25519",\n      "principal": {"id": "urn:example:agent:alice", "type": "agent"},\n      "keyId": "urn:example:key:alice-1"\n    }\n  ],\n  "organizationId": "' +
+      ORG +
+      '"\n}\n'
     writeFileSync(path, text)
-    const {after} = editRegistryFile(path, (reg) => addBinding(reg, binding({keyId: 'urn:example:key:bob-1', principal: bob, publicKey: K2})))
+    const {after} = editRegistryFile(path, (reg) =>
+      addBinding(reg, binding({keyId: 'urn:example:key:bob-1', principal: bob, publicKey: K2})),
+    )
     expect(Object.keys(after)).toEqual(['bindings', 'organizationId'])
-    expect(Object.keys(after.bindings[0]!)).toEqual(['validityHistory', 'validFrom', 'publicKey', 'algorithm', 'principal', 'keyId'])
+    expect(Object.keys(after.bindings[0]!)).toEqual([
+      'validityHistory',
+      'validFrom',
+      'publicKey',
+      'algorithm',
+      'principal',
+      'keyId',
+    ])
   })
 
   it('refuses to edit while another edit holds the lock, and to edit an unreadable or invalid file', () => {

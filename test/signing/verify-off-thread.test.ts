@@ -21,7 +21,10 @@ function cases(): {name: string; bytes: Buffer}[] {
     const value = doc.signature.value
     const flipped = value.slice(0, 10) + (value[10] === 'A' ? 'B' : 'A') + value.slice(11)
     out.push({name: `${file} as signed`, bytes: Buffer.from(text)})
-    out.push({name: `${file} signature changed`, bytes: Buffer.from(JSON.stringify({...doc, signature: {...doc.signature, value: flipped}}))})
+    out.push({
+      name: `${file} signature changed`,
+      bytes: Buffer.from(JSON.stringify({...doc, signature: {...doc.signature, value: flipped}})),
+    })
     out.push({name: `${file} content changed`, bytes: Buffer.from(JSON.stringify({...doc, ...tamper(doc)}))})
     out.push({name: `${file} not JSON`, bytes: Buffer.from(text.slice(0, -2))})
   }
@@ -36,15 +39,22 @@ function tamper(doc: Record<string, unknown>): Record<string, unknown> {
   return {}
 }
 
-const outcome = (r: VerifyResult) => (r instanceof Rejection ? {code: r.code, ...Rejection.diagnostic(r)} : {ok: true, signingHash: r.signingHash, keyId: r.keyId})
+const outcome = (r: VerifyResult) =>
+  r instanceof Rejection
+    ? {code: r.code, ...Rejection.diagnostic(r)}
+    : {ok: true, signingHash: r.signingHash, keyId: r.keyId}
 
 describe('verifyOffThread', () => {
   it('answers as verify() does, for signed documents and for each way they fail', async () => {
     const all = cases()
     const results = await Promise.all(all.map((c) => verifyOffThread(undefined, c.bytes, registry)))
-    all.forEach((c, i) => expect([c.name, outcome(results[i]!)]).toEqual([c.name, outcome(verify(undefined, c.bytes, registry))]))
+    all.forEach((c, i) =>
+      expect([c.name, outcome(results[i]!)]).toEqual([c.name, outcome(verify(undefined, c.bytes, registry))]),
+    )
     expect(results.filter((r) => r.ok).length).toBeGreaterThan(5)
-    const stages = new Set(results.filter((r): r is Rejection => r instanceof Rejection).map((r) => Rejection.diagnostic(r).stage))
+    const stages = new Set(
+      results.filter((r): r is Rejection => r instanceof Rejection).map((r) => Rejection.diagnostic(r).stage),
+    )
     expect([...stages].sort()).toEqual(expect.arrayContaining(['parse', 'signature']))
   })
 
@@ -53,7 +63,11 @@ describe('verifyOffThread', () => {
     const settled: number[] = []
     // Parse failures are known at once, valid documents only after the pool: without the ordering
     // the early rejections would settle first.
-    await Promise.all(Array.from({length: 200}, (_, i) => verifyOffThread(undefined, all[i % all.length]!.bytes, registry).then(() => settled.push(i))))
+    await Promise.all(
+      Array.from({length: 200}, (_, i) =>
+        verifyOffThread(undefined, all[i % all.length]!.bytes, registry).then(() => settled.push(i)),
+      ),
+    )
     expect(settled).toEqual(Array.from({length: 200}, (_, i) => i))
   })
 })

@@ -12,11 +12,27 @@ import {RegistryEvidence} from '../../src/signing/registry.js'
 import {Rejection, Verified, verify} from '../../src/signing/verify.js'
 
 const ORG = 'urn:mwp:test:org'
-const alice = generateSigningKey({keyId: 'urn:mwp:test:key:alice-1', principal: {type: 'agent', id: 'urn:mwp:test:agent:alice'}})
-const bob = generateSigningKey({keyId: 'urn:mwp:test:key:bob-1', principal: {type: 'agent', id: 'urn:mwp:test:agent:bob'}})
-const registrar = generateSigningKey({keyId: 'urn:mwp:test:key:registrar-1', principal: {type: 'service', id: 'urn:mwp:test:service:registrar'}})
+const alice = generateSigningKey({
+  keyId: 'urn:mwp:test:key:alice-1',
+  principal: {type: 'agent', id: 'urn:mwp:test:agent:alice'},
+})
+const bob = generateSigningKey({
+  keyId: 'urn:mwp:test:key:bob-1',
+  principal: {type: 'agent', id: 'urn:mwp:test:agent:bob'},
+})
+const registrar = generateSigningKey({
+  keyId: 'urn:mwp:test:key:registrar-1',
+  principal: {type: 'service', id: 'urn:mwp:test:service:registrar'},
+})
 
-type Binding = {keyId: string; principal: object; algorithm: string; publicKey: string; validFrom: string; validityHistory: object[]}
+type Binding = {
+  keyId: string
+  principal: object
+  algorithm: string
+  publicKey: string
+  validFrom: string
+  validityHistory: object[]
+}
 const binding = (k: SigningKey, extra: Partial<Binding> = {}): Binding => ({
   keyId: k.keyId,
   principal: k.principal!,
@@ -115,9 +131,17 @@ describe('stage order and wire mapping (C1, C29)', () => {
 describe('stage 3: signature envelope (C3-C10)', () => {
   it('C4: protected time and createdAt must end in uppercase Z', () => {
     const doc = signed()
-    const lower = {...doc, issuedAt: '2026-07-15T00:00:00z', signature: {...(doc.signature as JsonObject), createdAt: '2026-07-15T00:00:00z'}}
+    const lower = {
+      ...doc,
+      issuedAt: '2026-07-15T00:00:00z',
+      signature: {...(doc.signature as JsonObject), createdAt: '2026-07-15T00:00:00z'},
+    }
     expect(rejected(run(lower))).toMatchObject({stage: 'signature-envelope', reason: 'protected-time-not-utc-z'})
-    const offset = {...doc, issuedAt: '2026-07-15T00:00:00+00:00', signature: {...(doc.signature as JsonObject), createdAt: '2026-07-15T00:00:00+00:00'}}
+    const offset = {
+      ...doc,
+      issuedAt: '2026-07-15T00:00:00+00:00',
+      signature: {...(doc.signature as JsonObject), createdAt: '2026-07-15T00:00:00+00:00'},
+    }
     expect(rejected(run(offset))).toMatchObject({stage: 'signature-envelope', reason: 'protected-time-not-utc-z'})
   })
 
@@ -175,7 +199,10 @@ describe('stage 3: signature envelope (C3-C10)', () => {
 
   it('C8: an R fault outranks a later key-resolution failure', () => {
     const doc = withSignature(signed(), (sig) => sig.fill(0, 0, 32))
-    expect(rejected(run(doc, registry(binding(bob))))).toMatchObject({stage: 'signature-envelope', reason: 'r-small-order'})
+    expect(rejected(run(doc, registry(binding(bob))))).toMatchObject({
+      stage: 'signature-envelope',
+      reason: 'r-small-order',
+    })
   })
 
   it('C9: the identity R is allowed at stage 3 and fails the equation at stage 6', () => {
@@ -193,23 +220,42 @@ describe('stage 4: registry evidence and key resolution (C11-C24)', () => {
   it('C11: one invalid unrelated binding fails every verification', () => {
     const bad = registry(binding(alice), binding(bob, {keyId: 'urn:mwp:test:key:bob-1\n'}))
     expect(rejected(run(doc, bad))).toMatchObject({stage: 'key-resolution', reason: 'key-id-invalid'})
-    const badPrincipal = registry(binding(alice), binding(bob, {principal: {type: 'agent', id: 'urn:mwp:test:agent:b%GG'}}))
+    const badPrincipal = registry(
+      binding(alice),
+      binding(bob, {principal: {type: 'agent', id: 'urn:mwp:test:agent:b%GG'}}),
+    )
     expect(rejected(run(doc, badPrincipal))).toMatchObject({stage: 'key-resolution', reason: 'principal-id-invalid'})
-    const badHistory = registry(binding(alice), binding(bob, {validityHistory: [{sequence: 2, recordedAt: '2026-07-02T00:00:00Z', validUntil: '2026-07-03T00:00:00Z'}]}))
+    const badHistory = registry(
+      binding(alice),
+      binding(bob, {
+        validityHistory: [{sequence: 2, recordedAt: '2026-07-02T00:00:00Z', validUntil: '2026-07-03T00:00:00Z'}],
+      }),
+    )
     expect(rejected(run(doc, badHistory))).toMatchObject({stage: 'key-resolution', reason: 'history-not-contiguous'})
   })
 
   it('C12: a relative organizationId or an IRI-only Principal ID fails', () => {
-    expect(rejected(run(doc, {...standard(), organizationId: 'org/relative'}))).toMatchObject({reason: 'organization-id-invalid'})
-    const iri = registry(binding(alice), binding(registrar, {principal: {type: 'service', id: 'https://例え.テスト/registrar'}}))
+    expect(rejected(run(doc, {...standard(), organizationId: 'org/relative'}))).toMatchObject({
+      reason: 'organization-id-invalid',
+    })
+    const iri = registry(
+      binding(alice),
+      binding(registrar, {principal: {type: 'service', id: 'https://例え.テスト/registrar'}}),
+    )
     expect(rejected(run(doc, iri))).toMatchObject({reason: 'principal-id-invalid'})
   })
 
   it('C13: weak public keys are rejected even for an unrelated binding', () => {
     const identity = encodeBase64url(Uint8Array.from({length: 32}, (_, i) => (i === 0 ? 1 : 0)))
-    expect(rejected(run(doc, registry(binding(alice), binding(bob, {publicKey: identity}))))).toMatchObject({reason: 'public-key-identity'})
-    expect(rejected(run(doc, registry(binding(alice), binding(bob, {publicKey: bob.publicKeyB64 + 'A'}))))).toMatchObject({stage: 'key-resolution'})
-    expect(rejected(run(doc, registry(binding(alice), binding(bob, {publicKey: bob.publicKeyB64 + '=='}))))).toMatchObject({reason: 'public-key-noncanonical-base64url'})
+    expect(rejected(run(doc, registry(binding(alice), binding(bob, {publicKey: identity}))))).toMatchObject({
+      reason: 'public-key-identity',
+    })
+    expect(
+      rejected(run(doc, registry(binding(alice), binding(bob, {publicKey: bob.publicKeyB64 + 'A'})))),
+    ).toMatchObject({stage: 'key-resolution'})
+    expect(
+      rejected(run(doc, registry(binding(alice), binding(bob, {publicKey: bob.publicKeyB64 + '=='})))),
+    ).toMatchObject({reason: 'public-key-noncanonical-base64url'})
   })
 
   it('C14: a key ID bound to another key or Principal is rejected', () => {
@@ -229,17 +275,29 @@ describe('stage 4: registry evidence and key resolution (C11-C24)', () => {
     // A later declaration may carry a longer history of the same binding.
     const history = [{sequence: 1, recordedAt: '2026-07-20T00:00:00Z', validUntil: '2026-08-01T00:00:00Z'}]
     expect(run(doc, registry(binding(alice), binding(alice, {validityHistory: history}))).ok).toBe(true)
-    expect(rejected(run(doc, registry(binding(alice), binding(alice, {validFrom: '2026-07-02T00:00:00Z'}))))).toMatchObject({reason: 'valid-from-changed'})
+    expect(
+      rejected(run(doc, registry(binding(alice), binding(alice, {validFrom: '2026-07-02T00:00:00Z'})))),
+    ).toMatchObject({reason: 'valid-from-changed'})
   })
 
   it('C18: history is contiguous from 1 with non-decreasing recordedAt; rewriting fails', () => {
     const rec = (sequence: number, recordedAt: string, validUntil: string) => ({sequence, recordedAt, validUntil})
-    const ok = [rec(1, '2026-07-20T00:00:00Z', '2026-08-01T00:00:00Z'), rec(2, '2026-07-20T00:00:00Z', '2026-07-25T00:00:00Z')]
+    const ok = [
+      rec(1, '2026-07-20T00:00:00Z', '2026-08-01T00:00:00Z'),
+      rec(2, '2026-07-20T00:00:00Z', '2026-07-25T00:00:00Z'),
+    ]
     expect(run(doc, registry(binding(alice, {validityHistory: ok}))).ok).toBe(true)
-    const decreasing = [rec(1, '2026-07-20T00:00:00Z', '2026-08-01T00:00:00Z'), rec(2, '2026-07-19T00:00:00Z', '2026-07-25T00:00:00Z')]
-    expect(rejected(run(doc, registry(binding(alice, {validityHistory: decreasing}))))).toMatchObject({reason: 'history-recorded-at-decreasing'})
+    const decreasing = [
+      rec(1, '2026-07-20T00:00:00Z', '2026-08-01T00:00:00Z'),
+      rec(2, '2026-07-19T00:00:00Z', '2026-07-25T00:00:00Z'),
+    ]
+    expect(rejected(run(doc, registry(binding(alice, {validityHistory: decreasing}))))).toMatchObject({
+      reason: 'history-recorded-at-decreasing',
+    })
     const rewritten = [rec(1, '2026-07-20T00:00:00Z', '2026-07-30T00:00:00Z')]
-    expect(rejected(run(doc, registry(binding(alice, {validityHistory: ok}), binding(alice, {validityHistory: rewritten}))))).toMatchObject({reason: 'history-rewritten'})
+    expect(
+      rejected(run(doc, registry(binding(alice, {validityHistory: ok}), binding(alice, {validityHistory: rewritten})))),
+    ).toMatchObject({reason: 'history-rewritten'})
   })
 
   it('C19: validUntil and revokedAt only move earlier; the earliest is effective', () => {
@@ -247,7 +305,9 @@ describe('stage 4: registry evidence and key resolution (C11-C24)', () => {
       {sequence: 1, recordedAt: '2026-07-20T00:00:00Z', validUntil: '2026-07-10T00:00:00Z'},
       {sequence: 2, recordedAt: '2026-07-21T00:00:00Z', validUntil: '2026-08-01T00:00:00Z'},
     ]
-    expect(rejected(run(doc, registry(binding(alice, {validityHistory: later}))))).toMatchObject({reason: 'history-boundary-moved-later'})
+    expect(rejected(run(doc, registry(binding(alice, {validityHistory: later}))))).toMatchObject({
+      reason: 'history-boundary-moved-later',
+    })
     const earlier = [
       {sequence: 1, recordedAt: '2026-07-20T00:00:00Z', revokedAt: '2026-08-01T00:00:00Z'},
       {sequence: 2, recordedAt: '2026-07-21T00:00:00Z', revokedAt: '2026-07-10T00:00:00Z'},
@@ -257,10 +317,15 @@ describe('stage 4: registry evidence and key resolution (C11-C24)', () => {
   })
 
   it('C20: an unknown key ID fails only after the registry is validated', () => {
-    const unknown = signed(command(), generateSigningKey({keyId: 'urn:mwp:test:key:nobody', principal: alice.principal!}))
+    const unknown = signed(
+      command(),
+      generateSigningKey({keyId: 'urn:mwp:test:key:nobody', principal: alice.principal!}),
+    )
     expect(rejected(run(unknown))).toMatchObject({stage: 'key-resolution', reason: 'unknown-key'})
     // With an invalid unrelated binding the registry fault is reported, not the unknown key.
-    expect(rejected(run(unknown, registry(binding(alice), binding(bob, {algorithm: 'RSA'}))))).toMatchObject({reason: 'algorithm-unsupported'})
+    expect(rejected(run(unknown, registry(binding(alice), binding(bob, {algorithm: 'RSA'}))))).toMatchObject({
+      reason: 'algorithm-unsupported',
+    })
   })
 
   it('C21: partial, key-filtered or unavailable evidence is refused with the same wire code', () => {
@@ -284,25 +349,36 @@ describe('stage 4: registry evidence and key resolution (C11-C24)', () => {
     const sameIdOtherType = registry(binding(alice, {principal: {type: 'human', id: 'urn:mwp:test:agent:alice'}}))
     expect(rejected(run(doc, sameIdOtherType))).toMatchObject({reason: 'principal-mismatch'})
     // Bob's key cannot sign as Alice even though Bob's key is valid.
-    expect(rejected(run(signed(command(), {...bob, principal: alice.principal})))).toMatchObject({reason: 'principal-mismatch'})
+    expect(rejected(run(signed(command(), {...bob, principal: alice.principal})))).toMatchObject({
+      reason: 'principal-mismatch',
+    })
   })
 
   it('C23: the key interval is half-open', () => {
-    const at = (validFrom: string, history: object[] = []) => registry(binding(alice, {validFrom, validityHistory: history}))
+    const at = (validFrom: string, history: object[] = []) =>
+      registry(binding(alice, {validFrom, validityHistory: history}))
     expect(run(doc, at('2026-07-15T00:00:00Z')).ok).toBe(true)
     expect(rejected(run(doc, at('2026-07-15T00:00:00.000000001Z')))).toMatchObject({reason: 'key-not-yet-valid'})
     const until = (t: string) => [{sequence: 1, recordedAt: '2026-07-01T00:00:00Z', validUntil: t}]
-    expect(rejected(run(doc, at('2026-07-01T00:00:00Z', until('2026-07-15T00:00:00Z'))))).toMatchObject({reason: 'key-expired'})
+    expect(rejected(run(doc, at('2026-07-01T00:00:00Z', until('2026-07-15T00:00:00Z'))))).toMatchObject({
+      reason: 'key-expired',
+    })
     expect(run(doc, at('2026-07-01T00:00:00Z', until('2026-07-15T00:00:00.0000000001Z'))).ok).toBe(true)
     const revoked = (t: string) => [{sequence: 1, recordedAt: '2026-07-01T00:00:00Z', revokedAt: t}]
-    expect(rejected(run(doc, at('2026-07-01T00:00:00Z', revoked('2026-07-15T00:00:00Z'))))).toMatchObject({reason: 'key-revoked'})
+    expect(rejected(run(doc, at('2026-07-01T00:00:00Z', revoked('2026-07-15T00:00:00Z'))))).toMatchObject({
+      reason: 'key-revoked',
+    })
   })
 
   it('C24: registry times compare as instants, not text', () => {
     // 08:00+08:00 is the same instant as the protected time 00:00Z: valid from exactly then.
     expect(run(doc, registry(binding(alice, {validFrom: '2026-07-15T08:00:00+08:00'}))).ok).toBe(true)
-    expect(rejected(run(doc, registry(binding(alice, {validFrom: '2026-07-15T08:00:01+08:00'}))))).toMatchObject({reason: 'key-not-yet-valid'})
-    expect(rejected(run(doc, registry(binding(alice, {validFrom: '2026-07-15T25:00:00Z'}))))).toMatchObject({reason: 'valid-from-invalid'})
+    expect(rejected(run(doc, registry(binding(alice, {validFrom: '2026-07-15T08:00:01+08:00'}))))).toMatchObject({
+      reason: 'key-not-yet-valid',
+    })
+    expect(rejected(run(doc, registry(binding(alice, {validFrom: '2026-07-15T25:00:00Z'}))))).toMatchObject({
+      reason: 'valid-from-invalid',
+    })
   })
 
   it('caches a validated snapshot by content hash', () => {
@@ -322,7 +398,11 @@ describe('stages 5 and 6', () => {
 
   it('A10/A11: 1e400 and unpaired surrogates fail at canonicalization with PROTOCOL_VIOLATION', () => {
     const text = JSON.stringify(signed()).replace('"text":"hello"', '"text":"hello","big":1e400')
-    expect(rejected(run(text))).toMatchObject({stage: 'canonicalization', code: 'PROTOCOL_VIOLATION', reason: 'non-finite-number'})
+    expect(rejected(run(text))).toMatchObject({
+      stage: 'canonicalization',
+      code: 'PROTOCOL_VIOLATION',
+      reason: 'non-finite-number',
+    })
     const text2 = JSON.stringify(signed()).replace('"text":"hello"', '"text":"\\ud800"')
     expect(rejected(run(text2))).toMatchObject({stage: 'canonicalization', reason: 'unpaired-surrogate'})
   })
@@ -330,7 +410,9 @@ describe('stages 5 and 6', () => {
   it('C27: changing any signed value fails the equation', () => {
     const doc = signed()
     expect(rejected(run({...doc, sessionEpoch: 2}))).toMatchObject({stage: 'signature'})
-    expect(rejected(run({...doc, correlationId: 'urn:uuid:0b5c9a4e-0000-4000-8000-000000000003'}))).toMatchObject({stage: 'signature'})
+    expect(rejected(run({...doc, correlationId: 'urn:uuid:0b5c9a4e-0000-4000-8000-000000000003'}))).toMatchObject({
+      stage: 'signature',
+    })
   })
 })
 

@@ -25,8 +25,6 @@ interface WorkerOutput {
   record: string | null
 }
 
-
-
 async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!condition()) {
@@ -68,10 +66,19 @@ describe.each(backends.filter((b) => b.enabled))('concurrent first admission acr
       }
       const dir = mkdtempSync(join(tmpdir(), 'mwp-race-'))
       try {
-        const workers = Array.from({length: PROCESSES}, (_, i) => startBarrierWorker(WORKER, url, dir, i, {MWP_WORKER_KEY: serializeKeyFile(serviceKey), MWP_WORKER_FIELDS: JSON.stringify(fields)}))
+        const workers = Array.from({length: PROCESSES}, (_, i) =>
+          startBarrierWorker(WORKER, url, dir, i, {
+            MWP_WORKER_KEY: serializeKeyFile(serviceKey),
+            MWP_WORKER_FIELDS: JSON.stringify(fields),
+          }),
+        )
         let exitedEarly = false
         for (const w of workers) void w.done.then(() => (exitedEarly ||= !existsSync(join(dir, 'go'))))
-        await until(() => exitedEarly || workers.every((w) => existsSync(w.readyFile)), 45_000, 'all workers to be ready')
+        await until(
+          () => exitedEarly || workers.every((w) => existsSync(w.readyFile)),
+          45_000,
+          'all workers to be ready',
+        )
         writeFileSync(join(dir, 'go'), '') // the barrier: everyone appends now
         const runs = await Promise.all(workers.map((w) => w.done))
         for (const r of runs) expect(r.code, r.stderr).toBe(0)

@@ -11,7 +11,15 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {AcceptanceContext, Candidate} from '../../src/admission/log.js'
 import {generateSigningKey, type SigningKey} from '../../src/crypto/keyfile.js'
 import {isUppercaseUtcZ} from '../../src/json/timestamp.js'
-import {DEFAULT_FRESHNESS, StoreError, initStore, openStore, parseStoreUrl, type Store, type StoreConfig} from '../../src/store/index.js'
+import {
+  DEFAULT_FRESHNESS,
+  StoreError,
+  initStore,
+  openStore,
+  parseStoreUrl,
+  type Store,
+  type StoreConfig,
+} from '../../src/store/index.js'
 import {type Backend, storeBackends} from '../support/store-backends.js'
 import {ORG, SERVICE, serviceKey, storeConfig as config} from '../support/store-config.js'
 
@@ -29,7 +37,14 @@ interface Fields {
 
 /** A candidate record as admission prepares it: the nine fields in schema order, 2-space JSON. */
 function candidate(ctx: AcceptanceContext, over: Partial<Fields> = {}, acceptedBy = ctx.acceptedBy): Candidate {
-  const f: Fields = {organizationId: ORG, signingHash: hash(1), documentKind: 'command', keyId: KEY_ID, principal: SIGNER, ...over}
+  const f: Fields = {
+    organizationId: ORG,
+    signingHash: hash(1),
+    documentKind: 'command',
+    keyId: KEY_ID,
+    principal: SIGNER,
+    ...over,
+  }
   const record = {
     protocolVersion: '0.1',
     admissionRecordId: ctx.admissionRecordId,
@@ -167,7 +182,10 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
       expect((await storeError(openStore(url, {admissionKey: stranger}))).code).toBe('wrong-admission-key')
       const renamed = {...serviceKey, keyId: 'https://org.example/keys/renamed'}
       expect((await storeError(openStore(url, {admissionKey: renamed}))).code).toBe('wrong-admission-key')
-      const otherPrincipal = {...serviceKey, principal: {type: 'service' as const, id: 'https://org.example/services/other'}}
+      const otherPrincipal = {
+        ...serviceKey,
+        principal: {type: 'service' as const, id: 'https://org.example/services/other'},
+      }
       expect((await storeError(openStore(url, {admissionKey: otherPrincipal}))).code).toBe('wrong-admission-key')
     })
 
@@ -198,7 +216,9 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
       const {store} = await fresh()
       const a = await store.acceptanceContext()
       const b = await store.acceptanceContext()
-      expect(a.admissionRecordId).toMatch(/^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(a.admissionRecordId).toMatch(
+        /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      )
       expect(a.admissionRecordId).not.toBe(b.admissionRecordId)
       expect(isUppercaseUtcZ(a.trustedAcceptedAt)).toBe(true)
       expect(Math.abs(Date.parse(a.trustedAcceptedAt) - Date.now())).toBeLessThan(60_000)
@@ -209,7 +229,11 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
       const {store} = await fresh()
       const first = candidate(await store.acceptanceContext())
       const committed = await store.appendOrReturnExisting(first)
-      expect(committed).toEqual({status: 'committed', record: new Uint8Array(first.bytes), authenticatedService: SERVICE})
+      expect(committed).toEqual({
+        status: 'committed',
+        record: new Uint8Array(first.bytes),
+        authenticatedService: SERVICE,
+      })
 
       // The same candidate again (an unchanged retry) and a different candidate for the same key.
       const retry = await store.appendOrReturnExisting(first)
@@ -239,7 +263,11 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
         const result = await store.appendOrReturnExisting(candidate(await store.acceptanceContext(), over))
         expect(result.status, JSON.stringify(over)).toBe('conflict')
       }
-      expect(await store.lookup(ORG, hash(1))).toEqual({status: 'found', record: new Uint8Array(first.bytes), authenticatedService: SERVICE})
+      expect(await store.lookup(ORG, hash(1))).toEqual({
+        status: 'found',
+        record: new Uint8Array(first.bytes),
+        authenticatedService: SERVICE,
+      })
     })
 
     it('one admissionRecordId never identifies records under two logical keys', async () => {
@@ -263,7 +291,9 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
         const edited = Buffer.from(first.bytes).toString().replace('"command"', '"approval"')
         await raw.exec(`UPDATE admission_records SET record = ${raw.bytes(Buffer.from(edited))}`)
         expect((await store.lookup(ORG, hash(1))).status).toBe('integrity-failed')
-        expect((await store.appendOrReturnExisting(candidate(await store.acceptanceContext()))).status).toBe('integrity-failed')
+        expect((await store.appendOrReturnExisting(candidate(await store.acceptanceContext()))).status).toBe(
+          'integrity-failed',
+        )
 
         // Restore the bytes but edit a key column the signature also binds.
         await raw.exec(`UPDATE admission_records SET record = ${raw.bytes(first.bytes)}`)
@@ -288,7 +318,9 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
         await raw.close()
       }
       expect((await store.lookup(ORG, hash(1))).status).toBe('unauthenticated')
-      expect((await store.appendOrReturnExisting(candidate(await store.acceptanceContext()))).status).toBe('unauthenticated')
+      expect((await store.appendOrReturnExisting(candidate(await store.acceptanceContext()))).status).toBe(
+        'unauthenticated',
+      )
     })
 
     it('only a store opened with the admission service key may append', async () => {
@@ -301,12 +333,16 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
     it('refuses candidates it cannot vouch for: another Organization, another acceptedBy, inconsistent bytes', async () => {
       const {store} = await fresh()
       const ctx = await store.acceptanceContext()
-      expect((await store.appendOrReturnExisting(candidate(ctx, {organizationId: 'https://other.example/'}))).status).toBe('unauthenticated')
+      expect(
+        (await store.appendOrReturnExisting(candidate(ctx, {organizationId: 'https://other.example/'}))).status,
+      ).toBe('unauthenticated')
       const rogue = {type: 'service' as const, id: 'https://org.example/services/rogue'}
       expect((await store.appendOrReturnExisting(candidate(ctx, {}, rogue))).status).toBe('unauthenticated')
       const inconsistent = {...candidate(ctx), keyId: 'https://org.example/keys/alice-2'}
       expect((await store.appendOrReturnExisting(inconsistent)).status).toBe('integrity-failed')
-      expect((await store.appendOrReturnExisting({...candidate(ctx), bytes: Buffer.from('not json')})).status).toBe('integrity-failed')
+      expect((await store.appendOrReturnExisting({...candidate(ctx), bytes: Buffer.from('not json')})).status).toBe(
+        'integrity-failed',
+      )
       expect(await store.lookup(ORG, hash(1))).toEqual({status: 'authoritative-absence'})
     })
 
@@ -318,23 +354,33 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
       expect((await store.appendOrReturnExisting(c)).status).toBe('unavailable')
     })
 
-    if (backend.name === 'postgres') it('a server that stops answering gives unavailable, without throwing', async () => {
-      const url = await backend.fresh()
-      await initStore(url, config)
-      const gate = await proxy(url)
-      const store = await openStore(gate.url, {admissionKey: serviceKey})
-      open.push(store)
-      expect((await store.lookup(ORG, hash(1))).status).toBe('authoritative-absence')
-      await gate.cut()
-      expect((await store.lookup(ORG, hash(1))).status).toBe('unavailable')
-      expect((await store.appendOrReturnExisting(candidate(await store.acceptanceContext()))).status).toBe('unavailable')
-    })
+    if (backend.name === 'postgres')
+      it('a server that stops answering gives unavailable, without throwing', async () => {
+        const url = await backend.fresh()
+        await initStore(url, config)
+        const gate = await proxy(url)
+        const store = await openStore(gate.url, {admissionKey: serviceKey})
+        open.push(store)
+        expect((await store.lookup(ORG, hash(1))).status).toBe('authoritative-absence')
+        await gate.cut()
+        expect((await store.lookup(ORG, hash(1))).status).toBe('unavailable')
+        expect((await store.appendOrReturnExisting(candidate(await store.acceptanceContext()))).status).toBe(
+          'unavailable',
+        )
+      })
   })
 
   describe('audit log', () => {
     const entries = [
       {at: '2026-01-01T00:00:00.5Z', stage: 'signature', reason: 'equation-mismatch', subject: 'a.json'},
-      {at: '2026-01-01T01:00:00+01:00', stage: 'admission', reason: 'record-conflict', documentKind: 'command', signingHash: hash(1), detail: 'd'},
+      {
+        at: '2026-01-01T01:00:00+01:00',
+        stage: 'admission',
+        reason: 'record-conflict',
+        documentKind: 'command',
+        signingHash: hash(1),
+        detail: 'd',
+      },
       {at: '2026-01-01T00:00:00.25Z', stage: 'key-resolution', reason: 'unknown-key'},
       {at: '2026-01-02T00:00:00Z', stage: 'freshness', reason: 'too-old'},
     ]
@@ -351,12 +397,16 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
       expect((await store.listAudit({since: '2026-01-01T00:00:00Z'})).length).toBe(4)
       expect((await store.listAudit({since: '2026-01-01T00:00:00.5000001Z'})).map((r) => r.reason)).toEqual(['too-old'])
       expect((await store.listAudit({limit: 2})).map((r) => r.reason)).toEqual(['equation-mismatch', 'record-conflict'])
-      expect((await store.listAudit({since: '2026-01-01T00:00:00.3Z', limit: 1})).map((r) => r.reason)).toEqual(['equation-mismatch'])
+      expect((await store.listAudit({since: '2026-01-01T00:00:00.3Z', limit: 1})).map((r) => r.reason)).toEqual([
+        'equation-mismatch',
+      ])
     })
 
     it('rejects a malformed time, since or limit', async () => {
       const {store} = await fresh()
-      expect((await storeError(store.audit({at: 'yesterday', stage: 'parse', reason: 'x'}))).code).toBe('invalid-argument')
+      expect((await storeError(store.audit({at: 'yesterday', stage: 'parse', reason: 'x'}))).code).toBe(
+        'invalid-argument',
+      )
       expect((await storeError(store.listAudit({since: '2026-01-01 00:00:00Z'}))).code).toBe('invalid-argument')
       expect((await storeError(store.listAudit({limit: 0}))).code).toBe('invalid-argument')
     })
@@ -370,7 +420,11 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
     await store.close()
     const again = await openStore(url)
     open.push(again)
-    expect(await again.lookup(ORG, hash(1))).toEqual({status: 'found', record: new Uint8Array(c.bytes), authenticatedService: SERVICE})
+    expect(await again.lookup(ORG, hash(1))).toEqual({
+      status: 'found',
+      record: new Uint8Array(c.bytes),
+      authenticatedService: SERVICE,
+    })
     expect((await again.listAudit()).map((r) => r.reason)).toEqual(['record-missing'])
   })
 })

@@ -34,15 +34,17 @@ describe('SqliteGroupCommit', () => {
     const insert = db.prepare('INSERT INTO t (k, v) VALUES (?, ?)')
     const settledWith: string[][] = []
     const steps = ['a', 'b', 'c', 'd'].map((k, i) =>
-      commits.run(() => {
-        insert.run(k, i)
-        // Inside the shared transaction nothing of this batch is visible to another connection.
-        expect(committed()).toEqual([])
-        return k
-      }).then((v) => {
-        settledWith.push(committed())
-        return v
-      }),
+      commits
+        .run(() => {
+          insert.run(k, i)
+          // Inside the shared transaction nothing of this batch is visible to another connection.
+          expect(committed()).toEqual([])
+          return k
+        })
+        .then((v) => {
+          settledWith.push(committed())
+          return v
+        }),
     )
     expect(await Promise.all(steps)).toEqual(['a', 'b', 'c', 'd'])
     // Every step saw all four rows committed when it settled: one transaction, committed first.
@@ -73,7 +75,10 @@ describe('SqliteGroupCommit', () => {
     const other = new Database(db.name, {timeout: 200})
     other.exec('BEGIN IMMEDIATE') // another writer holds the lock past the busy timeout
     try {
-      const results = await Promise.allSettled([commits.run(() => insert.run('p', 1)), commits.run(() => insert.run('q', 2))])
+      const results = await Promise.allSettled([
+        commits.run(() => insert.run('p', 1)),
+        commits.run(() => insert.run('q', 2)),
+      ])
       for (const r of results) {
         expect(r.status).toBe('rejected')
         const reason = (r as PromiseRejectedResult).reason
@@ -95,84 +100,105 @@ describe('SqliteGroupCommit', () => {
 // Both adapters batch the single-Group appends of one turn (SQLite: one write transaction with a
 // savepoint per append; PostgreSQL: pg-group-commit.ts). Submitted together, the appends of one
 // batch must get exactly the outcomes they would get one after another, and nothing else.
-describe.each(storeBackends('group commit').filter((b) => b.enabled))('batched appends through the Store: $name', (backend: Backend) => {
-  let url = ''
-  let store: Store
-  beforeAll(async () => {
-    await backend.start()
-    url = await backend.fresh()
-    await initStore(url, {
-      organizationId: 'urn:mwp:dev:org:example',
-      admissionService: {principal: {type: 'service', id: 'urn:mwp:test:service:admission'}, keyId: 'urn:mwp:test:key:admission', publicKey: 'w73iuuQnfRQbF53dV3hPdbV2WqKyNVkXw5KebJ5avm8'},
-      freshness: DEFAULT_FRESHNESS,
+describe.each(storeBackends('group commit').filter((b) => b.enabled))(
+  'batched appends through the Store: $name',
+  (backend: Backend) => {
+    let url = ''
+    let store: Store
+    beforeAll(async () => {
+      await backend.start()
+      url = await backend.fresh()
+      await initStore(url, {
+        organizationId: 'urn:mwp:dev:org:example',
+        admissionService: {
+          principal: {type: 'service', id: 'urn:mwp:test:service:admission'},
+          keyId: 'urn:mwp:test:key:admission',
+          publicKey: 'w73iuuQnfRQbF53dV3hPdbV2WqKyNVkXw5KebJ5avm8',
+        },
+        freshness: DEFAULT_FRESHNESS,
+      })
+      store = await openStore(url)
+    }, 120_000)
+    afterAll(async () => {
+      await store?.close()
+      await backend.stop()
+    }, 60_000)
+
+    let ids = 0
+    const event = (sequence: number, eventId = `urn:mwp:test:event:${backend.name}-${++ids}`) => ({
+      eventId,
+      kind: 'message.posted',
+      sequence,
+      aggregateRevision: 0,
+      bytes: new TextEncoder().encode(`{"e":"${eventId}"}`),
     })
-    store = await openStore(url)
-  }, 120_000)
-  afterAll(async () => {
-    await store?.close()
-    await backend.stop()
-  }, 60_000)
+    const receipt = (
+      groupId: string,
+      first: number,
+      last: number,
+      actionId = `urn:mwp:test:action:${backend.name}-${++ids}`,
+      contentHash = `sha256:${'1'.repeat(64)}`,
+    ) => ({
+      actorId: 'urn:mwp:test:agent:writer',
+      actionId,
+      contentHash,
+      groupId,
+      firstSequence: first,
+      lastSequence: last,
+      document: `{"actionId":"${actionId}"}`,
+    })
 
-  let ids = 0
-  const event = (sequence: number, eventId = `urn:mwp:test:event:${backend.name}-${++ids}`) => ({eventId, kind: 'message.posted', sequence, aggregateRevision: 0, bytes: new TextEncoder().encode(`{"e":"${eventId}"}`)})
-  const receipt = (groupId: string, first: number, last: number, actionId = `urn:mwp:test:action:${backend.name}-${++ids}`, contentHash = `sha256:${'1'.repeat(64)}`) => ({
-    actorId: 'urn:mwp:test:agent:writer',
-    actionId,
-    contentHash,
-    groupId,
-    firstSequence: first,
-    lastSequence: last,
-    document: `{"actionId":"${actionId}"}`,
-  })
+    it('forty appends to twenty Groups in one turn: each appended once, all durable for a second connection', async () => {
+      const groups = Array.from({length: 20}, (_, i) => `urn:mwp:test:group:batch-${backend.name}-${i}`)
+      const first = await Promise.all(groups.map((g) => store.append(g, 0, [event(1)], receipt(g, 1, 1))))
+      expect(first.map((o) => o.status)).toEqual(groups.map(() => 'appended'))
+      const second = await Promise.all(groups.map((g) => store.append(g, 1, [event(2), event(3)], receipt(g, 2, 3))))
+      expect(second).toEqual(groups.map(() => ({status: 'appended', firstSequence: 2, lastSequence: 3})))
+      const raw = backend.raw(url)
+      try {
+        expect(await raw.count('group_events')).toBe(60)
+        expect(await raw.count('receipts')).toBe(40)
+      } finally {
+        await raw.close()
+      }
+      const other = await openStore(url)
+      try {
+        for (const g of groups) expect((await other.read(g, 0, 10)).events.map((e) => e.sequence)).toEqual([1, 2, 3])
+      } finally {
+        await other.close()
+      }
+    })
 
-  it('forty appends to twenty Groups in one turn: each appended once, all durable for a second connection', async () => {
-    const groups = Array.from({length: 20}, (_, i) => `urn:mwp:test:group:batch-${backend.name}-${i}`)
-    const first = await Promise.all(groups.map((g) => store.append(g, 0, [event(1)], receipt(g, 1, 1))))
-    expect(first.map((o) => o.status)).toEqual(groups.map(() => 'appended'))
-    const second = await Promise.all(groups.map((g) => store.append(g, 1, [event(2), event(3)], receipt(g, 2, 3))))
-    expect(second).toEqual(groups.map(() => ({status: 'appended', firstSequence: 2, lastSequence: 3})))
-    const raw = backend.raw(url)
-    try {
-      expect(await raw.count('group_events')).toBe(60)
-      expect(await raw.count('receipts')).toBe(40)
-    } finally {
-      await raw.close()
-    }
-    const other = await openStore(url)
-    try {
-      for (const g of groups) expect((await other.read(g, 0, 10)).events.map((e) => e.sequence)).toEqual([1, 2, 3])
-    } finally {
-      await other.close()
-    }
-  })
+    it('a closed store answers appends with unavailable (nothing written), never a throw or a hang', async () => {
+      const closing = await openStore(url)
+      await closing.close()
+      const g = `urn:mwp:test:group:closed-${backend.name}`
+      expect((await closing.append(g, 0, [event(1)], receipt(g, 1, 1))).status).toBe('unavailable')
+      expect(await store.head(g)).toBeNull()
+    })
 
-  it('a closed store answers appends with unavailable (nothing written), never a throw or a hang', async () => {
-    const closing = await openStore(url)
-    await closing.close()
-    const g = `urn:mwp:test:group:closed-${backend.name}`
-    expect((await closing.append(g, 0, [event(1)], receipt(g, 1, 1))).status).toBe('unavailable')
-    expect(await store.head(g)).toBeNull()
-  })
-
-  it('conflicts inside one batch resolve in arrival order: head-moved, duplicate, collision, duplicate-event-id', async () => {
-    const g = `urn:mwp:test:group:conflict-${backend.name}`
-    const h = `urn:mwp:test:group:conflict-other-${backend.name}`
-    const r = receipt(g, 1, 1)
-    const shared = event(1)
-    const [a, sameHead, sameReceipt, collision, takenId] = await Promise.all([
-      store.append(g, 0, [event(1)], r),
-      store.append(g, 0, [event(1)], receipt(g, 1, 1)),
-      store.append(g, 0, [event(1)], {...r}),
-      store.append(g, 0, [event(1)], {...r, contentHash: `sha256:${'2'.repeat(64)}`}),
-      store.append(h, 0, [shared], receipt(h, 1, 1)).then(async (o) => [o, await store.append(`${h}-2`, 0, [shared], receipt(`${h}-2`, 1, 1))] as const),
-    ])
-    expect(a).toEqual({status: 'appended', firstSequence: 1, lastSequence: 1})
-    expect(sameHead).toEqual({status: 'head-moved', head: 1})
-    expect(sameReceipt).toMatchObject({status: 'duplicate', receipt: {actionId: r.actionId}})
-    expect(collision).toEqual({status: 'action-id-collision'})
-    expect(takenId[0].status).toBe('appended')
-    expect(takenId[1]).toEqual({status: 'duplicate-event-id', eventId: shared.eventId})
-    expect((await store.head(g))?.sequence).toBe(1)
-    expect(await store.head(`${h}-2`)).toBeNull()
-  })
-})
+    it('conflicts inside one batch resolve in arrival order: head-moved, duplicate, collision, duplicate-event-id', async () => {
+      const g = `urn:mwp:test:group:conflict-${backend.name}`
+      const h = `urn:mwp:test:group:conflict-other-${backend.name}`
+      const r = receipt(g, 1, 1)
+      const shared = event(1)
+      const [a, sameHead, sameReceipt, collision, takenId] = await Promise.all([
+        store.append(g, 0, [event(1)], r),
+        store.append(g, 0, [event(1)], receipt(g, 1, 1)),
+        store.append(g, 0, [event(1)], {...r}),
+        store.append(g, 0, [event(1)], {...r, contentHash: `sha256:${'2'.repeat(64)}`}),
+        store
+          .append(h, 0, [shared], receipt(h, 1, 1))
+          .then(async (o) => [o, await store.append(`${h}-2`, 0, [shared], receipt(`${h}-2`, 1, 1))] as const),
+      ])
+      expect(a).toEqual({status: 'appended', firstSequence: 1, lastSequence: 1})
+      expect(sameHead).toEqual({status: 'head-moved', head: 1})
+      expect(sameReceipt).toMatchObject({status: 'duplicate', receipt: {actionId: r.actionId}})
+      expect(collision).toEqual({status: 'action-id-collision'})
+      expect(takenId[0].status).toBe('appended')
+      expect(takenId[1]).toEqual({status: 'duplicate-event-id', eventId: shared.eventId})
+      expect((await store.head(g))?.sequence).toBe(1)
+      expect(await store.head(`${h}-2`)).toBeNull()
+    })
+  },
+)

@@ -22,7 +22,11 @@ const ACTOR = 'https://org.example/people/alice'
 const newGroup = () => `urn:missionweaveprotocol:group:${randomUUID()}`
 
 /** A signed-looking Event whose bytes declare its sequence and revision. */
-function event(groupId: string, sequence: number, over: {revision?: number; eventId?: string; text?: string} = {}): StoredEvent {
+function event(
+  groupId: string,
+  sequence: number,
+  over: {revision?: number; eventId?: string; text?: string} = {},
+): StoredEvent {
   const eventId = over.eventId ?? `urn:uuid:${randomUUID()}`
   const aggregateRevision = over.revision ?? sequence
   const document = {
@@ -34,10 +38,20 @@ function event(groupId: string, sequence: number, over: {revision?: number; even
     kind: 'message.posted',
     actor: {type: 'human', id: ACTOR},
     payload: {text: over.text ?? `message ${sequence}: Résumé 東京 🚀`},
-    signature: {algorithm: 'Ed25519', keyId: 'https://org.example/keys/authority-1', value: randomBytes(64).toString('base64url')},
+    signature: {
+      algorithm: 'Ed25519',
+      keyId: 'https://org.example/keys/authority-1',
+      value: randomBytes(64).toString('base64url'),
+    },
   }
   // Two-space JSON with a CRLF tail: bytes a re-serialization would not reproduce.
-  return {eventId, kind: 'message.posted', sequence, aggregateRevision, bytes: Buffer.from(JSON.stringify(document, null, 2) + '\r\n')}
+  return {
+    eventId,
+    kind: 'message.posted',
+    sequence,
+    aggregateRevision,
+    bytes: Buffer.from(JSON.stringify(document, null, 2) + '\r\n'),
+  }
 }
 
 interface Command {
@@ -46,7 +60,12 @@ interface Command {
 }
 
 /** One Command's append: `count` events after `expectedHead`, and its receipt. */
-function command(groupId: string, expectedHead: number, count = 1, over: {actionId?: string; content?: string} = {}): Command {
+function command(
+  groupId: string,
+  expectedHead: number,
+  count = 1,
+  over: {actionId?: string; content?: string} = {},
+): Command {
   const actionId = over.actionId ?? `urn:uuid:${randomUUID()}`
   const events = Array.from({length: count}, (_, i) => event(groupId, expectedHead + 1 + i))
   const firstSequence = expectedHead + 1
@@ -54,7 +73,9 @@ function command(groupId: string, expectedHead: number, count = 1, over: {action
   const receipt: Receipt = {
     actorId: ACTOR,
     actionId,
-    contentHash: `sha256:${createHash('sha256').update(over.content ?? actionId).digest('hex')}`,
+    contentHash: `sha256:${createHash('sha256')
+      .update(over.content ?? actionId)
+      .digest('hex')}`,
     groupId,
     firstSequence,
     lastSequence,
@@ -63,7 +84,8 @@ function command(groupId: string, expectedHead: number, count = 1, over: {action
   return {events, receipt}
 }
 
-const append = (store: Store, groupId: string, expectedHead: number, c: Command) => store.append(groupId, expectedHead, c.events, c.receipt)
+const append = (store: Store, groupId: string, expectedHead: number, c: Command) =>
+  store.append(groupId, expectedHead, c.events, c.receipt)
 
 const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b))
 
@@ -86,7 +108,10 @@ async function readAll(store: Store, groupId: string, pageSize: number) {
 const backends = storeBackends('store group log')
 
 /** Runs one append per request, each in its own OS process, released together at a file barrier. */
-async function race(url: string, requests: {groupId: string; expectedHead: number; command: Command}[]): Promise<AppendOutcome[]> {
+async function race(
+  url: string,
+  requests: {groupId: string; expectedHead: number; command: Command}[],
+): Promise<AppendOutcome[]> {
   const dir = mkdtempSync(join(tmpdir(), 'mwp-group-race-'))
   try {
     const workers = requests.map((r, i) =>
@@ -127,7 +152,11 @@ describe.each(backends.filter((b) => b.enabled))('Group log: $name', (backend) =
   async function counts(url: string) {
     const raw = backend.raw(url)
     try {
-      return {events: await raw.count('group_events'), receipts: await raw.count('receipts'), groups: await raw.count('groups')}
+      return {
+        events: await raw.count('group_events'),
+        receipts: await raw.count('receipts'),
+        groups: await raw.count('groups'),
+      }
     } finally {
       await raw.close()
     }
@@ -162,7 +191,11 @@ describe.each(backends.filter((b) => b.enabled))('Group log: $name', (backend) =
     let head = 0
     for (const size of [1, 4, 2, 7, 1]) {
       const c = command(g, head, size)
-      expect(await append(store, g, head, c)).toEqual({status: 'appended', firstSequence: head + 1, lastSequence: head + size})
+      expect(await append(store, g, head, c)).toEqual({
+        status: 'appended',
+        firstSequence: head + 1,
+        lastSequence: head + size,
+      })
       head += size
     }
     const {events} = await store.read(g, 0, 100)
@@ -207,9 +240,13 @@ describe.each(backends.filter((b) => b.enabled))('Group log: $name', (backend) =
   it('action-id-collision: the same (actor, action) with other content; nothing written', async () => {
     const {url, store} = await fresh()
     const g = newGroup()
-    expect((await append(store, g, 0, command(g, 0, 1, {actionId: 'urn:uuid:a', content: 'one'}))).status).toBe('appended')
+    expect((await append(store, g, 0, command(g, 0, 1, {actionId: 'urn:uuid:a', content: 'one'}))).status).toBe(
+      'appended',
+    )
     const before = await counts(url)
-    expect(await append(store, g, 1, command(g, 1, 1, {actionId: 'urn:uuid:a', content: 'two'}))).toEqual({status: 'action-id-collision'})
+    expect(await append(store, g, 1, command(g, 1, 1, {actionId: 'urn:uuid:a', content: 'two'}))).toEqual({
+      status: 'action-id-collision',
+    })
     // Also from another Group: (actor, action) is unique across Groups.
     const other = newGroup()
     expect(await append(store, other, 0, command(other, 0, 1, {actionId: 'urn:uuid:a', content: 'three'}))).toEqual({
@@ -254,7 +291,10 @@ describe.each(backends.filter((b) => b.enabled))('Group log: $name', (backend) =
     const other = newGroup()
     const elsewhere = command(other, 0, 1)
     elsewhere.events[0] = event(other, 1, {eventId: first.events[1]!.eventId})
-    expect(await append(store, other, 0, elsewhere)).toEqual({status: 'duplicate-event-id', eventId: first.events[1]!.eventId})
+    expect(await append(store, other, 0, elsewhere)).toEqual({
+      status: 'duplicate-event-id',
+      eventId: first.events[1]!.eventId,
+    })
     const twice = command(g, 2, 2)
     twice.events[1] = event(g, 4, {eventId: twice.events[0]!.eventId})
     expect((await append(store, g, 2, twice)).status).toBe('duplicate-event-id')
@@ -319,11 +359,18 @@ describe.each(backends.filter((b) => b.enabled))('Group log: $name', (backend) =
     const g = newGroup()
     const c = command(g, 0, 2)
     // Any bytes at all: every byte value, an invalid UTF-8 sequence, a BOM.
-    const odd = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), c.events[1]!.bytes, Buffer.from(Array.from({length: 256}, (_, i) => i)), Buffer.from([0xc3])])
+    const odd = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      c.events[1]!.bytes,
+      Buffer.from(Array.from({length: 256}, (_, i) => i)),
+      Buffer.from([0xc3]),
+    ])
     c.events[1] = {...c.events[1]!, bytes: new Uint8Array(odd)}
     expect((await append(store, g, 0, c)).status).toBe('appended')
     const {events} = await store.read(g, 0, 10)
-    expect(events.map((e) => Buffer.from(e.bytes).toString('hex'))).toEqual(c.events.map((e) => Buffer.from(e.bytes).toString('hex')))
+    expect(events.map((e) => Buffer.from(e.bytes).toString('hex'))).toEqual(
+      c.events.map((e) => Buffer.from(e.bytes).toString('hex')),
+    )
     expect(events[0]!.bytes).toBeInstanceOf(Uint8Array)
   })
 
@@ -390,7 +437,11 @@ describe.each(backends.filter((b) => b.enabled))('Group log: $name', (backend) =
         await isLocked
         let aDone = false
         const aAppend = append(store, a, 1, command(a, 1)).then((o) => ((aDone = true), o))
-        expect(await append(store, b, 1, command(b, 1))).toEqual({status: 'appended', firstSequence: 2, lastSequence: 2})
+        expect(await append(store, b, 1, command(b, 1))).toEqual({
+          status: 'appended',
+          firstSequence: 2,
+          lastSequence: 2,
+        })
         await new Promise((resolve) => setTimeout(resolve, 300))
         expect(aDone).toBe(false)
         release()
@@ -437,7 +488,9 @@ describe.each(backends.filter((b) => b.enabled))('Group log: $name', (backend) =
           url,
           groups.map((g) => ({groupId: g, expectedHead, command: command(g, expectedHead, 3)})),
         )
-        expect(outcomes).toEqual(groups.map(() => ({status: 'appended', firstSequence: expectedHead + 1, lastSequence: expectedHead + 3})))
+        expect(outcomes).toEqual(
+          groups.map(() => ({status: 'appended', firstSequence: expectedHead + 1, lastSequence: expectedHead + 3})),
+        )
       }
       for (const g of groups) expect(await store.head(g)).toEqual({sequence: 6, revision: 6})
     }, 120_000)

@@ -15,12 +15,29 @@ const ACTOR = 'https://org.example/agents/coordinator'
 const newGroup = () => `urn:missionweaveprotocol:group:${randomUUID()}`
 
 function event(groupId: string, sequence: number, eventId = `urn:uuid:${randomUUID()}`): StoredEvent {
-  const doc = {eventId, groupId, sequence, aggregateRevision: sequence, kind: 'work.blocked', payload: {note: `event ${sequence} of ${groupId}`}}
-  return {eventId, kind: 'work.blocked', sequence, aggregateRevision: sequence, bytes: Buffer.from(JSON.stringify(doc, null, 1) + '\n')}
+  const doc = {
+    eventId,
+    groupId,
+    sequence,
+    aggregateRevision: sequence,
+    kind: 'work.blocked',
+    payload: {note: `event ${sequence} of ${groupId}`},
+  }
+  return {
+    eventId,
+    kind: 'work.blocked',
+    sequence,
+    aggregateRevision: sequence,
+    bytes: Buffer.from(JSON.stringify(doc, null, 1) + '\n'),
+  }
 }
 
 /** `count` Events for `groupId` after `head`. */
-const part = (groupId: string, head: number, count = 1): GroupAppend => ({groupId, expectedHead: head, events: Array.from({length: count}, (_, i) => event(groupId, head + 1 + i))})
+const part = (groupId: string, head: number, count = 1): GroupAppend => ({
+  groupId,
+  expectedHead: head,
+  events: Array.from({length: count}, (_, i) => event(groupId, head + 1 + i)),
+})
 
 function receiptFor(own: GroupAppend, actionId = `urn:uuid:${randomUUID()}`, content = actionId): Receipt {
   const firstSequence = own.expectedHead + 1
@@ -57,7 +74,11 @@ describe.each(backends.filter((b) => b.enabled))('multi-Group append: $name', (b
   async function counts() {
     const raw = backend.raw(url)
     try {
-      return {events: await raw.count('group_events'), receipts: await raw.count('receipts'), groups: await raw.count('groups')}
+      return {
+        events: await raw.count('group_events'),
+        receipts: await raw.count('receipts'),
+        groups: await raw.count('groups'),
+      }
     } finally {
       await raw.close()
     }
@@ -84,7 +105,9 @@ describe.each(backends.filter((b) => b.enabled))('multi-Group append: $name', (b
     expect(await store.head(grand)).toEqual({sequence: 6, revision: 6})
     for (const a of appends) {
       const page = await store.read(a.groupId, a.expectedHead, 10)
-      expect(page.events.map((e) => Buffer.from(e.bytes).toString())).toEqual(a.events.map((e) => Buffer.from(e.bytes).toString()))
+      expect(page.events.map((e) => Buffer.from(e.bytes).toString())).toEqual(
+        a.events.map((e) => Buffer.from(e.bytes).toString()),
+      )
     }
     expect(await store.receipt(ACTOR, receipt.actionId)).toEqual(receipt)
   })
@@ -97,7 +120,9 @@ describe.each(backends.filter((b) => b.enabled))('multi-Group append: $name', (b
     const before = await counts()
     // The retry is sequenced after the heads it saw before: the receipt answers first.
     expect(await store.appendGroups([own, part(b, 1)], receipt)).toEqual({status: 'duplicate', receipt})
-    expect(await store.appendGroups([part(a, 2), part(b, 2)], {...receiptFor(part(a, 2), receipt.actionId, 'content-2')})).toEqual({status: 'action-id-collision'})
+    expect(
+      await store.appendGroups([part(a, 2), part(b, 2)], {...receiptFor(part(a, 2), receipt.actionId, 'content-2')}),
+    ).toEqual({status: 'action-id-collision'})
     expect(await counts()).toEqual(before)
   })
 
@@ -118,13 +143,37 @@ describe.each(backends.filter((b) => b.enabled))('multi-Group append: $name', (b
   it('Policy Log rows of the Events ride in the same transaction (and not at all when refused)', async () => {
     const [a, b] = [await seeded(1), await seeded(1)]
     const grantId = `urn:uuid:${randomUUID()}`
-    const consumed = {...event(b, 2), policyRecord: {grantId, action: 'consumed' as const, record: JSON.stringify({grantId})}}
+    const consumed = {
+      ...event(b, 2),
+      policyRecord: {grantId, action: 'consumed' as const, record: JSON.stringify({grantId})},
+    }
     const own = part(a, 1)
     // Refused (a's head is 1, not 0): no Policy Log row either.
-    expect((await store.appendGroups([{...own, expectedHead: 0, events: [{...own.events[0]!, sequence: 1}]}, {groupId: b, expectedHead: 1, events: [consumed]}], {...receiptFor(own), firstSequence: 1, lastSequence: 1})).status).toBe('head-moved')
+    expect(
+      (
+        await store.appendGroups(
+          [
+            {...own, expectedHead: 0, events: [{...own.events[0]!, sequence: 1}]},
+            {groupId: b, expectedHead: 1, events: [consumed]},
+          ],
+          {...receiptFor(own), firstSequence: 1, lastSequence: 1},
+        )
+      ).status,
+    ).toBe('head-moved')
     expect(await store.policyLog(b)).toEqual([])
-    expect((await store.appendGroups([own, {groupId: b, expectedHead: 1, events: [consumed]}], receiptFor(own))).status).toBe('appended')
-    expect(await store.policyLog(b)).toEqual([{groupId: b, sequence: 2, eventId: consumed.eventId, grantId, action: 'consumed', record: JSON.stringify({grantId})}])
+    expect(
+      (await store.appendGroups([own, {groupId: b, expectedHead: 1, events: [consumed]}], receiptFor(own))).status,
+    ).toBe('appended')
+    expect(await store.policyLog(b)).toEqual([
+      {
+        groupId: b,
+        sequence: 2,
+        eventId: consumed.eventId,
+        grantId,
+        action: 'consumed',
+        record: JSON.stringify({grantId}),
+      },
+    ])
   })
 
   it('an Event ID already in the log (in any Group) refuses the whole append', async () => {
@@ -133,7 +182,10 @@ describe.each(backends.filter((b) => b.enabled))('multi-Group append: $name', (b
     const b = await seeded(1)
     const own = part(b, 1)
     const before = await counts()
-    const outcome = await store.appendGroups([own, {groupId: a, expectedHead: 1, events: [event(a, 2, taken)]}], receiptFor(own))
+    const outcome = await store.appendGroups(
+      [own, {groupId: a, expectedHead: 1, events: [event(a, 2, taken)]}],
+      receiptFor(own),
+    )
     expect(outcome).toEqual({status: 'duplicate-event-id', eventId: taken})
     expect(await counts()).toEqual(before)
   })
@@ -149,7 +201,9 @@ describe.each(backends.filter((b) => b.enabled))('multi-Group append: $name', (b
     expect((await store.appendGroups([own, skewed], receiptFor(own))).status).toBe('sequence-mismatch')
     const shared = event(b, 2)
     const dup: GroupAppend = {groupId: a, expectedHead: 1, events: [{...shared, sequence: 2}]}
-    expect((await store.appendGroups([dup, {groupId: b, expectedHead: 1, events: [shared]}], receiptFor(dup))).status).toBe('duplicate-event-id')
+    expect(
+      (await store.appendGroups([dup, {groupId: b, expectedHead: 1, events: [shared]}], receiptFor(dup))).status,
+    ).toBe('duplicate-event-id')
     expect(await counts()).toEqual(before)
   })
 
@@ -159,7 +213,10 @@ describe.each(backends.filter((b) => b.enabled))('multi-Group append: $name', (b
     const writer = async (ids: string[]) => {
       for (let attempt = 0; attempt < 50; attempt++) {
         const appends = await Promise.all(ids.map(async (g) => part(g, (await store.head(g))!.sequence)))
-        const outcome = ids.length === 1 ? await store.append(ids[0]!, appends[0]!.expectedHead, appends[0]!.events, receiptFor(appends[0]!)) : await store.appendGroups(appends, receiptFor(appends[0]!))
+        const outcome =
+          ids.length === 1
+            ? await store.append(ids[0]!, appends[0]!.expectedHead, appends[0]!.events, receiptFor(appends[0]!))
+            : await store.appendGroups(appends, receiptFor(appends[0]!))
         if (outcome.status === 'appended') return 'appended'
         if (outcome.status !== 'head-moved') return outcome.status
       }

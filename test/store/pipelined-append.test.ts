@@ -23,7 +23,13 @@ function append(groupId: string, head: number, count = 1, actionId = `urn:uuid:$
   const events = Array.from({length: count}, (_, i) => {
     const eventId = `urn:uuid:${randomUUID()}`
     const sequence = head + 1 + i
-    return {eventId, kind: 'message.posted', sequence, aggregateRevision: sequence, bytes: Buffer.from(JSON.stringify({eventId, groupId, sequence}))}
+    return {
+      eventId,
+      kind: 'message.posted',
+      sequence,
+      aggregateRevision: sequence,
+      bytes: Buffer.from(JSON.stringify({eventId, groupId, sequence})),
+    }
   })
   const receipt: Receipt = {
     actorId: ACTOR,
@@ -80,10 +86,17 @@ describe.each(backends.filter((b) => b.enabled))('pipelined append: $name', (bac
     const a = append(g, 0)
     expect((await store.append(g, 0, a.events, a.receipt)).status).toBe('appended')
     const wrong = append(g, 1)
-    expect(await store.append(g, 1, wrong.events, wrong.receipt, `urn:uuid:${randomUUID()}`)).toEqual({status: 'head-moved', head: 1})
+    expect(await store.append(g, 1, wrong.events, wrong.receipt, `urn:uuid:${randomUUID()}`)).toEqual({
+      status: 'head-moved',
+      head: 1,
+    })
     expect(await store.receipt(ACTOR, wrong.receipt.actionId)).toBeNull()
     const right = append(g, 1)
-    expect(await store.append(g, 1, right.events, right.receipt, lastId(a))).toEqual({status: 'appended', firstSequence: 2, lastSequence: 2})
+    expect(await store.append(g, 1, right.events, right.receipt, lastId(a))).toEqual({
+      status: 'appended',
+      firstSequence: 2,
+      lastSequence: 2,
+    })
     expect(await ids(g)).toEqual([lastId(a), lastId(right)])
   })
 
@@ -96,7 +109,10 @@ describe.each(backends.filter((b) => b.enabled))('pipelined append: $name', (bac
     // B's expected head (1) is the head, but sequence 1 is not A's Event.
     const a = append(g, 0)
     const b = append(g, 1)
-    const [ra, rb] = await Promise.all([store.append(g, 0, a.events, a.receipt), store.append(g, 1, b.events, b.receipt, lastId(a))])
+    const [ra, rb] = await Promise.all([
+      store.append(g, 0, a.events, a.receipt),
+      store.append(g, 1, b.events, b.receipt, lastId(a)),
+    ])
     expect(ra).toEqual({status: 'head-moved', head: 1})
     expect(rb).toEqual({status: 'head-moved', head: 1})
     expect(await ids(g)).toEqual([lastId(other)])
@@ -111,7 +127,10 @@ describe.each(backends.filter((b) => b.enabled))('pipelined append: $name', (bac
     // A retry decided as if new (same Action ID and content, new Events), and B decided on it.
     const retry = append(g, 1, 1, first.receipt.actionId)
     const b = append(g, 2)
-    const [rr, rb] = await Promise.all([store.append(g, 1, retry.events, retry.receipt, lastId(first)), store.append(g, 2, b.events, b.receipt, lastId(retry))])
+    const [rr, rb] = await Promise.all([
+      store.append(g, 1, retry.events, retry.receipt, lastId(first)),
+      store.append(g, 2, b.events, b.receipt, lastId(retry)),
+    ])
     expect(rr).toEqual({status: 'duplicate', receipt: first.receipt})
     expect(rb).toEqual({status: 'head-moved', head: 1})
     expect(await ids(g)).toEqual([lastId(first)])

@@ -28,7 +28,9 @@ function append(groupId: string, head: number, bytes: Uint8Array): {events: Stor
   const actionId = `urn:uuid:${randomUUID()}`
   const sequence = head + 1
   return {
-    events: [{eventId: `urn:uuid:${randomUUID()}`, kind: 'message.posted', sequence, aggregateRevision: sequence, bytes}],
+    events: [
+      {eventId: `urn:uuid:${randomUUID()}`, kind: 'message.posted', sequence, aggregateRevision: sequence, bytes},
+    ],
     receipt: {
       actorId: 'https://org.example/people/alice',
       actionId,
@@ -54,26 +56,32 @@ describe('SQLite writer thread', () => {
   })
 
   // Both writers: the writer thread, and inline writes (OpenOptions.inlineWrites, the CLI) on the caller's thread.
-  it.each([false, true])('inlineWrites %s: the same verdicts; close() answers a write issued before it; a write after close is refused as unavailable; a store opened later sees everything', async (inlineWrites) => {
-    const at = url()
-    await (await devStoreAt(at)).close()
-    const store = await openStore(at, {admissionKey, inlineWrites})
-    const g = `urn:mwp:test:group:${randomUUID()}`
-    const first = append(g, 0, Buffer.from('first'))
-    expect((await store.append(g, 0, first.events, first.receipt)).status).toBe('appended')
-    expect((await store.head(g))?.sequence).toBe(1)
-    const stale = append(g, 0, Buffer.from('stale'))
-    expect((await store.append(g, 0, stale.events, stale.receipt)).status).toBe('head-moved')
-    const second = append(g, 1, Buffer.from('second'))
-    const pending = store.append(g, 1, second.events, second.receipt) // not awaited before close
-    await store.close()
-    expect((await pending).status).toBe('appended')
-    const late = append(g, 2, Buffer.from('late'))
-    expect((await store.append(g, 2, late.events, late.receipt)).status).toBe('unavailable')
-    const reopened = await openStore(at)
-    expect((await reopened.read(g, 0, 10)).events.map((e) => Buffer.from(e.bytes).toString())).toEqual(['first', 'second'])
-    await reopened.close()
-  })
+  it.each([false, true])(
+    'inlineWrites %s: the same verdicts; close() answers a write issued before it; a write after close is refused as unavailable; a store opened later sees everything',
+    async (inlineWrites) => {
+      const at = url()
+      await (await devStoreAt(at)).close()
+      const store = await openStore(at, {admissionKey, inlineWrites})
+      const g = `urn:mwp:test:group:${randomUUID()}`
+      const first = append(g, 0, Buffer.from('first'))
+      expect((await store.append(g, 0, first.events, first.receipt)).status).toBe('appended')
+      expect((await store.head(g))?.sequence).toBe(1)
+      const stale = append(g, 0, Buffer.from('stale'))
+      expect((await store.append(g, 0, stale.events, stale.receipt)).status).toBe('head-moved')
+      const second = append(g, 1, Buffer.from('second'))
+      const pending = store.append(g, 1, second.events, second.receipt) // not awaited before close
+      await store.close()
+      expect((await pending).status).toBe('appended')
+      const late = append(g, 2, Buffer.from('late'))
+      expect((await store.append(g, 2, late.events, late.receipt)).status).toBe('unavailable')
+      const reopened = await openStore(at)
+      expect((await reopened.read(g, 0, 10)).events.map((e) => Buffer.from(e.bytes).toString())).toEqual([
+        'first',
+        'second',
+      ])
+      await reopened.close()
+    },
+  )
 
   it('a process closing its store with a write in flight ends normally, after close() returned (exit code 0, not 13)', async () => {
     const at = url()
@@ -119,7 +127,8 @@ describe('SQLite writer thread', () => {
       expect((await store.append(g, head, a.events, a.receipt)).status).toBe('appended')
     }
     const deadline = Date.now() + 40 * CHECKPOINT_EVERY_MS
-    while (statSync(path).size < before + 400_000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, CHECKPOINT_EVERY_MS / 5))
+    while (statSync(path).size < before + 400_000 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, CHECKPOINT_EVERY_MS / 5))
     expect(statSync(path).size).toBeGreaterThanOrEqual(before + 400_000)
     await store.close()
     const writerConnection = connectSqlite(path, false)

@@ -21,7 +21,8 @@ describe.each(backends.filter((b) => b.enabled))('store opened from an earlier b
     await store.close()
     const raw = backend.raw(url)
     // as a store initialized before these tables existed
-    for (const table of ['policy_log', 'org_receipts', 'org_events', 'delivery_cursors']) await raw.exec(`DROP TABLE IF EXISTS ${table}`)
+    for (const table of ['policy_log', 'org_receipts', 'org_events', 'delivery_cursors'])
+      await raw.exec(`DROP TABLE IF EXISTS ${table}`)
     await raw.close()
 
     const reopened = await openStore(url)

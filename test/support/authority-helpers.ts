@@ -25,7 +25,8 @@ export const orgService = key('service')
 export const registry = RegistryEvidence.fromBytes(readFileSync(join(PROJECT_ROOT, 'fixtures/registry.json')))
 
 let counter = 0
-export const uuid = (prefix: number) => `urn:uuid:${String(prefix).padStart(8, '0')}-0000-4000-8000-${String(++counter).padStart(12, '0')}`
+export const uuid = (prefix: number) =>
+  `urn:uuid:${String(prefix).padStart(8, '0')}-0000-4000-8000-${String(++counter).padStart(12, '0')}`
 
 /** A Coordinator's stated selection basis for one candidate (§10.3), as tests offer work by default. */
 export const candidateBasis = (extra: Record<string, unknown> = {}) => ({
@@ -48,7 +49,10 @@ function withSelectionBasis(payload: Record<string, unknown>): Record<string, un
     return rest
   }
   if (payload.selectionBasis !== undefined || !Array.isArray(payload.candidates)) return payload
-  return {...payload, selectionBasis: Object.fromEntries((payload.candidates as string[]).map((c) => [c, candidateBasis()]))}
+  return {
+    ...payload,
+    selectionBasis: Object.fromEntries((payload.candidates as string[]).map((c) => [c, candidateBasis()])),
+  }
 }
 
 /** A freshly signed Command (issuedAt now, inside the freshness window). */
@@ -72,7 +76,9 @@ export const missionPayload = (groupId: string, extra: Record<string, unknown> =
   missionId: missionIdOf(groupId),
   groupId,
   objective: 'Ship the release notes for 0.1',
-  definitionOfDone: [{criterionId: 'notes', description: 'Release notes published', evidenceRequired: ['human_review']}],
+  definitionOfDone: [
+    {criterionId: 'notes', description: 'Release notes published', evidenceRequired: ['human_review']},
+  ],
   deadline: '2027-01-31T00:00:00Z',
   budget: {currency: 'EUR', financialLimit: 100, modelTokenLimit: 1_000_000},
   approvalPolicy: {finalHumanApproval: true, highRiskExecutionApproval: true},
@@ -80,13 +86,20 @@ export const missionPayload = (groupId: string, extra: Record<string, unknown> =
   ...extra,
 })
 
-export const createCommand = (groupId: string) => command(owner, {kind: 'mission.create', groupId, payload: missionPayload(groupId)})
+export const createCommand = (groupId: string) =>
+  command(owner, {kind: 'mission.create', groupId, payload: missionPayload(groupId)})
 
 /**
  * A Group-scoped Command with the epochs its actor type needs: Agents get sessionEpoch 1, humans
  * and Agents membershipEpoch (default 1), services none. Override any field through `fields`.
  */
-export function groupCommand(signer: SigningKey, kind: string, groupId: string, payload: Record<string, unknown>, fields: Record<string, unknown> = {}): Buffer {
+export function groupCommand(
+  signer: SigningKey,
+  kind: string,
+  groupId: string,
+  payload: Record<string, unknown>,
+  fields: Record<string, unknown> = {},
+): Buffer {
   const type = signer.principal!.type
   return command(signer, {
     kind,
@@ -102,7 +115,13 @@ export const post = (signer: SigningKey, groupId: string, fields: Record<string,
   groupCommand(signer, 'message.post', groupId, {text: 'Plan: draft, review, publish.'}, fields)
 
 /** An Approval document signed by `signer` (default: the MissionOwner), as carried in mission.approve. */
-export function approval(groupId: string, missionRevision: number, artifactHashes: string[], extra: Record<string, unknown> = {}, signer: SigningKey = owner) {
+export function approval(
+  groupId: string,
+  missionRevision: number,
+  artifactHashes: string[],
+  extra: Record<string, unknown> = {},
+  signer: SigningKey = owner,
+) {
   const unsigned = {
     approvalId: uuid(5),
     kind: 'mission_final',
@@ -145,7 +164,11 @@ export const receiptOf = (r: SubmitResult) => {
 export async function devStoreAt(url: string): Promise<Store> {
   await initStore(url, {
     organizationId: 'urn:mwp:dev:org:example',
-    admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
+    admissionService: {
+      principal: admissionKey.principal!,
+      keyId: admissionKey.keyId,
+      publicKey: admissionKey.publicKeyB64,
+    },
     freshness: DEFAULT_FRESHNESS,
   })
   return openStore(url, {admissionKey})
@@ -170,7 +193,12 @@ export async function sqliteStore(): Promise<{store: Store; cleanup(): Promise<v
  * outcome's code; read `suite.store` and `suite.authority` inside tests.
  */
 export function sqliteSuite(open: (store: Store) => Authority = (store) => authorityOn(store)) {
-  const suite = {} as {store: Store; authority: Authority; run(bytes: Buffer): Promise<SubmitResult>; code(bytes: Buffer): Promise<string>}
+  const suite = {} as {
+    store: Store
+    authority: Authority
+    run(bytes: Buffer): Promise<SubmitResult>
+    code(bytes: Buffer): Promise<string>
+  }
   let cleanup: (() => Promise<void>) | undefined
   beforeAll(async () => {
     ;({store: suite.store, cleanup} = await sqliteStore())
@@ -190,8 +218,17 @@ export function authorityOn(store: Store, policy: Partial<AuthorityPolicy> = {})
 export const contract = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   contractVersion: 1,
   goal: 'Draft the release notes for 0.1',
-  requiredDeliverables: [{deliverableId: 'notes', description: 'Release notes', mediaType: 'text/markdown', schema: 'urn:mwp:dev:schema:notes'}],
-  acceptanceCriteria: [{criterionId: 'notes', description: 'Every change is listed', evidenceRequired: ['human_review']}],
+  requiredDeliverables: [
+    {
+      deliverableId: 'notes',
+      description: 'Release notes',
+      mediaType: 'text/markdown',
+      schema: 'urn:mwp:dev:schema:notes',
+    },
+  ],
+  acceptanceCriteria: [
+    {criterionId: 'notes', description: 'Every change is listed', evidenceRequired: ['human_review']},
+  ],
   inputArtifacts: [],
   dependencyWorkItemIds: [],
   allowedResources: [],
@@ -207,5 +244,11 @@ export const contract = (extra: Record<string, unknown> = {}): Record<string, un
 })
 
 /** A Coordinator command carrying the Coordinator Epoch. */
-export const coord = (kind: string, g: string, payload: Record<string, unknown>, epoch = 1, signer: SigningKey = coordinator, fields: Record<string, unknown> = {}) =>
-  groupCommand(signer, kind, g, payload, {coordinatorEpoch: epoch, ...fields})
+export const coord = (
+  kind: string,
+  g: string,
+  payload: Record<string, unknown>,
+  epoch = 1,
+  signer: SigningKey = coordinator,
+  fields: Record<string, unknown> = {},
+) => groupCommand(signer, kind, g, payload, {coordinatorEpoch: epoch, ...fields})

@@ -12,7 +12,10 @@ export interface CliResult {
 
 const BIN = join(PROJECT_ROOT, 'bin/run.js')
 
-export function mwp(args: string[], options: {input?: string | Buffer; cwd?: string; env?: NodeJS.ProcessEnv} = {}): CliResult {
+export function mwp(
+  args: string[],
+  options: {input?: string | Buffer; cwd?: string; env?: NodeJS.ProcessEnv} = {},
+): CliResult {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? PROJECT_ROOT,
     input: options.input ?? '',
@@ -25,7 +28,10 @@ export function mwp(args: string[], options: {input?: string | Buffer; cwd?: str
 
 export function mwpAsync(args: string[], options: {input?: string | Buffer; cwd?: string} = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {cwd: options.cwd ?? PROJECT_ROOT, env: {...process.env, NO_COLOR: '1'}})
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd ?? PROJECT_ROOT,
+      env: {...process.env, NO_COLOR: '1'},
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
@@ -53,6 +59,7 @@ export async function pool<T, R>(items: T[], limit: number, task: (item: T) => P
 /** Parses --json output: exactly one JSON object on stdout. */
 export function json(r: CliResult): any {
   const lines = r.stdout.trim().split('\n')
-  if (lines.length !== 1) throw new Error(`expected one JSON line on stdout, got ${lines.length}: ${r.stdout}\n${r.stderr}`)
+  if (lines.length !== 1)
+    throw new Error(`expected one JSON line on stdout, got ${lines.length}: ${r.stdout}\n${r.stderr}`)
   return JSON.parse(lines[0])
 }

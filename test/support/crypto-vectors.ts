@@ -17,7 +17,8 @@ export const hex = (s: string) => new Uint8Array(Buffer.from(s, 'hex'))
 /** The coordinator's public key, which signed the golden command. */
 export const GOLDEN_PUBLIC = '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo'
 export const coordinatorSeed = (): Uint8Array => b64(readCrypto('keys/signing-coordinator.json').seed)
-export const goldenMessage = (): Uint8Array => new Uint8Array(readFileSync(join(CRYPTO, 'vectors/canonicalization/command.signing.jcs')))
+export const goldenMessage = (): Uint8Array =>
+  new Uint8Array(readFileSync(join(CRYPTO, 'vectors/canonicalization/command.signing.jcs')))
 
 /** R = I, S = 0: verifies natively for every message under an identity key. */
 export const FORGED_SIG = hex('01' + '00'.repeat(63))
@@ -26,17 +27,32 @@ export const ORDER2_KEY = hex('ec' + 'ff'.repeat(30) + '7f')
 
 /** Bare node:crypto verify with no strict checks: what a naive implementation would do. */
 export function nodeVerify(rawKey: Uint8Array, message: Uint8Array, sig: Uint8Array): boolean {
-  const keyObject = createPublicKey({key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), rawKey]), format: 'der', type: 'spki'})
+  const keyObject = createPublicKey({
+    key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), rawKey]),
+    format: 'der',
+    type: 'spki',
+  })
   return verify(null, message, keyObject, sig)
 }
 
-const KEY_FAULTS: PublicKeyFault[] = ['identity', 'small-order', 'mixed-order', 'noncanonical', 'negative-zero', 'off-curve', 'y-equals-p', 'wrong-length']
+const KEY_FAULTS: PublicKeyFault[] = [
+  'identity',
+  'small-order',
+  'mixed-order',
+  'noncanonical',
+  'negative-zero',
+  'off-curve',
+  'y-equals-p',
+  'wrong-length',
+]
 
 /** Each keys/registry-public-key-<fault>.json: the one key that differs from registry-valid.json. */
 export function badPublicKeys(): {reason: PublicKeyFault; raw: Uint8Array}[] {
   const valid = new Set(readCrypto('keys/registry-valid.json').bindings.map((b: unknown) => JSON.stringify(b)))
   return KEY_FAULTS.map((reason) => {
-    const changed = readCrypto(`keys/registry-public-key-${reason}.json`).bindings.find((b: unknown) => !valid.has(JSON.stringify(b)))
+    const changed = readCrypto(`keys/registry-public-key-${reason}.json`).bindings.find(
+      (b: unknown) => !valid.has(JSON.stringify(b)),
+    )
     return {reason, raw: b64(changed.publicKey)}
   })
 }
@@ -54,7 +70,11 @@ const SIGNATURE_VECTORS: [string, SignatureFault][] = [
 
 /** The signature values of the upstream stage-3 vectors, each with the fault it has. */
 export function badSignatures(): {name: string; fault: SignatureFault; sig: Uint8Array}[] {
-  return SIGNATURE_VECTORS.map(([name, fault]) => ({name, fault, sig: b64(readCrypto(`vectors/signed-documents/invalid/${name}.json`).signature.value)}))
+  return SIGNATURE_VECTORS.map(([name, fault]) => ({
+    name,
+    fault,
+    sig: b64(readCrypto(`vectors/signed-documents/invalid/${name}.json`).signature.value),
+  }))
 }
 
 /** The same signature with S replaced by S + L: the classic malleation, equal modulo L. */

@@ -9,5 +9,9 @@ export async function newestEvent(store: Store, g: string) {
   const [e] = (await store.read(g, (await store.head(g))!.sequence - 1, 1)).events
   const v = verify('event', e!.bytes, registry)
   if (!v.ok) throw new Error(`stored Event ${e!.sequence} does not verify`)
-  return {kind: e!.kind, payload: v.document.payload as Record<string, unknown>, occurredAt: v.document.occurredAt as string}
+  return {
+    kind: e!.kind,
+    payload: v.document.payload as Record<string, unknown>,
+    occurredAt: v.document.occurredAt as string,
+  }
 }

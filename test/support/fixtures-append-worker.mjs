@@ -23,7 +23,11 @@ const record = {
   trustedAcceptedAt: ctx.trustedAcceptedAt,
   acceptedBy: ctx.acceptedBy,
 }
-const candidate = {...fields, admissionRecordId: ctx.admissionRecordId, bytes: Buffer.from(JSON.stringify(record, null, 2) + '\n')}
+const candidate = {
+  ...fields,
+  admissionRecordId: ctx.admissionRecordId,
+  bytes: Buffer.from(JSON.stringify(record, null, 2) + '\n'),
+}
 
 await readyThenWait(readyFile, barrierFile)
 

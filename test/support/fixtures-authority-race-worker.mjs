@@ -20,7 +20,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const key = (name) => readKeyFile(join(root, 'fixtures/keys', `${name}.key.json`))
 const registry = RegistryEvidence.fromBytes(readFileSync(request.registryPath))
 const store = await openStore(url, {admissionKey: key('admission')})
-const authority = openAuthority({store, registry, authorityKey: key('group-authority'), policy: {rootMissionOwners: [key('mission-owner').principal.id]}})
+const authority = openAuthority({
+  store,
+  registry,
+  authorityKey: key('group-authority'),
+  policy: {rootMissionOwners: [key('mission-owner').principal.id]},
+})
 await authority.current(request.groupId) // connect and fold the Group before the barrier
 
 await readyThenWait(readyFile, barrierFile)

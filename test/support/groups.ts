@@ -4,7 +4,16 @@
 import type {SubmitResult} from '../../src/authority/ingress/command.js'
 import type {MemberRole} from '../../src/authority/model/state.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
-import {command, developer, groupCommand, missionPayload, newGroup, owner, receiptOf, reviewer} from './authority-helpers.js'
+import {
+  command,
+  developer,
+  groupCommand,
+  missionPayload,
+  newGroup,
+  owner,
+  receiptOf,
+  reviewer,
+} from './authority-helpers.js'
 
 /** Submits signed Command bytes through an authority's ingress. */
 export type Run = (bytes: Buffer) => Promise<SubmitResult>
@@ -33,7 +42,9 @@ export interface GroupOptions {
 export async function missionGroup(run: Run, tag: string, options: GroupOptions = {}): Promise<string> {
   const g = newGroup(tag)
   options.touched?.push(g)
-  receiptOf(await run(command(owner, {kind: 'mission.create', groupId: g, payload: missionPayload(g, options.mission)})))
+  receiptOf(
+    await run(command(owner, {kind: 'mission.create', groupId: g, payload: missionPayload(g, options.mission)})),
+  )
   await addWorkers(run, g, options.members)
   return g
 }

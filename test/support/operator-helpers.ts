@@ -49,12 +49,17 @@ export async function operatorOrg(tag: string): Promise<OperatorOrg> {
 export const keyPath = (o: OperatorOrg, name: string) => join(o.org, 'keys', `${name}.key.json`)
 
 /** Runs `mwp ARGS --config … --store …`. */
-export const opOn = (o: OperatorOrg) => (args: string[], options: {input?: string; env?: NodeJS.ProcessEnv} = {}) => mwp([...args, ...o.local], options)
+export const opOn =
+  (o: OperatorOrg) =>
+  (args: string[], options: {input?: string; env?: NodeJS.ProcessEnv} = {}) =>
+    mwp([...args, ...o.local], options)
 
 /** Signs `kind` with the named dev key (epochs from the current state) and submits it in-process. */
 export async function given(o: OperatorOrg, signer: string, kind: string, g: string, payload: Record<string, unknown>) {
   const state = kind === 'mission.create' ? null : foldGroup(await logged(o, g))
-  const r = await o.reader.submit(buildCommand(readKeyFile(keyPath(o, signer)), {kind, groupId: g, payload, state}).bytes)
+  const r = await o.reader.submit(
+    buildCommand(readKeyFile(keyPath(o, signer)), {kind, groupId: g, payload, state}).bytes,
+  )
   if ('error' in r) throw new Error(`setup ${kind} rejected: ${r.error.code}`)
   return r.receipt
 }
@@ -84,7 +89,11 @@ export const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000)
  * The mission.create_child payload promoting WorkItem `w` of Group `g` to Group `${g}-child`, whose
  * approval policy asks for the root human's final approval (§14).
  */
-export function humanGatedChild(g: string, w: string, coordinatorAgentId: string): {cg: string; payload: Record<string, unknown>} {
+export function humanGatedChild(
+  g: string,
+  w: string,
+  coordinatorAgentId: string,
+): {cg: string; payload: Record<string, unknown>} {
   const cg = `${g}-child`
   return {
     cg,

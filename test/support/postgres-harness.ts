@@ -1,7 +1,12 @@
 // The tests' PostgreSQL (scripts/postgres-cluster.ts): a throwaway cluster with fsync off, or a
 // fresh database on MWP_TEST_POSTGRES_URL. Never depends on a system service being up.
 
-import {type PostgresInstance, postgresBinDir, postgresSupport as support, startPostgres as start} from '../../scripts/postgres-cluster.js'
+import {
+  type PostgresInstance,
+  postgresBinDir,
+  postgresSupport as support,
+  startPostgres as start,
+} from '../../scripts/postgres-cluster.js'
 
 export {type PostgresInstance, postgresBinDir}
 
@@ -21,4 +26,5 @@ export function shouldRunPostgres(suite: string): boolean {
 }
 
 /** Starts a throwaway PostgreSQL (or a fresh database on MWP_TEST_POSTGRES_URL). */
-export const startPostgres = (): Promise<PostgresInstance> => start({external: process.env.MWP_TEST_POSTGRES_URL, durable: false})
+export const startPostgres = (): Promise<PostgresInstance> =>
+  start({external: process.env.MWP_TEST_POSTGRES_URL, durable: false})

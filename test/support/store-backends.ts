@@ -92,9 +92,18 @@ export function storeBackends(suite: string): [sqlite: Backend, postgres: Backen
  * Starts one worker process that signals readiness by creating `readyFile` and then waits for
  * `dir/go`: the caller releases all workers at once. Killed after 60 s so a test never hangs.
  */
-export function startBarrierWorker(worker: string, url: string, dir: string, index: number, env: Record<string, string>) {
+export function startBarrierWorker(
+  worker: string,
+  url: string,
+  dir: string,
+  index: number,
+  env: Record<string, string>,
+) {
   const readyFile = join(dir, `ready-${index}`)
-  const child = spawn(process.execPath, [worker, url, readyFile, join(dir, 'go')], {env: {...process.env, ...env}, stdio: ['ignore', 'pipe', 'pipe']})
+  const child = spawn(process.execPath, [worker, url, readyFile, join(dir, 'go')], {
+    env: {...process.env, ...env},
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (d: Buffer) => (stdout += d))

@@ -13,9 +13,27 @@ import {uuid} from './authority-helpers.js'
 export function signedAnyway(unsigned: JsonObject, key: SigningKey, timeField: string): Buffer {
   const {signature: _previous, ...content} = unsigned
   const value = encodeBase64url(signEd25519(key.seed, canonicalBytes(content)))
-  return Buffer.from(JSON.stringify({...content, signature: {algorithm: 'Ed25519', keyId: key.keyId, createdAt: content[timeField], value}}), 'utf8')
+  return Buffer.from(
+    JSON.stringify({
+      ...content,
+      signature: {algorithm: 'Ed25519', keyId: key.keyId, createdAt: content[timeField], value},
+    }),
+    'utf8',
+  )
 }
 
 /** command() without the signer's schema check: fresh IDs, issued now, empty payload unless `fields` has one. */
 export const rawCommand = (signer: SigningKey, fields: Record<string, unknown>) =>
-  signedAnyway({protocolVersion: '0.1', actionId: uuid(1), actor: signer.principal, correlationId: uuid(2), issuedAt: new Date().toISOString(), payload: {}, ...fields} as unknown as JsonObject, signer, 'issuedAt')
+  signedAnyway(
+    {
+      protocolVersion: '0.1',
+      actionId: uuid(1),
+      actor: signer.principal,
+      correlationId: uuid(2),
+      issuedAt: new Date().toISOString(),
+      payload: {},
+      ...fields,
+    } as unknown as JsonObject,
+    signer,
+    'issuedAt',
+  )

@@ -10,6 +10,7 @@ export const UPSTREAM = process.env.MWP_UPSTREAM_PROTOCOL ?? join(PROJECT_ROOT, 
 export const HAVE_UPSTREAM = existsSync(join(UPSTREAM, 'PIN.json'))
 
 if (!HAVE_UPSTREAM) {
-  if (process.env.CI === 'true') throw new Error(`the upstream protocol bundle is missing at ${UPSTREAM}; CI requires it`)
+  if (process.env.CI === 'true')
+    throw new Error(`the upstream protocol bundle is missing at ${UPSTREAM}; CI requires it`)
   console.warn(`upstream protocol bundle not found at ${UPSTREAM}: skipping the suites that need it`)
 }

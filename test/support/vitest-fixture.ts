@@ -15,7 +15,10 @@ const VITEST = join(PROJECT_ROOT, 'node_modules', 'vitest', 'vitest.mjs')
  * A checkout root holding behavior/rows.json with `rows` and the test files `tests` (paths
  * relative to the root), configured like this project's recorded run. Returns the root.
  */
-export function fixtureProject(rows: {id: string; category: string; section: string}[], tests: Record<string, string>): string {
+export function fixtureProject(
+  rows: {id: string; category: string; section: string}[],
+  tests: Record<string, string>,
+): string {
   const dir = mkdtempSync(join(tmpdir(), 'mwp-behavior-run-'))
   mkdirSync(join(dir, 'behavior'))
   writeFileSync(join(dir, 'behavior', 'rows.json'), JSON.stringify({rows}))

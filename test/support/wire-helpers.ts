@@ -107,13 +107,41 @@ export async function rawSocket(url: string) {
 }
 
 export const frameId = () => `urn:uuid:${randomUUID()}`
-export const hello = (phase: string, members: Record<string, unknown>) => ({protocolVersion: '0.1', frameId: frameId(), frameType: 'HELLO', phase, ...members})
+export const hello = (phase: string, members: Record<string, unknown>) => ({
+  protocolVersion: '0.1',
+  frameId: frameId(),
+  frameType: 'HELLO',
+  phase,
+  ...members,
+})
 export const nonce = () => encodeBase64url(randomBytes(32))
 
 /** The client_response a correct client sends for `challenge`, signed with `seed`. */
-export function helloResponse(principalId: string, keyId: string, clientNonce: string, challenge: RawFrame, seed: Uint8Array) {
-  const sig = signEd25519(seed, transcriptBytes({principalId, keyId, clientNonce, serverNonce: challenge.serverNonce, challenge: challenge.challenge, selectedVersion: '0.1'}))
-  return hello('client_response', {agentId: principalId, keyId, clientNonce, serverNonce: challenge.serverNonce, challengeSignature: encodeBase64url(sig)})
+export function helloResponse(
+  principalId: string,
+  keyId: string,
+  clientNonce: string,
+  challenge: RawFrame,
+  seed: Uint8Array,
+) {
+  const sig = signEd25519(
+    seed,
+    transcriptBytes({
+      principalId,
+      keyId,
+      clientNonce,
+      serverNonce: challenge.serverNonce,
+      challenge: challenge.challenge,
+      selectedVersion: '0.1',
+    }),
+  )
+  return hello('client_response', {
+    agentId: principalId,
+    keyId,
+    clientNonce,
+    serverNonce: challenge.serverNonce,
+    challengeSignature: encodeBase64url(sig),
+  })
 }
 
 /** A raw socket after an honest HELLO as `key`'s principal. */

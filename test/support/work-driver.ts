@@ -10,7 +10,10 @@ import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {contract, coord, coordinator, developer, groupCommand, owner, receiptOf, uuid} from './authority-helpers.js'
 
 /** The states the driver reaches: the main path, and `blocked` off `active`. */
-export type WorkTarget = Extract<WorkState, 'open' | 'offered' | 'queued' | 'active' | 'blocked' | 'submitted' | 'verified'>
+export type WorkTarget = Extract<
+  WorkState,
+  'open' | 'offered' | 'queued' | 'active' | 'blocked' | 'submitted' | 'verified'
+>
 
 /** Who signs the steps and what they carry; a driver's defaults, overridable per WorkItem. */
 export interface WorkSteps {
@@ -42,7 +45,13 @@ export function workDriver(authority: () => Authority, defaults: Partial<WorkSte
   const item = async (g: string, w: string): Promise<WorkItemView> => (await authority().current(g))!.workItems[w]!
 
   /** Drives WorkItem `w` of `g`, now in `from`, on to `target`. */
-  async function advance(g: string, w: string, from: WorkTarget, target: WorkTarget, options: Partial<WorkSteps> = {}): Promise<void> {
+  async function advance(
+    g: string,
+    w: string,
+    from: WorkTarget,
+    target: WorkTarget,
+    options: Partial<WorkSteps> = {},
+  ): Promise<void> {
     const s = {...DEFAULTS, ...defaults, ...options}
     let at = from
     if (at === 'open' && at !== target) {
@@ -51,7 +60,9 @@ export function workDriver(authority: () => Authority, defaults: Partial<WorkSte
       at = 'offered'
     }
     if (at === 'offered' && at !== target) {
-      await run(groupCommand(s.worker, 'work.accept_offer', g, {workItemId: w, offerId: (await item(g, w)).offer!.offerId}))
+      await run(
+        groupCommand(s.worker, 'work.accept_offer', g, {workItemId: w, offerId: (await item(g, w)).offer!.offerId}),
+      )
       at = 'queued'
     }
     if (at === 'queued' && at !== target) {
@@ -65,12 +76,26 @@ export function workDriver(authority: () => Authority, defaults: Partial<WorkSte
     }
     if (at === 'active' && target === 'blocked') {
       const {ownershipEpoch, lease} = await item(g, w)
-      await run(groupCommand(s.worker, 'work.block', g, {workItemId: w, ownershipEpoch, leaseId: lease!.leaseId, requiredResolution: 'Need the changelog export.'}))
+      await run(
+        groupCommand(s.worker, 'work.block', g, {
+          workItemId: w,
+          ownershipEpoch,
+          leaseId: lease!.leaseId,
+          requiredResolution: 'Need the changelog export.',
+        }),
+      )
       return
     }
     if (at === 'active' && at !== target) {
       const {ownershipEpoch, lease} = await item(g, w)
-      await run(groupCommand(s.worker, 'work.submit', g, {workItemId: w, ownershipEpoch, leaseId: lease!.leaseId, artifactHashes: s.artifactHashes}))
+      await run(
+        groupCommand(s.worker, 'work.submit', g, {
+          workItemId: w,
+          ownershipEpoch,
+          leaseId: lease!.leaseId,
+          artifactHashes: s.artifactHashes,
+        }),
+      )
       at = 'submitted'
     }
     if (at === 'submitted' && at !== target) {
@@ -81,7 +106,11 @@ export function workDriver(authority: () => Authority, defaults: Partial<WorkSte
   }
 
   /** Authorizes WorkItem `workItemId` (default a new ID) in `g` and drives it to `target`; returns its ID. */
-  async function drive(g: string, target: WorkTarget, options: Partial<WorkSteps> & {workItemId?: string} = {}): Promise<string> {
+  async function drive(
+    g: string,
+    target: WorkTarget,
+    options: Partial<WorkSteps> & {workItemId?: string} = {},
+  ): Promise<string> {
     const {workItemId = uuid(7), ...steps} = options
     const s = {...DEFAULTS, ...defaults, ...steps}
     await run(coord('work.authorize', g, {workItemId, contract: s.contract}, 1, s.coordinator))

@@ -32,7 +32,15 @@ describe('caller input is never mutated (openAuthority, startServer)', () => {
     const policyOfAuthority = structuredClone(authority.policy)
     // No poll in this test's time: a delivery can only come from the append listeners.
     const tls = 'insecure-loopback' as const
-    const serverOptions = {authority, host: '127.0.0.1', port: 0, tls, pollMs: 600_000, sendWindow: 64, log: () => undefined}
+    const serverOptions = {
+      authority,
+      host: '127.0.0.1',
+      port: 0,
+      tls,
+      pollMs: 600_000,
+      sendWindow: 64,
+      log: () => undefined,
+    }
     const {authority: _authority, log: _log, ...serverData} = serverOptions
     const serverDataBefore = structuredClone(serverData)
     const server = await startServer(serverOptions)
@@ -77,7 +85,11 @@ describe('caller input is never mutated (openAuthority, startServer)', () => {
     }).toThrow(TypeError)
     expect(() => writable.rootMissionOwners.push('urn:mwp:test:someone-else')).toThrow(TypeError)
     const served = authority.requiringAgentSessions()
-    expect(served.policy).toEqual({rootMissionOwners: [owner.principal!.id], terminators: [], requireAgentSessions: true})
+    expect(served.policy).toEqual({
+      rootMissionOwners: [owner.principal!.id],
+      terminators: [],
+      requireAgentSessions: true,
+    })
     expect(served.requiringAgentSessions()).toBe(served)
     expect(authority.policy.requireAgentSessions).toBeUndefined()
   })

@@ -66,10 +66,26 @@ function acceptNext(): Promise<WebSocket> {
         const f = JSON.parse(d.toString())
         if (step === 0) {
           step = 1
-          ws.send(frame('HELLO', {phase: 'server_challenge', selectedVersion: '0.1', clientNonce: f.clientNonce, serverNonce: encodeBase64url(randomBytes(16)), challenge: encodeBase64url(randomBytes(16))}))
+          ws.send(
+            frame('HELLO', {
+              phase: 'server_challenge',
+              selectedVersion: '0.1',
+              clientNonce: f.clientNonce,
+              serverNonce: encodeBase64url(randomBytes(16)),
+              challenge: encodeBase64url(randomBytes(16)),
+            }),
+          )
         } else if (step === 1) {
           step = 2
-          ws.send(frame('HELLO', {phase: 'server_accept', selectedVersion: '0.1', sessionToken: encodeBase64url(randomBytes(24)), sessionEpoch: 1, expiresAt: '2030-01-01T00:00:00Z'}))
+          ws.send(
+            frame('HELLO', {
+              phase: 'server_accept',
+              selectedVersion: '0.1',
+              sessionToken: encodeBase64url(randomBytes(24)),
+              sessionEpoch: 1,
+              expiresAt: '2030-01-01T00:00:00Z',
+            }),
+          )
           resolve(ws)
         }
       })
@@ -84,7 +100,9 @@ describe('client delivery rules (§16)', () => {
     const notices: string[] = []
     const c = await connect(url, owner, {reconnect: false, cursors, onNotice: (n) => notices.push(n.code)})
     const server = await peer
-    const subscribed = next<Record<string, any>>((resolve) => server.once('message', (d) => resolve(JSON.parse(d.toString()))))
+    const subscribed = next<Record<string, any>>((resolve) =>
+      server.once('message', (d) => resolve(JSON.parse(d.toString()))),
+    )
     const got: DeliveredEvent[] = []
     await c.subscribe(GROUP, {afterSequence: 0}, (e) => void got.push(e))
     expect((await subscribed).groups).toEqual([{groupId: GROUP, afterSequence: 0}])
@@ -99,7 +117,10 @@ describe('client delivery rules (§16)', () => {
     const forged = JSON.parse(signedEvent(4)) as Record<string, unknown>
     server.send(eventFrame(JSON.stringify({...forged, payload: {n: 'changed'}})))
     await new Promise<void>((resolve) => {
-      const t = setInterval(() => got.length >= 3 && notices.includes('AUTH_INVALID_SIGNATURE') && (clearInterval(t), resolve()), 5)
+      const t = setInterval(
+        () => got.length >= 3 && notices.includes('AUTH_INVALID_SIGNATURE') && (clearInterval(t), resolve()),
+        5,
+      )
     })
     expect(got.map((e) => e.sequence)).toEqual([1, 2, 3])
     expect(c.cursor(GROUP)).toBe(3)
@@ -139,7 +160,7 @@ describe('client delivery rules (§16)', () => {
     await c.close()
   })
 
-  it('Events are routed by Group first: another Group\'s Event never reaches this subscription', async () => {
+  it("Events are routed by Group first: another Group's Event never reaches this subscription", async () => {
     peer = acceptNext()
     const c = await connect(url, owner, {reconnect: false})
     const server = await peer
@@ -157,7 +178,11 @@ describe('client delivery rules (§16)', () => {
   it('with acceptedBy configured, an Event accepted by any other principal is dropped though its signature verifies (H9)', async () => {
     peer = acceptNext()
     const notices: string[] = []
-    const c = await connect(url, owner, {reconnect: false, acceptedBy: ['urn:mwp:dev:service:some-other-authority'], onNotice: (n) => notices.push(n.code)})
+    const c = await connect(url, owner, {
+      reconnect: false,
+      acceptedBy: ['urn:mwp:dev:service:some-other-authority'],
+      onNotice: (n) => notices.push(n.code),
+    })
     const server = await peer
     const got: DeliveredEvent[] = []
     await c.subscribe(GROUP, {afterSequence: 0}, (e) => void got.push(e))
@@ -170,5 +195,4 @@ describe('client delivery rules (§16)', () => {
     expect(c.cursor(GROUP)).toBe(0)
     await c.close()
   })
-
 })

@@ -13,7 +13,18 @@ import {Rejection, verify} from '../../src/signing/verify.js'
 import {openSession} from '../../src/authority/ingress/sessions.js'
 import {DEFAULT_FRESHNESS, type Store, initStore, openStore} from '../../src/store/index.js'
 import {MemoryCursorStore, type SnapshotReference} from '../../src/wire/client.js'
-import {admissionKey, registry, codeOf, contract, coord, coordinator, developer, groupCommand, owner, post} from '../support/authority-helpers.js'
+import {
+  admissionKey,
+  registry,
+  codeOf,
+  contract,
+  coord,
+  coordinator,
+  developer,
+  groupCommand,
+  owner,
+  post,
+} from '../support/authority-helpers.js'
 import {missionGroup} from '../support/groups.js'
 import {type Running, collector, connect, frameId, next, rawSession, serve} from '../support/wire-helpers.js'
 
@@ -31,7 +42,11 @@ beforeAll(async () => {
   storeUrl = `sqlite:${join(dir, 'authority.db')}`
   await initStore(storeUrl, {
     organizationId: 'urn:mwp:dev:org:example',
-    admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
+    admissionService: {
+      principal: admissionKey.principal!,
+      keyId: admissionKey.keyId,
+      publicKey: admissionKey.publicKeyB64,
+    },
     freshness: DEFAULT_FRESHNESS,
   })
   store = await openTestStore()
@@ -125,11 +140,19 @@ describe('Reconnect and durable Cursors (§16, I1, I3, I4)', () => {
     // A durable Cursor store that lags: it keeps only what was saved before `frozen` was set.
     const durable = new MemoryCursorStore()
     let frozen = false
-    const lagging = {load: (id: string) => durable.load(id), save: (id: string, s: number) => (frozen ? undefined : durable.save(id, s))}
+    const lagging = {
+      load: (id: string) => durable.load(id),
+      save: (id: string, s: number) => (frozen ? undefined : durable.save(id, s)),
+    }
     const sessions: (number | undefined)[] = []
     // No automatic ACKs: the server's Cursor is exactly what this test ACKs. (With them, whether
     // the client's delayed ACK of h+1 reached the server before the restart was a race.)
-    const c = await connect(running.server.url, owner, {cursors: lagging, autoAck: false, reconnect: {initialDelayMs: 20, maxDelayMs: 200}, onSession: (s) => sessions.push(s.sessionEpoch)})
+    const c = await connect(running.server.url, owner, {
+      cursors: lagging,
+      autoAck: false,
+      reconnect: {initialDelayMs: 20, maxDelayMs: 200},
+      onSession: (s) => sessions.push(s.sessionEpoch),
+    })
     const got = collector()
     await c.subscribe(g, {afterSequence: 0}, got.onEvent)
     const h = await head(g)
@@ -177,7 +200,16 @@ describe('Flow control (§17.3, J6)', () => {
     const h0 = await head(flooded)
     const quietHead = await head(quiet)
     const s = await rawSession(running.server.url, owner)
-    s.send({protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: frameId(), groups: [{groupId: flooded, afterSequence: h0}, {groupId: quiet, afterSequence: 0}]})
+    s.send({
+      protocolVersion: '0.1',
+      frameId: frameId(),
+      frameType: 'SUBSCRIBE',
+      subscriptionId: frameId(),
+      groups: [
+        {groupId: flooded, afterSequence: h0},
+        {groupId: quiet, afterSequence: 0},
+      ],
+    })
     for (let i = 1; i <= quietHead; i++) expect((await s.next()).event.sequence).toBe(i)
     for (let i = 0; i < 20; i++) expect(codeOf(await submit(running.authority, post(owner, flooded)))).toBe('ok')
     // The window is 8 un-ACKed Events: exactly 8 arrive, then BACKPRESSURE for that Group.
@@ -189,7 +221,13 @@ describe('Flow control (§17.3, J6)', () => {
     expect(codeOf(await submit(running.authority, post(owner, quiet)))).toBe('ok')
     expect((await s.next()).event).toMatchObject({groupId: quiet, sequence: quietHead + 1})
     // An ACK frees the window: the next 8 come from the store, in order, then the pause again.
-    s.send({protocolVersion: '0.1', frameId: frameId(), frameType: 'ACK', acknowledgements: [{groupId: flooded, sequence: h0 + 8}], sentAt: new Date().toISOString()})
+    s.send({
+      protocolVersion: '0.1',
+      frameId: frameId(),
+      frameType: 'ACK',
+      acknowledgements: [{groupId: flooded, sequence: h0 + 8}],
+      sentAt: new Date().toISOString(),
+    })
     for (let i = 9; i <= 16; i++) expect((await s.next()).event).toMatchObject({groupId: flooded, sequence: h0 + i})
     expect((await s.next()).error).toMatchObject({code: 'BACKPRESSURE', groupId: flooded})
     s.ws.close()
@@ -199,7 +237,12 @@ describe('Flow control (§17.3, J6)', () => {
     const flooded = await group(20)
     const cursors = new MemoryCursorStore()
     const notices: string[] = []
-    const c = await connect(running.server.url, owner, {reconnect: false, autoAck: false, cursors, onNotice: (n) => notices.push(n.code)})
+    const c = await connect(running.server.url, owner, {
+      reconnect: false,
+      autoAck: false,
+      cursors,
+      onNotice: (n) => notices.push(n.code),
+    })
     const got = collector()
     await c.subscribe(flooded, {afterSequence: 0}, got.onEvent)
     const total = await head(flooded)
@@ -236,7 +279,10 @@ describe('CURSOR_TOO_OLD (§16, I5)', () => {
       // Without a snapshot handler the subscription stops with the error.
       const errors: string[] = []
       const c2 = await connect(restricted.server.url, owner, {reconnect: false})
-      const stopped = next<void>((resolve) => void c2.subscribe(g, {afterSequence: 0, onError: (e) => (errors.push(e.code), resolve())}, () => undefined))
+      const stopped = next<void>(
+        (resolve) =>
+          void c2.subscribe(g, {afterSequence: 0, onError: (e) => (errors.push(e.code), resolve())}, () => undefined),
+      )
       await stopped
       expect(errors).toEqual(['CURSOR_TOO_OLD'])
       // At the floor the online log serves the replay.
@@ -256,13 +302,34 @@ describe('Just-in-time Worker Membership on the wire (§8)', () => {
     const g = await group(2)
     const w = `urn:uuid:${randomUUID()}`
     const c = await connect(running.server.url, developer, {reconnect: false})
-    const refused = await next<Record<string, unknown>>((resolve) => void c.subscribe(g, {afterSequence: 0, onError: (e) => resolve(e)}, () => undefined))
+    const refused = await next<Record<string, unknown>>(
+      (resolve) => void c.subscribe(g, {afterSequence: 0, onError: (e) => resolve(e)}, () => undefined),
+    )
     expect(refused.code).toBe('GROUP_NOT_FOUND')
     // The Coordinator acts through its own session (the server requires Agent sessions).
     const session = {sessionEpoch: await openSession(running.authority, coordinator.principal!.id)}
-    expect(codeOf(await submit(running.authority, coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, session)))).toBe('ok')
+    expect(
+      codeOf(
+        await submit(
+          running.authority,
+          coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, session),
+        ),
+      ),
+    ).toBe('ok')
     const offerSequence = (await head(g)) + 1
-    const offer = coord('work.offer', g, {workItemId: w, candidates: [developer.principal!.id], expiresAt: new Date(Date.now() + 60_000).toISOString(), contextPackageId: 'urn:mwp:test:context-package:jit'}, 1, coordinator, session)
+    const offer = coord(
+      'work.offer',
+      g,
+      {
+        workItemId: w,
+        candidates: [developer.principal!.id],
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        contextPackageId: 'urn:mwp:test:context-package:jit',
+      },
+      1,
+      coordinator,
+      session,
+    )
     expect(codeOf(await submit(running.authority, offer))).toBe('ok')
     const got = collector()
     await c.subscribe(g, {afterSequence: 0}, got.onEvent)
@@ -277,7 +344,11 @@ describe('No existence oracle (§17.2, J4)', () => {
     const g = await group(1)
     const c = await connect(running.server.url, developer, {reconnect: false})
     const errors: Record<string, unknown>[] = []
-    const answer = (groupId: string) => next<void>((resolve) => void c.subscribe(groupId, {afterSequence: 0, onError: (e) => (errors.push(e), resolve())}, () => undefined))
+    const answer = (groupId: string) =>
+      next<void>(
+        (resolve) =>
+          void c.subscribe(groupId, {afterSequence: 0, onError: (e) => (errors.push(e), resolve())}, () => undefined),
+      )
     await answer(g)
     await answer('urn:mwp:test:group:never-created')
     const shape = (e: Record<string, unknown>) => {
@@ -305,10 +376,23 @@ describe('Framing (§17.1, J2, J5, J7)', () => {
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
     s.ws.send('{"protocolVersion":"0.1",')
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
-    s.ws.send(`{"protocolVersion":"0.1","frameId":"${frameId()}","frameType":"PING","nonce":"AAAA","nonce":"BBBB","sentAt":"2026-01-01T00:00:00Z"}`)
+    s.ws.send(
+      `{"protocolVersion":"0.1","frameId":"${frameId()}","frameType":"PING","nonce":"AAAA","nonce":"BBBB","sentAt":"2026-01-01T00:00:00Z"}`,
+    )
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
     // A client may not send EVENT frames or a second HELLO.
-    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'HELLO', phase: 'client_init', agentId: owner.principal!.id, keyId: owner.keyId, clientNonce: 'AAAA', supportedVersions: ['0.1']}))
+    s.ws.send(
+      JSON.stringify({
+        protocolVersion: '0.1',
+        frameId: frameId(),
+        frameType: 'HELLO',
+        phase: 'client_init',
+        agentId: owner.principal!.id,
+        keyId: owner.keyId,
+        clientNonce: 'AAAA',
+        supportedVersions: ['0.1'],
+      }),
+    )
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
 
     // A Command with a number outside binary64 is verified as received (never re-serialized into
@@ -323,11 +407,27 @@ describe('Framing (§17.1, J2, J5, J7)', () => {
     expect(await head(g)).toBe(before)
 
     // The same connection still works: PING is echoed, SUBSCRIBE replays.
-    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'PING', nonce: 'Q0FGRQ', sentAt: new Date().toISOString()}))
+    s.ws.send(
+      JSON.stringify({
+        protocolVersion: '0.1',
+        frameId: frameId(),
+        frameType: 'PING',
+        nonce: 'Q0FGRQ',
+        sentAt: new Date().toISOString(),
+      }),
+    )
     const echo = await s.next()
     expect(echo.frameType).toBe('PING')
     expect(echo.replyToNonce).toBe('Q0FGRQ')
-    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'SUBSCRIBE', subscriptionId: frameId(), groups: [{groupId: g, afterSequence: 0}]}))
+    s.ws.send(
+      JSON.stringify({
+        protocolVersion: '0.1',
+        frameId: frameId(),
+        frameType: 'SUBSCRIBE',
+        subscriptionId: frameId(),
+        groups: [{groupId: g, afterSequence: 0}],
+      }),
+    )
     const first = await s.next()
     expect(first.frameType).toBe('EVENT')
     expect(first.event.sequence).toBe(1)
@@ -341,8 +441,25 @@ describe('Framing (§17.1, J2, J5, J7)', () => {
 
   it('PING carries Presence for the session own Agent only; it is echoed and never disclosed elsewhere', async () => {
     const s = await rawSession(running.server.url, owner)
-    const presence = {agentId: 'urn:mwp:dev:agent:someone-else', sessionEpoch: 1, status: 'online', capacity: {maxSlots: 1, activeSlots: 0, availableSlots: 1, queuedItems: 0}, capabilityAvailability: [], lastHeartbeat: new Date().toISOString(), expiresAt: new Date(Date.now() + 60_000).toISOString()}
-    s.ws.send(JSON.stringify({protocolVersion: '0.1', frameId: frameId(), frameType: 'PING', nonce: 'UFJFUw', sentAt: new Date().toISOString(), presence}))
+    const presence = {
+      agentId: 'urn:mwp:dev:agent:someone-else',
+      sessionEpoch: 1,
+      status: 'online',
+      capacity: {maxSlots: 1, activeSlots: 0, availableSlots: 1, queuedItems: 0},
+      capabilityAvailability: [],
+      lastHeartbeat: new Date().toISOString(),
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    }
+    s.ws.send(
+      JSON.stringify({
+        protocolVersion: '0.1',
+        frameId: frameId(),
+        frameType: 'PING',
+        nonce: 'UFJFUw',
+        sentAt: new Date().toISOString(),
+        presence,
+      }),
+    )
     expect((await s.next()).error.code).toBe('PROTOCOL_VIOLATION')
     s.ws.close()
   })

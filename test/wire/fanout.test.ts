@@ -4,12 +4,21 @@
 
 import {createRequire} from 'node:module'
 import {describe, expect, it} from 'vitest'
-import {DELIVERY_FRAME_PREFIX, RECEIPT_FRAME_PREFIX, deliveryFrame, deliveryFrameId, parseFrame, receiptPosition} from '../../src/wire/frames.js'
+import {
+  DELIVERY_FRAME_PREFIX,
+  RECEIPT_FRAME_PREFIX,
+  deliveryFrame,
+  deliveryFrameId,
+  parseFrame,
+  receiptPosition,
+} from '../../src/wire/frames.js'
 import {serverTextFrame} from '../../src/wire/ws-framing.js'
 import {feedEvent} from '../../src/wire/group-feed.js'
 
 // ws's Receiver is not in its ESM entry's types; the CommonJS module exposes it.
-const {Receiver} = createRequire(import.meta.url)('ws') as {Receiver: new (o: Record<string, unknown>) => NodeJS.EventEmitter & {write(b: Buffer): void}}
+const {Receiver} = createRequire(import.meta.url)('ws') as {
+  Receiver: new (o: Record<string, unknown>) => NodeJS.EventEmitter & {write(b: Buffer): void}
+}
 
 /** The text messages a ws client reads from `bytes` (unmasked server frames). */
 function received(bytes: Buffer): Promise<{text: string; binary: boolean}[]> {
@@ -25,13 +34,17 @@ function received(bytes: Buffer): Promise<{text: string; binary: boolean}[]> {
 
 describe('serverTextFrame', () => {
   it('frames text of every length class (7-bit, 16-bit, 64-bit) exactly as a ws client decodes it', async () => {
-    const texts = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000].map((n) => 'é東🚀x'.repeat(Math.ceil(n / 4)).slice(0, n))
+    const texts = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000].map((n) =>
+      'é東🚀x'.repeat(Math.ceil(n / 4)).slice(0, n),
+    )
     for (const text of texts) {
       const payload = Buffer.from(text, 'utf8')
       expect(await received(serverTextFrame(payload))).toEqual([{text, binary: false}])
     }
     // Several frames written back to back (one corked write) are several messages, in order.
-    expect(await received(Buffer.concat(texts.slice(0, 4).map((t) => serverTextFrame(Buffer.from(t)))))).toEqual(texts.slice(0, 4).map((text) => ({text, binary: false})))
+    expect(await received(Buffer.concat(texts.slice(0, 4).map((t) => serverTextFrame(Buffer.from(t)))))).toEqual(
+      texts.slice(0, 4).map((text) => ({text, binary: false})),
+    )
   })
 
   it('a frame is never masked, fragmented or compressed: FIN + text opcode, mask bit clear', () => {
@@ -56,7 +69,11 @@ describe('deliveryFrame', () => {
     expect(frameId.startsWith(RECEIPT_FRAME_PREFIX)).toBe(false)
     expect(receiptPosition(frameId)).toBeNull()
     // The same Event gives the same bytes: built once, shared by every subscriber.
-    expect(deliveryFrame('urn:uuid:00000000-0000-4000-8000-0000000000e1', event).equals(deliveryFrame('urn:uuid:00000000-0000-4000-8000-0000000000e1', event))).toBe(true)
+    expect(
+      deliveryFrame('urn:uuid:00000000-0000-4000-8000-0000000000e1', event).equals(
+        deliveryFrame('urn:uuid:00000000-0000-4000-8000-0000000000e1', event),
+      ),
+    ).toBe(true)
   })
 
   it('an Event ID too long for a 512-character frameId is named by its SHA-256; distinct IDs stay distinct', () => {
@@ -71,12 +88,18 @@ describe('deliveryFrame', () => {
 
   it('built from the stored bytes (the feed) it is the frame of their text; the feed keeps those exact bytes as a view into the frame', async () => {
     // Non-ASCII text and an escaped character: the byte lengths differ from the string lengths.
-    const text = '{"eventId":"urn:uuid:00000000-0000-4000-8000-0000000000e2","payload":{"text":"Grüße, \\"naïve\\" ☃ 𝄞"},"sequence":12345}'
+    const text =
+      '{"eventId":"urn:uuid:00000000-0000-4000-8000-0000000000e2","payload":{"text":"Grüße, \\"naïve\\" ☃ 𝄞"},"sequence":12345}'
     const bytes = new Uint8Array(Buffer.from(text, 'utf8'))
     const frame = deliveryFrame('urn:uuid:00000000-0000-4000-8000-0000000000e2', bytes)
     expect(frame.equals(deliveryFrame('urn:uuid:00000000-0000-4000-8000-0000000000e2', text))).toBe(true)
     expect((await received(frame))[0]!.text).toContain(`"event":${text}}`)
-    const e = feedEvent({sequence: 12345, kind: 'message.posted', eventId: 'urn:uuid:00000000-0000-4000-8000-0000000000e2', bytes})
+    const e = feedEvent({
+      sequence: 12345,
+      kind: 'message.posted',
+      eventId: 'urn:uuid:00000000-0000-4000-8000-0000000000e2',
+      bytes,
+    })
     expect(e.frame.equals(frame)).toBe(true)
     expect(Buffer.compare(e.event, bytes)).toBe(0)
     expect(e.event.buffer).toBe(e.frame.buffer) // a view, not a second copy

@@ -6,7 +6,16 @@ import {afterAll, afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
 import {submit} from '../../src/authority/ingress/command.js'
 import type {Store} from '../../src/store/types.js'
 import {GroupFeed} from '../../src/wire/group-feed.js'
-import {authorityOn, createCommand, groupCommand, newGroup, owner, receiptOf, sqliteStore, storeWith} from '../support/authority-helpers.js'
+import {
+  authorityOn,
+  createCommand,
+  groupCommand,
+  newGroup,
+  owner,
+  receiptOf,
+  sqliteStore,
+  storeWith,
+} from '../support/authority-helpers.js'
 
 describe('GroupFeed.history', () => {
   let store: Store
@@ -16,7 +25,8 @@ describe('GroupFeed.history', () => {
     ;({store, cleanup} = await sqliteStore())
     const authority = authorityOn(store)
     receiptOf(await submit(authority, createCommand(g)))
-    for (let i = 0; i < 6; i++) receiptOf(await submit(authority, groupCommand(owner, 'message.post', g, {text: `post ${i}`})))
+    for (let i = 0; i < 6; i++)
+      receiptOf(await submit(authority, groupCommand(owner, 'message.post', g, {text: `post ${i}`})))
   }, 60_000)
   afterAll(async () => cleanup?.())
 
@@ -81,7 +91,8 @@ describe('GroupFeed delivery batching', () => {
     const feed = new GroupFeed(authority, g, () => wakes++, batchMs)
     authority.onAppended((state, events) => state.groupId === g && feed.appended(state, events))
     await feed.refresh()
-    const post = async (text: string) => receiptOf(await submit(authority, groupCommand(owner, 'message.post', g, {text})))
+    const post = async (text: string) =>
+      receiptOf(await submit(authority, groupCommand(owner, 'message.post', g, {text})))
     return {feed, post, wakes: () => wakes}
   }
 

@@ -14,9 +14,29 @@ describe('parseFrame', () => {
     const frames = [
       frame('PING', {nonce: 'QUJD', sentAt: '2026-07-01T00:00:00Z'}),
       frame('ACK', {acknowledgements: [{groupId: 'urn:g:1', sequence: 3}], sentAt: '2026-07-01T00:00:00Z'}),
-      frame('SUBSCRIBE', {subscriptionId: 'urn:s:1', groups: [{groupId: 'urn:g:1', afterSequence: 0, attention: {eventKinds: ['message.posted'], mentionsOnly: true}}]}),
-      frame('ERROR', {error: {code: 'BACKPRESSURE', message: 'BACKPRESSURE', retryable: true, occurredAt: '2026-07-01T00:00:00Z', groupId: 'urn:g:1', retryAfterMs: 250}}),
-      frame('HELLO', {phase: 'client_init', agentId: 'urn:a:1', keyId: 'urn:k:1', clientNonce: 'QUJD', supportedVersions: ['0.1']}),
+      frame('SUBSCRIBE', {
+        subscriptionId: 'urn:s:1',
+        groups: [
+          {groupId: 'urn:g:1', afterSequence: 0, attention: {eventKinds: ['message.posted'], mentionsOnly: true}},
+        ],
+      }),
+      frame('ERROR', {
+        error: {
+          code: 'BACKPRESSURE',
+          message: 'BACKPRESSURE',
+          retryable: true,
+          occurredAt: '2026-07-01T00:00:00Z',
+          groupId: 'urn:g:1',
+          retryAfterMs: 250,
+        },
+      }),
+      frame('HELLO', {
+        phase: 'client_init',
+        agentId: 'urn:a:1',
+        keyId: 'urn:k:1',
+        clientNonce: 'QUJD',
+        supportedVersions: ['0.1'],
+      }),
       eventFrame('{"eventId":"urn:e:1"}'),
     ]
     for (const f of frames) expect(parseFrame(f).ok).toBe(true)
@@ -32,16 +52,30 @@ describe('parseFrame', () => {
   })
 
   it('rejects unknown frame types, unknown members and partial-stream frames (SCHEMA_VALIDATION_FAILED), echoing a usable frameId', () => {
-    expect(parseFrame(JSON.stringify({...base, frameType: 'MESSAGE_CHUNK', chunk: 'x'}))).toEqual({ok: false, code: 'SCHEMA_VALIDATION_FAILED', frameId: base.frameId})
-    expect(parseFrame(JSON.stringify({...base, frameType: 'PING', nonce: 'QUJD', sentAt: '2026-07-01T00:00:00Z', extra: 1}))).toMatchObject({ok: false, code: 'SCHEMA_VALIDATION_FAILED'})
-    expect(parseFrame(JSON.stringify({...base, frameType: 'COMMAND', command: {}, extra: 1}))).toMatchObject({ok: false, code: 'SCHEMA_VALIDATION_FAILED'})
-    expect(parseFrame(JSON.stringify({...base, frameType: 'COMMAND', command: []}))).toMatchObject({ok: false, code: 'SCHEMA_VALIDATION_FAILED'})
+    expect(parseFrame(JSON.stringify({...base, frameType: 'MESSAGE_CHUNK', chunk: 'x'}))).toEqual({
+      ok: false,
+      code: 'SCHEMA_VALIDATION_FAILED',
+      frameId: base.frameId,
+    })
+    expect(
+      parseFrame(JSON.stringify({...base, frameType: 'PING', nonce: 'QUJD', sentAt: '2026-07-01T00:00:00Z', extra: 1})),
+    ).toMatchObject({ok: false, code: 'SCHEMA_VALIDATION_FAILED'})
+    expect(parseFrame(JSON.stringify({...base, frameType: 'COMMAND', command: {}, extra: 1}))).toMatchObject({
+      ok: false,
+      code: 'SCHEMA_VALIDATION_FAILED',
+    })
+    expect(parseFrame(JSON.stringify({...base, frameType: 'COMMAND', command: []}))).toMatchObject({
+      ok: false,
+      code: 'SCHEMA_VALIDATION_FAILED',
+    })
     expect(parseFrame(JSON.stringify({...base, frameType: 'COMMAND', command: {kind: 'x'}})).ok).toBe(true) // the Command itself is ingress's to verify
   })
 
   it('gives the document inside a COMMAND or EVENT frame exactly as received, not re-serialized', () => {
     const received = '{ "kind" : "message.post",  "payload":{"n":1.0} }'
-    const parsed = parseFrame(`{"protocolVersion":"0.1","frameId":"${base.frameId}","frameType":"COMMAND","command":${received}}`)
+    const parsed = parseFrame(
+      `{"protocolVersion":"0.1","frameId":"${base.frameId}","frameType":"COMMAND","command":${received}}`,
+    )
     if (!parsed.ok) throw new Error('not parsed')
     expect(parsed.source(parsed.frame.command as object)).toBe(received)
     expect(JSON.stringify(parsed.frame.command)).not.toBe(received)
@@ -59,10 +93,18 @@ describe('receipt frame IDs', () => {
 
 describe('HELLO transcript', () => {
   it('is the JCS of a domain-separated object binding both nonces, the challenge, the principal, the key and the version', () => {
-    const t = {principalId: 'urn:a:1', keyId: 'urn:k:1', clientNonce: 'Q04', serverNonce: 'U04', challenge: 'Q0g', selectedVersion: '0.1'}
+    const t = {
+      principalId: 'urn:a:1',
+      keyId: 'urn:k:1',
+      clientNonce: 'Q04',
+      serverNonce: 'U04',
+      challenge: 'Q0g',
+      selectedVersion: '0.1',
+    }
     const bytes = transcriptBytes(t).toString('utf8')
     expect(bytes).toBe(canonicalize({domain: HELLO_DOMAIN, ...t}))
     expect(JSON.parse(bytes).domain).toBe('missionweaveprotocol/0.1/hello')
-    for (const k of Object.keys(t) as (keyof typeof t)[]) expect(transcriptBytes({...t, [k]: `${t[k]}x`}).toString('utf8')).not.toBe(bytes)
+    for (const k of Object.keys(t) as (keyof typeof t)[])
+      expect(transcriptBytes({...t, [k]: `${t[k]}x`}).toString('utf8')).not.toBe(bytes)
   })
 })

@@ -5,7 +5,17 @@ import {describe, expect, it} from 'vitest'
 import {type VerifyKey, provePublicKey, signEd25519} from '../../src/crypto/ed25519.js'
 import {encodeBase64url} from '../../src/json/base64url.js'
 import {transcriptBytes, verifyHelloSignature} from '../../src/wire/hello.js'
-import {FORGED_SIG, GOLDEN_PUBLIC, ORDER2_KEY, b64, badPublicKeys, badSignatures, coordinatorSeed, malleateS, nodeVerify} from '../support/crypto-vectors.js'
+import {
+  FORGED_SIG,
+  GOLDEN_PUBLIC,
+  ORDER2_KEY,
+  b64,
+  badPublicKeys,
+  badSignatures,
+  coordinatorSeed,
+  malleateS,
+  nodeVerify,
+} from '../support/crypto-vectors.js'
 
 const transcript = (challenge = 'Y2hhbGxlbmdl') => ({
   principalId: 'urn:mwp:test:agent:coordinator',
@@ -29,19 +39,33 @@ describe('verifyHelloSignature', () => {
     const sig = encodeBase64url(honest())
     expect(verifyHelloSignature(goldenKey(), transcript(), sig)).toEqual({ok: true})
     expect(verifyHelloSignature(b64(GOLDEN_PUBLIC), transcript(), sig)).toEqual({ok: true})
-    expect(verifyHelloSignature(goldenKey(), transcript('b3RoZXI'), sig)).toEqual({ok: false, stage: 'signature', reason: 'equation-mismatch'})
+    expect(verifyHelloSignature(goldenKey(), transcript('b3RoZXI'), sig)).toEqual({
+      ok: false,
+      stage: 'signature',
+      reason: 'equation-mismatch',
+    })
   })
 
   it('refuses the R = I, S = 0 forgery under the identity and small-order keys that a bare verify accepts', () => {
     const identity = badPublicKeys().find((k) => k.reason === 'identity')!.raw
     expect(nodeVerify(identity, transcriptBytes(transcript()), FORGED_SIG)).toBe(true)
-    expect(verifyHelloSignature(identity, transcript(), encodeBase64url(FORGED_SIG))).toEqual({ok: false, stage: 'key-resolution', reason: 'identity'})
+    expect(verifyHelloSignature(identity, transcript(), encodeBase64url(FORGED_SIG))).toEqual({
+      ok: false,
+      stage: 'key-resolution',
+      reason: 'identity',
+    })
 
     // Under the order-2 key the forgery holds for the challenges whose hash is even: find some.
-    const forgeable = Array.from({length: 64}, (_, i) => transcript(`Y2hhbGxlbmdl${i}`)).filter((t) => nodeVerify(ORDER2_KEY, transcriptBytes(t), FORGED_SIG))
+    const forgeable = Array.from({length: 64}, (_, i) => transcript(`Y2hhbGxlbmdl${i}`)).filter((t) =>
+      nodeVerify(ORDER2_KEY, transcriptBytes(t), FORGED_SIG),
+    )
     expect(forgeable.length).toBeGreaterThan(0)
     for (const t of forgeable) {
-      expect(verifyHelloSignature(ORDER2_KEY, t, encodeBase64url(FORGED_SIG))).toEqual({ok: false, stage: 'key-resolution', reason: 'small-order'})
+      expect(verifyHelloSignature(ORDER2_KEY, t, encodeBase64url(FORGED_SIG))).toEqual({
+        ok: false,
+        stage: 'key-resolution',
+        reason: 'small-order',
+      })
     }
   })
 
@@ -55,9 +79,17 @@ describe('verifyHelloSignature', () => {
   it('refuses a non-canonical S (S + L) and each upstream stage-3 signature vector with its fault', () => {
     const sig = honest()
     const malleated = malleateS(sig)
-    expect(verifyHelloSignature(goldenKey(), transcript(), encodeBase64url(malleated))).toEqual({ok: false, stage: 'signature-envelope', reason: 's-out-of-range'})
+    expect(verifyHelloSignature(goldenKey(), transcript(), encodeBase64url(malleated))).toEqual({
+      ok: false,
+      stage: 'signature-envelope',
+      reason: 's-out-of-range',
+    })
     for (const {fault, sig: bad} of badSignatures()) {
-      expect(verifyHelloSignature(goldenKey(), transcript(), encodeBase64url(bad))).toEqual({ok: false, stage: 'signature-envelope', reason: fault})
+      expect(verifyHelloSignature(goldenKey(), transcript(), encodeBase64url(bad))).toEqual({
+        ok: false,
+        stage: 'signature-envelope',
+        reason: fault,
+      })
     }
   })
 
@@ -66,6 +98,10 @@ describe('verifyHelloSignature', () => {
     for (const bad of [text + '=', text.replace(/-/g, '+').replace(/_/g, '/') + '+', `${text.slice(0, -1)}!`, '']) {
       expect(verifyHelloSignature(goldenKey(), transcript(), bad).ok).toBe(false)
     }
-    expect(verifyHelloSignature(goldenKey(), transcript(), text + '=')).toEqual({ok: false, stage: 'signature-envelope', reason: 'signature-noncanonical-base64url'})
+    expect(verifyHelloSignature(goldenKey(), transcript(), text + '=')).toEqual({
+      ok: false,
+      stage: 'signature-envelope',
+      reason: 'signature-noncanonical-base64url',
+    })
   })
 })

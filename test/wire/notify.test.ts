@@ -16,7 +16,21 @@ import type {Receipt, StoredEvent} from '../../src/store/group-log.js'
 import {type Store, openStore} from '../../src/store/index.js'
 import type {GroupAppend} from '../../src/store/multi-append.js'
 import {APPENDED_CHANNEL, MAX_NOTIFY_PAYLOAD_BYTES} from '../../src/store/pg-notify.js'
-import {admissionKey, authorityOn, codeOf, command, createCommand, devStoreAt, missionPayload, newGroup, owner, post, receiptOf, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {
+  admissionKey,
+  authorityOn,
+  codeOf,
+  command,
+  createCommand,
+  devStoreAt,
+  missionPayload,
+  newGroup,
+  owner,
+  post,
+  receiptOf,
+  sqliteStore,
+  uuid,
+} from '../support/authority-helpers.js'
 import {treeSteps} from '../support/mission-tree-helpers.js'
 import {storeBackends} from '../support/store-backends.js'
 import {type Running, collector, connect, serve} from '../support/wire-helpers.js'
@@ -53,9 +67,19 @@ function notices() {
 const ACTOR = 'https://org.example/agents/coordinator'
 function event(groupId: string, sequence: number): StoredEvent {
   const eventId = `urn:uuid:${randomUUID()}`
-  return {eventId, kind: 'work.blocked', sequence, aggregateRevision: sequence, bytes: Buffer.from(JSON.stringify({eventId, groupId, sequence}) + '\n')}
+  return {
+    eventId,
+    kind: 'work.blocked',
+    sequence,
+    aggregateRevision: sequence,
+    bytes: Buffer.from(JSON.stringify({eventId, groupId, sequence}) + '\n'),
+  }
 }
-const part = (groupId: string, head: number): GroupAppend => ({groupId, expectedHead: head, events: [event(groupId, head + 1)]})
+const part = (groupId: string, head: number): GroupAppend => ({
+  groupId,
+  expectedHead: head,
+  events: [event(groupId, head + 1)],
+})
 function receiptFor(own: GroupAppend, actionId = `urn:uuid:${randomUUID()}`, content = actionId): Receipt {
   return {
     actorId: ACTOR,
@@ -108,7 +132,12 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
    * unique violation, the append's transaction rolls back and is decided again against the
    * committed receipt (other content: an Action ID collision).
    */
-  async function rolledBackByReceiptRace<T>(actorId: string, actionId: string, groupId: string, append: () => Promise<T>): Promise<T> {
+  async function rolledBackByReceiptRace<T>(
+    actorId: string,
+    actionId: string,
+    groupId: string,
+    append: () => Promise<T>,
+  ): Promise<T> {
     let pending: Promise<T> | undefined
     await raw.begin(async (tx) => {
       await tx`INSERT INTO receipts (actor_id, action_id, content_hash, group_id, first_sequence, last_sequence, document)
@@ -134,7 +163,7 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
     expect(running.logs.some((e) => e.event === 'listen-appends-failed')).toBe(false)
   })
 
-  it('[+cmd:message.post] [+evt:message.posted] a Command accepted by another authority process reaches this server\'s subscriber through NOTIFY', async () => {
+  it("[+cmd:message.post] [+evt:message.posted] a Command accepted by another authority process reaches this server's subscriber through NOTIFY", async () => {
     const g = newGroup('notify')
     expect(codeOf(await submit(authorityB, createCommand(g)))).toBe('ok')
     const client = await connect(running.server.url, owner, {reconnect: false})
@@ -169,12 +198,17 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
       await got.until(() => got.events.length === head)
 
       // Refused before the store: a second mission.create for an existing Group.
-      const again = await submit(authorityB, command(owner, {kind: 'mission.create', groupId: g, payload: missionPayload(g)}))
+      const again = await submit(
+        authorityB,
+        command(owner, {kind: 'mission.create', groupId: g, payload: missionPayload(g)}),
+      )
       expect(codeOf(again)).toBe('INVALID_STATE_TRANSITION')
       // Rolled back in the store after its head UPDATE issued the notify: another session holds
       // the receipt key; the append retries and is refused as an Action ID collision.
       const actionId = uuid(9)
-      const collided = await rolledBackByReceiptRace(owner.principal!.id, actionId, g, () => submit(authorityB, post(owner, g, {actionId})))
+      const collided = await rolledBackByReceiptRace(owner.principal!.id, actionId, g, () =>
+        submit(authorityB, post(owner, g, {actionId})),
+      )
       expect(codeOf(collided)).toBe('ACTION_ID_COLLISION')
       expect((await storeA.head(g))!.sequence).toBe(head)
 
@@ -188,7 +222,7 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
     }
   }, 30_000)
 
-  it('[+cmd:mission.create_child] [+evt:mission.child.created] a multi-Group append on another process (a child Mission) reaches the parent Group\'s subscriber', async () => {
+  it("[+cmd:mission.create_child] [+evt:mission.child.created] a multi-Group append on another process (a child Mission) reaches the parent Group's subscriber", async () => {
     const tree = treeSteps(() => ({authority: authorityB, store: storeB}))
     const g = await tree.rootGroup()
     const w = await tree.workItem(g, 'open')
@@ -241,7 +275,9 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
       const g = rawGroup()
       const pg1 = part(g, 0)
       const r1 = receiptFor(pg1)
-      const single = await rolledBackByReceiptRace(r1.actorId, r1.actionId, g, () => storeB.append(g, 0, pg1.events, r1))
+      const single = await rolledBackByReceiptRace(r1.actorId, r1.actionId, g, () =>
+        storeB.append(g, 0, pg1.events, r1),
+      )
       expect(single.status).toBe('action-id-collision')
       expect(await storeA.head(g)).toBeNull()
 
@@ -249,7 +285,9 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
       const [x, y] = [rawGroup(), rawGroup()]
       const px = part(x, 0)
       const rx = receiptFor(px)
-      const multi = await rolledBackByReceiptRace(rx.actorId, rx.actionId, x, () => storeB.appendGroups([px, part(y, 0)], rx))
+      const multi = await rolledBackByReceiptRace(rx.actorId, rx.actionId, x, () =>
+        storeB.appendGroups([px, part(y, 0)], rx),
+      )
       expect(multi.status).toBe('action-id-collision')
       expect(await storeA.head(x)).toBeNull()
       expect(await storeA.head(y)).toBeNull()
@@ -319,7 +357,7 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
     }
   }, 30_000)
 
-  it('a subscriber misses nothing while the server\'s LISTEN connection is re-established', async () => {
+  it("a subscriber misses nothing while the server's LISTEN connection is re-established", async () => {
     const g = newGroup('notify-resync')
     expect(codeOf(await submit(authorityB, createCommand(g)))).toBe('ok')
     const client = await connect(running.server.url, owner, {reconnect: false})
@@ -336,7 +374,10 @@ describe.runIf(pg.enabled)('LISTEN/NOTIFY fan-out on PostgreSQL', () => {
       expect(got.sequences()).toEqual(Array.from({length: head + 1}, (_, i) => i + 1))
       // And the server did notice the lost connection.
       await new Promise<void>((resolve) => {
-        const check = () => (running.logs.filter((e) => e.event === 'appends-resync').length > resyncsBefore ? resolve() : setTimeout(check, 20))
+        const check = () =>
+          running.logs.filter((e) => e.event === 'appends-resync').length > resyncsBefore
+            ? resolve()
+            : setTimeout(check, 20)
         check()
       })
     } finally {

@@ -26,7 +26,11 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
 
 function serve(args: string[]) {
-  const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/run.js'), 'authority', 'serve', '--config', org.config, ...args], {env: {...process.env, NO_COLOR: '1'}})
+  const child = spawn(
+    process.execPath,
+    [join(PROJECT_ROOT, 'bin/run.js'), 'authority', 'serve', '--config', org.config, ...args],
+    {env: {...process.env, NO_COLOR: '1'}},
+  )
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (d) => (stdout += d))
@@ -35,7 +39,8 @@ function serve(args: string[]) {
   const listening = new Promise<{url: string; ca?: string}>((resolve, reject) => {
     const check = () => {
       const url = /listening on (\S+)/.exec(stdout)?.[1]
-      if (url && (!args.includes('--dev-tls') || /CA file: (\S+)/.test(stdout))) resolve({url, ca: /CA file: (\S+)/.exec(stdout)?.[1]})
+      if (url && (!args.includes('--dev-tls') || /CA file: (\S+)/.test(stdout)))
+        resolve({url, ca: /CA file: (\S+)/.exec(stdout)?.[1]})
     }
     child.stdout.on('data', check)
     void exited.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)))
@@ -51,8 +56,20 @@ describe('mwp authority serve', () => {
     const owner = org.identities.find((i) => i.principal.type === 'human')!
     const coordinator = org.identities.find((i) => i.principal.type === 'agent')!
     const registry = RegistryEvidence.fromBytes(readFileSync(org.registry))
-    const human = await WireClient.connect({url, key: readKeyFile(join(org.dir, owner.keyFile)), registry, ca: readFileSync(ca!), reconnect: false})
-    const agent = await WireClient.connect({url, key: readKeyFile(join(org.dir, coordinator.keyFile)), registry, ca: readFileSync(ca!), reconnect: false})
+    const human = await WireClient.connect({
+      url,
+      key: readKeyFile(join(org.dir, owner.keyFile)),
+      registry,
+      ca: readFileSync(ca!),
+      reconnect: false,
+    })
+    const agent = await WireClient.connect({
+      url,
+      key: readKeyFile(join(org.dir, coordinator.keyFile)),
+      registry,
+      ca: readFileSync(ca!),
+      reconnect: false,
+    })
     expect(agent.sessionEpoch).toBe(1)
     await human.ping()
     await human.close()
@@ -81,16 +98,37 @@ describe('mwp authority serve', () => {
       const key = (name: string) => join(org.dir, org.identities.find((i) => i.name === name)!.keyFile)
       const g = run(['mission', 'create', '--objective', 'Ship 0.1', '--coordinator', 'coordinator']).groupId as string
       const w = 'urn:uuid:cccccccc-0000-4000-8000-000000000001'
-      run(['command', 'issue', '--kind', 'work.authorize', '--group', g, '--payload', '-', '--key', key('coordinator')], JSON.stringify({workItemId: w, contract: devContract({deadline: inDays(20)})}))
+      run(
+        ['command', 'issue', '--kind', 'work.authorize', '--group', g, '--payload', '-', '--key', key('coordinator')],
+        JSON.stringify({workItemId: w, contract: devContract({deadline: inDays(20)})}),
+      )
       const agentId = (name: string) => org.identities.find((i) => i.name === name)!.principal.id
       const {cg, payload} = humanGatedChild(g, w, agentId('worker-1'))
-      run(['command', 'issue', '--kind', 'mission.create_child', '--group', g, '--payload', '-', '--key', key('coordinator')], JSON.stringify(payload))
+      run(
+        [
+          'command',
+          'issue',
+          '--kind',
+          'mission.create_child',
+          '--group',
+          g,
+          '--payload',
+          '-',
+          '--key',
+          key('coordinator'),
+        ],
+        JSON.stringify(payload),
+      )
       // The root human (the configuration's operatorKey) reads the child Group it is not a member of.
       const tree = run(['mission', 'tree', g])
       expect(tree.children).toMatchObject([{groupId: cg, state: 'active'}])
       expect(tree.children[0].unavailable).toBeUndefined()
       const child = run(['mission', 'inspect', cg])
-      expect(child).toMatchObject({groupId: cg, missionOwner: {id: agentId('coordinator')}, approval: {kind: 'child_mission', rootHumanApproval: true}})
+      expect(child).toMatchObject({
+        groupId: cg,
+        missionOwner: {id: agentId('coordinator')},
+        approval: {kind: 'child_mission', rootHumanApproval: true},
+      })
       // A Worker outside the child's Mission tree learns nothing about it.
       const stranger = mwp(['group', 'tail', cg, '--json', '--key', key('worker-2')], {env})
       expect(stranger.status).toBe(1)
@@ -102,7 +140,17 @@ describe('mwp authority serve', () => {
   })
 
   it('--insecure-loopback refuses a non-loopback bind (usage error, nothing served)', () => {
-    const r = mwp(['authority', 'serve', '--config', org.config, '--insecure-loopback', '--host', '0.0.0.0', '--port', '0'])
+    const r = mwp([
+      'authority',
+      'serve',
+      '--config',
+      org.config,
+      '--insecure-loopback',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '0',
+    ])
     expect(r.status).toBe(2)
     expect(r.stderr).toMatch(/refuses to bind 0\.0\.0\.0/)
   })

@@ -12,7 +12,9 @@ describe('tuneHeapForServing', () => {
 
   it("keeps the operator's own setting, in either spelling", () => {
     expect(tuneHeapForServing(['--heap-growing-percent=50'])).toBe('--heap-growing-percent=50')
-    expect(tuneHeapForServing(['--heap_growing_percent=120', '--enable-source-maps'])).toBe('--heap_growing_percent=120')
+    expect(tuneHeapForServing(['--heap_growing_percent=120', '--enable-source-maps'])).toBe(
+      '--heap_growing_percent=120',
+    )
     expect(tuneHeapForServing(['--heap-growing-percent', '80'])).toBe('--heap-growing-percent')
     // Not a prefix match on other flags.
     expect(tuneHeapForServing(['--heap-growing-percentile=1'])).toBe('--heap-growing-percent=300')

@@ -11,10 +11,29 @@ import {decodeBase64url, encodeBase64url} from '../../src/json/base64url.js'
 import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
 import type {Store} from '../../src/store/index.js'
-import {CARD_REGISTER, CARD_REGISTERED, SESSION_OPEN, SESSION_OPENED, submitOrganizationCommand} from '../../src/authority/ingress/organization.js'
+import {
+  CARD_REGISTER,
+  CARD_REGISTERED,
+  SESSION_OPEN,
+  SESSION_OPENED,
+  submitOrganizationCommand,
+} from '../../src/authority/ingress/organization.js'
 import {startServer} from '../../src/wire/server.js'
 import {currentSessionEpoch} from '../../src/authority/ingress/sessions.js'
-import {codeOf, command, coordinator, developer, groupCommand, key, orgService, owner, post, registry, sqliteStore, uuid} from '../support/authority-helpers.js'
+import {
+  codeOf,
+  command,
+  coordinator,
+  developer,
+  groupCommand,
+  key,
+  orgService,
+  owner,
+  post,
+  registry,
+  sqliteStore,
+  uuid,
+} from '../support/authority-helpers.js'
 import {missionGroup} from '../support/groups.js'
 import {type Running, connect, hello, helloResponse, nonce, rawSocket, serve, tls} from '../support/wire-helpers.js'
 import {badSignatures, malleateS} from '../support/crypto-vectors.js'
@@ -64,12 +83,30 @@ describe('TLS 1.3 only (J1)', () => {
     })
     expect(refused).toMatch(/protocol version|alert/i)
     // The WebSocket client over TLS 1.2 fails the same way.
-    await expect(new Promise((resolve, reject) => new WebSocket(url, {ca: tls().ca, maxVersion: 'TLSv1.2'}).once('open', resolve).once('error', reject))).rejects.toThrow()
+    await expect(
+      new Promise((resolve, reject) =>
+        new WebSocket(url, {ca: tls().ca, maxVersion: 'TLSv1.2'}).once('open', resolve).once('error', reject),
+      ),
+    ).rejects.toThrow()
   })
 
   it('plain ws exists only as insecure-loopback, and never on a non-loopback address', async () => {
-    await expect(startServer({authority: running.authority, host: '0.0.0.0', port: 0, tls: 'insecure-loopback', log: () => undefined})).rejects.toThrow(/loopback/)
-    const plain = await startServer({authority: running.authority, host: '127.0.0.1', port: 0, tls: 'insecure-loopback', log: () => undefined})
+    await expect(
+      startServer({
+        authority: running.authority,
+        host: '0.0.0.0',
+        port: 0,
+        tls: 'insecure-loopback',
+        log: () => undefined,
+      }),
+    ).rejects.toThrow(/loopback/)
+    const plain = await startServer({
+      authority: running.authority,
+      host: '127.0.0.1',
+      port: 0,
+      tls: 'insecure-loopback',
+      log: () => undefined,
+    })
     try {
       expect(plain.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/)
       const c = await connect(plain.url, owner, {reconnect: false})
@@ -105,7 +142,13 @@ describe('HELLO handshake (§6.3, B1-B5)', () => {
 
   it('a first frame other than HELLO client_init is AUTH_REQUIRED and closes the connection', async () => {
     const r = await rawSocket(url)
-    r.send({protocolVersion: '0.1', frameId: 'urn:uuid:00000000-0000-4000-8000-000000000001', frameType: 'PING', nonce: nonce(), sentAt: new Date().toISOString()})
+    r.send({
+      protocolVersion: '0.1',
+      frameId: 'urn:uuid:00000000-0000-4000-8000-000000000001',
+      frameType: 'PING',
+      nonce: nonce(),
+      sentAt: new Date().toISOString(),
+    })
     const f = await r.next()
     expect(f.frameType).toBe('ERROR')
     expect(f.error.code).toBe('AUTH_REQUIRED')
@@ -114,7 +157,14 @@ describe('HELLO handshake (§6.3, B1-B5)', () => {
 
   it('a client offering no supported version gets UNSUPPORTED_VERSION', async () => {
     const r = await rawSocket(url)
-    r.send(hello('client_init', {agentId: coordinator.principal!.id, keyId: coordinator.keyId, clientNonce: nonce(), supportedVersions: ['0.2']}))
+    r.send(
+      hello('client_init', {
+        agentId: coordinator.principal!.id,
+        keyId: coordinator.keyId,
+        clientNonce: nonce(),
+        supportedVersions: ['0.2'],
+      }),
+    )
     expect((await r.next()).error.code).toBe('UNSUPPORTED_VERSION')
   })
 
@@ -152,12 +202,26 @@ describe('HELLO handshake (§6.3, B1-B5)', () => {
 
   it('a response signed with S + L, or carrying an upstream non-strict R, is refused (strictVerify)', async () => {
     const id = coordinator.principal!.id
-    const smallOrderR = badSignatures().find((v) => v.fault === 'r-small-order')!.sig.subarray(0, 32)
-    const tamperings: ((sig: Uint8Array) => Uint8Array)[] = [malleateS, (sig) => new Uint8Array([...smallOrderR, ...sig.subarray(32)])]
+    const smallOrderR = badSignatures()
+      .find((v) => v.fault === 'r-small-order')!
+      .sig.subarray(0, 32)
+    const tamperings: ((sig: Uint8Array) => Uint8Array)[] = [
+      malleateS,
+      (sig) => new Uint8Array([...smallOrderR, ...sig.subarray(32)]),
+    ]
     for (const tamper of tamperings) {
       const x = await challenged(coordinator.keyId, id)
-      const response: ReturnType<typeof helloResponse> & {challengeSignature?: string} = helloResponse(id, coordinator.keyId, x.clientNonce, x.challenge, coordinator.seed)
-      x.r.send({...response, challengeSignature: encodeBase64url(tamper(decodeBase64url(response.challengeSignature!)!))})
+      const response: ReturnType<typeof helloResponse> & {challengeSignature?: string} = helloResponse(
+        id,
+        coordinator.keyId,
+        x.clientNonce,
+        x.challenge,
+        coordinator.seed,
+      )
+      x.r.send({
+        ...response,
+        challengeSignature: encodeBase64url(tamper(decodeBase64url(response.challengeSignature!)!)),
+      })
       expect((await x.r.next()).error.code).toBe('AUTH_INVALID_SIGNATURE')
       expect(await x.r.closed).toBe(1008)
     }
@@ -189,12 +253,18 @@ describe('Session Epoch fencing (§6.3, B6, B7)', () => {
     const g = await group()
     const current = await currentSessionEpoch(running.authority, coordinator.principal!.id)
     expect(current).toBeGreaterThan(1) // the earlier tests opened several sessions
-    expect(codeOf(await submit(running.authority, post(coordinator, g, {sessionEpoch: current - 1})))).toBe('AUTH_STALE_SESSION')
-    expect(codeOf(await submit(running.authority, post(coordinator, g, {sessionEpoch: current + 5})))).toBe('AUTH_STALE_SESSION')
+    expect(codeOf(await submit(running.authority, post(coordinator, g, {sessionEpoch: current - 1})))).toBe(
+      'AUTH_STALE_SESSION',
+    )
+    expect(codeOf(await submit(running.authority, post(coordinator, g, {sessionEpoch: current + 5})))).toBe(
+      'AUTH_STALE_SESSION',
+    )
     expect(codeOf(await submit(running.authority, post(coordinator, g, {sessionEpoch: current})))).toBe('ok')
     // The reviewer Agent never opened a session: authentication is absent.
     const reviewerKey = key('reviewer')
-    expect(codeOf(await submit(running.authority, groupCommand(reviewerKey, 'message.post', g, {text: 'hello'})))).toBe('AUTH_REQUIRED')
+    expect(codeOf(await submit(running.authority, groupCommand(reviewerKey, 'message.post', g, {text: 'hello'})))).toBe(
+      'AUTH_REQUIRED',
+    )
   })
 
   it('a connection speaks only for its own principal', async () => {
@@ -209,14 +279,33 @@ describe('Session Epoch fencing (§6.3, B6, B7)', () => {
 
 describe('Organization-scoped Commands (§15.1, H3, H8)', () => {
   const sessionOpen = (signer = running.authority.key, agentId = developer.principal!.id) =>
-    Buffer.from(JSON.stringify(sign('command', {protocolVersion: '0.1', actionId: uuid(7), actor: signer.principal, kind: SESSION_OPEN, correlationId: uuid(8), issuedAt: new Date().toISOString(), payload: {agentId}}, signer).document))
+    Buffer.from(
+      JSON.stringify(
+        sign(
+          'command',
+          {
+            protocolVersion: '0.1',
+            actionId: uuid(7),
+            actor: signer.principal,
+            kind: SESSION_OPEN,
+            correlationId: uuid(8),
+            issuedAt: new Date().toISOString(),
+            payload: {agentId},
+          },
+          signer,
+        ).document,
+      ),
+    )
 
   it('[-cmd:ext.missionweaveprotocol.identity.session_open] [-evt:ext.missionweaveprotocol.identity.session_opened] only this authority opens sessions, only for registered Agents', async () => {
     const agent = developer.principal!.id
     const before = await currentSessionEpoch(running.authority, agent)
     const foreign = await submitOrganizationCommand(running.authority, sessionOpen(orgService))
     expect('error' in foreign && foreign.error.code).toBe('AUTH_FORBIDDEN')
-    const unknown = await submitOrganizationCommand(running.authority, sessionOpen(undefined, 'urn:mwp:dev:agent:nobody'))
+    const unknown = await submitOrganizationCommand(
+      running.authority,
+      sessionOpen(undefined, 'urn:mwp:dev:agent:nobody'),
+    )
     expect('error' in unknown && unknown.error.code).toBe('INVALID_COMMAND')
     expect(await currentSessionEpoch(running.authority, agent)).toBe(before)
     // A Group-scoped ingress never accepts an Organization-scoped kind.
@@ -252,7 +341,14 @@ describe('Organization-scoped Commands (§15.1, H3, H8)', () => {
         status: 'active',
         protocolVersions: ['0.1'],
         endpoints: [{transport: 'wss', uri: 'wss://127.0.0.1:7443'}],
-        publicKeys: [{keyId: developer.keyId, algorithm: 'Ed25519', publicKey: developer.publicKeyB64, validFrom: '2026-07-01T00:00:00Z'}],
+        publicKeys: [
+          {
+            keyId: developer.keyId,
+            algorithm: 'Ed25519',
+            publicKey: developer.publicKeyB64,
+            validFrom: '2026-07-01T00:00:00Z',
+          },
+        ],
         capabilities: [
           {
             id: 'writing.release-notes',
@@ -270,7 +366,8 @@ describe('Organization-scoped Commands (§15.1, H3, H8)', () => {
       },
       signer,
     ).document
-  const register = (agentCard: unknown, signer = orgService) => command(signer, {kind: CARD_REGISTER, payload: {agentCard}})
+  const register = (agentCard: unknown, signer = orgService) =>
+    command(signer, {kind: CARD_REGISTER, payload: {agentCard}})
 
   it('[+cmd:ext.missionweaveprotocol.registry.agent_card_register] [+evt:ext.missionweaveprotocol.registry.agent_card_registered] an Organization service registers a signed Agent Card over the wire', async () => {
     const c = await connect(url, orgService, {reconnect: false})
@@ -290,7 +387,10 @@ describe('Organization-scoped Commands (§15.1, H3, H8)', () => {
     const log = store.organizationLog()
     const before = await log.currentVersion(CARD_REGISTERED, developer.principal!.id)
     expect(before).toBeGreaterThanOrEqual(1) // registered by the test above
-    const otherSigner = await submitOrganizationCommand(running.authority, register(card(before + 1, running.authority.key)))
+    const otherSigner = await submitOrganizationCommand(
+      running.authority,
+      register(card(before + 1, running.authority.key)),
+    )
     expect('error' in otherSigner && otherSigner.error.code).toBe('AUTH_FORBIDDEN')
     const reused = await submitOrganizationCommand(running.authority, register(card(before)))
     expect('error' in reused && reused.error.code).toBe('INVALID_COMMAND')

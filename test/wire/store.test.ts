@@ -7,7 +7,15 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {initStore, openStore} from '../../src/store/index.js'
 import type {OrgEntry, OrgReceipt} from '../../src/store/org-log.js'
 import {submit} from '../../src/authority/ingress/command.js'
-import {admissionKey, codeOf, coordinator, createCommand, devStoreAt, newGroup, post} from '../support/authority-helpers.js'
+import {
+  admissionKey,
+  codeOf,
+  coordinator,
+  createCommand,
+  devStoreAt,
+  newGroup,
+  post,
+} from '../support/authority-helpers.js'
 import {storeBackends} from '../support/store-backends.js'
 import {collector, connect, serve} from '../support/wire-helpers.js'
 import {SERVICE, storeConfig as config} from '../support/store-config.js'
@@ -21,7 +29,12 @@ const entry = (subjectId: string, version: number): OrgEntry => ({
   version,
   bytes: Buffer.from(JSON.stringify({payload: {agentId: subjectId, sessionEpoch: version}}, null, 2) + '\r\n'),
 })
-const receipt = (content = 'sha256:aa', actionId = `urn:uuid:${randomUUID()}`): OrgReceipt => ({actorId: SERVICE.id, actionId, contentHash: content, document: `{"actionId":"${actionId}"}`})
+const receipt = (content = 'sha256:aa', actionId = `urn:uuid:${randomUUID()}`): OrgReceipt => ({
+  actorId: SERVICE.id,
+  actionId,
+  contentHash: content,
+  document: `{"actionId":"${actionId}"}`,
+})
 
 const backends = storeBackends('wire store tables')
 
@@ -46,7 +59,9 @@ describe.each(backends.filter((b) => b.enabled))('Organization log and Cursors: 
       // Same receipt key and content: the original receipt, nothing new.
       expect(await log.append(entry(agent, 2), 1, r1)).toEqual({status: 'duplicate', receipt: r1})
       // Same key, other content: a collision.
-      expect(await log.append(entry(agent, 2), 1, {...r1, contentHash: 'sha256:bb'})).toEqual({status: 'action-id-collision'})
+      expect(await log.append(entry(agent, 2), 1, {...r1, contentHash: 'sha256:bb'})).toEqual({
+        status: 'action-id-collision',
+      })
       // A decision made on an old version is refused (another process issued epoch 2 first).
       expect(await log.append(entry(agent, 2), 1, receipt())).toEqual({status: 'appended'})
       expect(await log.append(entry(agent, 2), 1, receipt())).toEqual({status: 'version-moved', current: 2})
@@ -65,8 +80,15 @@ describe.each(backends.filter((b) => b.enabled))('Organization log and Cursors: 
     const store = await openStore(url)
     const raw = backend.raw(url)
     try {
-      expect(await store.organizationLog().append(entry(`urn:mwp:test:agent:${randomUUID()}`, 1), 0, receipt())).toEqual({status: 'appended'})
-      for (const statement of [`UPDATE org_events SET kind = 'x'`, 'DELETE FROM org_events', `UPDATE org_receipts SET document = 'x'`, 'DELETE FROM org_receipts']) {
+      expect(
+        await store.organizationLog().append(entry(`urn:mwp:test:agent:${randomUUID()}`, 1), 0, receipt()),
+      ).toEqual({status: 'appended'})
+      for (const statement of [
+        `UPDATE org_events SET kind = 'x'`,
+        'DELETE FROM org_events',
+        `UPDATE org_receipts SET document = 'x'`,
+        'DELETE FROM org_receipts',
+      ]) {
         await expect(raw.exec(statement), statement).rejects.toThrow(/append-only/)
       }
       expect(await raw.count('org_events')).toBe(1)

@@ -10,7 +10,21 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {DEFAULT_FRESHNESS, type Store, initStore, openStore} from '../../src/store/index.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
-import {admissionKey, authorityOn, codeOf, contract, coord, coordinator, developer, groupCommand, newGroup, otherHuman, owner, receiptOf, reviewer} from '../support/authority-helpers.js'
+import {
+  admissionKey,
+  authorityOn,
+  codeOf,
+  contract,
+  coord,
+  coordinator,
+  developer,
+  groupCommand,
+  newGroup,
+  otherHuman,
+  owner,
+  receiptOf,
+  reviewer,
+} from '../support/authority-helpers.js'
 import {H1, treeSteps} from '../support/mission-tree-helpers.js'
 import {type Running, collector, connect, next, serve} from '../support/wire-helpers.js'
 
@@ -21,7 +35,15 @@ let running: Running
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mwp-wire-tree-'))
   const url = `sqlite:${join(dir, 'authority.db')}`
-  await initStore(url, {organizationId: 'urn:mwp:dev:org:example', admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64}, freshness: DEFAULT_FRESHNESS})
+  await initStore(url, {
+    organizationId: 'urn:mwp:dev:org:example',
+    admissionService: {
+      principal: admissionKey.principal!,
+      keyId: admissionKey.keyId,
+      publicKey: admissionKey.publicKeyB64,
+    },
+    freshness: DEFAULT_FRESHNESS,
+  })
   store = await openStore(url, {admissionKey})
   running = await serve(store)
 }, 60_000)
@@ -44,7 +66,18 @@ async function tree() {
   receiptOf(await t.run(t.createChild(g, w, cg)))
   const cw = await t.workItem(cg, 'open', small, reviewer)
   const grand = newGroup('inspected-grandchild')
-  receiptOf(await t.run(t.createChild(cg, cw, grand, {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'}, reviewer, developer)))
+  receiptOf(
+    await t.run(
+      t.createChild(
+        cg,
+        cw,
+        grand,
+        {budget: {currency: 'EUR', financialLimit: 1}, deadline: '2027-01-05T00:00:00Z'},
+        reviewer,
+        developer,
+      ),
+    ),
+  )
   receiptOf(await t.run(coord('mission.submit_for_approval', grand, {artifactHashes: [H1]}, 1, developer)))
   return {g, cg, grand}
 }

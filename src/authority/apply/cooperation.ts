@@ -40,7 +40,12 @@ const principal = (p: Principal): Principal => ({type: p.type, id: p.id})
 /** message.posted: index the new Message so corrections, retractions and redactions can find it. */
 export function recordMessage(next: GroupState, event: EventOf<'message.posted'>): GroupState {
   const m = event.payload.message
-  const entry: MessageIndexEntry = {author: principal(m.author), conversationId: m.conversationId, status: 'posted', redacted: false}
+  const entry: MessageIndexEntry = {
+    author: principal(m.author),
+    conversationId: m.conversationId,
+    status: 'posted',
+    redacted: false,
+  }
   return {...next, messages: withMessage(next.messages, m.messageId, entry)}
 }
 
@@ -53,13 +58,20 @@ export function messageFollowedUp(next: GroupState, event: EventIn<MessageFollow
   const entry = messageEntry(next.messages, id)
   if (entry === undefined) throw new CooperationApplyError(`${kind} for unknown Message ${id}`)
   const changed: MessageIndexEntry =
-    kind === 'message.redacted' ? {...entry, redacted: true} : {...entry, status: kind === 'message.corrected' ? 'corrected' : 'retracted'}
+    kind === 'message.redacted'
+      ? {...entry, redacted: true}
+      : {...entry, status: kind === 'message.corrected' ? 'corrected' : 'retracted'}
   return {...next, messages: withMessage(next.messages, id, changed)}
 }
 
 export function artifactPublished(next: GroupState, {payload: p}: EventOf<'artifact.published'>): GroupState {
   const a = p.artifact
-  const entry = {contentHash: a.contentHash, workItemId: a.workItemId, producerAgentId: a.producer.agentId, publishedAt: p.publishedAt}
+  const entry = {
+    contentHash: a.contentHash,
+    workItemId: a.workItemId,
+    producerAgentId: a.producer.agentId,
+    publishedAt: p.publishedAt,
+  }
   return {...next, artifacts: {...next.artifacts, [a.artifactId]: entry}}
 }
 
@@ -150,7 +162,10 @@ function trackDelegation(next: GroupState, event: KnownEvent): GroupState {
   const grant = next.delegations?.[d.grantId]
   if (grant === undefined) throw new CooperationApplyError(`${event.kind} under unknown Delegation Grant ${d.grantId}`)
   const workItemId = event.kind === 'work.authorized' ? event.payload.workItem.workItemId : event.payload.workItemId
-  const subtree = d.parentWorkItemId !== undefined ? {...grant.subtree, [workItemId]: (grant.subtree[d.parentWorkItemId] ?? 0) + 1} : grant.subtree
+  const subtree =
+    d.parentWorkItemId !== undefined
+      ? {...grant.subtree, [workItemId]: (grant.subtree[d.parentWorkItemId] ?? 0) + 1}
+      : grant.subtree
   const charged = grant.charged.includes(workItemId) ? grant.charged : [...grant.charged, workItemId]
   return {...next, delegations: {...next.delegations, [d.grantId]: {...grant, subtree, charged}}}
 }

@@ -49,7 +49,11 @@ export class ApplyError extends MwpError<'event-unfoldable'> {
  * take a sequence but leave the aggregate revision alone, so chatter never makes a structured
  * Command's `expectedRevision` stale.
  */
-const REVISION_NEUTRAL: ReadonlySet<string> = new Set(['message.posted', ...COOPERATION_REVISION_NEUTRAL, LATE_RESULT_RECORDED])
+const REVISION_NEUTRAL: ReadonlySet<string> = new Set([
+  'message.posted',
+  ...COOPERATION_REVISION_NEUTRAL,
+  LATE_RESULT_RECORDED,
+])
 
 /** The aggregate revision a `kind` Event carries when appended to a Group at `revision`. */
 export function revisionAfter(kind: string, revision: number): number {
@@ -102,10 +106,14 @@ const provisionalMember = (m: ProvisionalMembershipDocument, workItemId: string)
 const withMember = (members: Record<string, MemberState>, m: MemberState) => ({...members, [m.principal.id]: m})
 
 /** §8 just-in-time Worker Membership: an offer grants provisional Memberships, acceptance activates one. */
-function jitMembers(members: Record<string, MemberState>, event: EventIn<WorkTransitionKind>): Record<string, MemberState> {
+function jitMembers(
+  members: Record<string, MemberState>,
+  event: EventIn<WorkTransitionKind>,
+): Record<string, MemberState> {
   if (event.kind === 'work.offer.created') {
     let out = members
-    for (const m of event.payload.provisionalMemberships ?? []) out = withMember(out, provisionalMember(m, event.payload.workItemId))
+    for (const m of event.payload.provisionalMemberships ?? [])
+      out = withMember(out, provisionalMember(m, event.payload.workItemId))
     return out
   }
   const activated = event.kind === 'work.offer.accepted' ? event.payload.activatedMembership : undefined
@@ -114,10 +122,13 @@ function jitMembers(members: Record<string, MemberState>, event: EventIn<WorkTra
 
 export function apply(state: GroupState | null, event: AppliedEvent): GroupState {
   const sequence = (state?.sequence ?? 0) + 1
-  if (event.sequence !== sequence) throw new ApplyError(`event sequence ${event.sequence} does not follow ${sequence - 1}`)
+  if (event.sequence !== sequence)
+    throw new ApplyError(`event sequence ${event.sequence} does not follow ${sequence - 1}`)
   const revision = revisionAfter(event.kind, state?.revision ?? 0)
-  if (event.aggregateRevision !== revision) throw new ApplyError(`event ${event.sequence} carries revision ${event.aggregateRevision}, expected ${revision}`)
-  if (state !== null && event.groupId !== state.groupId) throw new ApplyError(`event for Group ${event.groupId} applied to ${state.groupId}`)
+  if (event.aggregateRevision !== revision)
+    throw new ApplyError(`event ${event.sequence} carries revision ${event.aggregateRevision}, expected ${revision}`)
+  if (state !== null && event.groupId !== state.groupId)
+    throw new ApplyError(`event for Group ${event.groupId} applied to ${state.groupId}`)
   const known = knownEvent(event)
   if (known !== null && (known.kind === 'mission.created' || known.kind === 'mission.follow_up.created')) {
     if (state !== null) throw new ApplyError(`${event.kind} on an existing Group`)
@@ -166,10 +177,16 @@ function opened(event: EventIn<OpeningKind>, revision: number, sequence: number)
 }
 
 /** Assignment carries the (new or bumped) Coordinator Membership; renewal only the lease. */
-function coordinatorChanged(next: GroupState, event: EventIn<'mission.coordinator.assigned' | 'mission.coordinator.renewed'>): GroupState {
+function coordinatorChanged(
+  next: GroupState,
+  event: EventIn<'mission.coordinator.assigned' | 'mission.coordinator.renewed'>,
+): GroupState {
   const {agentId, coordinatorEpoch, leaseId, leaseExpiresAt} = event.payload.coordinator
   const coordinator = {agentId, coordinatorEpoch, leaseId, leaseExpiresAt}
-  const members = event.kind === 'mission.coordinator.assigned' ? withMember(next.members, memberOf(event.payload.membership)) : next.members
+  const members =
+    event.kind === 'mission.coordinator.assigned'
+      ? withMember(next.members, memberOf(event.payload.membership))
+      : next.members
   return {...next, mission: {...next.mission, coordinator}, members}
 }
 
@@ -214,17 +231,28 @@ const FOLDS: {readonly [K in FoldKind]: Fold<K>} = {
   'mission.coordinator.renewed': coordinatorChanged,
   'mission.submitted_for_approval': (next, {payload: p}) => ({
     ...next,
-    mission: {...next.mission, state: 'awaiting_approval', submission: {missionRevision: p.missionRevision, artifactHashes: [...p.artifactHashes]}},
+    mission: {
+      ...next.mission,
+      state: 'awaiting_approval',
+      submission: {missionRevision: p.missionRevision, artifactHashes: [...p.artifactHashes]},
+    },
   }),
   'mission.changes_requested': (next) => ({...next, mission: {...next.mission, state: 'active', submission: null}}),
   'mission.approved': (next) => ({...next, mission: {...next.mission, state: 'approved'}}),
   // §10.2: a cancelled or failed Mission also ends its unfinished WorkItems (apply/lease.ts).
-  'mission.cancelled': (next, event) => endUnfinishedWork({...next, mission: {...next.mission, state: 'cancelled'}}, event),
-  'mission.terminated': (next, event) => endUnfinishedWork({...next, mission: {...next.mission, state: 'failed'}}, event),
+  'mission.cancelled': (next, event) =>
+    endUnfinishedWork({...next, mission: {...next.mission, state: 'cancelled'}}, event),
+  'mission.terminated': (next, event) =>
+    endUnfinishedWork({...next, mission: {...next.mission, state: 'failed'}}, event),
   'membership.changed': (next, {payload: p}) => ({...next, members: withMember(next.members, memberOf(p.membership))}),
   'membership.ended': (next, {payload: p}) => ({...next, members: withMember(next.members, memberOf(p.membership))}),
   'work.proposed': (next, {payload: {proposal: pr}}) => {
-    const proposal = {proposalId: pr.proposalId, proposedBy: {type: pr.proposedBy.type, id: pr.proposedBy.id}, contract: pr.contract, proposedAt: pr.proposedAt}
+    const proposal = {
+      proposalId: pr.proposalId,
+      proposedBy: {type: pr.proposedBy.type, id: pr.proposedBy.id},
+      contract: pr.contract,
+      proposedAt: pr.proposedAt,
+    }
     return {...next, proposals: {...next.proposals, [pr.proposalId]: proposal}}
   },
   'work.authorized': workAuthorized,
@@ -262,29 +290,58 @@ const FOLDS: {readonly [K in FoldKind]: Fold<K>} = {
 /** One WorkItem transition (§10.2); the decider has already checked the row. */
 function applyWork(item: WorkItemView, event: EventIn<WorkTransitionKind>): WorkItemView {
   const revision = event.payload.revision
-  if (revision !== item.revision + 1) throw new ApplyError(`${event.kind} carries WorkItem revision ${revision}, expected ${item.revision + 1}`)
+  if (revision !== item.revision + 1)
+    throw new ApplyError(`${event.kind} carries WorkItem revision ${revision}, expected ${item.revision + 1}`)
   const base = {...item, revision}
   switch (event.kind) {
     case 'work.offer.created': {
       const o = event.payload.offer
-      return {...base, state: 'offered', offer: {offerId: o.offerId, candidates: [...o.candidates], expiresAt: o.expiresAt, ...(o.selectionBasis ? {selectionBasis: o.selectionBasis} : {})}}
+      return {
+        ...base,
+        state: 'offered',
+        offer: {
+          offerId: o.offerId,
+          candidates: [...o.candidates],
+          expiresAt: o.expiresAt,
+          ...(o.selectionBasis ? {selectionBasis: o.selectionBasis} : {}),
+        },
+      }
     }
     case 'work.offer.accepted': {
       // §10.3: the winner holds a new Ownership Epoch; every losing offer is withdrawn.
       const {owner: o, selectionBasis} = event.payload
-      return {...base, state: 'queued', offer: null, owner: {agentId: o.agentId, ownershipEpoch: o.ownershipEpoch, sessionEpoch: o.sessionEpoch}, ownershipEpoch: o.ownershipEpoch, ...(selectionBasis ? {selectionBasis} : {})}
+      return {
+        ...base,
+        state: 'queued',
+        offer: null,
+        owner: {agentId: o.agentId, ownershipEpoch: o.ownershipEpoch, sessionEpoch: o.sessionEpoch},
+        ownershipEpoch: o.ownershipEpoch,
+        ...(selectionBasis ? {selectionBasis} : {}),
+      }
     }
     case 'work.started': {
       const l = event.payload.lease
       return {
         ...base,
         state: 'active',
-        lease: {leaseId: l.leaseId, holderAgentId: l.holderAgentId, sessionEpoch: l.sessionEpoch, ownershipEpoch: l.ownershipEpoch, issuedAt: l.issuedAt, state: 'active'},
+        lease: {
+          leaseId: l.leaseId,
+          holderAgentId: l.holderAgentId,
+          sessionEpoch: l.sessionEpoch,
+          ownershipEpoch: l.ownershipEpoch,
+          issuedAt: l.issuedAt,
+          state: 'active',
+        },
       }
     }
     case 'work.submitted':
       // §11.3: submission releases the Execution Lease.
-      return {...base, state: 'submitted', lease: item.lease && {...item.lease, state: 'released'}, submission: {artifactHashes: [...event.payload.artifactHashes]}}
+      return {
+        ...base,
+        state: 'submitted',
+        lease: item.lease && {...item.lease, state: 'released'},
+        submission: {artifactHashes: [...event.payload.artifactHashes]},
+      }
     case 'work.result.accepted':
       return {...base, state: 'verified'}
     case 'work.checkpointed':
@@ -292,9 +349,19 @@ function applyWork(item: WorkItemView, event: EventIn<WorkTransitionKind>): Work
       // §11.3: checkpoint and block release the Execution Lease; ownership is retained.
       const p = event.payload
       const released = item.lease && {...item.lease, state: 'released' as const}
-      const checkpoint = {progress: p.checkpoint.progress, leaseId: p.leaseId, artifactHashes: [...p.checkpoint.artifactHashes]}
+      const checkpoint = {
+        progress: p.checkpoint.progress,
+        leaseId: p.leaseId,
+        artifactHashes: [...p.checkpoint.artifactHashes],
+      }
       if (event.kind === 'work.checkpointed') return {...base, state: 'queued', lease: released, checkpoint}
-      return {...base, state: 'blocked', lease: released, checkpoint, blocker: {requiredResolution: event.payload.requiredResolution}}
+      return {
+        ...base,
+        state: 'blocked',
+        lease: released,
+        checkpoint,
+        blocker: {requiredResolution: event.payload.requiredResolution},
+      }
     }
     case 'work.unblocked':
       return {...base, state: event.payload.to, blocker: null}
@@ -311,10 +378,21 @@ function applyWork(item: WorkItemView, event: EventIn<WorkTransitionKind>): Work
       }
     case 'approval.execution.granted': {
       const a = event.payload.approval
-      return {...base, executionApproval: {approvedBy: {type: a.approvedBy.type, id: a.approvedBy.id}, ownershipEpoch: a.ownershipEpoch, approvedAt: a.approvedAt}}
+      return {
+        ...base,
+        executionApproval: {
+          approvedBy: {type: a.approvedBy.type, id: a.approvedBy.id},
+          ownershipEpoch: a.ownershipEpoch,
+          approvedAt: a.approvedAt,
+        },
+      }
     }
     case 'work.cancelled':
       // Cancellation revokes an active lease (§11.3).
-      return {...base, state: 'cancelled', lease: item.lease && item.lease.state === 'active' ? {...item.lease, state: 'revoked'} : item.lease}
+      return {
+        ...base,
+        state: 'cancelled',
+        lease: item.lease && item.lease.state === 'active' ? {...item.lease, state: 'revoked'} : item.lease,
+      }
   }
 }

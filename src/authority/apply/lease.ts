@@ -28,11 +28,19 @@ const closeLease = (lease: ExecutionLeaseView | null, state: 'expired' | 'revoke
  * from `before`): start-by and blocked-lease deadlines, Execution Lease expiry, and the ownership a
  * re-offer or unblock fenced (§10.2 "an expired owner is fenced first").
  */
-export function withLeaseFacts(before: WorkItemView, after: WorkItemView, event: EventIn<WorkTransitionKind>): WorkItemView {
+export function withLeaseFacts(
+  before: WorkItemView,
+  after: WorkItemView,
+  event: EventIn<WorkTransitionKind>,
+): WorkItemView {
   const ownerLease = (expiresAt: string): WorkItemView =>
     after.owner !== null ? {...after, owner: {...after.owner, leaseExpiresAt: expiresAt}} : after
-  const fence = (fenced: EndedOwnershipView): WorkItemView =>
-    ({...after, owner: null, lease: closeLease(after.lease, 'expired'), endedOwnerships: withEnded(before, fenced)})
+  const fence = (fenced: EndedOwnershipView): WorkItemView => ({
+    ...after,
+    owner: null,
+    lease: closeLease(after.lease, 'expired'),
+    endedOwnerships: withEnded(before, fenced),
+  })
   switch (event.kind) {
     case 'work.offer.created':
       return event.payload.fencedOwnership === undefined ? after : fence(event.payload.fencedOwnership)
@@ -58,7 +66,15 @@ export function withLeaseFacts(before: WorkItemView, after: WorkItemView, event:
     case 'work.failed':
       // §10.2: failure ends ownership; remember it so a late submit is fenced, not forbidden.
       if (before.owner === null) return after
-      return {...after, endedOwnerships: withEnded(before, {agentId: before.owner.agentId, ownershipEpoch: before.owner.ownershipEpoch, leaseId: before.lease?.leaseId ?? null, reason: 'failed'})}
+      return {
+        ...after,
+        endedOwnerships: withEnded(before, {
+          agentId: before.owner.agentId,
+          ownershipEpoch: before.owner.ownershipEpoch,
+          leaseId: before.lease?.leaseId ?? null,
+          reason: 'failed',
+        }),
+      }
     default:
       return after
   }
@@ -86,19 +102,35 @@ export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): Gr
   }
 
   const revision = event.payload.revision
-  if (revision !== item.revision + 1) throw new ApplyError(`${event.kind} carries WorkItem revision ${revision}, expected ${item.revision + 1}`)
+  if (revision !== item.revision + 1)
+    throw new ApplyError(`${event.kind} carries WorkItem revision ${revision}, expected ${item.revision + 1}`)
   if (event.kind === 'work.progressed') {
     // §11.3: a renewal moves the Execution Lease boundary and extends its renewal history.
     const p = event.payload
-    if (item.lease === null || item.lease.leaseId !== p.leaseId) throw new ApplyError(`work.progressed for a lease WorkItem ${item.workItemId} does not hold`)
-    return put({...item, revision, lease: {...item.lease, expiresAt: p.lease.expiresAt, renewalCount: p.lease.renewalCount, lastRenewedAt: p.lease.lastRenewedAt}})
+    if (item.lease === null || item.lease.leaseId !== p.leaseId)
+      throw new ApplyError(`work.progressed for a lease WorkItem ${item.workItemId} does not hold`)
+    return put({
+      ...item,
+      revision,
+      lease: {
+        ...item.lease,
+        expiresAt: p.lease.expiresAt,
+        renewalCount: p.lease.renewalCount,
+        lastRenewedAt: p.lease.lastRenewedAt,
+      },
+    })
   }
   // work.contract.revised (§10.4): the new contract; a running item that gained an unmet
   // dependency has its Execution Lease revoked and waits in its queue under an ownership lease.
   // §10.1: a revised contract needs renewed acceptance, so a pending offer (made under the old
   // contract) is withdrawn; the WorkItem stays `offered` until the Coordinator offers again.
   const p = event.payload
-  const revised: WorkItemView = {...item, revision, contract: p.contract, ...(p.withdrawnOfferId !== undefined ? {offer: null} : {})}
+  const revised: WorkItemView = {
+    ...item,
+    revision,
+    contract: p.contract,
+    ...(p.withdrawnOfferId !== undefined ? {offer: null} : {}),
+  }
   if (p.revokedLeaseId === undefined) return put(revised)
   const owner = revised.owner === null ? null : {...revised.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt}
   return put({...revised, state: 'queued', owner, lease: closeLease(revised.lease, 'revoked')})
@@ -112,7 +144,10 @@ export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): Gr
  * in a finished Mission. Derived from the Mission Event alone — replay reproduces it exactly.
  * Cancellation cancels; failure fails with the Mission's reason and ends ownership.
  */
-export function endUnfinishedWork(next: GroupState, event: EventIn<'mission.cancelled' | 'mission.terminated'>): GroupState {
+export function endUnfinishedWork(
+  next: GroupState,
+  event: EventIn<'mission.cancelled' | 'mission.terminated'>,
+): GroupState {
   const workItems: Record<string, WorkItemView> = {}
   for (const [id, item] of Object.entries(next.workItems)) {
     if (!UNFINISHED_WORK.has(item.state)) {
@@ -124,7 +159,15 @@ export function endUnfinishedWork(next: GroupState, event: EventIn<'mission.canc
       workItems[id] = {...item, revision: item.revision + 1, state: 'cancelled', lease}
       continue
     }
-    const ended = item.owner === null ? item.endedOwnerships : withEnded(item, {agentId: item.owner.agentId, ownershipEpoch: item.owner.ownershipEpoch, leaseId: item.lease?.leaseId ?? null, reason: 'mission failed'})
+    const ended =
+      item.owner === null
+        ? item.endedOwnerships
+        : withEnded(item, {
+            agentId: item.owner.agentId,
+            ownershipEpoch: item.owner.ownershipEpoch,
+            leaseId: item.lease?.leaseId ?? null,
+            reason: 'mission failed',
+          })
     workItems[id] = {
       ...item,
       revision: item.revision + 1,

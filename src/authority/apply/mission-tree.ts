@@ -20,15 +20,26 @@ class MissionTreeApplyError extends MwpError<'event-unfoldable'> {
  * Mission document keeps mission.schema.json's shape (`parent` without a Group ID,
  * `followUpToMissionId`); the Group IDs ride beside it in the payload.
  */
-export function missionLinks(event: EventIn<'mission.created' | 'mission.follow_up.created'>): Pick<MissionView, 'parent' | 'followUpTo'> {
+export function missionLinks(
+  event: EventIn<'mission.created' | 'mission.follow_up.created'>,
+): Pick<MissionView, 'parent' | 'followUpTo'> {
   const p = event.payload
   const {parent, followUpToMissionId} = p.mission
   const followUpToGroupId = event.kind === 'mission.follow_up.created' ? event.payload.followUpToGroupId : undefined
   return {
     ...(parent !== undefined && p.parentGroupId !== undefined
-      ? {parent: {missionId: parent.missionId, groupId: p.parentGroupId, workItemId: parent.workItemId, depth: parent.depth}}
+      ? {
+          parent: {
+            missionId: parent.missionId,
+            groupId: p.parentGroupId,
+            workItemId: parent.workItemId,
+            depth: parent.depth,
+          },
+        }
       : {}),
-    ...(followUpToMissionId !== undefined && followUpToGroupId !== undefined ? {followUpTo: {missionId: followUpToMissionId, groupId: followUpToGroupId}} : {}),
+    ...(followUpToMissionId !== undefined && followUpToGroupId !== undefined
+      ? {followUpTo: {missionId: followUpToMissionId, groupId: followUpToGroupId}}
+      : {}),
   }
 }
 
@@ -72,12 +83,20 @@ function promoted(item: WorkItemView, {payload: p}: EventOf<'mission.child.creat
 
 /** §10.2 linked child approval (→ verified) or failure (→ blocked / failed, per the declared policy). */
 function concluded(item: WorkItemView, {payload: p}: EventOf<typeof CHILD_CONCLUDED>): WorkItemView {
-  if (item.childMission === undefined) throw new MissionTreeApplyError(`${CHILD_CONCLUDED} for WorkItem ${item.workItemId} without a child Mission`)
+  if (item.childMission === undefined)
+    throw new MissionTreeApplyError(`${CHILD_CONCLUDED} for WorkItem ${item.workItemId} without a child Mission`)
   const to = p.to
   const childMission: ChildMissionLink = {...item.childMission, state: p.outcome}
   const base = {...item, revision: p.revision, state: to, childMission}
   if (to === 'verified') return {...base, blocker: null, submission: {artifactHashes: [...p.artifactHashes]}}
-  const failure = {reason: `child Mission ${childMission.missionId} ${childMission.state}`, evidenceHashes: [...p.evidenceHashes]}
+  const failure = {
+    reason: `child Mission ${childMission.missionId} ${childMission.state}`,
+    evidenceHashes: [...p.evidenceHashes],
+  }
   if (to === 'failed') return {...base, blocker: null, failure}
-  return {...base, failure, blocker: {requiredResolution: `replan: child Mission ${childMission.missionId} ${childMission.state}`}}
+  return {
+    ...base,
+    failure,
+    blocker: {requiredResolution: `replan: child Mission ${childMission.missionId} ${childMission.state}`},
+  }
 }

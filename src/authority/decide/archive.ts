@@ -26,18 +26,38 @@ export const ARCHIVE_HANDLERS: Handlers = {
     decide: ({state}, command, ctx) => {
       const verified = command.snapshot
       if (verified === undefined) return refuse('INVALID_COMMAND', 'no verified snapshot')
-      const snapshot = verified.document as {snapshotId: string; groupId: string; throughSequence: number; stateHash: string}
+      const snapshot = verified.document as {
+        snapshotId: string
+        groupId: string
+        throughSequence: number
+        stateHash: string
+      }
       if (snapshot.groupId !== state.groupId) return refuse('INVALID_COMMAND', 'the snapshot names another Group')
-      if (snapshot.throughSequence !== state.sequence) return refuse('REVISION_CONFLICT', `snapshot through ${snapshot.throughSequence}, head ${state.sequence}`)
-      if (snapshot.stateHash !== groupStateHash(state)) return refuse('INVALID_COMMAND', 'the snapshot stateHash does not match the Group state')
+      if (snapshot.throughSequence !== state.sequence)
+        return refuse('REVISION_CONFLICT', `snapshot through ${snapshot.throughSequence}, head ${state.sequence}`)
+      if (snapshot.stateHash !== groupStateHash(state))
+        return refuse('INVALID_COMMAND', 'the snapshot stateHash does not match the Group state')
       const at = ctx.acceptedAt
       return {
         events: [
-          {eventId: ctx.newId(), kind: 'group.snapshot.created', payload: {snapshot: verified.document, snapshotHash: verified.signingHash, state: state as unknown as Record<string, unknown>}},
+          {
+            eventId: ctx.newId(),
+            kind: 'group.snapshot.created',
+            payload: {
+              snapshot: verified.document,
+              snapshotHash: verified.signingHash,
+              state: state as unknown as Record<string, unknown>,
+            },
+          },
           {
             eventId: ctx.newId(),
             kind: 'group.archived',
-            payload: {snapshotId: snapshot.snapshotId, snapshotHash: verified.signingHash, throughSequence: snapshot.throughSequence, archivedAt: at},
+            payload: {
+              snapshotId: snapshot.snapshotId,
+              snapshotHash: verified.signingHash,
+              throughSequence: snapshot.throughSequence,
+              archivedAt: at,
+            },
           },
         ],
       }

@@ -13,7 +13,14 @@ import {TERMINAL} from '../model/state.js'
 import {currentLease} from '../model/work-leases.js'
 
 /** The verified manifest's members the decision reads (artifact.schema.json; ingress verified it). */
-type Manifest = {artifactId: string; contentHash: string; missionId: string; groupId: string; workItemId: string; producer: {agentId: string}}
+type Manifest = {
+  artifactId: string
+  contentHash: string
+  missionId: string
+  groupId: string
+  workItemId: string
+  producer: {agentId: string}
+}
 const manifestOf = (command: CommandFields) => command.artifact?.document as Manifest | undefined
 
 export const ARTIFACT_HANDLERS: Handlers = {
@@ -26,7 +33,8 @@ export const ARTIFACT_HANDLERS: Handlers = {
         check: (state, command): Refusal | null => {
           const manifest = manifestOf(command)
           if (manifest === undefined) return refuse('INVALID_COMMAND', 'no verified Artifact manifest')
-          if (command.actor.type !== 'agent' || manifest.producer.agentId !== command.actor.id) return refuse('AUTH_FORBIDDEN', 'only the producing Agent publishes its Artifact')
+          if (command.actor.type !== 'agent' || manifest.producer.agentId !== command.actor.id)
+            return refuse('AUTH_FORBIDDEN', 'only the producing Agent publishes its Artifact')
           const item = state.workItems[manifest.workItemId]
           // §11.3, the same fence as work.submit
           return item === undefined ? null : ownerCheck(item, command.actor, command.payload.ownershipEpoch)
@@ -36,13 +44,16 @@ export const ARTIFACT_HANDLERS: Handlers = {
     decide: ({state}, command, ctx) => {
       const manifest = manifestOf(command)!
       const item = state.workItems[manifest.workItemId]
-      if (manifest.missionId !== state.missionId || manifest.groupId !== state.groupId) return refuse('INVALID_COMMAND', 'the manifest names another Mission or Group')
+      if (manifest.missionId !== state.missionId || manifest.groupId !== state.groupId)
+        return refuse('INVALID_COMMAND', 'the manifest names another Mission or Group')
       if (item === undefined) return refuse('INVALID_COMMAND', 'the manifest names no WorkItem of this Group')
-      if (TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+      if (TERMINAL.has(state.mission.state))
+        return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
       const lease = currentLease(item, command.payload.leaseId, command.sessionEpoch, ctx.acceptedAt)
       if (isRefusal(lease)) return lease
       // §13.1: an Artifact is immutable; its ID names one manifest forever.
-      if (state.artifacts?.[manifest.artifactId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that Artifact ID is already published')
+      if (state.artifacts?.[manifest.artifactId] !== undefined)
+        return refuse('INVALID_STATE_TRANSITION', 'that Artifact ID is already published')
 
       return {
         events: [
@@ -50,7 +61,12 @@ export const ARTIFACT_HANDLERS: Handlers = {
             eventId: ctx.newId(),
             kind: 'artifact.published',
             conversationId: item.conversationId,
-            payload: {workItemId: item.workItemId, leaseId: lease.leaseId, artifact: command.artifact!.document, publishedAt: ctx.acceptedAt},
+            payload: {
+              workItemId: item.workItemId,
+              leaseId: lease.leaseId,
+              artifact: command.artifact!.document,
+              publishedAt: ctx.acceptedAt,
+            },
           },
         ],
       }

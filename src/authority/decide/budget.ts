@@ -10,14 +10,26 @@
 // budget.
 
 import {ancestorsOf} from '../model/ancestry.js'
-import {type Budget, type Remaining, type UsageDelta, allocationProblem, tightest, charge, currencyMismatch, isZeroDelta, missionUsage, overflow, remaining, workItemUsage} from '../model/budget.js'
+import {
+  type Budget,
+  type Remaining,
+  type UsageDelta,
+  allocationProblem,
+  tightest,
+  charge,
+  currencyMismatch,
+  isZeroDelta,
+  missionUsage,
+  overflow,
+  remaining,
+  workItemUsage,
+} from '../model/budget.js'
 import type {DecidedCommand} from './command.js'
 import {type DecideContext, type Decision, type EventDraft, type Refusal, isRefusal, refuse} from './common.js'
 import {type Handlers, type InGroup, live} from './gate.js'
 import {RESOURCE_USAGE_RECORD, RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
 import {currentLease} from '../model/work-leases.js'
 import type {GroupState} from '../model/state.js'
-
 
 /** One level of the charge: a WorkItem and the Mission of its Group. */
 interface Charged {
@@ -33,13 +45,20 @@ export const USAGE_HANDLERS: Handlers = {
       who: {
         by: 'rule',
         check: (state, command, ctx) => {
-          if (command.actor.type !== 'agent') return refuse('AUTH_FORBIDDEN', 'usage is recorded by the owning Worker Agent')
+          if (command.actor.type !== 'agent')
+            return refuse('AUTH_FORBIDDEN', 'usage is recorded by the owning Worker Agent')
           const p = command.payload
           const item = state.workItems[p.workItemId]
           // Ownership before the revision check, as for every owner Command (§11.3).
           if (item === undefined) return null
-          if (p.ownershipEpoch < item.ownershipEpoch) return refuse('WORK_STALE_OWNERSHIP', `ownershipEpoch ${p.ownershipEpoch}, current ${item.ownershipEpoch}`)
-          if (item.owner === null || item.owner.agentId !== command.actor.id || item.owner.ownershipEpoch !== p.ownershipEpoch) return refuse('AUTH_FORBIDDEN', 'not the WorkItem owner')
+          if (p.ownershipEpoch < item.ownershipEpoch)
+            return refuse('WORK_STALE_OWNERSHIP', `ownershipEpoch ${p.ownershipEpoch}, current ${item.ownershipEpoch}`)
+          if (
+            item.owner === null ||
+            item.owner.agentId !== command.actor.id ||
+            item.owner.ownershipEpoch !== p.ownershipEpoch
+          )
+            return refuse('AUTH_FORBIDDEN', 'not the WorkItem owner')
           const lease = currentLease(item, p.leaseId, command.sessionEpoch, ctx.acceptedAt)
           return isRefusal(lease) ? lease : null
         },
@@ -50,7 +69,11 @@ export const USAGE_HANDLERS: Handlers = {
   },
 }
 
-function recordUsage({state}: InGroup, command: DecidedCommand<typeof RESOURCE_USAGE_RECORD>, ctx: DecideContext): Decision {
+function recordUsage(
+  {state}: InGroup,
+  command: DecidedCommand<typeof RESOURCE_USAGE_RECORD>,
+  ctx: DecideContext,
+): Decision {
   const p = command.payload
   const workItemId = p.workItemId
   const ownershipEpoch = p.ownershipEpoch
@@ -72,7 +95,11 @@ function recordUsage({state}: InGroup, command: DecidedCommand<typeof RESOURCE_U
     if (w === undefined) return refuse('INTERNAL_ERROR', `parent WorkItem ${level.workItemId} missing in ${s.groupId}`)
     const wBudget = w.contract.budget as Budget
     const mBudget = s.mission.budget as Budget
-    if (currencyMismatch(wBudget, delta) || currencyMismatch(mBudget, delta)) return refuse('INVALID_COMMAND', `the delta's currency is not the budget currency of ${i === 0 ? 'the WorkItem' : s.missionId}`)
+    if (currencyMismatch(wBudget, delta) || currencyMismatch(mBudget, delta))
+      return refuse(
+        'INVALID_COMMAND',
+        `the delta's currency is not the budget currency of ${i === 0 ? 'the WorkItem' : s.missionId}`,
+      )
     const after = charge(s.budgetLedger, level.workItemId, delta)
     const wUsed = workItemUsage(after, level.workItemId)
     const mUsed = missionUsage(after)
@@ -120,4 +147,3 @@ export function allocationCheck(state: GroupState, budget: Budget): Refusal | nu
     ? refuse('BUDGET_EXCEEDED', `the WorkItem ${problem.dimension} budget exceeds what the Mission has left`)
     : refuse('INVALID_COMMAND', `the WorkItem budget is not in the Mission's ${problem.dimension} terms`)
 }
-

@@ -27,13 +27,20 @@ import type {Principal} from '../../signing/profiles.js'
 import {ancestorsOf} from '../model/ancestry.js'
 import {type Budget, allocationProblem, missionUsage, remaining, workItemUsage} from '../model/budget.js'
 import type {CommandFields, DecidedCommand} from './command.js'
-import {type DecideContext, type Decision, type EventDraft, type Refusal, isRefusal, refuse, revisionConflict} from './common.js'
+import {
+  type DecideContext,
+  type Decision,
+  type EventDraft,
+  type Refusal,
+  isRefusal,
+  refuse,
+  revisionConflict,
+} from './common.js'
 import type {Handlers, InGroup} from './gate.js'
 import {missionCreate, openingEvents} from './mission.js'
 import type {MissionCreateChildPayload} from '../model/payloads.generated.js'
 import {CHILD_CONCLUDED, type ChildFailurePolicy, runningChild} from '../model/mission-tree.js'
 import {type GroupState, TERMINAL, type WorkState} from '../model/state.js'
-
 
 /** §10.2: the WorkItem states mission.create_child leaves from. */
 const PROMOTABLE: ReadonlySet<WorkState> = new Set(['open', 'offered', 'queued', 'active', 'blocked'])
@@ -44,7 +51,11 @@ export const CHILD_HANDLERS: Handlers = {
   'mission.create_child': {
     on: 'group',
     // §7.2: only the current Coordinator epoch may create child Missions.
-    gate: {membership: 'active', who: {by: 'coordinator'}, mission: {from: (s) => s === 'active', reason: (kind, s) => `${kind} in a ${s} Mission`}},
+    gate: {
+      membership: 'active',
+      who: {by: 'coordinator'},
+      mission: {from: (s) => s === 'active', reason: (kind, s) => `${kind} in a ${s} Mission`},
+    },
     decide: createChild,
   },
   // expectedRevision is checked after the link to the earlier Mission (createFollowUp).
@@ -60,7 +71,8 @@ function createChild({state}: InGroup, command: DecidedCommand<'mission.create_c
   const item = state.workItems[workItemId]
   if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
   if (!PROMOTABLE.has(item.state)) return refuse('INVALID_STATE_TRANSITION', `mission.create_child from ${item.state}`)
-  if (runningChild(item) !== null) return refuse('INVALID_STATE_TRANSITION', 'a child Mission already runs this WorkItem')
+  if (runningChild(item) !== null)
+    return refuse('INVALID_STATE_TRANSITION', 'a child Mission already runs this WorkItem')
 
   // §20: the ancestry stays acyclic — the child may not reuse any Mission or Group on its chain.
   const ancestors = ancestorsOf(state, ctx)
@@ -68,7 +80,8 @@ function createChild({state}: InGroup, command: DecidedCommand<'mission.create_c
   const childMissionId = p.missionId
   const childGroupId = p.groupId
   for (const s of [state, ...ancestors.map((a) => a.state)]) {
-    if (s.missionId === childMissionId || s.groupId === childGroupId) return refuse('INVALID_COMMAND', `cyclic Mission ancestry: ${s.missionId} is already an ancestor`)
+    if (s.missionId === childMissionId || s.groupId === childGroupId)
+      return refuse('INVALID_COMMAND', `cyclic Mission ancestry: ${s.missionId} is already an ancestor`)
   }
   if (ctx.groups?.[childGroupId] !== null) return refuse('INVALID_STATE_TRANSITION', 'the child Group already exists')
 
@@ -87,7 +100,11 @@ function createChild({state}: InGroup, command: DecidedCommand<'mission.create_c
   const childOwner: Principal = {type: 'agent', id: lease.agentId}
   const coordinatorAgentId = p.coordinatorAgentId
   // Memberships are keyed by principal: one Agent cannot hold both child roles.
-  if (coordinatorAgentId === childOwner.id) return refuse('INVALID_COMMAND', 'the child Coordinator must differ from the child MissionOwner (the Parent Coordinator)')
+  if (coordinatorAgentId === childOwner.id)
+    return refuse(
+      'INVALID_COMMAND',
+      'the child Coordinator must differ from the child MissionOwner (the Parent Coordinator)',
+    )
 
   const failurePolicy: ChildFailurePolicy = p.childFailurePolicy ?? DEFAULT_FAILURE_POLICY
   const childCreatedId = ctx.newId()
@@ -141,24 +158,37 @@ function childSubset(state: GroupState, workItemId: string, p: MissionCreateChil
     ['Mission', state.mission.budget as Budget, missionUsage(state.budgetLedger), false],
   ] as const) {
     const problem = allocationProblem(child, parent, remaining(parent, used), mustBound)
-    if (problem?.problem === 'exceeds') return refuse('BUDGET_EXCEEDED', `the child ${problem.dimension} budget exceeds what the parent ${what} has left`)
-    if (problem) return refuse('INVALID_COMMAND', `the child budget is not a subset of the parent ${what} budget (${problem.problem} ${problem.dimension})`)
+    if (problem?.problem === 'exceeds')
+      return refuse('BUDGET_EXCEEDED', `the child ${problem.dimension} budget exceeds what the parent ${what} has left`)
+    if (problem)
+      return refuse(
+        'INVALID_COMMAND',
+        `the child budget is not a subset of the parent ${what} budget (${problem.problem} ${problem.dimension})`,
+      )
   }
   const deadline = p.deadline
-  if (compareTimestampText(deadline, contract.deadline) > 0 || compareTimestampText(deadline, state.mission.deadline) > 0) {
+  if (
+    compareTimestampText(deadline, contract.deadline) > 0 ||
+    compareTimestampText(deadline, state.mission.deadline) > 0
+  ) {
     return refuse('INVALID_COMMAND', 'the child deadline is later than the parent WorkItem or Mission deadline')
   }
   const parentCaps = contract.requiredCapabilities as Capability[]
   for (const c of p.requiredCapabilities ?? []) {
-    if (!parentCaps.some((pc) => pc.id === c.id && pc.version === c.version)) return refuse('INVALID_COMMAND', `capability ${c.id}@${c.version} is not granted to the parent WorkItem`)
+    if (!parentCaps.some((pc) => pc.id === c.id && pc.version === c.version))
+      return refuse('INVALID_COMMAND', `capability ${c.id}@${c.version} is not granted to the parent WorkItem`)
   }
   const parentGrants = contract.allowedResources as ResourceGrant[]
   for (const g of p.allowedResources ?? []) {
     const granted = parentGrants.find((pg) => pg.resource === g.resource)
-    if (granted === undefined || !g.operations.every((o) => granted.operations.includes(o))) return refuse('INVALID_COMMAND', `resource ${g.resource} exceeds the parent WorkItem's grant`)
+    if (granted === undefined || !g.operations.every((o) => granted.operations.includes(o)))
+      return refuse('INVALID_COMMAND', `resource ${g.resource} exceeds the parent WorkItem's grant`)
   }
   const policy = p.approvalPolicy
-  if ((state.mission.approvalPolicy as {highRiskExecutionApproval?: boolean}).highRiskExecutionApproval === true && !policy.highRiskExecutionApproval) {
+  if (
+    (state.mission.approvalPolicy as {highRiskExecutionApproval?: boolean}).highRiskExecutionApproval === true &&
+    !policy.highRiskExecutionApproval
+  ) {
     return refuse('INVALID_COMMAND', 'the child may not relax the parent execution-approval policy')
   }
   return null
@@ -170,10 +200,16 @@ function createFollowUp(command: DecidedCommand<'mission.create_follow_up'>, ctx
   const earlier = ctx.groups?.[link.groupId] ?? null
   // A stranger learns nothing about the earlier Mission (no existence oracle).
   const wasMember = earlier !== null && earlier.members[command.actor.id]?.principal.type === command.actor.type
-  if (earlier === null || !wasMember || earlier.missionId !== link.missionId) return refuse('GROUP_NOT_FOUND', 'no such Mission')
+  if (earlier === null || !wasMember || earlier.missionId !== link.missionId)
+    return refuse('GROUP_NOT_FOUND', 'no such Mission')
   const owner = earlier.mission.missionOwner
-  if (owner.type !== command.actor.type || owner.id !== command.actor.id) return refuse('AUTH_FORBIDDEN', 'a follow-up is created by the same human MissionOwner (§7.1)')
-  if (earlier.mission.state !== 'approved') return refuse('INVALID_STATE_TRANSITION', `a follow-up continues an approved Mission, not a ${earlier.mission.state} one`)
+  if (owner.type !== command.actor.type || owner.id !== command.actor.id)
+    return refuse('AUTH_FORBIDDEN', 'a follow-up is created by the same human MissionOwner (§7.1)')
+  if (earlier.mission.state !== 'approved')
+    return refuse(
+      'INVALID_STATE_TRANSITION',
+      `a follow-up continues an approved Mission, not a ${earlier.mission.state} one`,
+    )
   const conflict = revisionConflict(null, command)
   if (conflict) return conflict
   const created = missionCreate(command, ctx)
@@ -181,7 +217,11 @@ function createFollowUp(command: DecidedCommand<'mission.create_follow_up'>, ctx
   const [first, ...rest] = created.events
   const payload = first!.payload as {mission: Record<string, unknown>}
   // mission.schema.json names the earlier Mission (followUpToMissionId); its Group rides beside it.
-  const linked = {...payload, mission: {...payload.mission, followUpToMissionId: link.missionId}, followUpToGroupId: link.groupId}
+  const linked = {
+    ...payload,
+    mission: {...payload.mission, followUpToMissionId: link.missionId},
+    followUpToGroupId: link.groupId,
+  }
   return {events: [{...first!, kind: 'mission.follow_up.created', payload: linked}, ...rest]}
 }
 
@@ -197,7 +237,12 @@ const OUTCOME: Readonly<Record<string, 'approved' | 'failed' | 'cancelled'>> = {
  * parent WorkItem's transition (and, for an indispensable child, the parent Mission's failure,
  * recursively up the tree) join the same atomic append.
  */
-export function childOutcome(state: GroupState | null, command: CommandFields, ctx: DecideContext, decision: Decision): Decision {
+export function childOutcome(
+  state: GroupState | null,
+  command: CommandFields,
+  ctx: DecideContext,
+  decision: Decision,
+): Decision {
   if ('error' in decision || state === null || state.mission.parent === undefined) return decision
   const concluding = decision.events.find((e) => OUTCOME[e.kind] !== undefined && e.groupId === undefined)
   if (concluding === undefined) return decision
@@ -213,9 +258,18 @@ export function childOutcome(state: GroupState | null, command: CommandFields, c
     const link = item?.childMission
     // The parent moved on (cancelled the WorkItem, replaced the child, ended its Mission): the
     // child's conclusion stays in the child Group only.
-    if (item === undefined || link?.missionId !== child.missionId || runningChild(item) === null || TERMINAL.has(parent.mission.state)) break
+    if (
+      item === undefined ||
+      link?.missionId !== child.missionId ||
+      runningChild(item) === null ||
+      TERMINAL.has(parent.mission.state)
+    )
+      break
     const criterionIds = (item.contract.acceptanceCriteria as {criterionId: string}[]).map((c) => c.criterionId)
-    const approval = outcome === 'approved' ? (concluding.payload.approval as {approvalId?: string; artifactHashes?: string[]} | undefined) : undefined
+    const approval =
+      outcome === 'approved'
+        ? (concluding.payload.approval as {approvalId?: string; artifactHashes?: string[]} | undefined)
+        : undefined
     const artifactHashes = [...(approval?.artifactHashes ?? [])].sort()
     const evidence = {
       evidenceId: ctx.newId(),
@@ -225,14 +279,22 @@ export function childOutcome(state: GroupState | null, command: CommandFields, c
       type: outcome === 'approved' ? 'reviewer_assessment' : 'failure_report',
       subject: {type: 'mission', id: child.missionId},
       criterionIds,
-      method: outcome === 'approved' ? 'child Mission approved by its MissionOwner (§14)' : `child Mission ${outcome} (§14)`,
+      method:
+        outcome === 'approved' ? 'child Mission approved by its MissionOwner (§14)' : `child Mission ${outcome} (§14)`,
       result: outcome === 'approved' ? 'passed' : 'failed',
-      details: {childMissionId: child.missionId, childGroupId: child.groupId, outcome, reason, ...(approval?.approvalId !== undefined ? {approvalId: approval.approvalId} : {})},
+      details: {
+        childMissionId: child.missionId,
+        childGroupId: child.groupId,
+        outcome,
+        reason,
+        ...(approval?.approvalId !== undefined ? {approvalId: approval.approvalId} : {}),
+      },
       artifactHashes,
       generatedBy: {type: command.actor.type, id: command.actor.id},
       createdAt: ctx.acceptedAt,
     }
-    const to: WorkState = outcome === 'approved' ? 'verified' : link.failurePolicy.onFailure === 'fail' ? 'failed' : 'blocked'
+    const to: WorkState =
+      outcome === 'approved' ? 'verified' : link.failurePolicy.onFailure === 'fail' ? 'failed' : 'blocked'
     events.push({
       eventId: ctx.newId(),
       kind: CHILD_CONCLUDED,
@@ -253,7 +315,16 @@ export function childOutcome(state: GroupState | null, command: CommandFields, c
     // §14: failure climbs only when the parent declared this child indispensable (no alternative).
     if (outcome === 'approved' || !link.failurePolicy.indispensable) break
     reason = `indispensable child Mission ${child.missionId} ${outcome}`
-    events.push({eventId: ctx.newId(), kind: 'mission.terminated', groupId: parent.groupId, payload: {missionId: parent.missionId, reason, propagatedFrom: {missionId: child.missionId, groupId: child.groupId}}})
+    events.push({
+      eventId: ctx.newId(),
+      kind: 'mission.terminated',
+      groupId: parent.groupId,
+      payload: {
+        missionId: parent.missionId,
+        reason,
+        propagatedFrom: {missionId: child.missionId, groupId: child.groupId},
+      },
+    })
     child = parent
     outcome = 'failed'
   }
@@ -273,7 +344,9 @@ const MISSION_ENDED: ReadonlySet<string> = new Set(['mission.cancelled', 'missio
 export function cascadeCancellation(state: GroupState | null, ctx: DecideContext, decision: Decision): Decision {
   if ('error' in decision || state === null) return decision
   const stateOf = (g: string) => (g === state.groupId ? state : (ctx.groups?.[g] ?? null))
-  const ended = new Set(decision.events.filter((e) => OUTCOME[e.kind] !== undefined).map((e) => e.groupId ?? state.groupId))
+  const ended = new Set(
+    decision.events.filter((e) => OUTCOME[e.kind] !== undefined).map((e) => e.groupId ?? state.groupId),
+  )
   const queue: {parent: GroupState; groupId: string}[] = []
   const running = (s: GroupState, only?: string) =>
     Object.values(s.workItems)
@@ -298,9 +371,17 @@ export function cascadeCancellation(state: GroupState | null, ctx: DecideContext
     if (ended.has(groupId) || TERMINAL.has(child.mission.state)) continue
     ended.add(groupId)
     const reason = `parent Mission ${parent.missionId} ended`
-    events.push({eventId: ctx.newId(), kind: 'mission.cancelled', groupId, payload: {missionId: child.missionId, reason, propagatedFrom: {missionId: parent.missionId, groupId: parent.groupId}}})
+    events.push({
+      eventId: ctx.newId(),
+      kind: 'mission.cancelled',
+      groupId,
+      payload: {
+        missionId: child.missionId,
+        reason,
+        propagatedFrom: {missionId: parent.missionId, groupId: parent.groupId},
+      },
+    })
     queue.push(...running(child))
   }
   return events.length === decision.events.length ? decision : {events}
 }
-

@@ -9,7 +9,14 @@ import type {LeasePolicy} from '../model/work-leases.js'
 import type {CommandFields} from './command.js'
 import type {WorkContract} from '../model/payloads.generated.js'
 
-export type {CommandFields, CommandKind, DecidedCommand, ReceivedCommand, VerifiedApproval, VerifiedSnapshot} from './command.js'
+export type {
+  CommandFields,
+  CommandKind,
+  DecidedCommand,
+  ReceivedCommand,
+  VerifiedApproval,
+  VerifiedSnapshot,
+} from './command.js'
 
 export interface DecideContext {
   /** Trusted acceptance time, RFC 3339 UTC with uppercase Z. */
@@ -56,7 +63,9 @@ export const refuse = (error: ErrorCode, reason: string): Refusal => ({error, re
 export function revisionConflict(state: GroupState | null, command: CommandFields): Refusal | null {
   if (command.expectedRevision === undefined) return null
   const current = state?.revision ?? 0
-  return command.expectedRevision === current ? null : refuse('REVISION_CONFLICT', `expected revision ${command.expectedRevision}, current ${current}`)
+  return command.expectedRevision === current
+    ? null
+    : refuse('REVISION_CONFLICT', `expected revision ${command.expectedRevision}, current ${current}`)
 }
 
 /**
@@ -68,12 +77,14 @@ export function revisionConflict(state: GroupState | null, command: CommandField
  */
 export function activeMember(state: GroupState, command: CommandFields): MemberState | Refusal {
   const member = state.members[command.actor.id]
-  if (member === undefined || member.principal.type !== command.actor.type) return refuse('GROUP_NOT_FOUND', 'no such Group')
+  if (member === undefined || member.principal.type !== command.actor.type)
+    return refuse('GROUP_NOT_FOUND', 'no such Group')
   if (!member.active) {
     return refuse('MEMBERSHIP_REQUIRED', 'the actor has no active Membership in this Group')
   }
   const epoch = command.membershipEpoch ?? 0
-  if (epoch < member.membershipEpoch) return refuse('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${member.membershipEpoch}`)
+  if (epoch < member.membershipEpoch)
+    return refuse('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${member.membershipEpoch}`)
   if (epoch > member.membershipEpoch) return refuse('MEMBERSHIP_REQUIRED', `membershipEpoch ${epoch} was never issued`)
   return member
 }
@@ -90,9 +101,12 @@ export function coordinatorCheck(state: GroupState, command: CommandFields): Ref
   const lease = state.mission.coordinator
   if (lease === null) return refuse('AUTH_FORBIDDEN', 'the Mission has no Coordinator')
   const epoch = command.coordinatorEpoch
-  if (command.actor.type !== 'agent' || epoch === undefined) return refuse('AUTH_FORBIDDEN', 'not the current Coordinator')
-  if (epoch < lease.coordinatorEpoch) return refuse('AUTH_STALE_COORDINATOR', `coordinatorEpoch ${epoch}, current ${lease.coordinatorEpoch}`)
-  if (epoch > lease.coordinatorEpoch || command.actor.id !== lease.agentId) return refuse('AUTH_FORBIDDEN', 'not the current Coordinator')
+  if (command.actor.type !== 'agent' || epoch === undefined)
+    return refuse('AUTH_FORBIDDEN', 'not the current Coordinator')
+  if (epoch < lease.coordinatorEpoch)
+    return refuse('AUTH_STALE_COORDINATOR', `coordinatorEpoch ${epoch}, current ${lease.coordinatorEpoch}`)
+  if (epoch > lease.coordinatorEpoch || command.actor.id !== lease.agentId)
+    return refuse('AUTH_FORBIDDEN', 'not the current Coordinator')
   return null
 }
 
@@ -101,7 +115,11 @@ export function coordinatorCheck(state: GroupState, command: CommandFields): Ref
  * provisional (just-in-time) one until the offer it came with expires — so a candidate Worker can
  * receive its offer and Context Package before accepting.
  */
-export function mayRead(member: MemberState | undefined, principal: {type: string}, now: () => string): member is MemberState {
+export function mayRead(
+  member: MemberState | undefined,
+  principal: {type: string},
+  now: () => string,
+): member is MemberState {
   if (member === undefined || member.principal.type !== principal.type) return false
   if (member.active) return true
   // The clock is read only here: the wire checks every page of every subscriber.
@@ -112,12 +130,21 @@ export const isOwner = (state: GroupState, actor: Principal) =>
   actor.type === state.mission.missionOwner.type && actor.id === state.mission.missionOwner.id
 
 /** The Membership document of an existing member, now active or ended (epoch, role and scopes unchanged). */
-export const memberDoc = (state: {missionId: string; groupId: string}, m: MemberState, active: boolean, at: string) => membershipDoc(state, {...m, member: m.principal, active}, at)
+export const memberDoc = (state: {missionId: string; groupId: string}, m: MemberState, active: boolean, at: string) =>
+  membershipDoc(state, {...m, member: m.principal, active}, at)
 
 /** A Membership document (membership.schema.json) as carried in Membership-changing Events. */
 export function membershipDoc(
   state: {missionId: string; groupId: string},
-  fields: {membershipId: string; member: Principal; role: MemberRole; membershipEpoch: number; scopes: string[]; visibilityStartSequence: number; active: boolean},
+  fields: {
+    membershipId: string
+    member: Principal
+    role: MemberRole
+    membershipEpoch: number
+    scopes: string[]
+    visibilityStartSequence: number
+    active: boolean
+  },
   at: string,
 ) {
   return {

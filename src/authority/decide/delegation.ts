@@ -16,12 +16,19 @@ import {type Budget, DIMENSIONS, ZERO_USAGE, addUsage, limitsAsUsage, overflow} 
 import {compareTimestampText} from '../../json/timestamp.js'
 import type {Principal} from '../../signing/profiles.js'
 import type {DecidedCommand, OneOf} from './command.js'
-import {type DecideContext, type Decision, type EventDraft, type Refusal, coordinatorCheck, isOwner, refuse} from './common.js'
+import {
+  type DecideContext,
+  type Decision,
+  type EventDraft,
+  type Refusal,
+  coordinatorCheck,
+  isOwner,
+  refuse,
+} from './common.js'
 import {type Handlers, type InGroup, live} from './gate.js'
 import type {DelegationGrantView} from '../model/cooperation-state.js'
 import type {WorkContract} from '../model/payloads.generated.js'
 import type {GroupState} from '../model/state.js'
-
 
 /** The WorkItem states that end a Grant's target (§9.1). */
 const DEAD_TARGET = new Set(['failed', 'cancelled', 'verified'])
@@ -34,20 +41,32 @@ export const DELEGATION_HANDLERS: Handlers = {
   },
 }
 
-function grantDelegation({state}: InGroup, command: DecidedCommand<'membership.grant_delegation'>, ctx: DecideContext): Decision {
+function grantDelegation(
+  {state}: InGroup,
+  command: DecidedCommand<'membership.grant_delegation'>,
+  ctx: DecideContext,
+): Decision {
   const p = command.payload
   const grantId = p.grantId
   const granteeId = p.granteeAgentId
-  if (state.delegations?.[grantId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that Grant ID is already issued')
-  if (granteeId === command.actor.id) return refuse('INVALID_COMMAND', 'cyclic delegation: the Coordinator cannot delegate to itself')
+  if (state.delegations?.[grantId] !== undefined)
+    return refuse('INVALID_STATE_TRANSITION', 'that Grant ID is already issued')
+  if (granteeId === command.actor.id)
+    return refuse('INVALID_COMMAND', 'cyclic delegation: the Coordinator cannot delegate to itself')
   const grantee = state.members[granteeId]
-  if (grantee === undefined || !grantee.active || grantee.principal.type !== 'agent' || grantee.role !== 'work_delegate') {
+  if (
+    grantee === undefined ||
+    !grantee.active ||
+    grantee.principal.type !== 'agent' ||
+    grantee.role !== 'work_delegate'
+  ) {
     return refuse('INVALID_COMMAND', 'the grantee needs an active work_delegate Membership')
   }
   const target = state.workItems[p.targetWorkItemId]
   if (target === undefined) return refuse('INVALID_COMMAND', 'no such target WorkItem')
   if (DEAD_TARGET.has(target.state)) return refuse('INVALID_STATE_TRANSITION', `the target WorkItem is ${target.state}`)
-  if (compareTimestampText(p.expiresAt, ctx.acceptedAt) <= 0) return refuse('INVALID_COMMAND', 'the Grant would already be expired') // full precision (§2)
+  if (compareTimestampText(p.expiresAt, ctx.acceptedAt) <= 0)
+    return refuse('INVALID_COMMAND', 'the Grant would already be expired') // full precision (§2)
   const ceilings = p.budgetCeilings
   const wider = widerThan(ceilings, target.contract.budget as Budget, state.mission.budget as Budget)
   if (wider) return refuse('INVALID_COMMAND', `delegation scope is not a subset: ${wider}`)
@@ -76,7 +95,8 @@ function widerThan(ceilings: Budget, contract: Budget | undefined, mission: Budg
     const from = contract?.[d] !== undefined ? contract : mission
     const bound = from?.[d]
     if (bound === undefined) continue
-    if (d === 'financialLimit' && from?.currency !== undefined && from.currency !== ceilings.currency) return `currency ${String(ceilings.currency)} differs from ${from.currency}`
+    if (d === 'financialLimit' && from?.currency !== undefined && from.currency !== ceilings.currency)
+      return `currency ${String(ceilings.currency)} differs from ${from.currency}`
     if ((ceilings[d] ?? 0) > bound) return `${d} ${String(ceilings[d])} exceeds ${bound}`
   }
   return null
@@ -103,7 +123,8 @@ function contractOf(state: GroupState, command: WorkAuthorCommand): Record<strin
 type WorkAuthorCommand = OneOf<'work.authorize' | 'work.offer'>
 
 /** §9.1: the Grant-subtree WorkItem a delegated work.authorize links the new one under. */
-const parentOf = (command: WorkAuthorCommand) => (command.kind === 'work.authorize' ? command.payload.parentWorkItemId : undefined)
+const parentOf = (command: WorkAuthorCommand) =>
+  command.kind === 'work.authorize' ? command.payload.parentWorkItemId : undefined
 
 /**
  * §9.1: the Coordinator, the MissionOwner's explicit emergency override, or a Grant holder citing
@@ -113,10 +134,13 @@ export function workAuthority(state: GroupState, command: WorkAuthorCommand, at:
   const p = command.payload
   const parentWorkItemId = parentOf(command)
   if (p.ownerOverride !== undefined) {
-    return isOwner(state, command.actor) ? null : refuse('AUTH_FORBIDDEN', 'only the MissionOwner has the emergency override')
+    return isOwner(state, command.actor)
+      ? null
+      : refuse('AUTH_FORBIDDEN', 'only the MissionOwner has the emergency override')
   }
   if (p.delegationGrantId === undefined) {
-    if (parentWorkItemId !== undefined) return refuse('INVALID_COMMAND', 'parentWorkItemId links a delegated WorkItem only')
+    if (parentWorkItemId !== undefined)
+      return refuse('INVALID_COMMAND', 'parentWorkItemId links a delegated WorkItem only')
     return coordinatorCheck(state, command)
   }
   const grant = state.delegations?.[p.delegationGrantId]
@@ -126,19 +150,23 @@ export function workAuthority(state: GroupState, command: WorkAuthorCommand, at:
 
   let depth = 0
   if (command.kind === 'work.offer') {
-    if (grant.subtree[p.workItemId] === undefined) return refuse('AUTH_FORBIDDEN', 'the WorkItem is outside the Grant scope')
+    if (grant.subtree[p.workItemId] === undefined)
+      return refuse('AUTH_FORBIDDEN', 'the WorkItem is outside the Grant scope')
   } else {
     const parent = parentWorkItemId
-    if (parent === undefined || grant.subtree[parent] === undefined) return refuse('AUTH_FORBIDDEN', 'a delegated WorkItem must link into the Grant subtree by parentWorkItemId')
+    if (parent === undefined || grant.subtree[parent] === undefined)
+      return refuse('AUTH_FORBIDDEN', 'a delegated WorkItem must link into the Grant subtree by parentWorkItemId')
     depth = grant.subtree[parent]! + 1
     // §9.1/§20: descendant depth is a recursion limit.
-    if (depth > grant.maxDescendantDepth) return refuse('RATE_LIMITED', `descendant depth ${depth} exceeds the Grant maximum ${grant.maxDescendantDepth}`)
+    if (depth > grant.maxDescendantDepth)
+      return refuse('RATE_LIMITED', `descendant depth ${depth} exceeds the Grant maximum ${grant.maxDescendantDepth}`)
   }
   const contract = contractOf(state, command)
   if (contract === null) return null
   for (const c of (contract.requiredCapabilities as {id: string; version: string}[] | undefined) ?? []) {
     const allowed = grant.allowedCapabilities.find((a) => a.id === c.id)
-    if (allowed === undefined || !semverAtLeast(c.version, allowed.minVersion)) return refuse('AUTH_FORBIDDEN', `capability ${c.id}@${c.version} is not allowed by the Grant`)
+    if (allowed === undefined || !semverAtLeast(c.version, allowed.minVersion))
+      return refuse('AUTH_FORBIDDEN', `capability ${c.id}@${c.version} is not allowed by the Grant`)
   }
   // Cumulative budgets of every WorkItem created or offered under the Grant (each once).
   const workItemId = p.workItemId
@@ -147,7 +175,8 @@ export function workAuthority(state: GroupState, command: WorkAuthorCommand, at:
   let total = ZERO_USAGE
   for (const w of items) {
     const budget = (w === workItemId ? contract.budget : state.workItems[w]?.contract.budget) as Budget | undefined
-    if (budget?.financialLimit !== undefined && budget.currency !== ceilings.currency) return refuse('BUDGET_EXCEEDED', 'a budget in another currency than the Grant')
+    if (budget?.financialLimit !== undefined && budget.currency !== ceilings.currency)
+      return refuse('BUDGET_EXCEEDED', 'a budget in another currency than the Grant')
     total = addUsage(total, limitsAsUsage(budget))
   }
   // A dimension the Grant leaves unbounded allows nothing under it.
@@ -161,9 +190,11 @@ export function workAuthority(state: GroupState, command: WorkAuthorCommand, at:
 function grantUnusable(state: GroupState, grant: DelegationGrantView, actor: Principal, at: string): string | null {
   if (actor.type !== 'agent' || actor.id !== grant.granteeAgentId) return 'the Grant is non-transferable'
   const m = state.members[actor.id]
-  if (m === undefined || !m.active || m.role !== 'work_delegate' || m.membershipEpoch !== grant.granteeMembershipEpoch) return 'the grantee Membership changed or ended'
+  if (m === undefined || !m.active || m.role !== 'work_delegate' || m.membershipEpoch !== grant.granteeMembershipEpoch)
+    return 'the grantee Membership changed or ended'
   const lease = state.mission.coordinator
-  if (lease === null || lease.coordinatorEpoch !== grant.coordinatorEpoch || lease.agentId !== grant.issuedBy) return 'the issuing Coordinator was replaced'
+  if (lease === null || lease.coordinatorEpoch !== grant.coordinatorEpoch || lease.agentId !== grant.issuedBy)
+    return 'the issuing Coordinator was replaced'
   if (compareTimestampText(at, grant.expiresAt) >= 0) return 'the Grant expired'
   const target = state.workItems[grant.targetWorkItemId]
   if (target === undefined || DEAD_TARGET.has(target.state)) return 'the Grant target ended'

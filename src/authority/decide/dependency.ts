@@ -28,17 +28,26 @@ const CLOSED: ReadonlySet<WorkState> = new Set(['submitted', 'verified', 'cancel
 export const DEPENDENCY_HANDLERS: Handlers = {
   [DEPENDENCY_INSERT]: {
     on: 'group',
-    gate: {membership: 'active', who: {by: 'coordinator'}, mission: live((_, s) => `dependency insertion in a ${s} Mission`)},
+    gate: {
+      membership: 'active',
+      who: {by: 'coordinator'},
+      mission: live((_, s) => `dependency insertion in a ${s} Mission`),
+    },
     decide: dependencyInsert,
   },
 }
 
-function dependencyInsert({state}: InGroup, command: DecidedCommand<typeof DEPENDENCY_INSERT>, ctx: DecideContext): Decision {
+function dependencyInsert(
+  {state}: InGroup,
+  command: DecidedCommand<typeof DEPENDENCY_INSERT>,
+  ctx: DecideContext,
+): Decision {
   const p = command.payload
   const workItemId = p.workItemId
   const item = state.workItems[workItemId]
   if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
-  if (CLOSED.has(item.state)) return refuse('INVALID_STATE_TRANSITION', `dependency insertion into a ${item.state} WorkItem`)
+  if (CLOSED.has(item.state))
+    return refuse('INVALID_STATE_TRANSITION', `dependency insertion into a ${item.state} WorkItem`)
   const current = item.contract.dependencyWorkItemIds
   const added = p.dependencyWorkItemIds
   const repeated = added.find((d) => current.includes(d))
@@ -46,7 +55,11 @@ function dependencyInsert({state}: InGroup, command: DecidedCommand<typeof DEPEN
   const cycle = dependencyCycle(state, workItemId, added)
   if (cycle) return cycle
 
-  const contract = {...item.contract, contractVersion: item.contract.contractVersion + 1, dependencyWorkItemIds: [...current, ...added]}
+  const contract = {
+    ...item.contract,
+    contractVersion: item.contract.contractVersion + 1,
+    dependencyWorkItemIds: [...current, ...added],
+  }
   const unmet = added.some((d) => state.workItems[d]!.state !== 'verified')
   const revoke = unmet && item.state === 'active' && item.lease?.state === 'active'
   return {
@@ -61,7 +74,12 @@ function dependencyInsert({state}: InGroup, command: DecidedCommand<typeof DEPEN
           contract,
           addedDependencyWorkItemIds: [...added],
           ...(p.reason !== undefined ? {reason: p.reason} : {}),
-          ...(revoke ? {revokedLeaseId: item.lease!.leaseId, ownershipLeaseExpiresAt: plusSeconds(ctx.acceptedAt, leaseLengths(ctx.leases).ownershipSeconds)} : {}),
+          ...(revoke
+            ? {
+                revokedLeaseId: item.lease!.leaseId,
+                ownershipLeaseExpiresAt: plusSeconds(ctx.acceptedAt, leaseLengths(ctx.leases).ownershipSeconds),
+              }
+            : {}),
           // §10.1: a revised contract needs renewed acceptance; the pending offer (old contract) is withdrawn.
           ...(item.state === 'offered' && item.offer !== null ? {withdrawnOfferId: item.offer.offerId} : {}),
         },

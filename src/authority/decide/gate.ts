@@ -15,14 +15,36 @@
 
 import type {Principal} from '../../signing/profiles.js'
 import type {CommandPayloads} from '../model/payloads.generated.js'
-import {type GroupState, type MemberState, type MissionState, type WorkItemView, type WorkState, TERMINAL} from '../model/state.js'
+import {
+  type GroupState,
+  type MemberState,
+  type MissionState,
+  type WorkItemView,
+  type WorkState,
+  TERMINAL,
+} from '../model/state.js'
 import {runningChild} from '../model/mission-tree.js'
 import {currentLease, reached} from '../model/work-leases.js'
 import type {CommandFields, CommandKind, DecidedCommand} from './command.js'
-import {type DecideContext, type Decision, type EventDraft, type Refusal, activeMember, coordinatorCheck, isOwner, isRefusal, refuse, revisionConflict} from './common.js'
+import {
+  type DecideContext,
+  type Decision,
+  type EventDraft,
+  type Refusal,
+  activeMember,
+  coordinatorCheck,
+  isOwner,
+  isRefusal,
+  refuse,
+  revisionConflict,
+} from './common.js'
 
 /** A check on the actor's authority for one Command: the refusal, or null to go on. */
-export type AuthorityCheck<K extends CommandKind> = (state: GroupState, command: DecidedCommand<K>, ctx: DecideContext) => Refusal | null
+export type AuthorityCheck<K extends CommandKind> = (
+  state: GroupState,
+  command: DecidedCommand<K>,
+  ctx: DecideContext,
+) => Refusal | null
 
 /** Who may issue a Command kind, checked after the Membership. */
 export type Who<K extends CommandKind> =
@@ -109,13 +131,23 @@ export type Handler<K extends CommandKind> =
   /** A Command that opens a Group: it must not exist yet. `revision: false`: the handler checks expectedRevision. */
   | {on: 'new-group'; revision: boolean; decide: (command: DecidedCommand<K>, ctx: DecideContext) => Decision}
   | {on: 'group'; gate: GroupGate<K>; decide: (at: InGroup, command: DecidedCommand<K>, ctx: DecideContext) => Decision}
-  | {on: 'work-item'; gate: GroupGate<K>; item: ItemGate<K>; decide: (at: OnItem, command: DecidedCommand<K>, ctx: DecideContext) => Decision}
+  | {
+      on: 'work-item'
+      gate: GroupGate<K>
+      item: ItemGate<K>
+      decide: (at: OnItem, command: DecidedCommand<K>, ctx: DecideContext) => Decision
+    }
 
 /** The handler table: at most one handler per kind. */
 export type Handlers = {[K in CommandKind]?: Handler<K>}
 
 /** Runs `handler`'s gate, then the handler. */
-export function gate<K extends CommandKind>(handler: Handler<K>, state: GroupState | null, command: DecidedCommand<K>, ctx: DecideContext): Decision {
+export function gate<K extends CommandKind>(
+  handler: Handler<K>,
+  state: GroupState | null,
+  command: DecidedCommand<K>,
+  ctx: DecideContext,
+): Decision {
   if (handler.on === 'new-group') {
     if (state !== null) return refuse('INVALID_STATE_TRANSITION', 'the Group already exists')
     const conflict = handler.revision ? revisionConflict(state, command) : null
@@ -130,7 +162,12 @@ export function gate<K extends CommandKind>(handler: Handler<K>, state: GroupSta
   return handler.decide(onItem, command, ctx)
 }
 
-function groupGate<K extends CommandKind>(spec: GroupGate<K>, state: GroupState, command: DecidedCommand<K>, ctx: DecideContext): InGroup | Refusal {
+function groupGate<K extends CommandKind>(
+  spec: GroupGate<K>,
+  state: GroupState,
+  command: DecidedCommand<K>,
+  ctx: DecideContext,
+): InGroup | Refusal {
   let member: MemberState | null = null
   if (spec.services !== 'policy' || command.actor.type !== 'service') {
     const m =
@@ -147,11 +184,17 @@ function groupGate<K extends CommandKind>(spec: GroupGate<K>, state: GroupState,
   const conflict = revisionConflict(state, command)
   if (conflict) return conflict
   const mission = state.mission.state
-  if (spec.mission !== undefined && !spec.mission.from(mission)) return refuse('INVALID_STATE_TRANSITION', spec.mission.reason(command.kind, mission))
+  if (spec.mission !== undefined && !spec.mission.from(mission))
+    return refuse('INVALID_STATE_TRANSITION', spec.mission.reason(command.kind, mission))
   return {state, member}
 }
 
-function authority<K extends CommandKind>(who: Who<K>, state: GroupState, command: DecidedCommand<K>, ctx: DecideContext): Refusal | null {
+function authority<K extends CommandKind>(
+  who: Who<K>,
+  state: GroupState,
+  command: DecidedCommand<K>,
+  ctx: DecideContext,
+): Refusal | null {
   switch (who.by) {
     case 'member':
       return null
@@ -174,20 +217,29 @@ function authority<K extends CommandKind>(who: Who<K>, state: GroupState, comman
   }
 }
 
-function itemGate<K extends CommandKind>(spec: ItemGate<K>, at: InGroup, command: DecidedCommand<K>, ctx: DecideContext): OnItem | Exclude<Decision, {events: EventDraft[]}> {
+function itemGate<K extends CommandKind>(
+  spec: ItemGate<K>,
+  at: InGroup,
+  command: DecidedCommand<K>,
+  ctx: DecideContext,
+): OnItem | Exclude<Decision, {events: EventDraft[]}> {
   const item = at.state.workItems[spec.workItemId(command.payload)]
   if (item === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
   // §10.2: while a linked child Mission runs, the WorkItem's ownership is fenced: it concludes
   // through the child (child.ts), or the Coordinator fails or cancels it (and the child).
   const child = runningChild(item)
-  if (child !== null && spec.childFence) return refuse('INVALID_STATE_TRANSITION', `${command.kind} while child Mission ${child.missionId} runs`)
+  if (child !== null && spec.childFence)
+    return refuse('INVALID_STATE_TRANSITION', `${command.kind} while child Mission ${child.missionId} runs`)
   const eventId = ctx.newId()
   const epoch = spec.ownershipEpoch?.(command.payload)
   if (epoch !== undefined) {
     // Owner Commands (§11.3): ownership epoch, then lease, then state.
     const owned = ownerCheck(item, command.actor, epoch)
     if (owned) {
-      const late = owned.error === 'WORK_STALE_OWNERSHIP' ? (spec.staleRecord?.(item, command, eventId, ctx.acceptedAt) ?? null) : null
+      const late =
+        owned.error === 'WORK_STALE_OWNERSHIP'
+          ? (spec.staleRecord?.(item, command, eventId, ctx.acceptedAt) ?? null)
+          : null
       return late !== null ? {...owned, record: [late]} : owned
     }
     const lease = spec.lease
@@ -196,7 +248,8 @@ function itemGate<K extends CommandKind>(spec: ItemGate<K>, at: InGroup, command
       if (isRefusal(current)) return current
     }
   }
-  if (spec.from !== undefined && !spec.from.has(item.state)) return refuse('INVALID_STATE_TRANSITION', `${command.kind} from ${item.state}`)
+  if (spec.from !== undefined && !spec.from.has(item.state))
+    return refuse('INVALID_STATE_TRANSITION', `${command.kind} from ${item.state}`)
   return {...at, item, eventId}
 }
 
@@ -205,27 +258,44 @@ function itemGate<K extends CommandKind>(spec: ItemGate<K>, at: InGroup, command
  * latest epoch once that ownership has ended (fenced on expiry or failed) with no successor yet.
  */
 export function ownerCheck(item: WorkItemView, actor: Principal, epoch: number): Refusal | null {
-  if (epoch < item.ownershipEpoch) return refuse('WORK_STALE_OWNERSHIP', `ownershipEpoch ${epoch}, current ${item.ownershipEpoch}`)
+  if (epoch < item.ownershipEpoch)
+    return refuse('WORK_STALE_OWNERSHIP', `ownershipEpoch ${epoch}, current ${item.ownershipEpoch}`)
   const owner = item.owner
-  if (owner === null && (item.endedOwnerships ?? []).some((e) => e.agentId === actor.id && e.ownershipEpoch === epoch)) {
+  if (
+    owner === null &&
+    (item.endedOwnerships ?? []).some((e) => e.agentId === actor.id && e.ownershipEpoch === epoch)
+  ) {
     return refuse('WORK_STALE_OWNERSHIP', `ownership epoch ${epoch} has ended`)
   }
-  if (owner === null || owner.agentId !== actor.id || epoch !== owner.ownershipEpoch) return refuse('AUTH_FORBIDDEN', 'not the WorkItem owner')
+  if (owner === null || owner.agentId !== actor.id || epoch !== owner.ownershipEpoch)
+    return refuse('AUTH_FORBIDDEN', 'not the WorkItem owner')
   return null
 }
 
 /** The Membership that may accept an offer: an active one, or the provisional one granted with it. */
-function provisionalMember(state: GroupState, command: CommandFields, workItemId: string, at: string): MemberState | Refusal {
+function provisionalMember(
+  state: GroupState,
+  command: CommandFields,
+  workItemId: string,
+  at: string,
+): MemberState | Refusal {
   const m = state.members[command.actor.id]
   if (m?.provisional === undefined) return activeMember(state, command)
-  if (m.principal.type !== command.actor.type) return refuse('MEMBERSHIP_REQUIRED', 'the actor has no Membership in this Group')
+  if (m.principal.type !== command.actor.type)
+    return refuse('MEMBERSHIP_REQUIRED', 'the actor has no Membership in this Group')
   const epoch = command.membershipEpoch ?? 0
-  if (epoch < m.membershipEpoch) return refuse('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${m.membershipEpoch}`)
+  if (epoch < m.membershipEpoch)
+    return refuse('MEMBERSHIP_STALE', `membershipEpoch ${epoch}, current ${m.membershipEpoch}`)
   if (epoch > m.membershipEpoch) return refuse('MEMBERSHIP_REQUIRED', `membershipEpoch ${epoch} was never issued`)
-  if (m.provisional.workItemId !== workItemId) return refuse('MEMBERSHIP_REQUIRED', 'the provisional Membership is for another WorkItem')
-  if (reached(at, m.provisional.expiresAt)) return refuse('WORK_OFFER_EXPIRED', 'the provisional Membership expired with its offer')
+  if (m.provisional.workItemId !== workItemId)
+    return refuse('MEMBERSHIP_REQUIRED', 'the provisional Membership is for another WorkItem')
+  if (reached(at, m.provisional.expiresAt))
+    return refuse('WORK_OFFER_EXPIRED', 'the provisional Membership expired with its offer')
   return m
 }
 
 /** §7.1: the Mission states that still take Commands. */
-export const live = (reason: (kind: string, state: MissionState) => string): MissionRule => ({from: (s) => !TERMINAL.has(s), reason})
+export const live = (reason: (kind: string, state: MissionState) => string): MissionRule => ({
+  from: (s) => !TERMINAL.has(s),
+  reason,
+})

@@ -51,9 +51,15 @@ export function decide(state: GroupState | null, command: ReceivedCommand, ctx: 
 /** The kinds this authority decides (the Organization-scoped ones go to ingress/organization.ts). */
 const isDecided = (kind: string): kind is CommandKind => Object.hasOwn(HANDLERS, kind)
 
-function dispatch<K extends CommandKind>(kind: K, state: GroupState | null, command: ReceivedCommand, ctx: DecideContext): Decision {
+function dispatch<K extends CommandKind>(
+  kind: K,
+  state: GroupState | null,
+  command: ReceivedCommand,
+  ctx: DecideContext,
+): Decision {
   const handler: Handler<K> | undefined = HANDLERS[kind]
   const typed = typedCommand(command, kind)
-  if (handler === undefined || typed === null) return refuse('INVALID_COMMAND', `this authority does not implement ${kind} yet`)
+  if (handler === undefined || typed === null)
+    return refuse('INVALID_COMMAND', `this authority does not implement ${kind} yet`)
   return gate(handler, state, typed, ctx)
 }

@@ -14,7 +14,11 @@ export const LEASE_RENEW = 'ext.missionweaveprotocol.core.lease_renew'
 export const LEASE_HANDLERS: Handlers = {
   [LEASE_RENEW]: {
     on: 'group',
-    gate: {membership: 'active', who: {by: 'agent', reason: 'only the Execution Lease holder renews it'}, mission: live((_, s) => `lease renewal in a ${s} Mission`)},
+    gate: {
+      membership: 'active',
+      who: {by: 'agent', reason: 'only the Execution Lease holder renews it'},
+      mission: live((_, s) => `lease renewal in a ${s} Mission`),
+    },
     decide: ({state}, command, ctx) => {
       const p = command.payload
       const item = state.workItems[p.workItemId]
@@ -36,7 +40,13 @@ export const LEASE_HANDLERS: Handlers = {
             eventId: ctx.newId(),
             kind: 'work.progressed',
             conversationId: item.conversationId,
-            payload: {workItemId: item.workItemId, revision: item.revision + 1, leaseId: lease.leaseId, lease: renewed, progress: p.progress},
+            payload: {
+              workItemId: item.workItemId,
+              revision: item.revision + 1,
+              leaseId: lease.leaseId,
+              lease: renewed,
+              progress: p.progress,
+            },
           },
         ],
       }

@@ -13,11 +13,16 @@ import type {GroupState, MemberState} from '../model/state.js'
  * The MissionOwner, or the Coordinator under its lease (§7.2): a stale epoch is fenced, any other
  * actor is told who manages Memberships.
  */
-const membershipHandler = <K extends 'membership.change' | 'membership.end'>(decide: Extract<Handler<K>, {on: 'group'}>['decide']): Handler<K> => ({
+const membershipHandler = <K extends 'membership.change' | 'membership.end'>(
+  decide: Extract<Handler<K>, {on: 'group'}>['decide'],
+): Handler<K> => ({
   on: 'group',
   gate: {
     membership: 'active',
-    who: {by: 'owner-or-coordinator', forbidden: 'only the MissionOwner or the current Coordinator manages Memberships'},
+    who: {
+      by: 'owner-or-coordinator',
+      forbidden: 'only the MissionOwner or the current Coordinator manages Memberships',
+    },
     mission: live((_, s) => `the Mission is ${s}`),
   },
   decide,
@@ -49,18 +54,31 @@ export const MEMBERSHIP_HANDLERS: Handlers = {
     const existing = changeable(state, p.member)
     if (isRefusal(existing)) return existing
     const eventId = ctx.newId()
-    if (existing === undefined || !existing.active) return refuse('INVALID_STATE_TRANSITION', 'no active Membership to end')
+    if (existing === undefined || !existing.active)
+      return refuse('INVALID_STATE_TRANSITION', 'no active Membership to end')
     const membership = memberDoc(state, existing, false, ctx.acceptedAt)
-    return {events: [{eventId, kind: 'membership.ended', payload: {membership, ...(p.reason !== undefined ? {reason: p.reason} : {})}}]}
+    return {
+      events: [
+        {
+          eventId,
+          kind: 'membership.ended',
+          payload: {membership, ...(p.reason !== undefined ? {reason: p.reason} : {})},
+        },
+      ],
+    }
   }),
 }
 
 /** The target's Membership (if any), unless it is one membership.* does not change. */
 function changeable(state: GroupState, target: Principal): MemberState | undefined | Refusal {
   if (isOwner(state, target) || state.mission.coordinator?.agentId === target.id) {
-    return refuse('INVALID_COMMAND', "the MissionOwner's and the Coordinator's Memberships are not changed by membership.*")
+    return refuse(
+      'INVALID_COMMAND',
+      "the MissionOwner's and the Coordinator's Memberships are not changed by membership.*",
+    )
   }
   const existing = state.members[target.id]
-  if (existing !== undefined && existing.principal.type !== target.type) return refuse('INVALID_COMMAND', 'member type differs from the Membership')
+  if (existing !== undefined && existing.principal.type !== target.type)
+    return refuse('INVALID_COMMAND', 'member type differs from the Membership')
   return existing
 }

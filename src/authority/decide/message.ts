@@ -55,14 +55,20 @@ const followUp = <K extends FollowUpKind>(kind: K): Handler<K> => ({
   on: 'group',
   gate:
     kind === 'message.redact'
-      ? {membership: 'active', services: 'policy', who: {by: 'owner', reason: 'redaction is a MissionOwner or Organization policy act'}}
+      ? {
+          membership: 'active',
+          services: 'policy',
+          who: {by: 'owner', reason: 'redaction is a MissionOwner or Organization policy act'},
+        }
       : {
           membership: 'active',
           who: {
             by: 'rule',
             check: (state, command) => {
               const target = messageEntry(state.messages, command.payload.messageId)
-              const author = target === undefined || (target.author.type === command.actor.type && target.author.id === command.actor.id)
+              const author =
+                target === undefined ||
+                (target.author.type === command.actor.type && target.author.id === command.actor.id)
               return author ? null : refuse('AUTH_FORBIDDEN', `only the author may ${FOLLOW_UP[kind].verb} a Message`)
             },
           },
@@ -72,7 +78,8 @@ const followUp = <K extends FollowUpKind>(kind: K): Handler<K> => ({
     const redaction = kind === 'message.redact'
     const target = messageEntry(state.messages, p.messageId)
     if (target === undefined) return refuse('INVALID_COMMAND', 'no such Message in this Group')
-    if (!redaction && TERMINAL.has(state.mission.state)) return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
+    if (!redaction && TERMINAL.has(state.mission.state))
+      return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
     if (redaction ? target.redacted : target.status === 'retracted') {
       return refuse('INVALID_STATE_TRANSITION', `the Message is already ${redaction ? 'redacted' : 'retracted'}`)
     }
@@ -100,7 +107,11 @@ const followUp = <K extends FollowUpKind>(kind: K): Handler<K> => ({
 
 export const MESSAGE_HANDLERS: Handlers = {
   // §7.1: a terminal Mission is not reopened, not even by conversation; follow-ups get a new Group.
-  'message.post': {on: 'group', gate: {membership: 'active', who: {by: 'member'}, mission: live((_, s) => `the Mission is ${s}`)}, decide: messagePost},
+  'message.post': {
+    on: 'group',
+    gate: {membership: 'active', who: {by: 'member'}, mission: live((_, s) => `the Mission is ${s}`)},
+    decide: messagePost,
+  },
   'message.correct': followUp('message.correct'),
   'message.retract': followUp('message.retract'),
   'message.redact': followUp('message.redact'),

@@ -23,16 +23,23 @@ export const OVERRIDE_HANDLERS: Handlers = {
   },
 }
 
-function grantCooperationOverride({state}: InGroup, command: DecidedCommand<'policy.grant_cooperation_override'>, ctx: DecideContext): Decision {
+function grantCooperationOverride(
+  {state}: InGroup,
+  command: DecidedCommand<'policy.grant_cooperation_override'>,
+  ctx: DecideContext,
+): Decision {
   const p = command.payload
   const {grantId, policy, targetKind, beneficiary} = p
   const kinds = LIMIT_POLICIES[policy]
   if (kinds === undefined) return refuse('INVALID_COMMAND', `this authority enforces no policy named ${policy}`)
   if (!kinds.includes(targetKind)) return refuse('INVALID_COMMAND', `policy ${policy} does not limit ${targetKind}`)
-  if (state.overrideGrants?.[grantId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that grant ID is already issued')
-  if (compareTimestampText(p.expiresAt, ctx.acceptedAt) <= 0) return refuse('INVALID_COMMAND', 'the grant would already be expired') // full precision (§2)
+  if (state.overrideGrants?.[grantId] !== undefined)
+    return refuse('INVALID_STATE_TRANSITION', 'that grant ID is already issued')
+  if (compareTimestampText(p.expiresAt, ctx.acceptedAt) <= 0)
+    return refuse('INVALID_COMMAND', 'the grant would already be expired') // full precision (§2)
   const m = state.members[beneficiary.id]
-  if (m === undefined || !m.active || m.principal.type !== beneficiary.type) return refuse('INVALID_COMMAND', 'the beneficiary has no active Membership in this Group')
+  if (m === undefined || !m.active || m.principal.type !== beneficiary.type)
+    return refuse('INVALID_COMMAND', 'the beneficiary has no active Membership in this Group')
 
   const grant = {
     grantId,

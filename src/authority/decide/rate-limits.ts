@@ -63,7 +63,8 @@ export const LIMIT_POLICIES: Readonly<Record<string, readonly string[]>> = {
   'mission-depth': ['mission.create_child'],
 }
 
-const policyFor = (kind: string): string | null => Object.entries(LIMIT_POLICIES).find(([, kinds]) => kinds.includes(kind))?.[0] ?? null
+const policyFor = (kind: string): string | null =>
+  Object.entries(LIMIT_POLICIES).find(([, kinds]) => kinds.includes(kind))?.[0] ?? null
 
 /** The limits that count (no window). */
 const COUNT_LIMITS: ReadonlySet<string> = new Set(['ownedWorkItems', 'groupWorkItems', 'delegationDepth'])
@@ -73,7 +74,8 @@ export function checkLimits(limits: CooperationLimits | undefined): void {
   const whole = (n: unknown, min: number) => typeof n === 'number' && Number.isSafeInteger(n) && n >= min
   for (const [name, l] of Object.entries(limits ?? {}) as [string, Partial<RateLimit> | undefined][]) {
     if (l === undefined) continue
-    if (!whole(l.hard, 0) || (l.soft !== undefined && !(whole(l.soft, 1) && l.soft <= l.hard!))) throw new Error(`limits.${name}: need 0 <= soft <= hard`)
+    if (!whole(l.hard, 0) || (l.soft !== undefined && !(whole(l.soft, 1) && l.soft <= l.hard!)))
+      throw new Error(`limits.${name}: need 0 <= soft <= hard`)
     if (!COUNT_LIMITS.has(name) && !(whole(l.windowMinutes, 1) && l.windowMinutes! <= RATE_HORIZON_MINUTES)) {
       throw new Error(`limits.${name}.windowMinutes must be 1..${RATE_HORIZON_MINUTES}`)
     }
@@ -81,7 +83,13 @@ export function checkLimits(limits: CooperationLimits | undefined): void {
 }
 
 /** The actor's count for `policy` before this Command, and the limit that applies. */
-function usage(state: GroupState, command: GatedCommand, policy: string, limits: CooperationLimits, at: string): {count: number; limit: CountLimit & {windowMinutes?: number}} | null {
+function usage(
+  state: GroupState,
+  command: GatedCommand,
+  policy: string,
+  limits: CooperationLimits,
+  at: string,
+): {count: number; limit: CountLimit & {windowMinutes?: number}} | null {
   const actor = command.actor
   if (policy === 'mission-depth') return null // decide-child.ts enforces it; the gate only consumes the grant
   if (policy === 'delegation-depth') {
@@ -94,11 +102,16 @@ function usage(state: GroupState, command: GatedCommand, policy: string, limits:
   }
   if (policy === 'group-work-items') {
     if (limits.groupWorkItems === undefined) return null
-    return {count: Object.values(state.workItems).filter((w) => UNFINISHED_WORK.has(w.state)).length, limit: limits.groupWorkItems}
+    return {
+      count: Object.values(state.workItems).filter((w) => UNFINISHED_WORK.has(w.state)).length,
+      limit: limits.groupWorkItems,
+    }
   }
   if (policy === 'owned-work-items') {
     if (limits.ownedWorkItems === undefined) return null
-    const count = Object.values(state.workItems).filter((w) => w.owner?.agentId === actor.id && (w.state === 'queued' || w.state === 'active')).length
+    const count = Object.values(state.workItems).filter(
+      (w) => w.owner?.agentId === actor.id && (w.state === 'queued' || w.state === 'active'),
+    ).length
     return {count, limit: limits.ownedWorkItems}
   }
   const limit = policy === 'message-rate' ? limits.messageRate : limits.proposalRate
@@ -130,8 +143,13 @@ function citedGrant(state: GroupState, command: GatedCommand, at: string): Overr
   const grant = state.overrideGrants?.[id]
   if (grant === undefined) return refuse('INVALID_COMMAND', 'no such Cooperation Override Grant in this Group')
   if (grant.consumedBy !== null) return refuse('AUTH_FORBIDDEN', 'the Cooperation Override Grant was already used')
-  if (compareTimestampText(at, grant.expiresAt) >= 0) return refuse('AUTH_FORBIDDEN', 'the Cooperation Override Grant expired') // full precision (§2)
-  const same = grant.beneficiary.type === command.actor.type && grant.beneficiary.id === command.actor.id && grant.targetKind === command.kind && grant.targetActionId === command.actionId
+  if (compareTimestampText(at, grant.expiresAt) >= 0)
+    return refuse('AUTH_FORBIDDEN', 'the Cooperation Override Grant expired') // full precision (§2)
+  const same =
+    grant.beneficiary.type === command.actor.type &&
+    grant.beneficiary.id === command.actor.id &&
+    grant.targetKind === command.kind &&
+    grant.targetActionId === command.actionId
   if (!same) return refuse('AUTH_FORBIDDEN', 'the Cooperation Override Grant is for another actor or Command')
   return grant
 }
@@ -153,13 +171,15 @@ export function cooperationGate(
   // The grant must name the policy that limits this Command; it is consumed when the Command is
   // accepted, even if the window has slid below the limit since the grant was requested (the
   // escalation was approved for exactly this Action ID, and one-shot means it cannot be kept).
-  if (grant !== null && grant.policy !== policy) return refuse('AUTH_FORBIDDEN', 'the Cooperation Override Grant is for another policy')
+  if (grant !== null && grant.policy !== policy)
+    return refuse('AUTH_FORBIDDEN', 'the Cooperation Override Grant is for another policy')
 
   const out = [...events]
   const used = policy === null || limits === undefined ? null : usage(state, command, policy, limits, ctx.acceptedAt)
   if (used !== null) {
     const after = used.count + 1
-    if (after > used.limit.hard && grant === null) return refuse('RATE_LIMITED', `${policy}: ${used.count} of ${used.limit.hard}`)
+    if (after > used.limit.hard && grant === null)
+      return refuse('RATE_LIMITED', `${policy}: ${used.count} of ${used.limit.hard}`)
     if (used.limit.soft !== undefined && after === used.limit.soft) {
       out.push({
         eventId: ctx.newId(),
@@ -180,7 +200,13 @@ export function cooperationGate(
     out.push({
       eventId: ctx.newId(),
       kind: OVERRIDE_CONSUMED,
-      payload: {grantId: grant.grantId, policy: grant.policy, targetKind: command.kind, targetActionId: command.actionId, targetEventId: events[0]!.eventId},
+      payload: {
+        grantId: grant.grantId,
+        policy: grant.policy,
+        targetKind: command.kind,
+        targetActionId: command.actionId,
+        targetEventId: events[0]!.eventId,
+      },
     })
   }
   return {events: out}

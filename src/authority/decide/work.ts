@@ -5,11 +5,36 @@
 // the §10.2 table are implemented; anything else is INVALID_STATE_TRANSITION.
 
 import type {DecidedCommand} from './command.js'
-import {type DecideContext, type Decision, type Refusal, coordinatorCheck, isRefusal, memberDoc, refuse} from './common.js'
-import {type AuthorityCheck, type GroupGate, type Handler, type Handlers, type InGroup, type ItemGate, type OnItem, type Who, live} from './gate.js'
+import {
+  type DecideContext,
+  type Decision,
+  type Refusal,
+  coordinatorCheck,
+  isRefusal,
+  memberDoc,
+  refuse,
+} from './common.js'
+import {
+  type AuthorityCheck,
+  type GroupGate,
+  type Handler,
+  type Handlers,
+  type InGroup,
+  type ItemGate,
+  type OnItem,
+  type Who,
+  live,
+} from './gate.js'
 import {cascadeCancellation} from './child.js'
 import {markWorkAuthority, workAuthority} from './delegation.js'
-import {type GroupState, type MemberState, type SelectionBasis, type WorkItemView, type WorkState, UNFINISHED_WORK} from '../model/state.js'
+import {
+  type GroupState,
+  type MemberState,
+  type SelectionBasis,
+  type WorkItemView,
+  type WorkState,
+  UNFINISHED_WORK,
+} from '../model/state.js'
 import {allocationCheck} from './budget.js'
 import type {WorkContract, WorkOfferCandidateBasis} from '../model/payloads.generated.js'
 import {lapsedOwnership, lateResultDraft, leaseLengths, plusSeconds, reached} from '../model/work-leases.js'
@@ -36,18 +61,23 @@ export const CONTRACT_FIELDS = [
 /** §10.1: a missing required field, or a mandatory list left empty, is an incomplete contract. */
 function checkedContract(contract: Record<string, unknown>, ctx: DecideContext): WorkContract | Refusal {
   for (const f of CONTRACT_FIELDS) {
-    if (contract[f] === undefined || contract[f] === null) return refuse('WORK_CONTRACT_INCOMPLETE', `the Work Contract lacks ${f}`)
+    if (contract[f] === undefined || contract[f] === null)
+      return refuse('WORK_CONTRACT_INCOMPLETE', `the Work Contract lacks ${f}`)
   }
   for (const f of ['requiredDeliverables', 'acceptanceCriteria', 'requiredCapabilities'] as const) {
     const list = contract[f]
-    if (!Array.isArray(list) || list.length === 0) return refuse('WORK_CONTRACT_INCOMPLETE', `the Work Contract has no ${f}`)
+    if (!Array.isArray(list) || list.length === 0)
+      return refuse('WORK_CONTRACT_INCOMPLETE', `the Work Contract has no ${f}`)
   }
   // Complete but malformed: the contract must still be a valid work-contract.schema.json document.
-  return ctx.validWorkContract(contract) ? contract : refuse('SCHEMA_VALIDATION_FAILED', 'the Work Contract does not match work-contract.schema.json')
+  return ctx.validWorkContract(contract)
+    ? contract
+    : refuse('SCHEMA_VALIDATION_FAILED', 'the Work Contract does not match work-contract.schema.json')
 }
 
 /** §12: a Work Contract whose executionApproval is not `not_required` is gated before work.start. */
-const gated = (item: WorkItemView) => item.contract.executionApproval !== undefined && item.contract.executionApproval !== 'not_required'
+const gated = (item: WorkItemView) =>
+  item.contract.executionApproval !== undefined && item.contract.executionApproval !== 'not_required'
 
 type WorkKind =
   | 'work.propose'
@@ -65,12 +95,21 @@ type WorkKind =
   | 'approval.grant_execution'
 
 const inLiveMission = live((kind, s) => `${kind} in a ${s} Mission`)
-const workGate = <K extends WorkKind>(who: Who<K>, membership: GroupGate<K>['membership'] = 'active'): GroupGate<K> => ({membership, who, mission: inLiveMission})
+const workGate = <K extends WorkKind>(
+  who: Who<K>,
+  membership: GroupGate<K>['membership'] = 'active',
+): GroupGate<K> => ({membership, who, mission: inLiveMission})
 const worker = <K extends WorkKind>(kind: K): Who<K> => ({by: 'agent', reason: `${kind} is a Worker Agent's`})
 /** §9.1: the Coordinator, the MissionOwner's emergency override, or a cited Delegation Grant. */
 const workAuthor = {
-  authorize: {by: 'rule', check: (state, command, ctx) => workAuthority(state, command, ctx.acceptedAt)} satisfies Who<'work.authorize'>,
-  offer: {by: 'rule', check: (state, command, ctx) => workAuthority(state, command, ctx.acceptedAt)} satisfies Who<'work.offer'>,
+  authorize: {
+    by: 'rule',
+    check: (state, command, ctx) => workAuthority(state, command, ctx.acceptedAt),
+  } satisfies Who<'work.authorize'>,
+  offer: {
+    by: 'rule',
+    check: (state, command, ctx) => workAuthority(state, command, ctx.acceptedAt),
+  } satisfies Who<'work.offer'>,
 }
 /**
  * work.unblock / work.fail: the owner presents its Ownership Epoch (checked against the WorkItem
@@ -78,7 +117,9 @@ const workAuthor = {
  */
 const ownerOrCoordinator: AuthorityCheck<'work.unblock' | 'work.fail'> = (state, command) => {
   if (command.payload.ownershipEpoch === undefined) return coordinatorCheck(state, command)
-  return command.actor.type !== 'agent' ? refuse('AUTH_FORBIDDEN', `only the owning Agent presents an ownershipEpoch`) : null
+  return command.actor.type !== 'agent'
+    ? refuse('AUTH_FORBIDDEN', `only the owning Agent presents an ownershipEpoch`)
+    : null
 }
 
 const itemOf = {workItemId: (p: {workItemId: string}) => p.workItemId}
@@ -88,12 +129,22 @@ const states = (...s: WorkState[]): ReadonlySet<WorkState> => new Set(s)
 
 /** A WorkItem decision's one Event, in the WorkItem's Conversation at its next revision. */
 const one = ({item, eventId}: OnItem, kind: string, payload: Record<string, unknown>): Decision => ({
-  events: [{eventId, kind, conversationId: item.conversationId, payload: {workItemId: item.workItemId, revision: item.revision + 1, ...payload}}],
+  events: [
+    {
+      eventId,
+      kind,
+      conversationId: item.conversationId,
+      payload: {workItemId: item.workItemId, revision: item.revision + 1, ...payload},
+    },
+  ],
 })
 
 /** A decision that cancels or fails work also cancels the child Missions running it (child.ts). */
 // The kind is the table key's (inferred from the Handler<K> the table expects), never the gate's.
-const onGroup = <K extends WorkKind>(gate: GroupGate<NoInfer<K>>, decide: (at: InGroup, command: DecidedCommand<NoInfer<K>>, ctx: DecideContext) => Decision): Handler<K> => ({
+const onGroup = <K extends WorkKind>(
+  gate: GroupGate<NoInfer<K>>,
+  decide: (at: InGroup, command: DecidedCommand<NoInfer<K>>, ctx: DecideContext) => Decision,
+): Handler<K> => ({
   on: 'group',
   gate,
   decide: (at, command, ctx) => cascadeCancellation(at.state, ctx, decide(at, command, ctx)),
@@ -102,82 +153,118 @@ const onItem = <K extends WorkKind>(
   gate: GroupGate<NoInfer<K>>,
   item: ItemGate<NoInfer<K>>,
   decide: (at: OnItem, command: DecidedCommand<NoInfer<K>>, ctx: DecideContext) => Decision,
-): Handler<K> => ({on: 'work-item', gate, item, decide: (at, command, ctx) => cascadeCancellation(at.state, ctx, decide(at, command, ctx))})
+): Handler<K> => ({
+  on: 'work-item',
+  gate,
+  item,
+  decide: (at, command, ctx) => cascadeCancellation(at.state, ctx, decide(at, command, ctx)),
+})
 
 export const WORK_HANDLERS: Handlers = {
   'work.propose': onGroup(workGate({by: 'member'}), ({state}, command, ctx) => {
     const p = command.payload
     const proposalId = p.proposalId
-    if (state.proposals[proposalId] !== undefined || state.workItems[proposalId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'that proposal ID is already used')
+    if (state.proposals[proposalId] !== undefined || state.workItems[proposalId] !== undefined)
+      return refuse('INVALID_STATE_TRANSITION', 'that proposal ID is already used')
     const contract = p.contract
     const checked = checkedContract(contract, ctx)
     if (isRefusal(checked)) return checked
     const proposedBy = {type: command.actor.type, id: command.actor.id}
-    return {events: [{eventId: ctx.newId(), kind: 'work.proposed', payload: {proposal: {proposalId, proposedBy, contract, proposedAt: ctx.acceptedAt}}}]}
-  }),
-
-  'work.authorize': onGroup(workGate(workAuthor.authorize), (at, command, ctx) => markWorkAuthority(authorize(at, command, ctx), command)),
-
-  'work.offer': onItem(workGate(workAuthor.offer), {...itemOf, childFence: true}, (at, command, ctx) => markWorkAuthority(offer(at, command, ctx), command)),
-
-  'work.accept_offer': onItem(workGate(worker('work.accept_offer'), {provisionalFor: (p) => p.workItemId}), {...itemOf, childFence: true}, (at, command, ctx) => {
-    const {state, item} = at
-    const p = command.payload
-    const now = ctx.acceptedAt
-    // §10.3: the first valid acceptance won; every later one loses, whatever the state now.
-    if (item.owner !== null && item.state !== 'verified' && item.state !== 'cancelled') return refuse('WORK_ALREADY_OWNED', 'another candidate won ownership')
-    if (item.state !== 'offered') return refuse('INVALID_STATE_TRANSITION', `work.accept_offer from ${item.state}`)
-    // §10.1: a material contract revision withdrew the offer (apply/lease.ts); a new offer is needed.
-    const pending = item.offer
-    if (pending === null) return refuse('WORK_OFFER_EXPIRED', 'the offer was withdrawn by a contract revision')
-    if (!pending.candidates.includes(command.actor.id)) return refuse('AUTH_FORBIDDEN', 'not a candidate of the offer')
-    // A replaced offer is no longer valid; an expired one invalidates acceptance and appends nothing.
-    if (p.offerId !== pending.offerId) return refuse('WORK_OFFER_EXPIRED', 'that offer was replaced')
-    if (reached(now, pending.expiresAt)) return refuse('WORK_OFFER_EXPIRED', `offer expired at ${pending.expiresAt}`)
-    // §11.3: the grant carries its start-by deadline (the bounded ownership lease).
-    const startBy = plusSeconds(now, leaseLengths(ctx.leases).ownershipSeconds)
-    const owner = {agentId: command.actor.id, ownershipEpoch: item.ownershipEpoch + 1, sessionEpoch: command.sessionEpoch ?? 1, grantedAt: now, startBy}
-    const selectionBasis = pending.selectionBasis?.[command.actor.id]
-    // §8 step 3: accepting the offer activates a just-in-time Membership (same epoch and visibility).
-    const member = at.member!
-    const activatedMembership = member.provisional === undefined ? undefined : activated(state, member, now)
-    return one(at, 'work.offer.accepted', {
-      offerId: pending.offerId,
-      owner,
-      ...(selectionBasis ? {selectionBasis} : {}),
-      ...(activatedMembership ? {activatedMembership} : {}),
-    })
-  }),
-
-  'work.start': onItem(workGate(worker('work.start')), {...itemOf, childFence: true, ...ownership, from: states('queued')}, (at, command, ctx) => {
-    const {state, item} = at
-    const now = ctx.acceptedAt
-    const owner = item.owner!
-    // §11.5: a missed start-by deadline ends the right to start.
-    if (reached(now, owner.leaseExpiresAt)) return refuse('WORK_LEASE_EXPIRED', `the start-by deadline ${owner.leaseExpiresAt} has passed`)
-    // §12 (ACCEPTANCE G4): a gated WorkItem starts only under a signed execution approval
-    // granted for the current Ownership Epoch.
-    const unmet = unmetDependency(state, item)
-    if (unmet !== null) return refuse('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
-    if (gated(item) && item.executionApproval?.ownershipEpoch !== owner.ownershipEpoch) return refuse('APPROVAL_REQUIRED', 'the WorkItem requires an execution approval')
-    const lease = {
-      leaseId: ctx.newId(),
-      leaseType: 'execution',
-      missionId: state.missionId,
-      groupId: state.groupId,
-      workItemId: item.workItemId,
-      holderAgentId: owner.agentId,
-      sessionEpoch: command.sessionEpoch ?? owner.sessionEpoch,
-      ownershipEpoch: owner.ownershipEpoch,
-      issuedAt: now,
-      startsAt: now,
-      expiresAt: plusSeconds(now, leaseLengths(ctx.leases).executionSeconds),
-      state: 'active',
-      renewalCount: 0,
+    return {
+      events: [
+        {
+          eventId: ctx.newId(),
+          kind: 'work.proposed',
+          payload: {proposal: {proposalId, proposedBy, contract, proposedAt: ctx.acceptedAt}},
+        },
+      ],
     }
-    // §11.5: a reassigned WorkItem resumes from the latest checkpoint of any earlier ownership.
-    return one(at, 'work.started', {lease, ...(item.checkpoint !== null ? {resumeFrom: item.checkpoint} : {})})
   }),
+
+  'work.authorize': onGroup(workGate(workAuthor.authorize), (at, command, ctx) =>
+    markWorkAuthority(authorize(at, command, ctx), command),
+  ),
+
+  'work.offer': onItem(workGate(workAuthor.offer), {...itemOf, childFence: true}, (at, command, ctx) =>
+    markWorkAuthority(offer(at, command, ctx), command),
+  ),
+
+  'work.accept_offer': onItem(
+    workGate(worker('work.accept_offer'), {provisionalFor: (p) => p.workItemId}),
+    {...itemOf, childFence: true},
+    (at, command, ctx) => {
+      const {state, item} = at
+      const p = command.payload
+      const now = ctx.acceptedAt
+      // §10.3: the first valid acceptance won; every later one loses, whatever the state now.
+      if (item.owner !== null && item.state !== 'verified' && item.state !== 'cancelled')
+        return refuse('WORK_ALREADY_OWNED', 'another candidate won ownership')
+      if (item.state !== 'offered') return refuse('INVALID_STATE_TRANSITION', `work.accept_offer from ${item.state}`)
+      // §10.1: a material contract revision withdrew the offer (apply/lease.ts); a new offer is needed.
+      const pending = item.offer
+      if (pending === null) return refuse('WORK_OFFER_EXPIRED', 'the offer was withdrawn by a contract revision')
+      if (!pending.candidates.includes(command.actor.id))
+        return refuse('AUTH_FORBIDDEN', 'not a candidate of the offer')
+      // A replaced offer is no longer valid; an expired one invalidates acceptance and appends nothing.
+      if (p.offerId !== pending.offerId) return refuse('WORK_OFFER_EXPIRED', 'that offer was replaced')
+      if (reached(now, pending.expiresAt)) return refuse('WORK_OFFER_EXPIRED', `offer expired at ${pending.expiresAt}`)
+      // §11.3: the grant carries its start-by deadline (the bounded ownership lease).
+      const startBy = plusSeconds(now, leaseLengths(ctx.leases).ownershipSeconds)
+      const owner = {
+        agentId: command.actor.id,
+        ownershipEpoch: item.ownershipEpoch + 1,
+        sessionEpoch: command.sessionEpoch ?? 1,
+        grantedAt: now,
+        startBy,
+      }
+      const selectionBasis = pending.selectionBasis?.[command.actor.id]
+      // §8 step 3: accepting the offer activates a just-in-time Membership (same epoch and visibility).
+      const member = at.member!
+      const activatedMembership = member.provisional === undefined ? undefined : activated(state, member, now)
+      return one(at, 'work.offer.accepted', {
+        offerId: pending.offerId,
+        owner,
+        ...(selectionBasis ? {selectionBasis} : {}),
+        ...(activatedMembership ? {activatedMembership} : {}),
+      })
+    },
+  ),
+
+  'work.start': onItem(
+    workGate(worker('work.start')),
+    {...itemOf, childFence: true, ...ownership, from: states('queued')},
+    (at, command, ctx) => {
+      const {state, item} = at
+      const now = ctx.acceptedAt
+      const owner = item.owner!
+      // §11.5: a missed start-by deadline ends the right to start.
+      if (reached(now, owner.leaseExpiresAt))
+        return refuse('WORK_LEASE_EXPIRED', `the start-by deadline ${owner.leaseExpiresAt} has passed`)
+      // §12 (ACCEPTANCE G4): a gated WorkItem starts only under a signed execution approval
+      // granted for the current Ownership Epoch.
+      const unmet = unmetDependency(state, item)
+      if (unmet !== null) return refuse('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
+      if (gated(item) && item.executionApproval?.ownershipEpoch !== owner.ownershipEpoch)
+        return refuse('APPROVAL_REQUIRED', 'the WorkItem requires an execution approval')
+      const lease = {
+        leaseId: ctx.newId(),
+        leaseType: 'execution',
+        missionId: state.missionId,
+        groupId: state.groupId,
+        workItemId: item.workItemId,
+        holderAgentId: owner.agentId,
+        sessionEpoch: command.sessionEpoch ?? owner.sessionEpoch,
+        ownershipEpoch: owner.ownershipEpoch,
+        issuedAt: now,
+        startsAt: now,
+        expiresAt: plusSeconds(now, leaseLengths(ctx.leases).executionSeconds),
+        state: 'active',
+        renewalCount: 0,
+      }
+      // §11.5: a reassigned WorkItem resumes from the latest checkpoint of any earlier ownership.
+      return one(at, 'work.started', {lease, ...(item.checkpoint !== null ? {resumeFrom: item.checkpoint} : {})})
+    },
+  ),
 
   'work.submit': onItem(
     workGate(worker('work.submit')),
@@ -187,55 +274,105 @@ export const WORK_HANDLERS: Handlers = {
       ...ownership,
       lease: leaseCited,
       // §11.5: a late result of an ended ownership is kept as non-authoritative Evidence.
-      staleRecord: (item, command, eventId, at) => lateResultDraft(item, command.actor.id, command.payload, eventId, at),
+      staleRecord: (item, command, eventId, at) =>
+        lateResultDraft(item, command.actor.id, command.payload, eventId, at),
       from: states('active'),
     },
-    (at, {payload: p}) => one(at, 'work.submitted', {leaseId: at.item.lease!.leaseId, artifactHashes: [...p.artifactHashes].sort()}),
+    (at, {payload: p}) =>
+      one(at, 'work.submitted', {leaseId: at.item.lease!.leaseId, artifactHashes: [...p.artifactHashes].sort()}),
   ),
 
-  'work.accept_result': onItem(workGate({by: 'coordinator'}), {...itemOf, childFence: true, from: states('submitted')}, (at, _, ctx) =>
-    endingIdle(at.state, at.item, one(at, 'work.result.accepted', {artifactHashes: at.item.submission?.artifactHashes ?? []}), ctx),
+  'work.accept_result': onItem(
+    workGate({by: 'coordinator'}),
+    {...itemOf, childFence: true, from: states('submitted')},
+    (at, _, ctx) =>
+      endingIdle(
+        at.state,
+        at.item,
+        one(at, 'work.result.accepted', {artifactHashes: at.item.submission?.artifactHashes ?? []}),
+        ctx,
+      ),
   ),
 
   // Cancellation revokes the Execution Lease (§11.3).
-  'work.cancel': onItem(workGate({by: 'owner-or-coordinator'}), {...itemOf, childFence: false, from: UNFINISHED_WORK}, (at, {payload: p}, ctx) => {
-    const revoked = at.item.lease?.state === 'active' ? {revokedLeaseId: at.item.lease.leaseId} : {}
-    return endingIdle(at.state, at.item, one(at, 'work.cancelled', {reason: p.reason, ...revoked}), ctx)
-  }),
+  'work.cancel': onItem(
+    workGate({by: 'owner-or-coordinator'}),
+    {...itemOf, childFence: false, from: UNFINISHED_WORK},
+    (at, {payload: p}, ctx) => {
+      const revoked = at.item.lease?.state === 'active' ? {revokedLeaseId: at.item.lease.leaseId} : {}
+      return endingIdle(at.state, at.item, one(at, 'work.cancelled', {reason: p.reason, ...revoked}), ctx)
+    },
+  ),
 
   // §11.3/§11.4: ownership stays under a bounded ownership (queued) or blocked lease.
-  'work.checkpoint': onItem(workGate(worker('work.checkpoint')), {...itemOf, childFence: true, ...ownership, lease: leaseCited, from: states('active')}, (at, {payload: p}, ctx) => {
-    const checkpoint = {progress: p.progress, artifactHashes: [...(p.artifactHashes ?? [])].sort()}
-    const ownershipLeaseExpiresAt = plusSeconds(ctx.acceptedAt, leaseLengths(ctx.leases).ownershipSeconds)
-    return one(at, 'work.checkpointed', {leaseId: at.item.lease!.leaseId, checkpoint, ownershipLeaseExpiresAt})
-  }),
-  'work.block': onItem(workGate(worker('work.block')), {...itemOf, childFence: true, ...ownership, lease: leaseCited, from: states('active')}, (at, {payload: p}, ctx) => {
-    const checkpoint = {progress: p.requiredResolution, artifactHashes: []}
-    const blockedLeaseExpiresAt = plusSeconds(ctx.acceptedAt, leaseLengths(ctx.leases).blockedSeconds)
-    return one(at, 'work.blocked', {leaseId: at.item.lease!.leaseId, checkpoint, requiredResolution: p.requiredResolution, blockedLeaseExpiresAt})
-  }),
+  'work.checkpoint': onItem(
+    workGate(worker('work.checkpoint')),
+    {...itemOf, childFence: true, ...ownership, lease: leaseCited, from: states('active')},
+    (at, {payload: p}, ctx) => {
+      const checkpoint = {progress: p.progress, artifactHashes: [...(p.artifactHashes ?? [])].sort()}
+      const ownershipLeaseExpiresAt = plusSeconds(ctx.acceptedAt, leaseLengths(ctx.leases).ownershipSeconds)
+      return one(at, 'work.checkpointed', {leaseId: at.item.lease!.leaseId, checkpoint, ownershipLeaseExpiresAt})
+    },
+  ),
+  'work.block': onItem(
+    workGate(worker('work.block')),
+    {...itemOf, childFence: true, ...ownership, lease: leaseCited, from: states('active')},
+    (at, {payload: p}, ctx) => {
+      const checkpoint = {progress: p.requiredResolution, artifactHashes: []}
+      const blockedLeaseExpiresAt = plusSeconds(ctx.acceptedAt, leaseLengths(ctx.leases).blockedSeconds)
+      return one(at, 'work.blocked', {
+        leaseId: at.item.lease!.leaseId,
+        checkpoint,
+        requiredResolution: p.requiredResolution,
+        blockedLeaseExpiresAt,
+      })
+    },
+  ),
 
   // §10.2: back to its queue (under a fresh ownership lease) while the owner holds live
   // ownership; after ownership expiry it is fenced and the item is open for re-offer.
-  'work.unblock': onItem(workGate({by: 'rule', check: ownerOrCoordinator}), {...itemOf, childFence: true, ...ownership, from: states('blocked')}, (at, {payload: p}, ctx) => {
-    const {item} = at
-    const lapsed = lapsedOwnership(item, ctx.acceptedAt)
-    const resolution = p.resolution !== undefined ? {resolution: p.resolution} : {}
-    if (item.owner !== null && lapsed === null) {
-      return one(at, 'work.unblocked', {to: 'queued', ownershipLeaseExpiresAt: plusSeconds(ctx.acceptedAt, leaseLengths(ctx.leases).ownershipSeconds), ...resolution})
-    }
-    return one(at, 'work.unblocked', {to: 'open', ...(lapsed !== null ? {fencedOwnership: lapsed} : {}), ...resolution})
-  }),
+  'work.unblock': onItem(
+    workGate({by: 'rule', check: ownerOrCoordinator}),
+    {...itemOf, childFence: true, ...ownership, from: states('blocked')},
+    (at, {payload: p}, ctx) => {
+      const {item} = at
+      const lapsed = lapsedOwnership(item, ctx.acceptedAt)
+      const resolution = p.resolution !== undefined ? {resolution: p.resolution} : {}
+      if (item.owner !== null && lapsed === null) {
+        return one(at, 'work.unblocked', {
+          to: 'queued',
+          ownershipLeaseExpiresAt: plusSeconds(ctx.acceptedAt, leaseLengths(ctx.leases).ownershipSeconds),
+          ...resolution,
+        })
+      }
+      return one(at, 'work.unblocked', {
+        to: 'open',
+        ...(lapsed !== null ? {fencedOwnership: lapsed} : {}),
+        ...resolution,
+      })
+    },
+  ),
 
   // §11.3 "every ... Worker-reported failure MUST reference the current Lease ID": the owner's
   // work.fail cites it while the WorkItem holds an active Execution Lease (a queued or blocked
   // item has none to cite, and the Coordinator's failure never does).
   'work.fail': onItem(
     workGate({by: 'rule', check: ownerOrCoordinator}),
-    {...itemOf, childFence: false, ...ownership, lease: {cited: 'while-active', leaseId: (p) => p.leaseId}, from: UNFINISHED_WORK},
+    {
+      ...itemOf,
+      childFence: false,
+      ...ownership,
+      lease: {cited: 'while-active', leaseId: (p) => p.leaseId},
+      from: UNFINISHED_WORK,
+    },
     (at, {payload: p}, ctx) => {
       const revoked = at.item.lease?.state === 'active' ? {revokedLeaseId: at.item.lease.leaseId} : {}
-      return endingIdle(at.state, at.item, one(at, 'work.failed', {reason: p.reason, evidenceHashes: [...p.evidenceHashes].sort(), ...revoked}), ctx)
+      return endingIdle(
+        at.state,
+        at.item,
+        one(at, 'work.failed', {reason: p.reason, evidenceHashes: [...p.evidenceHashes].sort(), ...revoked}),
+        ctx,
+      )
     },
   ),
 
@@ -248,10 +385,17 @@ export const WORK_HANDLERS: Handlers = {
       const p = command.payload
       const owner = item.owner!
       if (!gated(item)) return refuse('INVALID_STATE_TRANSITION', 'the WorkItem needs no execution approval')
-      if (p.ownershipEpoch !== owner.ownershipEpoch) return refuse('WORK_STALE_OWNERSHIP', `ownershipEpoch ${String(p.ownershipEpoch)}, current ${owner.ownershipEpoch}`)
-      if (item.executionApproval?.ownershipEpoch === owner.ownershipEpoch) return refuse('INVALID_STATE_TRANSITION', 'execution is already approved')
+      if (p.ownershipEpoch !== owner.ownershipEpoch)
+        return refuse(
+          'WORK_STALE_OWNERSHIP',
+          `ownershipEpoch ${String(p.ownershipEpoch)}, current ${owner.ownershipEpoch}`,
+        )
+      if (item.executionApproval?.ownershipEpoch === owner.ownershipEpoch)
+        return refuse('INVALID_STATE_TRANSITION', 'execution is already approved')
       const approvedBy = {type: command.actor.type, id: command.actor.id}
-      return one(at, 'approval.execution.granted', {approval: {approvedBy, ownershipEpoch: owner.ownershipEpoch, approvedAt: ctx.acceptedAt}})
+      return one(at, 'approval.execution.granted', {
+        approval: {approvedBy, ownershipEpoch: owner.ownershipEpoch, approvedAt: ctx.acceptedAt},
+      })
     },
   ),
 }
@@ -299,11 +443,23 @@ function endingIdle(state: GroupState, item: WorkItemView, decision: Decision, c
   const m = state.members[agentId]
   if (m === undefined || !m.active || m.justInTime !== true) return decision
   const busy = Object.values(state.workItems).some(
-    (w) => w.workItemId !== item.workItemId && UNFINISHED_WORK.has(w.state) && (w.owner?.agentId === agentId || (w.offer?.candidates.includes(agentId) ?? false)),
+    (w) =>
+      w.workItemId !== item.workItemId &&
+      UNFINISHED_WORK.has(w.state) &&
+      (w.owner?.agentId === agentId || (w.offer?.candidates.includes(agentId) ?? false)),
   )
   if (busy) return decision
   const membership = memberDoc(state, m, false, ctx.acceptedAt)
-  return {events: [...decision.events, {eventId: ctx.newId(), kind: 'membership.ended', payload: {membership, reason: 'no WorkItems left (§8 just-in-time Membership)'}}]}
+  return {
+    events: [
+      ...decision.events,
+      {
+        eventId: ctx.newId(),
+        kind: 'membership.ended',
+        payload: {membership, reason: 'no WorkItems left (§8 just-in-time Membership)'},
+      },
+    ],
+  }
 }
 
 /**
@@ -339,7 +495,8 @@ export function unmetDependency(state: GroupState, item: WorkItemView): string |
 function authorize({state}: InGroup, command: DecidedCommand<'work.authorize'>, ctx: DecideContext): Decision {
   const p = command.payload
   const workItemId = p.workItemId
-  if (state.workItems[workItemId] !== undefined) return refuse('INVALID_STATE_TRANSITION', 'the WorkItem already exists')
+  if (state.workItems[workItemId] !== undefined)
+    return refuse('INVALID_STATE_TRANSITION', 'the WorkItem already exists')
   const proposalId = p.proposalId
   let contract: Record<string, unknown>
   let createdBy = {type: command.actor.type, id: command.actor.id}
@@ -374,7 +531,16 @@ function authorize({state}: InGroup, command: DecidedCommand<'work.authorize'>, 
     authorizedBy: {type: command.actor.type, id: command.actor.id},
     createdAt: ctx.acceptedAt,
   }
-  return {events: [{eventId, kind: 'work.authorized', conversationId, payload: {workItem, ...(proposalId !== undefined ? {proposalId} : {})}}]}
+  return {
+    events: [
+      {
+        eventId,
+        kind: 'work.authorized',
+        conversationId,
+        payload: {workItem, ...(proposalId !== undefined ? {proposalId} : {})},
+      },
+    ],
+  }
 }
 
 /**
@@ -383,10 +549,18 @@ function authorize({state}: InGroup, command: DecidedCommand<'work.authorize'>, 
  * the record cannot disagree with the contract. An Agent the Coordinator itself does not find
  * authorization-eligible cannot be offered the work.
  */
-function selectionBases(item: WorkItemView, candidates: string[], stated: Record<string, WorkOfferCandidateBasis>): Record<string, SelectionBasis> | Refusal {
+function selectionBases(
+  item: WorkItemView,
+  candidates: string[],
+  stated: Record<string, WorkOfferCandidateBasis>,
+): Record<string, SelectionBasis> | Refusal {
   const named = Object.keys(stated)
-  if (named.length !== candidates.length || !candidates.every((c) => Object.hasOwn(stated, c))) return refuse('INVALID_COMMAND', 'the selection basis must name exactly the candidates')
-  const requiredCapabilities = (item.contract.requiredCapabilities as {id: string; version: string}[]).map((c) => ({id: c.id, version: c.version}))
+  if (named.length !== candidates.length || !candidates.every((c) => Object.hasOwn(stated, c)))
+    return refuse('INVALID_COMMAND', 'the selection basis must name exactly the candidates')
+  const requiredCapabilities = (item.contract.requiredCapabilities as {id: string; version: string}[]).map((c) => ({
+    id: c.id,
+    version: c.version,
+  }))
   const out: Record<string, SelectionBasis> = {}
   for (const c of candidates) {
     const b = stated[c]!
@@ -401,13 +575,25 @@ function selectionBases(item: WorkItemView, candidates: string[], stated: Record
  * a provisional Membership with the offer — scoped to this WorkItem, expiring with the offer, bound
  * to the signed Context Package the offer cites, and seeing history only from the offer on.
  */
-function provisionalMemberships(state: GroupState, item: WorkItemView, candidates: string[], contextPackageId: string | undefined, expiresAt: string, ctx: DecideContext) {
+function provisionalMemberships(
+  state: GroupState,
+  item: WorkItemView,
+  candidates: string[],
+  contextPackageId: string | undefined,
+  expiresAt: string,
+  ctx: DecideContext,
+) {
   const docs: Record<string, unknown>[] = []
   for (const c of candidates) {
     const m = state.members[c]
-    if (m !== undefined && m.principal.type !== 'agent') return refuse('INVALID_COMMAND', 'every candidate must be an Agent')
+    if (m !== undefined && m.principal.type !== 'agent')
+      return refuse('INVALID_COMMAND', 'every candidate must be an Agent')
     if (m?.active) continue
-    if (contextPackageId === undefined) return refuse('INVALID_COMMAND', `candidate ${c} has no active Membership: a just-in-time offer cites a Context Package`)
+    if (contextPackageId === undefined)
+      return refuse(
+        'INVALID_COMMAND',
+        `candidate ${c} has no active Membership: a just-in-time offer cites a Context Package`,
+      )
     docs.push({
       membershipId: ctx.newId(),
       missionId: state.missionId,
@@ -426,4 +612,7 @@ function provisionalMemberships(state: GroupState, item: WorkItemView, candidate
   return docs
 }
 
-const activated = (state: GroupState, m: MemberState, at: string) => ({...memberDoc(state, m, true, at), contextPackageId: m.provisional!.contextPackageId})
+const activated = (state: GroupState, m: MemberState, at: string) => ({
+  ...memberDoc(state, m, true, at),
+  contextPackageId: m.provisional!.contextPackageId,
+})

@@ -15,10 +15,22 @@ export function refusal(authority: Authority, actionId: string, code: ErrorCode)
  * that the actor could not find again by its receipt. The wire gets INTERNAL_ERROR (retryable);
  * the operator gets the reason in the protected audit log.
  */
-export async function internalError(authority: Authority, subject: string, e: unknown): Promise<{error: ProtocolError}> {
-  const reason = e instanceof AuthorityIntegrityError ? 'log-integrity' : e instanceof StoreError ? `store-${e.code}` : 'internal'
+export async function internalError(
+  authority: Authority,
+  subject: string,
+  e: unknown,
+): Promise<{error: ProtocolError}> {
+  const reason =
+    e instanceof AuthorityIntegrityError ? 'log-integrity' : e instanceof StoreError ? `store-${e.code}` : 'internal'
   await authority.store
-    .audit({at: new Date().toISOString(), stage: 'authority', reason, documentKind: 'command', subject, detail: (e as Error)?.message})
+    .audit({
+      at: new Date().toISOString(),
+      stage: 'authority',
+      reason,
+      documentKind: 'command',
+      subject,
+      detail: (e as Error)?.message,
+    })
     .catch(() => undefined)
   return {error: protocolError('INTERNAL_ERROR', authority.clock())}
 }

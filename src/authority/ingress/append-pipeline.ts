@@ -69,7 +69,8 @@ export function appendOnTip(
       const current = map.get(groupId)
       // Appended: the tip is the stored state once nothing later is in flight. Refused or failed:
       // every later append of this chain is refused too, so the chain's tip goes.
-      if (current !== undefined && (o.status === 'appended' ? current.state === next : current.chain === chain)) map.delete(groupId)
+      if (current !== undefined && (o.status === 'appended' ? current.state === next : current.chain === chain))
+        map.delete(groupId)
       return o
     },
     (e: unknown) => {

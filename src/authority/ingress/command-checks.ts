@@ -40,8 +40,11 @@ function authorize(authority: Authority, c: GroupCommand): ErrorCode | null {
   if (c.actor.type === 'service') {
     // §20 / §9.1: override grants and redactions by Organization policy actors (servicePolicyActs).
     if (servicePolicyAct(authority.policy, c.kind, c.actor.id)) return null
-    if (c.kind === GROUP_ARCHIVE) return (authority.policy.archivers ?? []).includes(c.actor.id) ? null : 'AUTH_FORBIDDEN' // §7.4
-    return c.kind === 'mission.terminate' && (authority.policy.terminators ?? []).includes(c.actor.id) ? null : 'AUTH_FORBIDDEN'
+    if (c.kind === GROUP_ARCHIVE)
+      return (authority.policy.archivers ?? []).includes(c.actor.id) ? null : 'AUTH_FORBIDDEN' // §7.4
+    return c.kind === 'mission.terminate' && (authority.policy.terminators ?? []).includes(c.actor.id)
+      ? null
+      : 'AUTH_FORBIDDEN'
   }
   return null
 }

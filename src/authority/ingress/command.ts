@@ -101,11 +101,14 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
   const groupIds = await involvedGroups(authority, command)
   const key = {actorId: command.actor.id, actionId: command.actionId, contentHash}
   const ingress: Ingress = {authority, command, bytes: commandBytes, key, groupIds, checked, answers}
-  return untilAnswered(async () => {
-    const decided = await authority.serializeAll(groupIds, () => inQueue(ingress))
-    // The COMMIT is waited for outside the queue; a moved head decides again, in the queue, on the new state.
-    return 'settled' in decided ? decided.settled : decided
-  }, () => answers.refused('INTERNAL_ERROR'))
+  return untilAnswered(
+    async () => {
+      const decided = await authority.serializeAll(groupIds, () => inQueue(ingress))
+      // The COMMIT is waited for outside the queue; a moved head decides again, in the queue, on the new state.
+      return 'settled' in decided ? decided.settled : decided
+    },
+    () => answers.refused('INTERNAL_ERROR'),
+  )
 }
 
 /** A stored receipt document answers with its receipt, or with the error a refusal that recorded history carries. */
@@ -134,7 +137,10 @@ async function inQueue(ingress: Ingress): Promise<SubmitResult | InFlight> {
   if (session) return answers.refused(session)
   const decided = await withSnapshot(ingress)
   if (typeof decided === 'string') return answers.refused(decided)
-  return untilAnswered(() => decideOnce(ingress, decided), () => answers.refused('INTERNAL_ERROR'))
+  return untilAnswered(
+    () => decideOnce(ingress, decided),
+    () => answers.refused('INTERNAL_ERROR'),
+  )
 }
 
 /** Steps 4-6's verdict, then §7.4's archival snapshot checked against the stored log (snapshot.ts). */
@@ -157,7 +163,14 @@ async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<Subm
   }
   const {state, groups, acceptedAt} = basis
   const {maxMissionDepth, leases, limits} = authority.policy
-  const decision = decide(state, command, {acceptedAt, newId: authority.newId, groups, maxMissionDepth, leases, validWorkContract})
+  const decision = decide(state, command, {
+    acceptedAt,
+    newId: authority.newId,
+    groups,
+    maxMissionDepth,
+    leases,
+    validWorkContract,
+  })
   if ('error' in decision) {
     // §4 invariant 5: a refusal that still records non-authoritative history (a late result) is
     // appended with a receipt carrying the error, so the actor and its retries get the error.
@@ -168,9 +181,10 @@ async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<Subm
     return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(decision.error)
   }
   // §20: rate limits and the cited Cooperation Override Grant, on the accepted decision only.
-  const gated = state === null
-    ? decision
-    : cooperationGate(state, command, decision.events, limits, {acceptedAt, newId: authority.newId})
+  const gated =
+    state === null
+      ? decision
+      : cooperationGate(state, command, decision.events, limits, {acceptedAt, newId: authority.newId})
   if ('error' in gated) return (await committed(tip)) ? answers.refused(gated.error) : RETRY
   if (crossesGroups(command.groupId, gated.events)) return appendToGroups(ingress, command, basis, gated.events)
   return appendOnGroup(ingress, command, basis, gated.events)
@@ -182,9 +196,23 @@ async function committed(tip: Tip | undefined): Promise<boolean> {
 }
 
 /** Seals the Events and hands them to the Group's pipeline: the queue moves on, the answer waits for the COMMIT. */
-function appendOnGroup(ingress: Ingress, command: GroupCommand, basis: Basis, events: EventDraft[], refused?: ErrorCode): InFlight {
+function appendOnGroup(
+  ingress: Ingress,
+  command: GroupCommand,
+  basis: Basis,
+  events: EventDraft[],
+  refused?: ErrorCode,
+): InFlight {
   const {authority, answers, key} = ingress
-  const {stored, next, receipt} = seal(authority, basis.state, command, key.contentHash, basis.acceptedAt, events, refused)
+  const {stored, next, receipt} = seal(
+    authority,
+    basis.state,
+    command,
+    key.contentHash,
+    basis.acceptedAt,
+    events,
+    refused,
+  )
   const outcome = appendOnTip(authority, command.groupId, basis.tip, basis.state, stored, receipt, next)
   const appended = (): SubmitResult => {
     authority.committed(next, stored)

@@ -14,7 +14,15 @@ import {appendAnswer} from './idempotency.js'
 import type {Retry} from './retry.js'
 
 /** Kinds whose decision reads (and may append to) the Mission ancestry of the Command's Group. */
-const ANCESTRY_KINDS: ReadonlySet<string> = new Set([RESOURCE_USAGE_RECORD, 'mission.create_child', 'mission.approve', 'mission.terminate', 'mission.cancel', 'work.cancel', 'work.fail'])
+const ANCESTRY_KINDS: ReadonlySet<string> = new Set([
+  RESOURCE_USAGE_RECORD,
+  'mission.create_child',
+  'mission.approve',
+  'mission.terminate',
+  'mission.cancel',
+  'work.cancel',
+  'work.fail',
+])
 
 /** Kinds that can end running child Missions anywhere below the tree's root (cascadeCancellation). */
 const TREE_KINDS: ReadonlySet<string> = new Set(['mission.terminate', 'mission.cancel', 'work.cancel', 'work.fail'])
@@ -27,7 +35,10 @@ const MAX_CHAIN = 1000
  * Group of mission.create_child and the earlier Group of mission.create_follow_up. Read before
  * serializing: parent links are fixed when a Group is created, so the set cannot change under us.
  */
-export async function involvedGroups(authority: Authority, command: ReceivedCommand & {groupId: string}): Promise<string[]> {
+export async function involvedGroups(
+  authority: Authority,
+  command: ReceivedCommand & {groupId: string},
+): Promise<string[]> {
   const ids = [command.groupId]
   const p = command.payload as Record<string, unknown> | undefined
   if (command.kind === 'mission.create_follow_up') {
@@ -65,17 +76,29 @@ export async function involvedGroups(authority: Authority, command: ReceivedComm
 }
 
 /** The states of the involved Groups other than the Command's own (null: no such Group yet). */
-export async function otherStates(authority: Authority, groupIds: readonly string[], own: string): Promise<Record<string, GroupState | null>> {
+export async function otherStates(
+  authority: Authority,
+  groupIds: readonly string[],
+  own: string,
+): Promise<Record<string, GroupState | null>> {
   const out: Record<string, GroupState | null> = {}
   for (const g of groupIds) if (g !== own) out[g] = await authority.current(g)
   return out
 }
 
 /** True when a decided Event belongs to another Group than the Command's. */
-export const crossesGroups = (own: string, drafts: readonly EventDraft[]) => drafts.some((d) => d.groupId !== undefined && d.groupId !== own)
+export const crossesGroups = (own: string, drafts: readonly EventDraft[]) =>
+  drafts.some((d) => d.groupId !== undefined && d.groupId !== own)
 
 type Sealed = {stored: StoredEvent[]; next: GroupState; receipt: Receipt}
-type Seal<C> = (authority: Authority, state: GroupState | null, command: C, contentHash: string, acceptedAt: string, drafts: EventDraft[]) => Sealed
+type Seal<C> = (
+  authority: Authority,
+  state: GroupState | null,
+  command: C,
+  contentHash: string,
+  acceptedAt: string,
+  drafts: EventDraft[],
+) => Sealed
 
 /**
  * Numbers, signs and applies each Group's Events (with ingress's own `seal`), then appends them
@@ -110,7 +133,13 @@ export async function appendAcross<C extends ReceivedCommand & {groupId: string}
     appends.push({groupId, expectedHead: before?.sequence ?? 0, events: sealed.stored})
     nexts.push(sealed.next)
     if (groupId === command.groupId) receipt = sealed.receipt
-    else linked.push({groupId, eventIds: sealed.stored.map((e) => e.eventId), firstSequence: sealed.stored[0]!.sequence, lastSequence: sealed.stored[sealed.stored.length - 1]!.sequence})
+    else
+      linked.push({
+        groupId,
+        eventIds: sealed.stored.map((e) => e.eventId),
+        firstSequence: sealed.stored[0]!.sequence,
+        lastSequence: sealed.stored[sealed.stored.length - 1]!.sequence,
+      })
   }
   const document = {...(JSON.parse(receipt!.document) as Record<string, unknown>), linkedGroups: linked}
   const full: Receipt = {...receipt!, document: JSON.stringify(document)}

@@ -65,7 +65,10 @@ interface OrgCommand {
   coordinatorEpoch?: number
 }
 
-export async function submitOrganizationCommand(authority: Authority, commandBytes: Uint8Array): Promise<OrganizationSubmitResult> {
+export async function submitOrganizationCommand(
+  authority: Authority,
+  commandBytes: Uint8Array,
+): Promise<OrganizationSubmitResult> {
   try {
     return await submitUnguarded(authority, commandBytes)
   } catch (e) {
@@ -87,7 +90,9 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
   if ('error' in admitted) return admitted
   const {command, contentHash} = admitted
   const refused = (code: ErrorCode): OrganizationSubmitResult => refusal(authority, command.actionId, code)
-  const stored = (document: string): OrganizationSubmitResult => ({receipt: JSON.parse(document) as OrganizationReceipt})
+  const stored = (document: string): OrganizationSubmitResult => ({
+    receipt: JSON.parse(document) as OrganizationReceipt,
+  })
   const answers: Answers<OrganizationSubmitResult> = {refused, stored}
   const shape = checkShape(command)
   if (shape) return refused(shape)
@@ -98,9 +103,13 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
   if (earlier) return earlier
   const payload = payloadError(command.kind, command.payload)
   if (payload) return refused(payload)
-  const subject = command.kind === SESSION_OPEN ? sessionSubject(authority, command) : cardSubject(authority, command, commandBytes)
+  const subject =
+    command.kind === SESSION_OPEN ? sessionSubject(authority, command) : cardSubject(authority, command, commandBytes)
   if (typeof subject === 'string') return refused(subject)
-  return untilAnswered(() => appendOnce(ingress, subject), () => refused('INTERNAL_ERROR'))
+  return untilAnswered(
+    () => appendOnce(ingress, subject),
+    () => refused('INTERNAL_ERROR'),
+  )
 }
 
 /** Step 2: an Organization-scoped kind, from a service, outside every Group and epoch. */
@@ -163,13 +172,19 @@ function cardSubject(authority: Authority, command: OrgCommand, commandBytes: Ui
   // The card exactly as it stood in the received Command (principle 4), never a re-serialization.
   const bytes = Buffer.from(sourcesIn(commandBytes)(['payload', 'agentCard']) ?? '', 'utf8')
   const card = verify('agent-card', bytes, authority.registry)
-  if (card instanceof Rejection) return card.code === 'SCHEMA_VALIDATION_FAILED' ? 'SCHEMA_VALIDATION_FAILED' : 'INVALID_COMMAND'
+  if (card instanceof Rejection)
+    return card.code === 'SCHEMA_VALIDATION_FAILED' ? 'SCHEMA_VALIDATION_FAILED' : 'INVALID_COMMAND'
   if (card.principal.id !== command.actor.id) return 'AUTH_FORBIDDEN'
   const doc = card.document as unknown as {agentId: string; organizationId: string; cardVersion: number}
   if (doc.organizationId !== authority.store.config.organizationId) return 'INVALID_COMMAND'
   return {
     subjectId: doc.agentId,
     version: doc.cardVersion,
-    payload: (cardVersion) => ({agentId: doc.agentId, cardVersion, cardHash: card.signingHash, agentCard: card.document}),
+    payload: (cardVersion) => ({
+      agentId: doc.agentId,
+      cardVersion,
+      cardHash: card.signingHash,
+      agentCard: card.document,
+    }),
   }
 }

@@ -45,4 +45,5 @@ export function payloadError(kind: string, payload: unknown): ErrorCode | null {
 }
 
 /** §10.1: a Work Contract is a valid work-contract.schema.json document (the decider's DecideContext.validWorkContract). */
-export const validWorkContract = (contract: unknown): contract is WorkContract => schemaCatalog().validate('work-contract', contract).valid
+export const validWorkContract = (contract: unknown): contract is WorkContract =>
+  schemaCatalog().validate('work-contract', contract).valid

@@ -14,7 +14,13 @@ export function policyRecordOf(draft: EventDraft): {policyRecord?: PolicyRecord}
     return {policyRecord: {grantId: grant.grantId, action: 'issued', record: JSON.stringify(grant)}}
   }
   if (draft.kind === OVERRIDE_CONSUMED) {
-    return {policyRecord: {grantId: draft.payload.grantId as string, action: 'consumed', record: JSON.stringify(draft.payload)}}
+    return {
+      policyRecord: {
+        grantId: draft.payload.grantId as string,
+        action: 'consumed',
+        record: JSON.stringify(draft.payload),
+      },
+    }
   }
   return {}
 }

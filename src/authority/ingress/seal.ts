@@ -43,7 +43,14 @@ export function seal(
       payload: draft.payload as JsonObject,
       ...(command.extensions !== undefined ? {extensions: command.extensions} : {}),
     })
-    stored.push({eventId: draft.eventId, kind: draft.kind, sequence, aggregateRevision, bytes, ...policyRecordOf(draft)})
+    stored.push({
+      eventId: draft.eventId,
+      kind: draft.kind,
+      sequence,
+      aggregateRevision,
+      bytes,
+      ...policyRecordOf(draft),
+    })
     next = apply(next, document as unknown as Parameters<typeof apply>[1])
   }
   if (next === null || stored.length === 0) throw new Error('a Command is sealed with at least one Event')

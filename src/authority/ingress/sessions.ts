@@ -26,7 +26,10 @@ export function currentSessionEpoch(authority: Authority, agentId: string): Prom
  * (AUTH_STALE_SESSION); higher was never issued (also AUTH_STALE_SESSION: the epoch is not a
  * valid session). No session at all is AUTH_REQUIRED when the policy requires sessions.
  */
-export async function checkAgentSession(authority: Authority, command: {actor: {type: string; id: string}; sessionEpoch?: number}): Promise<ErrorCode | null> {
+export async function checkAgentSession(
+  authority: Authority,
+  command: {actor: {type: string; id: string}; sessionEpoch?: number},
+): Promise<ErrorCode | null> {
   if (command.actor.type !== 'agent' || command.sessionEpoch === undefined) return null
   const current = await currentSessionEpoch(authority, command.actor.id)
   if (current === 0) return authority.policy.requireAgentSessions ? 'AUTH_REQUIRED' : null

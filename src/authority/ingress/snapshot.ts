@@ -28,7 +28,11 @@ const PAGE = 500
 export {groupStateHash}
 
 /** The Group's Event IDs 1..throughSequence, in order, read from the store. */
-export async function eventIdsThrough(authority: Authority, groupId: string, throughSequence: number): Promise<string[]> {
+export async function eventIdsThrough(
+  authority: Authority,
+  groupId: string,
+  throughSequence: number,
+): Promise<string[]> {
   const ids: string[] = []
   while (ids.length < throughSequence) {
     const page = await authority.store.read(groupId, ids.length, Math.min(PAGE, throughSequence - ids.length))
@@ -47,25 +51,46 @@ export interface SnapshotPolicyLogEntry {
 }
 
 /** The snapshot policyLog entries the Group's Policy Log requires through `throughSequence`. */
-export async function policyLogLinkage(authority: Authority, groupId: string, throughSequence: number): Promise<SnapshotPolicyLogEntry[]> {
+export async function policyLogLinkage(
+  authority: Authority,
+  groupId: string,
+  throughSequence: number,
+): Promise<SnapshotPolicyLogEntry[]> {
   const rows = await authority.store.policyLog(groupId)
   const events = new Map<number, {actor: {type: string; id: string}; occurredAt: string}>()
   const linked: SnapshotPolicyLogEntry[] = []
   for (const row of rows.filter((r) => r.sequence <= throughSequence)) {
     if (!events.has(row.sequence)) {
       const page = await authority.store.read(groupId, row.sequence - 1, 1)
-      const doc = JSON.parse(Buffer.from(page.events[0]!.bytes).toString('utf8')) as {actor: {type: string; id: string}; occurredAt: string}
+      const doc = JSON.parse(Buffer.from(page.events[0]!.bytes).toString('utf8')) as {
+        actor: {type: string; id: string}
+        occurredAt: string
+      }
       events.set(row.sequence, {actor: {type: doc.actor.type, id: doc.actor.id}, occurredAt: doc.occurredAt})
     }
     const e = events.get(row.sequence)!
-    linked.push({entryId: row.eventId, decision: `cooperation override ${row.action}`, actor: e.actor, occurredAt: e.occurredAt, details: {grantId: row.grantId, action: row.action, sequence: row.sequence}})
+    linked.push({
+      entryId: row.eventId,
+      decision: `cooperation override ${row.action}`,
+      actor: e.actor,
+      occurredAt: e.occurredAt,
+      details: {grantId: row.grantId, action: row.action, sequence: row.sequence},
+    })
   }
   return linked
 }
 
 /** True when every required linkage entry appears in the snapshot's policyLog (same entryId and details). */
 function linked(required: SnapshotPolicyLogEntry[], policyLog: SnapshotPolicyLogEntry[]): boolean {
-  return required.every((r) => policyLog.some((e) => e.entryId === r.entryId && e.details.grantId === r.details.grantId && e.details.action === r.details.action && e.details.sequence === r.details.sequence))
+  return required.every((r) =>
+    policyLog.some(
+      (e) =>
+        e.entryId === r.entryId &&
+        e.details.grantId === r.details.grantId &&
+        e.details.action === r.details.action &&
+        e.details.sequence === r.details.sequence,
+    ),
+  )
 }
 
 /**
@@ -109,12 +134,19 @@ export async function verifyArchiveSnapshot(
   const bytes = Buffer.from(sourcesIn(commandBytes)(['payload', 'snapshot']) ?? '', 'utf8')
   const verified = verify('group-snapshot', bytes, authority.registry)
   if (verified instanceof Rejection) return 'INVALID_COMMAND'
-  if (verified.principal.type !== command.actor.type || verified.principal.id !== command.actor.id) return 'AUTH_FORBIDDEN'
-  const doc = verified.document as unknown as {groupId: string; throughSequence: number; eventIds: string[]; policyLog: SnapshotPolicyLogEntry[]}
+  if (verified.principal.type !== command.actor.type || verified.principal.id !== command.actor.id)
+    return 'AUTH_FORBIDDEN'
+  const doc = verified.document as unknown as {
+    groupId: string
+    throughSequence: number
+    eventIds: string[]
+    policyLog: SnapshotPolicyLogEntry[]
+  }
   if (doc.groupId !== command.groupId) return 'INVALID_COMMAND'
   const stored = await eventIdsThrough(authority, command.groupId, doc.throughSequence)
   if (stored.length !== doc.eventIds.length || stored.some((id, i) => id !== doc.eventIds[i])) return 'INVALID_COMMAND'
-  if (!linked(await policyLogLinkage(authority, command.groupId, doc.throughSequence), doc.policyLog)) return 'INVALID_COMMAND'
+  if (!linked(await policyLogLinkage(authority, command.groupId, doc.throughSequence), doc.policyLog))
+    return 'INVALID_COMMAND'
   return {signer: verified.principal, document: verified.document, signingHash: verified.signingHash}
 }
 
@@ -133,7 +165,12 @@ export async function latestSnapshot(authority: Authority, groupId: string): Pro
   if (archive === undefined) return null
   const page = await authority.store.read(groupId, archive.snapshotEventSequence - 1, 1)
   const event = page.events[0]
-  if (event === undefined || event.kind !== 'group.snapshot.created') throw new Error(`Group ${groupId} has no snapshot Event at ${archive.snapshotEventSequence}`)
-  const payload = (JSON.parse(Buffer.from(event.bytes).toString('utf8')) as {payload: {snapshot: Record<string, unknown>; state: GroupState}}).payload
+  if (event === undefined || event.kind !== 'group.snapshot.created')
+    throw new Error(`Group ${groupId} has no snapshot Event at ${archive.snapshotEventSequence}`)
+  const payload = (
+    JSON.parse(Buffer.from(event.bytes).toString('utf8')) as {
+      payload: {snapshot: Record<string, unknown>; state: GroupState}
+    }
+  ).payload
   return {...archive, groupId, snapshot: payload.snapshot, state: payload.state}
 }

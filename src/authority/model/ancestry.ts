@@ -19,11 +19,12 @@ export interface AncestorLevel {
 export function ancestorsOf(state: GroupState, ctx: DecideContext): AncestorLevel[] | Refusal {
   const out: AncestorLevel[] = []
   const seen = new Set([state.groupId])
-  for (let link = state.mission.parent; link !== undefined; ) {
+  for (let link = state.mission.parent; link !== undefined;) {
     if (seen.has(link.groupId)) return refuse('INVALID_COMMAND', `cyclic Mission ancestry through ${link.groupId}`)
     seen.add(link.groupId)
     const parent = ctx.groups?.[link.groupId]
-    if (parent === undefined || parent === null) return refuse('INTERNAL_ERROR', `the parent Group ${link.groupId} was not loaded`)
+    if (parent === undefined || parent === null)
+      return refuse('INTERNAL_ERROR', `the parent Group ${link.groupId} was not loaded`)
     out.push({state: parent, workItemId: link.workItemId})
     link = parent.mission.parent
   }

@@ -28,7 +28,14 @@ export type UsageDelta = Partial<Usage> & {currency?: string}
 /** Remaining budget: only the dimensions the budget bounds (an unbounded one has no remainder). */
 export type Remaining = Partial<Usage>
 
-export const ZERO_USAGE: Usage = {financial: 0, modelTokens: 0, toolCalls: 0, computeSeconds: 0, wallClockSeconds: 0, externalSideEffects: 0}
+export const ZERO_USAGE: Usage = {
+  financial: 0,
+  modelTokens: 0,
+  toolCalls: 0,
+  computeSeconds: 0,
+  wallClockSeconds: 0,
+  externalSideEffects: 0,
+}
 
 export const EMPTY_LEDGER: BudgetLedger = {mission: ZERO_USAGE, workItems: {}}
 
@@ -73,7 +80,8 @@ export function remaining(budget: Budget, used: Usage): Remaining {
 /** Per dimension, the least of several remainders (a dimension none of them bounds stays absent). */
 export function tightest(remainders: readonly Remaining[]): Remaining {
   const out: Remaining = {}
-  for (const r of remainders) for (const [d] of DIMENSIONS) if (r[d] !== undefined && (out[d] === undefined || r[d]! < out[d]!)) out[d] = r[d]
+  for (const r of remainders)
+    for (const [d] of DIMENSIONS) if (r[d] !== undefined && (out[d] === undefined || r[d]! < out[d]!)) out[d] = r[d]
   return out
 }
 
@@ -98,7 +106,12 @@ export function currencyMismatch(budget: Budget, delta: UsageDelta): boolean {
  * most what is available, in the parent's currency. 'unbounded' / 'currency' are structural (INVALID_COMMAND);
  * 'exceeds' is BUDGET_EXCEEDED.
  */
-export function allocationProblem(child: Budget, parent: Budget, available: Remaining, mustBound = true): {problem: 'unbounded' | 'currency' | 'exceeds'; dimension: Dimension} | null {
+export function allocationProblem(
+  child: Budget,
+  parent: Budget,
+  available: Remaining,
+  mustBound = true,
+): {problem: 'unbounded' | 'currency' | 'exceeds'; dimension: Dimension} | null {
   for (const [d, limit] of DIMENSIONS) {
     if (parent[limit] === undefined) continue
     if (child[limit] === undefined) {
@@ -114,8 +127,12 @@ export function allocationProblem(child: Budget, parent: Budget, available: Rema
 /** The ledger after charging `delta` to `workItemId` and to the Mission. */
 export function charge(ledger: BudgetLedger | undefined, workItemId: string, delta: UsageDelta): BudgetLedger {
   const l = ledger ?? EMPTY_LEDGER
-  return {mission: addUsage(l.mission, delta), workItems: {...l.workItems, [workItemId]: addUsage(l.workItems[workItemId] ?? ZERO_USAGE, delta)}}
+  return {
+    mission: addUsage(l.mission, delta),
+    workItems: {...l.workItems, [workItemId]: addUsage(l.workItems[workItemId] ?? ZERO_USAGE, delta)},
+  }
 }
 
-export const workItemUsage = (ledger: BudgetLedger | undefined, workItemId: string): Usage => ledger?.workItems[workItemId] ?? ZERO_USAGE
+export const workItemUsage = (ledger: BudgetLedger | undefined, workItemId: string): Usage =>
+  ledger?.workItems[workItemId] ?? ZERO_USAGE
 export const missionUsage = (ledger: BudgetLedger | undefined): Usage => ledger?.mission ?? ZERO_USAGE

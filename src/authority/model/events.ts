@@ -45,7 +45,16 @@ import {LATE_RESULT_RECORDED} from './work-leases.js'
 export type CarriedDocument = Record<string, unknown>
 
 /** mission.schema.json as mission.create / create_child / create_follow_up write it (decide/mission.ts openingEvents). */
-type MissionDocumentFields = 'missionId' | 'state' | 'missionOwner' | 'objective' | 'definitionOfDone' | 'deadline' | 'budget' | 'approvalPolicy' | 'createdAt'
+type MissionDocumentFields =
+  | 'missionId'
+  | 'state'
+  | 'missionOwner'
+  | 'objective'
+  | 'definitionOfDone'
+  | 'deadline'
+  | 'budget'
+  | 'approvalPolicy'
+  | 'createdAt'
 
 export interface MissionDocument extends Pick<MissionView, MissionDocumentFields> {
   groupId: string
@@ -90,7 +99,16 @@ export interface ProvisionalMembershipDocument extends MembershipFields {
 export type MembershipDocument = ActiveMembershipDocument | EndedMembershipDocument | ProvisionalMembershipDocument
 
 /** work-item.schema.json as work.authorize writes it. */
-type WorkItemDocumentFields = 'workItemId' | 'conversationId' | 'revision' | 'state' | 'exclusive' | 'contract' | 'createdBy' | 'authorizedBy' | 'createdAt'
+type WorkItemDocumentFields =
+  | 'workItemId'
+  | 'conversationId'
+  | 'revision'
+  | 'state'
+  | 'exclusive'
+  | 'contract'
+  | 'createdBy'
+  | 'authorizedBy'
+  | 'createdAt'
 
 export interface WorkItemDocument extends Pick<WorkItemView, WorkItemDocumentFields> {
   missionId: string
@@ -288,8 +306,7 @@ export interface WorkBlockedPayload extends WorkItemStep {
 
 /** §10.2: back to the queue under a fresh ownership lease, or open after the ownership lapsed. */
 export type WorkUnblockedPayload = WorkItemStep & {resolution?: string} & (
-    | {to: 'queued'; ownershipLeaseExpiresAt: string}
-    | {to: 'open'; fencedOwnership?: EndedOwnershipView}
+    {to: 'queued'; ownershipLeaseExpiresAt: string} | {to: 'open'; fencedOwnership?: EndedOwnershipView}
   )
 
 export interface WorkFailedPayload extends WorkItemStep, RevokedLease {
@@ -312,9 +329,11 @@ export type WorkContractRevisedPayload = WorkItemStep & {
   reason?: string
   /** §10.1: the pending offer, made under the old contract, is withdrawn. */
   withdrawnOfferId?: string
-} & (
-    // An active item that gained an unmet dependency waits in its queue under an ownership lease.
-    {revokedLeaseId: string; ownershipLeaseExpiresAt: string} | {revokedLeaseId?: never; ownershipLeaseExpiresAt?: never}
+} &
+  // An active item that gained an unmet dependency waits in its queue under an ownership lease.
+  (
+    | {revokedLeaseId: string; ownershipLeaseExpiresAt: string}
+    | {revokedLeaseId?: never; ownershipLeaseExpiresAt?: never}
   )
 
 export interface ArtifactPublishedPayload {
@@ -415,9 +434,9 @@ export type ResourceUsageRecordedPayload = {
   /** `effective` (the least remainder up the tree) on the charged execution's level only. */
   remaining: {workItem: Remaining; mission: Remaining; effective?: Remaining}
 } & (
-    | {agentId: string; ownershipEpoch: number; leaseId: string; sessionEpoch: number | null}
-    | {source: {missionId: string; groupId: string; workItemId: string}}
-  )
+  | {agentId: string; ownershipEpoch: number; leaseId: string; sessionEpoch: number | null}
+  | {source: {missionId: string; groupId: string; workItemId: string}}
+)
 
 /** §4 invariant 5: a stale owner's result kept as non-authoritative Evidence (work-leases.ts lateResultDraft). */
 export interface LateResultRecordedPayload extends LateResultView {

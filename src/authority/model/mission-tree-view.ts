@@ -34,7 +34,11 @@ const same = (a: Principal, b: Principal) => a.type === b.type && a.id === b.id
  * The tree below `groupId`, if `viewer` is the MissionOwner of that Mission or of any Mission
  * above it; otherwise null (no existence oracle).
  */
-export async function missionTree(authority: Authority, groupId: string, viewer: Principal): Promise<MissionTreeNode | null> {
+export async function missionTree(
+  authority: Authority,
+  groupId: string,
+  viewer: Principal,
+): Promise<MissionTreeNode | null> {
   const top = await authority.current(groupId)
   if (top === null || !(await ownsFromAbove(authority, top, viewer))) return null
   let budget = MAX_NODES
@@ -56,7 +60,11 @@ export async function missionTree(authority: Authority, groupId: string, viewer:
       budget: s.mission.budget,
       usage: s.budgetLedger?.mission ?? ZERO_USAGE,
       ...(parentWorkItemId !== undefined ? {parentWorkItemId} : {}),
-      workItems: Object.values(s.workItems).map((w) => ({workItemId: w.workItemId, state: w.state, ...(w.childMission !== undefined ? {childMission: w.childMission} : {})})),
+      workItems: Object.values(s.workItems).map((w) => ({
+        workItemId: w.workItemId,
+        state: w.state,
+        ...(w.childMission !== undefined ? {childMission: w.childMission} : {}),
+      })),
       children,
     }
   }
@@ -66,7 +74,7 @@ export async function missionTree(authority: Authority, groupId: string, viewer:
 /** The viewer owns this Mission or one of its ancestors (the wire's inspection right, connection.ts). */
 export async function ownsFromAbove(authority: Authority, state: GroupState, viewer: Principal): Promise<boolean> {
   const seen = new Set<string>()
-  for (let s: GroupState | null = state; s !== null && !seen.has(s.groupId); ) {
+  for (let s: GroupState | null = state; s !== null && !seen.has(s.groupId);) {
     if (same(s.mission.missionOwner, viewer)) return true
     seen.add(s.groupId)
     s = s.mission.parent === undefined ? null : await authority.current(s.mission.parent.groupId)

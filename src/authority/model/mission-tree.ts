@@ -70,4 +70,3 @@ export interface BudgetLedger {
  */
 export const runningChild = (item: {state: string; childMission?: ChildMissionLink}): ChildMissionLink | null =>
   item.state === 'blocked' && item.childMission?.state === 'running' ? item.childMission : null
-

@@ -112,10 +112,18 @@ export interface GroupArchiveView {
 }
 
 /** §10.2: the core WorkItem states (work-item.schema.json). */
-export type WorkState = 'open' | 'offered' | 'queued' | 'active' | 'blocked' | 'submitted' | 'verified' | 'failed' | 'cancelled'
+export type WorkState =
+  'open' | 'offered' | 'queued' | 'active' | 'blocked' | 'submitted' | 'verified' | 'failed' | 'cancelled'
 
 /** WorkItems still to be done or decided (every state but verified, failed and cancelled). */
-export const UNFINISHED_WORK: ReadonlySet<WorkState> = new Set(['open', 'offered', 'queued', 'active', 'blocked', 'submitted'])
+export const UNFINISHED_WORK: ReadonlySet<WorkState> = new Set([
+  'open',
+  'offered',
+  'queued',
+  'active',
+  'blocked',
+  'submitted',
+])
 
 /** §10.2: verified and cancelled are terminal for the WorkItem revision. */
 export const WORK_TERMINAL: ReadonlySet<WorkState> = new Set(['verified', 'cancelled'])

@@ -36,12 +36,14 @@ export function leaseLengths(policy: LeasePolicy | undefined): Required<LeasePol
 /** Refuses a lease policy that is not made of positive whole seconds (checked when the authority opens). */
 export function checkLeasePolicy(policy: LeasePolicy | undefined): void {
   if (policy === undefined) return
-  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) throw new Error('leases must be an object')
+  if (policy === null || typeof policy !== 'object' || Array.isArray(policy))
+    throw new Error('leases must be an object')
   const known = new Set(['ownershipSeconds', 'executionSeconds', 'blockedSeconds'])
   for (const [name, value] of Object.entries(policy)) {
     if (!known.has(name)) throw new Error(`leases.${name} is not a lease length`)
     if (value === undefined) continue
-    if (!Number.isSafeInteger(value) || (value as number) < 1) throw new Error(`leases.${name} must be a positive whole number of seconds`)
+    if (!Number.isSafeInteger(value) || (value as number) < 1)
+      throw new Error(`leases.${name} must be a positive whole number of seconds`)
   }
 }
 
@@ -54,10 +56,12 @@ export function plusSeconds(at: string, seconds: number): string {
 }
 
 /** A lease boundary is exclusive: at or after it, the lease no longer authorizes anything. */
-export const reached = (at: string, boundary: string | undefined): boolean => boundary !== undefined && compareTimestampText(at, boundary) >= 0
+export const reached = (at: string, boundary: string | undefined): boolean =>
+  boundary !== undefined && compareTimestampText(at, boundary) >= 0
 
 /** §11.3: an active Execution Lease past its expiry ("timeout expires it"). */
-export const executionLeaseExpired = (lease: ExecutionLeaseView, at: string): boolean => lease.state === 'active' && reached(at, lease.expiresAt)
+export const executionLeaseExpired = (lease: ExecutionLeaseView, at: string): boolean =>
+  lease.state === 'active' && reached(at, lease.expiresAt)
 
 /**
  * §11.3 / ACCEPTANCE F5-F6: the one check every leased Command (renewal, checkpoint, block,
@@ -65,11 +69,19 @@ export const executionLeaseExpired = (lease: ExecutionLeaseView, at: string): bo
  * lease, and it was issued to the session presenting it. A newer Session Epoch (§6.3: session
  * replacement) revokes the leases of older sessions, so the new session must start afresh.
  */
-export function currentLease(item: WorkItemView, leaseId: unknown, sessionEpoch: number | undefined, at: string): ExecutionLeaseView | Refusal {
+export function currentLease(
+  item: WorkItemView,
+  leaseId: unknown,
+  sessionEpoch: number | undefined,
+  at: string,
+): ExecutionLeaseView | Refusal {
   const lease = item.lease
-  if (lease === null || lease.leaseId !== leaseId || lease.state !== 'active') return refuse('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
-  if (executionLeaseExpired(lease, at)) return refuse('WORK_LEASE_EXPIRED', `the Execution Lease expired at ${lease.expiresAt}`)
-  if (sessionEpoch !== undefined && sessionEpoch > lease.sessionEpoch) return refuse('WORK_LEASE_EXPIRED', 'the Execution Lease belongs to a replaced session')
+  if (lease === null || lease.leaseId !== leaseId || lease.state !== 'active')
+    return refuse('WORK_LEASE_EXPIRED', 'not the current Execution Lease')
+  if (executionLeaseExpired(lease, at))
+    return refuse('WORK_LEASE_EXPIRED', `the Execution Lease expired at ${lease.expiresAt}`)
+  if (sessionEpoch !== undefined && sessionEpoch > lease.sessionEpoch)
+    return refuse('WORK_LEASE_EXPIRED', 'the Execution Lease belongs to a replaced session')
   return lease
 }
 
@@ -82,7 +94,12 @@ export function currentLease(item: WorkItemView, leaseId: unknown, sessionEpoch:
 export function lapsedOwnership(item: WorkItemView, at: string): EndedOwnershipView | null {
   const owner = item.owner
   if (owner === null) return null
-  const ended = (reason: string): EndedOwnershipView => ({agentId: owner.agentId, ownershipEpoch: owner.ownershipEpoch, leaseId: item.lease?.leaseId ?? null, reason})
+  const ended = (reason: string): EndedOwnershipView => ({
+    agentId: owner.agentId,
+    ownershipEpoch: owner.ownershipEpoch,
+    leaseId: item.lease?.leaseId ?? null,
+    reason,
+  })
   switch (item.state) {
     case 'active':
       return item.lease !== null && executionLeaseExpired(item.lease, at) ? ended('execution lease expired') : null
@@ -111,9 +128,12 @@ export function lateResultDraft(
   eventId: string,
   at: string,
 ): EventDraft | null {
-  const ended = (item.endedOwnerships ?? []).find((e) => e.agentId === actorId && e.ownershipEpoch === payload.ownershipEpoch)
+  const ended = (item.endedOwnerships ?? []).find(
+    (e) => e.agentId === actorId && e.ownershipEpoch === payload.ownershipEpoch,
+  )
   if (ended === undefined || ended.leaseId === null || ended.leaseId !== payload.leaseId) return null
-  if ((item.lateResults ?? []).some((r) => r.agentId === actorId && r.ownershipEpoch === payload.ownershipEpoch)) return null
+  if ((item.lateResults ?? []).some((r) => r.agentId === actorId && r.ownershipEpoch === payload.ownershipEpoch))
+    return null
   return {
     eventId,
     kind: LATE_RESULT_RECORDED,
