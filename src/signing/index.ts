@@ -7,16 +7,19 @@ export type {DocumentKind, Principal, PrincipalType, Profile, SignerRule} from '
 export {SignError, sign} from './sign.js'
 export type {SignOptions, Signed} from './sign.js'
 // The six-stage verifier and its rejections.
-export {Rejection, STAGES, WIRE_CODE, verify, verifyOffThread} from './verify.js'
+export {Rejection, STAGES, Verified, WIRE_CODE, verify, verifyOffThread} from './verify.js'
 export type {
   Diagnostic,
   DiagnosticStage,
   KeyInterval,
   Stage,
   VerificationWireCode,
-  Verified,
+  VerifiedFacts,
   VerifyResult,
 } from './verify.js'
+// The one strict Ed25519 check (documents, HELLO and Admission Log rows all go through it).
+export {VerifyKey, provePublicKey, strictVerify, strictVerifyOffThread} from '../crypto/ed25519.js'
+export type {ProveResult, PublicKeyFault, SignatureFault, StrictVerifyResult} from '../crypto/ed25519.js'
 // Registry evidence: the key bindings a verification resolves against.
 export {RegistryEvidence, RegistryFault, isIdentifier, validateSnapshot} from './registry.js'
 export type {Coverage, ResolvedBinding, TimeText, ValidatedRegistry} from './registry.js'

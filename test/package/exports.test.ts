@@ -75,7 +75,14 @@ describe('the packed tarball', () => {
     expect(JSON.parse(out)).toEqual({
       package: 'mwp',
       json: {canonical: '{"a":true,"b":[1e+21,"é"]}', duplicate: 'duplicate-member', base64url: 'mwp', timestamp: true},
-      signing: {verified: true, sameHash: true, matchesFixture: true, tampered: 'AUTH_INVALID_SIGNATURE'},
+      signing: {
+        verified: true,
+        sameHash: true,
+        matchesFixture: true,
+        tampered: 'AUTH_INVALID_SIGNATURE',
+        branded: true,
+        strict: true,
+      },
       errors: {code: 'GROUP_NOT_FOUND', listed: true},
       admission: {fresh: null, stale: 'AUTH_INVALID_SIGNATURE', acceptNew: 'function'},
       store: {organizationId: 'urn:mwp:dev:org:example', unknownScheme: 'unknown-scheme'},

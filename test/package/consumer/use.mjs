@@ -48,6 +48,9 @@ report.signing = {
   matchesFixture:
     json.canonicalize(signed.document) === json.canonicalize(json.parseJsonBytes(read('documents/command.json'))),
   tampered: tampered instanceof signing.Rejection ? tampered.code : 'accepted',
+  // Only the verifier makes a Verified: a copy of one is not one.
+  branded: signing.Verified.is(verified) && !signing.Verified.is({...verified}),
+  strict: typeof signing.strictVerify === 'function' && typeof signing.provePublicKey === 'function',
 }
 
 report.errors = {
