@@ -19,7 +19,8 @@ export type {OrganizationReceipt, OrganizationSubmitResult} from './ingress/orga
 // Session Epochs issued to Agents.
 export {SessionError, currentSessionEpoch, openSession} from './ingress/sessions.js'
 // Signed Group snapshots.
-export {groupStateHash, latestSnapshot} from './ingress/snapshot.js'
+export {latestSnapshot} from './ingress/snapshot.js'
+export {groupStateHash} from './model/state-hash.js'
 export type {SnapshotReference} from './ingress/snapshot.js'
 // Folding Events into Group state: replay and projections are folds of apply.
 export {ApplyError, apply} from './apply/index.js'

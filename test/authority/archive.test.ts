@@ -7,12 +7,8 @@
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type Authority} from '../../src/authority/authority.js'
 import {submit} from '../../src/authority/ingress/command.js'
-import {
-  buildGroupSnapshot,
-  eventIdsThrough,
-  groupStateHash,
-  latestSnapshot,
-} from '../../src/authority/ingress/snapshot.js'
+import {buildGroupSnapshot, eventIdsThrough, latestSnapshot} from '../../src/authority/ingress/snapshot.js'
+import {groupStateHash} from '../../src/authority/model/state-hash.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import {canonicalHash} from '../../src/json/jcs.js'
 import {sign} from '../../src/signing/sign.js'

@@ -8,7 +8,7 @@
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type Authority, openAuthority} from '../../src/authority/authority.js'
-import {LIMIT_NOTICE, OVERRIDE_CONSUMED} from '../../src/authority/apply/cooperation.js'
+import {LIMIT_NOTICE, OVERRIDE_CONSUMED} from '../../src/authority/model/cooperation-state.js'
 import {cooperationGate} from '../../src/authority/decide/rate-limits.js'
 import {submit} from '../../src/authority/ingress/command.js'
 import {canonicalHash} from '../../src/json/jcs.js'

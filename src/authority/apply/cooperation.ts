@@ -17,8 +17,6 @@ import type {EventIn, EventOf, KnownEvent} from '../model/events.js'
 import type {GroupState} from '../model/state.js'
 import {MwpError} from '../../errors.js'
 
-export {LIMIT_NOTICE, OVERRIDE_CONSUMED}
-
 /** Conversation-like and notice Events: they take a sequence but leave the aggregate revision alone. */
 export const COOPERATION_REVISION_NEUTRAL: readonly string[] = [
   'message.corrected',

@@ -24,7 +24,8 @@
 
 import {compareTimestampText} from '../../json/timestamp.js'
 import type {Principal} from '../../signing/profiles.js'
-import {LIMIT_NOTICE, OVERRIDE_CONSUMED, RATE_HORIZON_MINUTES, minuteOf} from '../apply/cooperation.js'
+import {RATE_HORIZON_MINUTES, minuteOf} from '../apply/cooperation.js'
+import {LIMIT_NOTICE, OVERRIDE_CONSUMED} from '../model/cooperation-state.js'
 import type {OverrideGrantView} from '../model/cooperation-state.js'
 import {type EventDraft, type Refusal, refuse} from './common.js'
 import {type GroupState, UNFINISHED_WORK} from '../model/state.js'

@@ -3,7 +3,7 @@
 // actor issue a Group Command it holds no Membership for.
 
 import type {PolicyRecord} from '../../store/policy-log.js'
-import {OVERRIDE_CONSUMED} from '../apply/cooperation.js'
+import {OVERRIDE_CONSUMED} from '../model/cooperation-state.js'
 import type {AuthorityPolicy} from '../authority.js'
 import type {EventDraft} from '../decide/common.js'
 

@@ -25,8 +25,6 @@ import {groupStateHash} from '../model/state-hash.js'
 
 const PAGE = 500
 
-export {groupStateHash}
-
 /** The Group's Event IDs 1..throughSequence, in order, read from the store. */
 export async function eventIdsThrough(
   authority: Authority,
