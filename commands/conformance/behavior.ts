@@ -3,10 +3,17 @@ import Table from 'cli-table3'
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment} from '../../src/cli/base.js'
-import {type BehaviorReport, RESULTS_FILE, ROWS_FILE, behaviorReport, rowComplete} from '../../src/conformance/behavior.js'
+import {
+  type BehaviorReport,
+  RESULTS_FILE,
+  ROWS_FILE,
+  behaviorReport,
+  rowComplete,
+} from '../../src/conformance/behavior.js'
 
 export default class ConformanceBehavior extends MwpCommand {
-  static summary = 'List every core Command kind, Event kind and §7.1/§10.2 transition row with the tests proving its positive and negative case.'
+  static summary =
+    'List every core Command kind, Event kind and §7.1/§10.2 transition row with the tests proving its positive and negative case.'
   static description = `Reads the rows from behavior/rows.json and the results of the last recorded test run (${RESULTS_FILE}, written by npm test), and finds the tests whose it()/test() titles are tagged [+ID] (positive case) or [-ID] (negative case), e.g. [+cmd:work.offer], [-evt:work.started], [+row:t7.1:active->awaiting_approval:mission.submit_for_approval]. A test proves its rows only when it ran, passed and made an expect() assertion; a skipped, todo, failing, it.fails or empty test citing a row, or a tag in test/**/*.test.ts the run never reached, leaves the row incomplete, and the report names the test and why. Exit 1 when any row lacks either case or is incomplete; exit 3 when the results are absent or belong to another tree.
 
 ${EXIT_CODES_HELP}`
@@ -14,7 +21,11 @@ ${EXIT_CODES_HELP}`
   static examples = ['<%= config.bin %> conformance behavior', '<%= config.bin %> conformance behavior --json --root .']
 
   static flags = {
-    root: Flags.string({description: 'Checkout root holding behavior/rows.json and test/.', env: 'MWP_BEHAVIOR_ROOT', default: '.'}),
+    root: Flags.string({
+      description: 'Checkout root holding behavior/rows.json and test/.',
+      env: 'MWP_BEHAVIOR_ROOT',
+      default: '.',
+    }),
     results: Flags.string({
       description: `vitest JSON results of the run to read (default: ROOT/${RESULTS_FILE}, written by npm test).`,
       env: 'MWP_BEHAVIOR_RESULTS',
@@ -23,7 +34,10 @@ ${EXIT_CODES_HELP}`
       description: 'Show only rows lacking a positive or negative test, or citing a test that proves nothing.',
       default: false,
     }),
-    tests: Flags.boolean({description: 'Name the proving tests (file › title) instead of counting them.', default: false}),
+    tests: Flags.boolean({
+      description: 'Name the proving tests (file › title) instead of counting them.',
+      default: false,
+    }),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -31,7 +45,8 @@ ${EXIT_CODES_HELP}`
     if (!existsSync(join(flags.root, ROWS_FILE))) throw environment(`${join(flags.root, ROWS_FILE)} does not exist`)
     if (!existsSync(join(flags.root, 'test'))) throw environment(`${join(flags.root, 'test')} does not exist`)
     const results = flags.results ?? join(flags.root, RESULTS_FILE)
-    if (!existsSync(results)) throw environment(`no test results at ${results}: run npm test first (it records them there)`)
+    if (!existsSync(results))
+      throw environment(`no test results at ${results}: run npm test first (it records them there)`)
     let report: BehaviorReport
     try {
       report = behaviorReport(flags.root, results)
@@ -45,7 +60,11 @@ ${EXIT_CODES_HELP}`
 }
 
 function render(report: BehaviorReport, onlyMissing: boolean, named: boolean): string {
-  const table = new Table({head: ['row', '+ tests', '- tests', ''], style: {head: [], border: []}, chars: {mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': ''}})
+  const table = new Table({
+    head: ['row', '+ tests', '- tests', ''],
+    style: {head: [], border: []},
+    chars: {mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': ''},
+  })
   const cell = (tests: string[]) => (named ? tests.join('\n') || '-' : String(tests.length))
   const unproven: string[] = []
   for (const r of report.rows) {

@@ -12,12 +12,27 @@ export default class ConformanceRun extends MwpCommand {
 
 ${EXIT_CODES_HELP}`
 
-  static examples = ['<%= config.bin %> conformance run --root ../shared/protocol --bundle all', '<%= config.bin %> conformance run --root . --json']
+  static examples = [
+    '<%= config.bin %> conformance run --root ../shared/protocol --bundle all',
+    '<%= config.bin %> conformance run --root . --json',
+  ]
 
   static flags = {
-    root: Flags.string({description: 'Bundle root (holds conformance/, cryptography/, admission/).', env: 'MWP_CONFORMANCE_ROOT', default: '.'}),
-    bundle: Flags.string({description: 'Which bundle to run.', options: ['structural', 'cryptography', 'admission', 'all'], default: 'all'}),
-    quiet: Flags.boolean({char: 'q', description: 'No progress on stderr (there is none when stderr is not a terminal).', default: false}),
+    root: Flags.string({
+      description: 'Bundle root (holds conformance/, cryptography/, admission/).',
+      env: 'MWP_CONFORMANCE_ROOT',
+      default: '.',
+    }),
+    bundle: Flags.string({
+      description: 'Which bundle to run.',
+      options: ['structural', 'cryptography', 'admission', 'all'],
+      default: 'all',
+    }),
+    quiet: Flags.boolean({
+      char: 'q',
+      description: 'No progress on stderr (there is none when stderr is not a terminal).',
+      default: false,
+    }),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -29,12 +44,13 @@ ${EXIT_CODES_HELP}`
     const reports: BundleReport[] = []
     for (const bundle of bundles) {
       // A live counter is for a terminal; in a log it would be one line of carriage returns.
-      const progress = flags.quiet || !process.stderr.isTTY
-        ? undefined
-        : (r: {pass: boolean}, done: number, total: number) => {
-            process.stderr.write(`\r${bundle}: ${done}/${total}${r.pass ? '' : ' (mismatch)'}   `)
-            if (done === total) process.stderr.write('\n')
-          }
+      const progress =
+        flags.quiet || !process.stderr.isTTY
+          ? undefined
+          : (r: {pass: boolean}, done: number, total: number) => {
+              process.stderr.write(`\r${bundle}: ${done}/${total}${r.pass ? '' : ' (mismatch)'}   `)
+              if (done === total) process.stderr.write('\n')
+            }
       try {
         reports.push(await runBundle(flags.root, bundle, progress))
       } catch (e) {
@@ -47,7 +63,9 @@ ${EXIT_CODES_HELP}`
     const result = {
       root: flags.root,
       passed: failed === 0,
-      totals: Object.fromEntries(reports.map((r) => [r.bundle, {total: r.total, passed: r.passed, failed: r.failed, breakdown: r.breakdown}])),
+      totals: Object.fromEntries(
+        reports.map((r) => [r.bundle, {total: r.total, passed: r.passed, failed: r.failed, breakdown: r.breakdown}]),
+      ),
       bundles: reports,
     }
     const text = render(reports)
@@ -57,10 +75,24 @@ ${EXIT_CODES_HELP}`
 }
 
 function render(reports: BundleReport[]): string {
-  const table = new Table({head: ['bundle', 'case', 'expected', 'actual', ''], style: {head: [], border: []}, chars: {mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': ''}})
-  for (const r of reports) for (const c of r.cases) table.push([c.bundle, c.detail ? `${c.id}\n  ${c.detail}` : c.id, c.expected, c.reason ? `${c.actual}\n  (${c.reason})` : c.actual, c.pass ? 'ok' : 'FAIL'])
+  const table = new Table({
+    head: ['bundle', 'case', 'expected', 'actual', ''],
+    style: {head: [], border: []},
+    chars: {mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': ''},
+  })
+  for (const r of reports)
+    for (const c of r.cases)
+      table.push([
+        c.bundle,
+        c.detail ? `${c.id}\n  ${c.detail}` : c.id,
+        c.expected,
+        c.reason ? `${c.actual}\n  (${c.reason})` : c.actual,
+        c.pass ? 'ok' : 'FAIL',
+      ])
   const totals = reports.map((r) => {
-    const parts = Object.entries(r.breakdown).map(([k, v]) => `${k} ${v}`).join(', ')
+    const parts = Object.entries(r.breakdown)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')
     return `${r.bundle}: ${r.passed}/${r.total} passed (${parts})${r.failed ? `, ${r.failed} FAILED` : ''}`
   })
   return `${table.toString()}\n${totals.join('\n')}`

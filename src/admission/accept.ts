@@ -35,7 +35,11 @@ async function audited(store: Store, presented: Presented, r: Rejection): Promis
 }
 
 /** Six-stage verification only, with failures recorded in the audit log. */
-export async function verifyAudited(presented: Presented, evidence: RegistryEvidence, store: Store): Promise<Verified | Rejection> {
+export async function verifyAudited(
+  presented: Presented,
+  evidence: RegistryEvidence,
+  store: Store,
+): Promise<Verified | Rejection> {
   const verified = verify(presented.kind, presented.bytes, evidence)
   return verified.ok ? verified : audited(store, presented, verified)
 }
@@ -44,12 +48,17 @@ export async function verifyAudited(presented: Presented, evidence: RegistryEvid
  * First admission of a newly presented document (idempotent: a retry returns the same record).
  * The signature equation runs off this thread (verifyOffThread): ingress is its caller.
  */
-export async function acceptNew(presented: Presented, evidence: RegistryEvidence, store: Store): Promise<Accepted | Rejection> {
+export async function acceptNew(
+  presented: Presented,
+  evidence: RegistryEvidence,
+  store: Store,
+): Promise<Accepted | Rejection> {
   const verified = await verifyOffThread(presented.kind, presented.bytes, evidence)
   if (!verified.ok) return audited(store, presented, verified)
   const gate =
     verified.kind === 'command'
-      ? (context: {trustedAcceptedAt: string}) => checkFreshness(verified.protectedTime, context.trustedAcceptedAt, store.config.freshness)
+      ? (context: {trustedAcceptedAt: string}) =>
+          checkFreshness(verified.protectedTime, context.trustedAcceptedAt, store.config.freshness)
       : undefined
   const admission = await admitFirst(verified, presented.bytes, store, store, {gate})
   if (!admission.ok) return audited(store, presented, withFacts(admission, verified))
@@ -57,7 +66,11 @@ export async function acceptNew(presented: Presented, evidence: RegistryEvidence
 }
 
 /** Historical replay with the registry evidence applicable to the document's protected time. */
-export async function replayPresented(presented: Presented, evidence: RegistryEvidence, store: Store): Promise<Accepted | Rejection> {
+export async function replayPresented(
+  presented: Presented,
+  evidence: RegistryEvidence,
+  store: Store,
+): Promise<Accepted | Rejection> {
   const verified = verify(presented.kind, presented.bytes, evidence)
   if (!verified.ok) return audited(store, presented, verified)
   const admission = await replayHistorical(verified, presented.bytes, store)

@@ -13,7 +13,14 @@
 
 import {Rejection, Verified} from '../signing/verify.js'
 import type {AcceptanceContext, AdmissionLog, AppendResult, LookupResult, TrustedContextSource} from './log.js'
-import {AdmissionFault, type FirstAdmissionRecord, candidateRecord, parseTrustedTime, validateRecord, withinKeyInterval} from './record.js'
+import {
+  AdmissionFault,
+  type FirstAdmissionRecord,
+  candidateRecord,
+  parseTrustedTime,
+  validateRecord,
+  withinKeyInterval,
+} from './record.js'
 
 export interface Admitted {
   ok: true
@@ -31,13 +38,17 @@ function issuedByVerifier(verified: Verified): void {
   if (!Verified.is(verified)) throw new TypeError('admission needs a Verified issued by verify() or verifyOffThread()')
 }
 
-const reject = (fault: AdmissionFault): Rejection => new Rejection({stage: 'admission', reason: fault.reason, detail: fault.detail})
+const reject = (fault: AdmissionFault): Rejection =>
+  new Rejection({stage: 'admission', reason: fault.reason, detail: fault.detail})
 
 type Stored = Extract<AppendResult, {status: 'committed' | 'existing'}>
 const isStored = (r: AppendResult): r is Stored => r.status === 'committed' || r.status === 'existing'
 
 /** Maps a non-found lookup or non-success append to its protected reason. */
-function logFault(result: Exclude<LookupResult, {status: 'found'}> | Exclude<AppendResult, Stored>, phase: 'lookup' | 'append'): AdmissionFault {
+function logFault(
+  result: Exclude<LookupResult, {status: 'found'}> | Exclude<AppendResult, Stored>,
+  phase: 'lookup' | 'append',
+): AdmissionFault {
   const detail = 'detail' in result ? result.detail : undefined
   switch (result.status) {
     case 'authoritative-absence':
@@ -45,13 +56,19 @@ function logFault(result: Exclude<LookupResult, {status: 'found'}> | Exclude<App
     case 'unauthenticated':
       return new AdmissionFault('log-authentication-failed', detail)
     case 'integrity-failed':
-      return new AdmissionFault(phase === 'append' ? 'append-integrity-not-established' : 'log-integrity-failed', detail)
+      return new AdmissionFault(
+        phase === 'append' ? 'append-integrity-not-established' : 'log-integrity-failed',
+        detail,
+      )
     case 'unavailable':
       return new AdmissionFault('log-unavailable', detail)
     case 'indeterminate':
       return new AdmissionFault('log-indeterminate', detail)
     case 'conflict':
-      return new AdmissionFault('record-conflict', detail ?? 'the log holds an incompatible record for this signing hash')
+      return new AdmissionFault(
+        'record-conflict',
+        detail ?? 'the log holds an incompatible record for this signing hash',
+      )
     case 'commit-failed':
       return new AdmissionFault('commit-failed', detail)
   }
@@ -79,16 +96,26 @@ export async function admitFirst(
 ): Promise<AdmissionResult> {
   issuedByVerifier(verified)
   const found = await log.lookup(verified.organizationId, verified.signingHash)
-  if (found.status === 'found') return settle(verified, documentBytes, found.record, found.authenticatedService, 'found')
+  if (found.status === 'found')
+    return settle(verified, documentBytes, found.record, found.authenticatedService, 'found')
   if (found.status !== 'authoritative-absence') return reject(logFault(found, 'lookup'))
 
   const context = await trusted.acceptanceContext()
-  if (context.acceptedBy.type !== 'service') return reject(new AdmissionFault('context-not-service', 'the acceptance context names a non-service Principal'))
+  if (context.acceptedBy.type !== 'service')
+    return reject(new AdmissionFault('context-not-service', 'the acceptance context names a non-service Principal'))
   const t = parseTrustedTime(context.trustedAcceptedAt)
-  if (t === null) return reject(new AdmissionFault('malformed-trusted-time', `trustedAcceptedAt ${JSON.stringify(context.trustedAcceptedAt)}`))
+  if (t === null)
+    return reject(
+      new AdmissionFault('malformed-trusted-time', `trustedAcceptedAt ${JSON.stringify(context.trustedAcceptedAt)}`),
+    )
   // Checked before append: a signer cannot backdate past a revocation into a new admission.
   if (!withinKeyInterval(verified, t)) {
-    return reject(new AdmissionFault('trusted-time-outside-key-interval', `trusted acceptance time ${context.trustedAcceptedAt} is outside the key's validity`))
+    return reject(
+      new AdmissionFault(
+        'trusted-time-outside-key-interval',
+        `trusted acceptance time ${context.trustedAcceptedAt} is outside the key's validity`,
+      ),
+    )
   }
 
   const gated = options.gate?.(context)
@@ -109,14 +136,24 @@ export async function admitFirst(
 }
 
 /** Historical replay: a found, valid record anchors a document verified with historical evidence. */
-export async function replayHistorical(verified: Verified, documentBytes: Uint8Array, log: AdmissionLog): Promise<AdmissionResult> {
+export async function replayHistorical(
+  verified: Verified,
+  documentBytes: Uint8Array,
+  log: AdmissionLog,
+): Promise<AdmissionResult> {
   issuedByVerifier(verified)
   const found = await log.lookup(verified.organizationId, verified.signingHash)
   if (found.status !== 'found') return reject(logFault(found, 'lookup'))
   return settle(verified, documentBytes, found.record, found.authenticatedService, 'found')
 }
 
-function settle(verified: Verified, documentBytes: Uint8Array, recordBytes: Uint8Array, service: {type: 'agent' | 'human' | 'service'; id: string}, outcome: Admitted['outcome']): AdmissionResult {
+function settle(
+  verified: Verified,
+  documentBytes: Uint8Array,
+  recordBytes: Uint8Array,
+  service: {type: 'agent' | 'human' | 'service'; id: string},
+  outcome: Admitted['outcome'],
+): AdmissionResult {
   const record = validateRecord(verified, documentBytes, recordBytes, service)
   if (record instanceof AdmissionFault) return reject(record)
   return {ok: true, record, recordBytes, outcome}

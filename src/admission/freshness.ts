@@ -14,12 +14,23 @@ const shift = (t: Instant, seconds: number): Instant => ({...t, seconds: t.secon
 export function checkFreshness(issuedAt: string, acceptedAt: string, window: FreshnessWindow): Rejection | null {
   const issued = parseTimestamp(issuedAt)
   const accepted = parseTimestamp(acceptedAt)
-  if (issued === null || accepted === null) return new Rejection({stage: 'freshness', reason: 'time-unparseable', kind: 'command'})
+  if (issued === null || accepted === null)
+    return new Rejection({stage: 'freshness', reason: 'time-unparseable', kind: 'command'})
   if (compareInstants(issued, shift(accepted, window.maxFutureSkewSeconds)) > 0) {
-    return new Rejection({stage: 'freshness', reason: 'issued-in-future', detail: `issuedAt ${issuedAt} is more than ${window.maxFutureSkewSeconds}s after ${acceptedAt}`, kind: 'command'})
+    return new Rejection({
+      stage: 'freshness',
+      reason: 'issued-in-future',
+      detail: `issuedAt ${issuedAt} is more than ${window.maxFutureSkewSeconds}s after ${acceptedAt}`,
+      kind: 'command',
+    })
   }
   if (compareInstants(shift(issued, window.maxAgeSeconds), accepted) < 0) {
-    return new Rejection({stage: 'freshness', reason: 'issued-too-old', detail: `issuedAt ${issuedAt} is more than ${window.maxAgeSeconds}s before ${acceptedAt}`, kind: 'command'})
+    return new Rejection({
+      stage: 'freshness',
+      reason: 'issued-too-old',
+      detail: `issuedAt ${issuedAt} is more than ${window.maxAgeSeconds}s before ${acceptedAt}`,
+      kind: 'command',
+    })
   }
   return null
 }

@@ -23,7 +23,10 @@ export type LookupResult =
 
 export type AppendResult =
   | ({status: 'committed' | 'existing'} & AuthenticatedRecord)
-  | {status: 'conflict' | 'unauthenticated' | 'integrity-failed' | 'unavailable' | 'indeterminate' | 'commit-failed'; detail?: string}
+  | {
+      status: 'conflict' | 'unauthenticated' | 'integrity-failed' | 'unavailable' | 'indeterminate' | 'commit-failed'
+      detail?: string
+    }
 
 /** What a new First-Admission Record is appended under. */
 export interface Candidate {

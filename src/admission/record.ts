@@ -51,7 +51,10 @@ export class AdmissionFault {
 }
 
 /** The candidate record for a verified document, in schema field order. */
-export function candidateRecord(verified: Verified, context: AcceptanceContext): {record: FirstAdmissionRecord; bytes: Buffer} {
+export function candidateRecord(
+  verified: Verified,
+  context: AcceptanceContext,
+): {record: FirstAdmissionRecord; bytes: Buffer} {
   const record: FirstAdmissionRecord = {
     protocolVersion: '0.1',
     admissionRecordId: context.admissionRecordId,
@@ -94,7 +97,8 @@ function isSelfAnchoring(verified: Verified, documentBytes: Uint8Array, recordBy
   if (Buffer.compare(Buffer.from(documentBytes), Buffer.from(recordBytes)) === 0) return true
   try {
     const value = parseJsonBytes(recordBytes)
-    if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.hasOwn(value, 'signature')) return false
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.hasOwn(value, 'signature'))
+      return false
     const {signature: _s, ...content} = value as JsonObject
     return 'sha256:' + createHash('sha256').update(canonicalize(content)).digest('hex') === verified.signingHash
   } catch {
@@ -114,7 +118,8 @@ export function validateRecord(
   recordBytes: Uint8Array,
   authenticatedService: Principal,
 ): FirstAdmissionRecord | AdmissionFault {
-  if (isSelfAnchoring(verified, documentBytes, recordBytes)) return new AdmissionFault('event-self-anchoring', 'a Signed Event cannot be its own First-Admission Record')
+  if (isSelfAnchoring(verified, documentBytes, recordBytes))
+    return new AdmissionFault('event-self-anchoring', 'a Signed Event cannot be its own First-Admission Record')
   let value: unknown
   try {
     value = parseJsonBytes(recordBytes)
@@ -122,10 +127,15 @@ export function validateRecord(
     return new AdmissionFault('record-unparseable', (e as Error).message)
   }
   const checked = schemaCatalog().validate('first-admission-record', value)
-  if (!checked.valid) return new AdmissionFault('record-schema-invalid', checked.errors.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; '))
+  if (!checked.valid)
+    return new AdmissionFault(
+      'record-schema-invalid',
+      checked.errors.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; '),
+    )
   const record = value as unknown as FirstAdmissionRecord
   const t = parseTrustedTime(record.trustedAcceptedAt)
-  if (t === null) return new AdmissionFault('malformed-trusted-time', `trustedAcceptedAt ${JSON.stringify(record.trustedAcceptedAt)}`)
+  if (t === null)
+    return new AdmissionFault('malformed-trusted-time', `trustedAcceptedAt ${JSON.stringify(record.trustedAcceptedAt)}`)
   const bindings: [string, boolean][] = [
     ['organizationId', record.organizationId === verified.organizationId],
     ['documentKind', record.documentKind === verified.kind],
@@ -134,10 +144,21 @@ export function validateRecord(
     ['principal', samePrincipal(record.principal, verified.principal)],
   ]
   const mismatched = bindings.filter(([, ok]) => !ok).map(([name]) => name)
-  if (mismatched.length > 0) return new AdmissionFault('record-binding-mismatch', `record ${mismatched.join(', ')} differ from the verified document`)
+  if (mismatched.length > 0)
+    return new AdmissionFault(
+      'record-binding-mismatch',
+      `record ${mismatched.join(', ')} differ from the verified document`,
+    )
   if (!samePrincipal(record.acceptedBy, authenticatedService)) {
-    return new AdmissionFault('accepted-by-mismatch', `acceptedBy is not the service the Admission Log authenticated (${authenticatedService.id})`)
+    return new AdmissionFault(
+      'accepted-by-mismatch',
+      `acceptedBy is not the service the Admission Log authenticated (${authenticatedService.id})`,
+    )
   }
-  if (!withinKeyInterval(verified, t)) return new AdmissionFault('trusted-time-outside-key-interval', `trustedAcceptedAt ${record.trustedAcceptedAt} is outside the key's validity`)
+  if (!withinKeyInterval(verified, t))
+    return new AdmissionFault(
+      'trusted-time-outside-key-interval',
+      `trustedAcceptedAt ${record.trustedAcceptedAt} is outside the key's validity`,
+    )
   return record
 }

@@ -11,7 +11,14 @@
 
 import {basename} from 'node:path'
 import {admitFirst, replayHistorical} from '../admission/admit.js'
-import type {AcceptanceContext, AdmissionLog, AppendResult, Candidate, LookupResult, TrustedContextSource} from '../admission/log.js'
+import type {
+  AcceptanceContext,
+  AdmissionLog,
+  AppendResult,
+  Candidate,
+  LookupResult,
+  TrustedContextSource,
+} from '../admission/log.js'
 import type {JsonObject} from '../json/parse.js'
 import {schemaCatalog} from '../schema/catalog.js'
 import {type DocumentKind, type Principal, isDocumentKind} from '../signing/profiles.js'
@@ -43,11 +50,15 @@ const MANIFEST = 'admission/manifest.json'
 
 function load(root: BundleRoot): Evaluation[] {
   const manifest = root.json(MANIFEST) as JsonObject
-  if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest)) throw new BundleError(`${MANIFEST} is not an object`)
+  if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest))
+    throw new BundleError(`${MANIFEST} is not an object`)
   verifyIntegrity(root, manifest, 'admission')
   const pinned = manifest.cryptography as unknown as {manifest: string; artifactDigest: string}
   const crypto = root.json(pinned.manifest) as JsonObject
-  if (manifestDigest(crypto) !== pinned.artifactDigest) throw new BundleError(`admission: the pinned cryptography digest ${pinned.artifactDigest} does not match ${pinned.manifest}`)
+  if (manifestDigest(crypto) !== pinned.artifactDigest)
+    throw new BundleError(
+      `admission: the pinned cryptography digest ${pinned.artifactDigest} does not match ${pinned.manifest}`,
+    )
   loadCryptographyManifest(root) // verifies the cryptography bundle the evaluations draw on
 
   const schemaPath = `${root.dir}/admission/manifest.schema.json`
@@ -61,7 +72,8 @@ function load(root: BundleRoot): Evaluation[] {
   const declared = new Set<string>()
   for (const e of evaluations) {
     for (const p of [e.document, e.registry, e.lookup.record, e.append?.record, e.expect.record]) if (p) declared.add(p)
-    if (!registrySchema(root.json(e.registry))) throw new BundleError(`${e.registry} does not match ${fixtureSchemas.registry}`)
+    if (!registrySchema(root.json(e.registry)))
+      throw new BundleError(`${e.registry} does not match ${fixtureSchemas.registry}`)
     // Records an evaluation expects to succeed are fixtures of the record schema (ours, by name).
     if (e.expect.record) {
       const r = catalog.validate(basename(fixtureSchemas.record), root.json(e.expect.record))
@@ -69,7 +81,11 @@ function load(root: BundleRoot): Evaluation[] {
     }
   }
   const cryptoArtifacts = new Set((crypto.artifacts as unknown as {path: string}[]).map((a) => a.path))
-  requireDeclared(manifest, [...declared].filter((p) => !cryptoArtifacts.has(p)), 'admission')
+  requireDeclared(
+    manifest,
+    [...declared].filter((p) => !cryptoArtifacts.has(p)),
+    'admission',
+  )
   return evaluations
 }
 
@@ -111,22 +127,38 @@ class ScriptedLog implements AdmissionLog, TrustedContextSource {
       this.problems.push('append called but the manifest scripts none')
       return {status: 'indeterminate'}
     }
-    return (s.status === 'committed' || s.status === 'existing' ? {status: s.status, ...this.stored(s)} : {status: s.status}) as AppendResult
+    return (
+      s.status === 'committed' || s.status === 'existing' ? {status: s.status, ...this.stored(s)} : {status: s.status}
+    ) as AppendResult
   }
 }
 
-async function runEvaluation(root: BundleRoot, e: Evaluation): Promise<{actual: string; problems: string[]; reason?: string}> {
+async function runEvaluation(
+  root: BundleRoot,
+  e: Evaluation,
+): Promise<{actual: string; problems: string[]; reason?: string}> {
   if (!isDocumentKind(e.profileId)) return {actual: 'error', problems: [`unknown profileId ${e.profileId}`]}
   const documentBytes = root.bytes(e.document)
-  const verified = verify(e.profileId as DocumentKind, documentBytes, RegistryEvidence.fromBytes(root.bytes(e.registry)))
+  const verified = verify(
+    e.profileId as DocumentKind,
+    documentBytes,
+    RegistryEvidence.fromBytes(root.bytes(e.registry)),
+  )
   if (!verified.ok) {
     const d = Rejection.diagnostic(verified)
-    return {actual: `rejected:${d.stage}`, problems: [`six-stage verification failed at ${d.stage} (${d.reason})`], reason: d.reason}
+    return {
+      actual: `rejected:${d.stage}`,
+      problems: [`six-stage verification failed at ${d.stage} (${d.reason})`],
+      reason: d.reason,
+    }
   }
   const log = new ScriptedLog(root, e)
   let result
   try {
-    result = e.mode === 'first-admission' ? await admitFirst(verified, documentBytes, log, log) : await replayHistorical(verified, documentBytes, log)
+    result =
+      e.mode === 'first-admission'
+        ? await admitFirst(verified, documentBytes, log, log)
+        : await replayHistorical(verified, documentBytes, log)
   } catch (err) {
     return {actual: 'error', problems: [...log.problems, (err as Error).message]}
   }
@@ -137,15 +169,23 @@ async function runEvaluation(root: BundleRoot, e: Evaluation): Promise<{actual: 
   const want = {lookup: 1, context: afterAbsence ? 1 : 0, append: afterAbsence && e.append ? 1 : 0}
   const got = log.calls
   if (got.lookup !== want.lookup || got.context !== want.context || got.append !== want.append) {
-    problems.push(`calls (lookup, context, append) = (${got.lookup}, ${got.context}, ${got.append}), want (${want.lookup}, ${want.context}, ${want.append})`)
+    problems.push(
+      `calls (lookup, context, append) = (${got.lookup}, ${got.context}, ${got.append}), want (${want.lookup}, ${want.context}, ${want.append})`,
+    )
   }
-  if (e.append?.status === 'committed' && log.candidate && e.append.record && !Buffer.from(log.candidate.bytes).equals(root.bytes(e.append.record))) {
+  if (
+    e.append?.status === 'committed' &&
+    log.candidate &&
+    e.append.record &&
+    !Buffer.from(log.candidate.bytes).equals(root.bytes(e.append.record))
+  ) {
     problems.push('candidate record bytes differ from the committed record file')
   }
 
   if (result instanceof Rejection) {
     const d = Rejection.diagnostic(result)
-    if (e.expect.stage === 'complete') problems.push(`rejected at ${d.stage} (${d.reason}${d.detail ? `: ${d.detail}` : ''})`)
+    if (e.expect.stage === 'complete')
+      problems.push(`rejected at ${d.stage} (${d.reason}${d.detail ? `: ${d.detail}` : ''})`)
     else {
       if (d.stage !== e.expect.stage) problems.push(`stage ${d.stage}, want ${e.expect.stage}`)
       if (d.reason !== e.expect.reason) problems.push(`reason ${d.reason}, want ${e.expect.reason}`)
@@ -154,7 +194,8 @@ async function runEvaluation(root: BundleRoot, e: Evaluation): Promise<{actual: 
     return {actual: `rejected:${d.stage}`, problems, reason: d.reason}
   }
   if (e.expect.stage !== 'complete') problems.push(`admitted (${result.outcome}), want ${e.expect.reason}`)
-  else if (e.expect.record && !Buffer.from(result.recordBytes).equals(root.bytes(e.expect.record))) problems.push('returned record differs from the expected record')
+  else if (e.expect.record && !Buffer.from(result.recordBytes).equals(root.bytes(e.expect.record)))
+    problems.push('returned record differs from the expected record')
   return {actual: 'complete', problems}
 }
 

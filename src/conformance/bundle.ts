@@ -69,12 +69,14 @@ export interface ArtifactEntry {
 export function verifyIntegrity(root: BundleRoot, manifest: JsonObject, label: string): void {
   const declared = manifest.artifactDigest
   const actual = manifestDigest(manifest)
-  if (declared !== actual) throw new BundleError(`${label}: artifactDigest mismatch (manifest says ${String(declared)}, computed ${actual})`)
+  if (declared !== actual)
+    throw new BundleError(`${label}: artifactDigest mismatch (manifest says ${String(declared)}, computed ${actual})`)
   const artifacts = manifest.artifacts as unknown as ArtifactEntry[]
   if (!Array.isArray(artifacts)) throw new BundleError(`${label}: manifest has no artifacts list`)
   for (const a of artifacts) {
     const bytes = root.bytes(a.path)
-    if (bytes.length !== a.byteLength) throw new BundleError(`${label}: ${a.path} is ${bytes.length} bytes, manifest says ${a.byteLength}`)
+    if (bytes.length !== a.byteLength)
+      throw new BundleError(`${label}: ${a.path} is ${bytes.length} bytes, manifest says ${a.byteLength}`)
     const h = sha256(bytes)
     if (h !== a.sha256) throw new BundleError(`${label}: ${a.path} hashes to ${h}, manifest says ${a.sha256}`)
   }
@@ -83,5 +85,6 @@ export function verifyIntegrity(root: BundleRoot, manifest: JsonObject, label: s
 /** Every file a manifest references must be a declared artifact, so nothing unverified is used. */
 export function requireDeclared(manifest: JsonObject, paths: Iterable<string>, label: string): void {
   const declared = new Set((manifest.artifacts as unknown as ArtifactEntry[]).map((a) => a.path))
-  for (const p of paths) if (!declared.has(p)) throw new BundleError(`${label}: ${p} is used by a case but not declared in artifacts`)
+  for (const p of paths)
+    if (!declared.has(p)) throw new BundleError(`${label}: ${p} is used by a case but not declared in artifacts`)
 }

@@ -52,14 +52,17 @@ const MANIFEST = 'cryptography/manifest.json'
 /** Loads and checks the manifest, its schema and its fixtures; returns the cases to run. */
 export function loadCryptographyManifest(root: BundleRoot): {manifest: JsonObject; cases: Case[]} {
   const manifest = root.json(MANIFEST) as JsonObject
-  if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest)) throw new BundleError(`${MANIFEST} is not an object`)
+  if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest))
+    throw new BundleError(`${MANIFEST} is not an object`)
   verifyIntegrity(root, manifest, 'cryptography')
   const catalog = schemaCatalog()
   const check = (schemaPath: string, path: string, value: unknown): void => {
     const validate = catalog.compileExternal(root.json(schemaPath) as object)
     if (!validate(value)) {
       const first = validate.errors?.[0]
-      throw new BundleError(`${path} does not match ${schemaPath}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'invalid'}`)
+      throw new BundleError(
+        `${path} does not match ${schemaPath}: ${first ? `${first.instancePath || '/'} ${first.message}` : 'invalid'}`,
+      )
     }
   }
   check('cryptography/manifest.schema.json', MANIFEST, manifest)
@@ -69,7 +72,8 @@ export function loadCryptographyManifest(root: BundleRoot): {manifest: JsonObjec
   const used = new Set<string>()
   for (const c of cases) {
     for (const e of c.evaluations) {
-      for (const p of [e.document, e.registry, e.signingKey, e.input, e.expectedJcs, e.expect?.verified?.signingBytes]) if (p) used.add(p)
+      for (const p of [e.document, e.registry, e.signingKey, e.input, e.expectedJcs, e.expect?.verified?.signingBytes])
+        if (p) used.add(p)
       if (e.registry) check(fixtureSchemas.registry, e.registry, root.json(e.registry))
       if (e.signingKey) check(fixtureSchemas.signingKey, e.signingKey, root.json(e.signingKey))
     }
@@ -107,7 +111,8 @@ function checkComplete(root: BundleRoot, e: Evaluation, got: Exclude<ReturnType<
   differ('keyId', got.keyId, want.keyId)
   differ('principal', canonicalize(got.principal), canonicalize(want.principal))
   differ('protectedTime', got.protectedTime, want.protectedTime)
-  if (!got.signingBytes.equals(root.bytes(want.signingBytes))) problems.push('signing bytes differ from the expected file')
+  if (!got.signingBytes.equals(root.bytes(want.signingBytes)))
+    problems.push('signing bytes differ from the expected file')
   differ('signingHash', got.signingHash, want.signingHash)
   differ('signature', (got.document.signature as JsonObject).value, want.signature)
   differ('signedDocumentHash', canonicalHash(got.document), want.signedDocumentHash)
@@ -126,8 +131,13 @@ function checkComplete(root: BundleRoot, e: Evaluation, got: Exclude<ReturnType<
 }
 
 function runSignedDocument(root: BundleRoot, e: Evaluation): {actual: string; problems: string[]; reason?: string} {
-  if (!e.profileId || !isDocumentKind(e.profileId)) return {actual: 'error', problems: [`unknown profileId ${e.profileId}`]}
-  const result = verify(e.profileId as DocumentKind, root.bytes(e.document!), RegistryEvidence.fromBytes(root.bytes(e.registry!)))
+  if (!e.profileId || !isDocumentKind(e.profileId))
+    return {actual: 'error', problems: [`unknown profileId ${e.profileId}`]}
+  const result = verify(
+    e.profileId as DocumentKind,
+    root.bytes(e.document!),
+    RegistryEvidence.fromBytes(root.bytes(e.registry!)),
+  )
   const x = e.expect!
   if (result instanceof Rejection) {
     const d = Rejection.diagnostic(result)

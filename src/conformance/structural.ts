@@ -18,7 +18,15 @@ function entries(root: BundleRoot): Entry[] {
   const manifest = root.json('conformance/manifest.json')
   const ok =
     Array.isArray(manifest) &&
-    manifest.every((e) => e !== null && typeof e === 'object' && typeof e.name === 'string' && typeof e.schema === 'string' && typeof e.instance === 'string' && typeof e.valid === 'boolean')
+    manifest.every(
+      (e) =>
+        e !== null &&
+        typeof e === 'object' &&
+        typeof e.name === 'string' &&
+        typeof e.schema === 'string' &&
+        typeof e.instance === 'string' &&
+        typeof e.valid === 'boolean',
+    )
   if (!ok) throw new BundleError('conformance/manifest.json must be a list of {name, schema, instance, valid}')
   return manifest as unknown as Entry[]
 }

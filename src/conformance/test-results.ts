@@ -68,7 +68,13 @@ function testResult(path: string, file: string, t: unknown): TestResult {
   if (!isObject(t) || typeof t.title !== 'string' || !isStrings(t.ancestorTitles) || !isStatus(t.status)) {
     throw new Error(`${path}: a test of ${file} lacks its title, ancestorTitles or a known status`)
   }
-  const result: TestResult = {file, ancestors: t.ancestorTitles, title: t.title, status: t.status, expectedToFail: false}
+  const result: TestResult = {
+    file,
+    ancestors: t.ancestorTitles,
+    title: t.title,
+    status: t.status,
+    expectedToFail: false,
+  }
   const failures = t.failureMessages
   if (isStrings(failures) && failures.length > 0) result.failure = failures[0]!.split('\n')[0]!
   const meta = t.meta

@@ -43,14 +43,30 @@ describe('acceptance path on a real SQLite store', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mwp-admission-lib-'))
   const url = `sqlite:${join(dir, 'mwp.db')}`
   const admissionKey = readKeyFile(join(PROJECT_ROOT, 'fixtures/keys/admission.key.json'))
-  const agent = generateSigningKey({keyId: 'urn:mwp:test:key:lib-1', principal: {type: 'agent', id: 'urn:mwp:test:agent:lib'}})
+  const agent = generateSigningKey({
+    keyId: 'urn:mwp:test:key:lib-1',
+    principal: {type: 'agent', id: 'urn:mwp:test:agent:lib'},
+  })
   const registry = RegistryEvidence.fromSnapshot({
     organizationId: 'urn:mwp:dev:org:example',
-    bindings: [{keyId: agent.keyId, principal: agent.principal, algorithm: 'Ed25519', publicKey: agent.publicKeyB64, validFrom: '2026-01-01T00:00:00Z', validityHistory: []}],
+    bindings: [
+      {
+        keyId: agent.keyId,
+        principal: agent.principal,
+        algorithm: 'Ed25519',
+        publicKey: agent.publicKeyB64,
+        validFrom: '2026-01-01T00:00:00Z',
+        validityHistory: [],
+      },
+    ],
   })
   await initStore(url, {
     organizationId: 'urn:mwp:dev:org:example',
-    admissionService: {principal: admissionKey.principal!, keyId: admissionKey.keyId, publicKey: admissionKey.publicKeyB64},
+    admissionService: {
+      principal: admissionKey.principal!,
+      keyId: admissionKey.keyId,
+      publicKey: admissionKey.publicKeyB64,
+    },
     freshness: window,
   })
   const store: Store = await openStore(url, {admissionKey})
@@ -85,7 +101,10 @@ describe('acceptance path on a real SQLite store', async () => {
     const again = await acceptNew({bytes}, registry, store)
     expect(first.ok && first.admission.outcome).toBe('committed')
     expect(again.ok && again.admission.outcome).toBe('found')
-    expect(again.ok && Buffer.from(again.admission.recordBytes).equals(Buffer.from(first.ok ? first.admission.recordBytes : []))).toBe(true)
+    expect(
+      again.ok &&
+        Buffer.from(again.admission.recordBytes).equals(Buffer.from(first.ok ? first.admission.recordBytes : [])),
+    ).toBe(true)
   })
 
   it('a stale Command is refused at the freshness stage and nothing is appended', async () => {
@@ -95,9 +114,15 @@ describe('acceptance path on a real SQLite store', async () => {
     expect(Rejection.diagnostic(r)).toMatchObject({stage: 'freshness', reason: 'issued-too-old'})
     const verified = verify('command', bytes, registry)
     expect(verified.ok).toBe(true)
-    if (verified.ok) expect((await store.lookup(verified.organizationId, verified.signingHash)).status).toBe('authoritative-absence')
+    if (verified.ok)
+      expect((await store.lookup(verified.organizationId, verified.signingHash)).status).toBe('authoritative-absence')
     const audit = await store.listAudit()
-    expect(audit.at(-1)).toMatchObject({stage: 'freshness', reason: 'issued-too-old', subject: 'stale', documentKind: 'command'})
+    expect(audit.at(-1)).toMatchObject({
+      stage: 'freshness',
+      reason: 'issued-too-old',
+      subject: 'stale',
+      documentKind: 'command',
+    })
   })
 
   it('freshness applies to new admissions only: an admitted Command retried after the window still returns its record', async () => {
@@ -106,7 +131,12 @@ describe('acceptance path on a real SQLite store', async () => {
     expect(first.ok).toBe(true)
     // The same store, but a trusted clock ten minutes later.
     const later: Store = Object.create(store, {
-      acceptanceContext: {value: async (): Promise<AcceptanceContext> => ({...(await store.acceptanceContext()), trustedAcceptedAt: new Date(Date.now() + 600_000).toISOString()})},
+      acceptanceContext: {
+        value: async (): Promise<AcceptanceContext> => ({
+          ...(await store.acceptanceContext()),
+          trustedAcceptedAt: new Date(Date.now() + 600_000).toISOString(),
+        }),
+      },
       config: {value: store.config},
     })
     const retry = await acceptNew({bytes}, registry, later)
@@ -157,7 +187,9 @@ describe('acceptance path on a real SQLite store', async () => {
     const impostor: AdmissionLog = {
       lookup: async (o, h) => {
         const found = await store.lookup(o, h)
-        return found.status === 'found' ? {...found, authenticatedService: {type: 'service', id: 'urn:mwp:test:service:impostor'}} : found
+        return found.status === 'found'
+          ? {...found, authenticatedService: {type: 'service', id: 'urn:mwp:test:service:impostor'}}
+          : found
       },
       appendOrReturnExisting: (c) => store.appendOrReturnExisting(c),
     }

@@ -10,7 +10,10 @@ import type {StoreConfig} from '../../src/store/types.js'
 import {FORGED_SIG, badPublicKeys, badSignatures, malleateS, nodeVerify} from '../support/crypto-vectors.js'
 
 const ORG = 'urn:mwp:test:org:rows'
-const service = generateSigningKey({keyId: 'urn:mwp:test:key:admission-1', principal: {type: 'service', id: 'urn:mwp:test:service:admission'}})
+const service = generateSigningKey({
+  keyId: 'urn:mwp:test:key:admission-1',
+  principal: {type: 'service', id: 'urn:mwp:test:service:admission'},
+})
 const config = (publicKey = service.publicKeyB64): StoreConfig => ({
   organizationId: ORG,
   admissionService: {principal: {type: 'service', id: service.principal!.id}, keyId: service.keyId, publicKey},
@@ -28,13 +31,21 @@ function signedRow(authority: AdmissionAuthority): AdmissionRow {
     keyId: 'urn:mwp:test:key:rows-1',
     principal,
   }
-  const record = {protocolVersion: '0.1', ...fields, trustedAcceptedAt: '2026-08-01T12:00:00Z', acceptedBy: authority.service}
+  const record = {
+    protocolVersion: '0.1',
+    ...fields,
+    trustedAcceptedAt: '2026-08-01T12:00:00Z',
+    acceptedBy: authority.service,
+  }
   const prepared = authority.prepare({...fields, bytes: Buffer.from(JSON.stringify(record, null, 2) + '\n')})
   if (!('row' in prepared)) throw new Error(`prepare refused: ${JSON.stringify(prepared.refused)}`)
   return prepared.row
 }
 
-const withSignature = (row: AdmissionRow, sig: Uint8Array): AdmissionRow => ({...row, service_signature: encodeBase64url(sig)})
+const withSignature = (row: AdmissionRow, sig: Uint8Array): AdmissionRow => ({
+  ...row,
+  service_signature: encodeBase64url(sig),
+})
 
 describe('Admission Log row signatures', () => {
   const authority = new AdmissionAuthority(config(), service)
@@ -47,7 +58,10 @@ describe('Admission Log row signatures', () => {
   })
 
   it('S + L (the same signature, malleated) is integrity-failed', () => {
-    expect(authority.authenticate(withSignature(row, malleateS(sig)))).toEqual({status: 'integrity-failed', detail: 'the row does not carry a valid admission service signature'})
+    expect(authority.authenticate(withSignature(row, malleateS(sig)))).toEqual({
+      status: 'integrity-failed',
+      detail: 'the row does not carry a valid admission service signature',
+    })
   })
 
   it('each upstream stage-3 signature vector, and the R = I, S = 0 forgery, is integrity-failed', () => {

@@ -7,7 +7,15 @@ import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
-import {type BehaviorRow, type CitedTest, type TaggedTest, buildReport, loadRows, missingRows, scanSource} from '../../src/conformance/behavior.js'
+import {
+  type BehaviorRow,
+  type CitedTest,
+  type TaggedTest,
+  buildReport,
+  loadRows,
+  missingRows,
+  scanSource,
+} from '../../src/conformance/behavior.js'
 import {mwp} from '../support/cli.js'
 import {PROJECT_ROOT} from '../support/upstream.js'
 import {fixtureProject, runFixture} from '../support/vitest-fixture.js'
@@ -20,7 +28,7 @@ const fixture = (source: string) => source.replaceAll('@(', '(')
 const ran = (tests: TaggedTest[]): CitedTest[] => tests.map((t) => ({...t, verdict: 'passed'}))
 
 const schemaEnum = (file: string, def: string): string[] =>
-  (JSON.parse(readFileSync(join(PROJECT_ROOT, 'schemas', file), 'utf8')).$defs[def].enum as string[])
+  JSON.parse(readFileSync(join(PROJECT_ROOT, 'schemas', file), 'utf8')).$defs[def].enum as string[]
 
 describe('behavior catalog', () => {
   const rows = loadRows(PROJECT_ROOT)
@@ -54,11 +62,14 @@ describe('behavior catalog', () => {
     const spec = readFileSync('/work/shared/protocol/spec/PROTOCOL.md', 'utf8')
     const table = (heading: string, next: string) => {
       const body = spec.slice(spec.indexOf(heading), spec.indexOf(next))
-      return body.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Current state') && !l.startsWith('| ---'))
+      return body
+        .split('\n')
+        .filter((l) => l.startsWith('| ') && !l.startsWith('| Current state') && !l.startsWith('| ---'))
     }
     const t71 = table('### 7.1 Creation', '### 7.2')
     const t102 = table('### 10.2 WorkItem state machine', '### 10.3')
-    const rowText = (section: string) => rows.filter((r) => r.category === 'transition' && r.section === section).map((r) => r.text)
+    const rowText = (section: string) =>
+      rows.filter((r) => r.category === 'transition' && r.section === section).map((r) => r.text)
     expect(rowText('§7.1')).toEqual(t71)
     expect(rowText('§10.2')).toEqual(t102)
   })
@@ -80,7 +91,11 @@ describe('tag scan', () => {
       "describe@('[-row:t10.2:offered->queued:work.accept_offer] a describe title is not a test', () => {})",
     ].join('\n')
     const tests = scanSource('test/x.test.ts', fixture(source))
-    expect(tests.map((t) => t.tags)).toEqual([[{sign: '+', id: 'cmd:work.offer'}], [{sign: '-', id: 'cmd:work.offer'}], [{sign: '+', id: 'row:t10.2:offered->queued:work.accept_offer'}]])
+    expect(tests.map((t) => t.tags)).toEqual([
+      [{sign: '+', id: 'cmd:work.offer'}],
+      [{sign: '-', id: 'cmd:work.offer'}],
+      [{sign: '+', id: 'row:t10.2:offered->queued:work.accept_offer'}],
+    ])
     const report = buildReport(rows, ran(tests))
     expect(report.rows[0]!.positive).toEqual(['test/x.test.ts › [+cmd:work.offer] an offer is accepted'])
     expect(report.rows[0]!.negative).toEqual(['test/x.test.ts › [-cmd:work.offer] a stale offer is rejected'])
@@ -91,14 +106,19 @@ describe('tag scan', () => {
 
   it('reads the title of the table form it.each(rows)(title), past parentheses in strings and comments', () => {
     const source = [
-      "it.each@([",
+      'it.each@([',
       "  ['a (paren', (g: string) => f(g, ')')], // a comment with ) in it",
       "  /* ( */ ['b', () => g(1)],",
       "])@('[-row:t10.2:offered->queued:work.accept_offer] %s is refused', async (_n, make) => {})",
       "test.each@`a | b`@('[+cmd:work.offer] not a call form we read', () => {})",
     ].join('\n')
     const tests = scanSource('test/z.test.ts', fixture(source))
-    expect(tests.map((t) => [t.title, t.tags])).toEqual([['[-row:t10.2:offered->queued:work.accept_offer] %s is refused', [{sign: '-', id: 'row:t10.2:offered->queued:work.accept_offer'}]]])
+    expect(tests.map((t) => [t.title, t.tags])).toEqual([
+      [
+        '[-row:t10.2:offered->queued:work.accept_offer] %s is refused',
+        [{sign: '-', id: 'row:t10.2:offered->queued:work.accept_offer'}],
+      ],
+    ])
   })
 
   it('is complete only when every row has both cases, and lists unknown tags without counting them', () => {
@@ -109,7 +129,12 @@ describe('tag scan', () => {
     const report = buildReport(rows, ran(scanSource('test/y.test.ts', fixture(source))))
     expect(report.complete).toBe(true)
     expect(report.totals).toMatchObject({rows: 2, complete: 2, missingPositive: 0, missingNegative: 0, taggedTests: 2})
-    expect(report.unknownTags).toEqual([{tag: '[+cmd:work.ofer]', test: 'test/y.test.ts › [-row:t10.2:offered->queued:work.accept_offer] [+cmd:work.ofer] b'}])
+    expect(report.unknownTags).toEqual([
+      {
+        tag: '[+cmd:work.ofer]',
+        test: 'test/y.test.ts › [-row:t10.2:offered->queued:work.accept_offer] [+cmd:work.ofer] b',
+      },
+    ])
   })
 })
 
@@ -131,17 +156,23 @@ describe('mwp conformance behavior', () => {
   }
 
   it('exits 0 with a JSON report when every row has both cases', async () => {
-    const dir = await checkout("it@('[+cmd:message.post] [+evt:message.posted] posts', () => { expect(1).toBe(1) })\nit@('[-cmd:message.post] [-evt:message.posted] refuses', () => { expect(1).toBe(1) })\n")
+    const dir = await checkout(
+      "it@('[+cmd:message.post] [+evt:message.posted] posts', () => { expect(1).toBe(1) })\nit@('[-cmd:message.post] [-evt:message.posted] refuses', () => { expect(1).toBe(1) })\n",
+    )
     const r = mwp(['conformance', 'behavior', '--root', dir, '--json'])
     expect(r.status).toBe(0)
     const out = JSON.parse(r.stdout)
     expect(out.status).toBe('ok')
     expect(out.result.complete).toBe(true)
-    expect(out.result.rows[0].positive).toEqual(['test/nested/a.test.ts › [+cmd:message.post] [+evt:message.posted] posts'])
+    expect(out.result.rows[0].positive).toEqual([
+      'test/nested/a.test.ts › [+cmd:message.post] [+evt:message.posted] posts',
+    ])
   })
 
   it('exits 1 and marks the row MISSING when a case lacks a test', async () => {
-    const dir = await checkout("it@('[+cmd:message.post] [+evt:message.posted] posts', () => { expect(1).toBe(1) })\nit@('[-cmd:message.post] refuses', () => { expect(1).toBe(1) })\n")
+    const dir = await checkout(
+      "it@('[+cmd:message.post] [+evt:message.posted] posts', () => { expect(1).toBe(1) })\nit@('[-cmd:message.post] refuses', () => { expect(1).toBe(1) })\n",
+    )
     const human = mwp(['conformance', 'behavior', '--root', dir])
     expect(human.status).toBe(1)
     expect(human.stdout).toMatch(/evt:message\.posted.*MISSING/)

@@ -10,11 +10,13 @@ import {RESULTS_FILE} from '../../src/conformance/behavior.js'
 import {type CliResult, json, mwp} from '../support/cli.js'
 import {fixtureProject, runFixture} from '../support/vitest-fixture.js'
 
-const ROWS = ['pass', 'twice', 'skip', 'skipif', 'fail', 'empty', 'assert', 'todo', 'fails', 'unregistered'].map((k) => ({
-  id: `cmd:x.${k}`,
-  category: 'command',
-  section: '§15.1',
-}))
+const ROWS = ['pass', 'twice', 'skip', 'skipif', 'fail', 'empty', 'assert', 'todo', 'fails', 'unregistered'].map(
+  (k) => ({
+    id: `cmd:x.${k}`,
+    category: 'command',
+    section: '§15.1',
+  }),
+)
 
 // Every row gets a passing positive test; its negative test is where the variants differ. Calls
 // are spelled `it@(` so the project's own tag scan does not read them; `broken` false turns every
@@ -68,7 +70,10 @@ describe('mwp conformance behavior over a real run', () => {
     const report = json(r).result
     const incomplete = report.rows
       .filter((row: {unproven: unknown[]}) => row.unproven.length > 0)
-      .map((row: {id: string; unproven: {tag: string; test: string; verdict: string}[]}) => [row.id, row.unproven.map((u) => [u.tag, u.test, u.verdict])])
+      .map((row: {id: string; unproven: {tag: string; test: string; verdict: string}[]}) => [
+        row.id,
+        row.unproven.map((u) => [u.tag, u.test, u.verdict]),
+      ])
     const file = 'test/variants.test.ts'
     expect(incomplete).toEqual([
       ['cmd:x.twice', [['[-cmd:x.twice]', `${file} › again › [-cmd:x.twice] refused`, 'skipped']]],
@@ -85,8 +90,17 @@ describe('mwp conformance behavior over a real run', () => {
     expect(fail.reason).toMatch(/^failed: AssertionError: expected 1 to be 2/)
     expect(report.complete).toBe(false)
     // cmd:x.twice has a passing test of each case, but one citing test was skipped: incomplete all the same.
-    expect(report.totals).toEqual({rows: 10, complete: 1, missingPositive: 0, missingNegative: 8, unproven: 9, taggedTests: 21})
-    expect(report.rows.find((row: {id: string}) => row.id === 'cmd:x.pass').negative).toEqual([`${file} › [-cmd:x.pass] refused`])
+    expect(report.totals).toEqual({
+      rows: 10,
+      complete: 1,
+      missingPositive: 0,
+      missingNegative: 8,
+      unproven: 9,
+      taggedTests: 21,
+    })
+    expect(report.rows.find((row: {id: string}) => row.id === 'cmd:x.pass').negative).toEqual([
+      `${file} › [-cmd:x.pass] refused`,
+    ])
   })
 
   it('names each unproven test and its reason in the human report, and --missing keeps only those rows', () => {
@@ -96,13 +110,25 @@ describe('mwp conformance behavior over a real run', () => {
     expect(r.stdout).toMatch(/cmd:x\.twice .*INCOMPLETE/)
     expect(r.stdout).not.toMatch(/cmd:x\.pass /)
     expect(r.stdout).toContain('1/10 rows have both cases')
-    expect(r.stdout).toContain('unproven [-cmd:x.skip] test/variants.test.ts › skipped › [-cmd:x.skip] refused: was skipped')
-    expect(r.stdout).toContain('unproven [-cmd:x.empty] test/variants.test.ts › [-cmd:x.empty] refused: ran no expect() assertion')
-    expect(r.stdout).toContain('unproven [-cmd:x.assert] test/variants.test.ts › [-cmd:x.assert] refused: ran no expect() assertion')
-    expect(r.stdout).toContain('unproven [-cmd:x.fail] test/variants.test.ts › [-cmd:x.fail] refused: failed: AssertionError')
+    expect(r.stdout).toContain(
+      'unproven [-cmd:x.skip] test/variants.test.ts › skipped › [-cmd:x.skip] refused: was skipped',
+    )
+    expect(r.stdout).toContain(
+      'unproven [-cmd:x.empty] test/variants.test.ts › [-cmd:x.empty] refused: ran no expect() assertion',
+    )
+    expect(r.stdout).toContain(
+      'unproven [-cmd:x.assert] test/variants.test.ts › [-cmd:x.assert] refused: ran no expect() assertion',
+    )
+    expect(r.stdout).toContain(
+      'unproven [-cmd:x.fail] test/variants.test.ts › [-cmd:x.fail] refused: failed: AssertionError',
+    )
     expect(r.stdout).toContain('unproven [-cmd:x.todo] test/variants.test.ts › [-cmd:x.todo] refused: is a todo')
-    expect(r.stdout).toContain('unproven [-cmd:x.fails] test/variants.test.ts › [-cmd:x.fails] refused: is an it.fails test')
-    expect(r.stdout).toContain('unproven [-cmd:x.unregistered] test/variants.test.ts › [-cmd:x.unregistered] refused: is tagged in the source but absent')
+    expect(r.stdout).toContain(
+      'unproven [-cmd:x.fails] test/variants.test.ts › [-cmd:x.fails] refused: is an it.fails test',
+    )
+    expect(r.stdout).toContain(
+      'unproven [-cmd:x.unregistered] test/variants.test.ts › [-cmd:x.unregistered] refused: is tagged in the source but absent',
+    )
   })
 
   it('the same fixture with every variant passing and asserting makes every row complete', () => {
@@ -110,16 +136,38 @@ describe('mwp conformance behavior over a real run', () => {
     expect(r.status, r.stdout).toBe(0)
     const report = json(r).result
     expect(report.complete).toBe(true)
-    expect(report.totals).toEqual({rows: 10, complete: 10, missingPositive: 0, missingNegative: 0, unproven: 0, taggedTests: 21})
+    expect(report.totals).toEqual({
+      rows: 10,
+      complete: 10,
+      missingPositive: 0,
+      missingNegative: 0,
+      unproven: 0,
+      taggedTests: 21,
+    })
   })
 
   it('exits 3 when the results are absent or belong to another tree', () => {
-    const absent = mwp(['conformance', 'behavior', '--root', brokenRoot, '--results', join(brokenRoot, 'none.json'), '--json'])
+    const absent = mwp([
+      'conformance',
+      'behavior',
+      '--root',
+      brokenRoot,
+      '--results',
+      join(brokenRoot, 'none.json'),
+      '--json',
+    ])
     expect(absent.status).toBe(3)
-    expect(json(absent).error).toEqual({code: 'ENVIRONMENT', message: `no test results at ${join(brokenRoot, 'none.json')}: run npm test first (it records them there)`})
+    expect(json(absent).error).toEqual({
+      code: 'ENVIRONMENT',
+      message: `no test results at ${join(brokenRoot, 'none.json')}: run npm test first (it records them there)`,
+    })
     // The environment twin of --results, naming the other fixture's results.
-    const foreign = mwp(['conformance', 'behavior', '--root', brokenRoot], {env: {MWP_BEHAVIOR_RESULTS: join(wholeRoot, RESULTS_FILE)}})
+    const foreign = mwp(['conformance', 'behavior', '--root', brokenRoot], {
+      env: {MWP_BEHAVIOR_RESULTS: join(wholeRoot, RESULTS_FILE)},
+    })
     expect(foreign.status).toBe(3)
-    expect(foreign.stderr).toContain(`holds results of another tree: ${join(wholeRoot, 'test/variants.test.ts')} is not under ${brokenRoot}`)
+    expect(foreign.stderr).toContain(
+      `holds results of another tree: ${join(wholeRoot, 'test/variants.test.ts')} is not under ${brokenRoot}`,
+    )
   })
 })

@@ -69,7 +69,8 @@ const REASON_FOR_FAULT: Record<string, string> = {
 /** A writable copy of the upstream bundle for tampering. */
 function copyUpstream(): string {
   const dir = mkdtempSync(join(tmpdir(), 'mwp-bundle-'))
-  for (const part of ['conformance', 'cryptography', 'schemas']) cpSync(join(UPSTREAM, part), join(dir, part), {recursive: true})
+  for (const part of ['conformance', 'cryptography', 'schemas'])
+    cpSync(join(UPSTREAM, part), join(dir, part), {recursive: true})
   return dir
 }
 
@@ -142,7 +143,9 @@ describe.skipIf(!HAVE_UPSTREAM)('upstream bundles', () => {
       a.sha256 = sha256(text)
       m.artifactDigest = manifestDigest(m)
     })
-    expect(() => runCryptography(new BundleRoot(dir))).toThrow(/does not match cryptography\/registry-fixture\.schema\.json/)
+    expect(() => runCryptography(new BundleRoot(dir))).toThrow(
+      /does not match cryptography\/registry-fixture\.schema\.json/,
+    )
   })
 
   it('N1: the upstream digest is the one pinned by the admission bundle', () => {
