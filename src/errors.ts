@@ -144,7 +144,7 @@ export type GroupCommitErrorCode = 'group-commit-failed'
 export type WireErrorCode = 'HANDSHAKE_FAILED' | 'CLOSED'
 
 /** Conformance bundles (src/conformance/bundle.ts): integrity or readability of a bundle. */
-export type ConformanceErrorCode = 'bundle-invalid'
+export type ConformanceErrorCode = 'bundle-invalid' | 'results-invalid'
 
 export type LocalErrorCode =
   | CliErrorCode
@@ -207,6 +207,7 @@ const LOCAL_CATEGORY: Record<LocalErrorCode, Exclude<ErrorCategory, 'rejected'>>
   HANDSHAKE_FAILED: 'environment',
   CLOSED: 'environment',
   'bundle-invalid': 'environment',
+  'results-invalid': 'environment',
 }
 
 /** Whether a code read from outside (a JSON envelope, a log) is one this toolkit uses. */

@@ -11,6 +11,7 @@ import {SessionError} from '../src/authority/ingress/sessions.js'
 import {CliFailure, CliRejection, EXIT, environment, usage} from '../src/cli/base.js'
 import {OrgConfigError, configKey, loadOrgConfig} from '../src/config/org-config.js'
 import {BundleError, BundleRoot} from '../src/conformance/bundle.js'
+import {ResultsError, readResults} from '../src/conformance/test-results.js'
 import {KeyFileError, readKeyFile} from '../src/crypto/keyfile.js'
 import {
   ERROR_CODES,
@@ -66,6 +67,7 @@ const instances: Array<[string, abstract new (...args: never[]) => MwpError, unk
   ['GroupCommitFailure', GroupCommitFailure, new GroupCommitFailure('commit', new Error('disk I/O error'))],
   ['WireError', WireError, new WireError('HANDSHAKE_FAILED', 'm')],
   ['BundleError', BundleError, thrown(() => new BundleRoot(dir).bytes('../escape.json'))],
+  ['ResultsError', ResultsError, thrown(() => readResults(join(dir, 'no-results.json'), dir))],
 ]
 
 function sourceFiles(root: string): string[] {

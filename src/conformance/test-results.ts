@@ -4,6 +4,7 @@
 
 import {readFileSync, realpathSync} from 'node:fs'
 import {join, relative, resolve, sep} from 'node:path'
+import {MwpError} from '../errors.js'
 
 /** Where a recorded run writes its results, relative to the checkout root. */
 export const RESULTS_FILE = join('test-results', 'vitest.json')
@@ -27,6 +28,13 @@ export interface TestResult {
   expectedToFail: boolean
 }
 
+/** Results that cannot be read, are not vitest's, or belong to another tree: an environment fault. */
+export class ResultsError extends MwpError<'results-invalid'> {
+  constructor(message: string) {
+    super('results-invalid', message)
+  }
+}
+
 type Json = Record<string, unknown>
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -43,21 +51,22 @@ export function readResults(path: string, root: string): TestResult[] {
     doc = JSON.parse(readFileSync(path, 'utf8'))
   } catch (e) {
     const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message
-    throw new Error(`cannot read the test results ${path}: ${why}`)
+    throw new ResultsError(`cannot read the test results ${path}: ${why}`)
   }
   if (!isObject(doc) || !Array.isArray(doc.testResults)) {
-    throw new Error(`${path} is not vitest JSON results (no testResults array)`)
+    throw new ResultsError(`${path} is not vitest JSON results (no testResults array)`)
   }
   // vitest reports real paths; the root may be reached through a symlink.
   const roots = [...new Set([resolve(root), realpathSync(root)])]
   const out: TestResult[] = []
   for (const file of doc.testResults) {
     if (!isObject(file) || typeof file.name !== 'string' || !Array.isArray(file.assertionResults)) {
-      throw new Error(`${path}: a testResults entry lacks its name or assertionResults`)
+      throw new ResultsError(`${path}: a testResults entry lacks its name or assertionResults`)
     }
     const name = file.name
     const base = roots.find((r) => name.startsWith(r + sep))
-    if (base === undefined) throw new Error(`${path} holds results of another tree: ${name} is not under ${roots[0]}`)
+    if (base === undefined)
+      throw new ResultsError(`${path} holds results of another tree: ${name} is not under ${roots[0]}`)
     const rel = relative(base, name).split(sep).join('/')
     for (const t of file.assertionResults) out.push(testResult(path, rel, t))
   }
@@ -66,7 +75,7 @@ export function readResults(path: string, root: string): TestResult[] {
 
 function testResult(path: string, file: string, t: unknown): TestResult {
   if (!isObject(t) || typeof t.title !== 'string' || !isStrings(t.ancestorTitles) || !isStatus(t.status)) {
-    throw new Error(`${path}: a test of ${file} lacks its title, ancestorTitles or a known status`)
+    throw new ResultsError(`${path}: a test of ${file} lacks its title, ancestorTitles or a known status`)
   }
   const result: TestResult = {
     file,
