@@ -8,6 +8,7 @@
 
 import {refuse} from './common.js'
 import type {Handlers} from './gate.js'
+import type {GroupSnapshotDocument} from '../model/events.js'
 import {groupStateHash} from '../model/state-hash.js'
 import {TERMINAL} from '../model/state.js'
 
@@ -26,12 +27,8 @@ export const ARCHIVE_HANDLERS: Handlers = {
     decide: ({state}, command, ctx) => {
       const verified = command.snapshot
       if (verified === undefined) return refuse('INVALID_COMMAND', 'no verified snapshot')
-      const snapshot = verified.document as {
-        snapshotId: string
-        groupId: string
-        throughSequence: number
-        stateHash: string
-      }
+      // Ingress verified it against group-snapshot.schema.json with the six stages.
+      const snapshot = verified.document as GroupSnapshotDocument
       if (snapshot.groupId !== state.groupId) return refuse('INVALID_COMMAND', 'the snapshot names another Group')
       if (snapshot.throughSequence !== state.sequence)
         return refuse('REVISION_CONFLICT', `snapshot through ${snapshot.throughSequence}, head ${state.sequence}`)

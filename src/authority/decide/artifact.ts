@@ -9,19 +9,12 @@
 import type {CommandFields} from './command.js'
 import {type Refusal, isRefusal, refuse} from './common.js'
 import {type Handlers, ownerCheck} from './gate.js'
+import type {ArtifactManifest} from '../model/events.js'
 import {TERMINAL} from '../model/state.js'
 import {currentLease} from '../model/work-leases.js'
 
-/** The verified manifest's members the decision reads (artifact.schema.json; ingress verified it). */
-type Manifest = {
-  artifactId: string
-  contentHash: string
-  missionId: string
-  groupId: string
-  workItemId: string
-  producer: {agentId: string}
-}
-const manifestOf = (command: CommandFields) => command.artifact?.document as Manifest | undefined
+/** The verified manifest (ingress checked it against artifact.schema.json with the six stages). */
+const manifestOf = (command: CommandFields) => command.artifact?.document as ArtifactManifest | undefined
 
 export const ARTIFACT_HANDLERS: Handlers = {
   'artifact.publish': {

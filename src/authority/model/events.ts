@@ -161,7 +161,7 @@ export interface ArtifactManifest {
 }
 
 /** group-snapshot.schema.json: the verified final snapshot (§7.4); the members the authority reads. */
-export interface GroupSnapshotDocument {
+export type GroupSnapshotDocument = {
   snapshotId: string
   groupId: string
   throughSequence: number
