@@ -9,15 +9,6 @@ import type {LeasePolicy} from '../model/work-leases.js'
 import type {CommandFields} from './command.js'
 import type {WorkContract} from '../model/payloads.generated.js'
 
-export type {
-  CommandFields,
-  CommandKind,
-  DecidedCommand,
-  ReceivedCommand,
-  VerifiedApproval,
-  VerifiedSnapshot,
-} from './command.js'
-
 export interface DecideContext {
   /** Trusted acceptance time, RFC 3339 UTC with uppercase Z. */
   acceptedAt: string

@@ -4,16 +4,8 @@
 // comes before state so a stranger learns nothing about the Mission's state.
 
 import type {Principal} from '../../signing/profiles.js'
-import type {DecidedCommand} from './command.js'
-import {
-  type DecideContext,
-  type Decision,
-  type EventDraft,
-  type VerifiedApproval,
-  isRefusal,
-  membershipDoc,
-  refuse,
-} from './common.js'
+import type {DecidedCommand, VerifiedApproval} from './command.js'
+import {type DecideContext, type Decision, type EventDraft, isRefusal, membershipDoc, refuse} from './common.js'
 import type {Handler, Handlers, InGroup} from './gate.js'
 import {cascadeCancellation, childOutcome} from './child.js'
 import {type GroupState, type MissionState, TERMINAL} from '../model/state.js'

@@ -19,7 +19,7 @@ import {type JsonObject, sourcesIn} from '../../json/parse.js'
 import {sign} from '../../signing/sign.js'
 import {Rejection, verify} from '../../signing/verify.js'
 import type {Authority} from '../authority.js'
-import type {ReceivedCommand, VerifiedSnapshot} from '../decide/common.js'
+import type {ReceivedCommand, VerifiedSnapshot} from '../decide/index.js'
 import type {GroupArchiveView, GroupState} from '../model/state.js'
 import {groupStateHash} from '../model/state-hash.js'
 
