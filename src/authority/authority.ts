@@ -31,11 +31,11 @@ export interface AuthorityPolicy {
   rootMissionOwners: string[]
   /** Service principal IDs Organization policy allows to issue mission.terminate (§7.1, §15.1). */
   terminators?: string[]
-  /** Service principal IDs Organization policy allows to archive a finished Group (§7.4, decide-archive.ts). */
+  /** Service principal IDs Organization policy allows to archive a finished Group (§7.4, decide/archive.ts). */
   archivers?: string[]
   /**
    * §14/§20: the Organization's default maximum Mission depth (root = 0). A child Mission deeper
-   * than this needs an explicit depth Approval from the parent MissionOwner (decide-child.ts).
+   * than this needs an explicit depth Approval from the parent MissionOwner (decide/child.ts).
    * Unset: no depth threshold.
    */
   maxMissionDepth?: number

@@ -63,7 +63,7 @@ export interface ChildLink {
   sequence: number
 }
 
-/** §14: the child link of a mission.child.created Event (payload.child, decide-child.ts). */
+/** §14: the child link of a mission.child.created Event (payload.child, decide/child.ts). */
 function childOf(e: EventDoc): ChildLink | null {
   if (e.kind !== 'mission.child.created') return null
   const child = (e.payload as {child?: {groupId?: unknown; missionId?: unknown}}).child

@@ -25,7 +25,7 @@ export interface SnapshotReferenceDoc {
 
 /**
  * The snapshot CURSOR_TOO_OLD refers to: the Group's archive snapshot (signed by the archiving
- * Organization service, src/authority/snapshot.ts) when it covers the floor, else one this
+ * Organization service, src/authority/ingress/snapshot.ts) when it covers the floor, else one this
  * authority signs through the floor.
  */
 export async function snapshotFor(authority: Authority, groupId: string, floor: number): Promise<SnapshotReferenceDoc> {

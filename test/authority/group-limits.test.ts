@@ -1,5 +1,5 @@
 // §20 "Organization policy MUST support limits on … active and queued WorkItems": the Group-wide
-// limit on unfinished WorkItems (policy.limits.groupWorkItems, src/authority/rate-limits.ts),
+// limit on unfinished WorkItems (policy.limits.groupWorkItems, src/authority/decide/rate-limits.ts),
 // checked where new work enters the Group (work.authorize). A soft threshold notifies the
 // Coordinator; above the hard limit the Coordinator gets RATE_LIMITED with nothing appended, and
 // continues only with a one-shot Cooperation Override Grant or once work is finished.

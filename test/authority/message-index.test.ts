@@ -1,4 +1,4 @@
-// The Message index's trie (src/authority/message-index.ts) is part of the Group state, whose
+// The Message index's trie (src/authority/model/message-index.ts) is part of the Group state, whose
 // canonical hash archive snapshots bind: however a node is copied, the index must hold exactly
 // the members the plain nested-spread definition gives, and every entry must be found again.
 

@@ -1,4 +1,4 @@
-// Pipelined appends of one Group (src/authority/append-pipeline.ts, ingress.ts step 9) on a real
+// Pipelined appends of one Group (src/authority/ingress/append-pipeline.ts, ingress/command.ts step 9) on a real
 // SQLite file and a real throwaway PostgreSQL: many Commands of one Group in flight at once are
 // decided one on top of the other and committed together, each answered only after its COMMIT;
 // a failing append takes down only itself (the Commands decided on it are decided again), and

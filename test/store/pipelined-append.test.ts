@@ -1,4 +1,4 @@
-// GroupLog.append with `expectedHeadEventId` (pipelined appends, src/authority/append-pipeline.ts)
+// GroupLog.append with `expectedHeadEventId` (pipelined appends, src/authority/ingress/append-pipeline.ts)
 // on both stores: an append decided on the Events of an earlier append still in flight commits
 // only on exactly those Events — in the same group-commit batch as the earlier append, in a later
 // one, or never when the earlier append was refused, even if other Events end at the same sequence.

@@ -1,9 +1,9 @@
 // ext.missionweaveprotocol.core.group_archive (spec §7.4, §15.2): an Organization service that
-// policy lists in `archivers` (ingress.ts) archives the Group of a finished Mission. The Command
+// policy lists in `archivers` (ingress/command.ts) archives the Group of a finished Mission. The Command
 // carries the signed final snapshot; ingress has verified its signature, signer and Event IDs
 // (snapshot.ts). Here, on the current state: the snapshot must cover exactly the current head and
 // hash exactly the current state. The authority then appends group.snapshot.created and
-// group.archived in one atomic append. The archived Group is a tombstone: decide.ts refuses every
+// group.archived in one atomic append. The archived Group is a tombstone: decide/index.ts refuses every
 // later Command with INVALID_STATE_TRANSITION, while its complete history stays readable.
 
 import {refuse} from './common.js'

@@ -18,7 +18,7 @@
 // (retryable: the window slides), unless it cites a valid override grant for that policy.
 //
 // Counting is pure and replay-safe: the counts come from the Group state's rate buckets, which
-// apply() fills from each Event's signed occurredAt (apply-cooperation.ts), and "now" is the
+// apply() fills from each Event's signed occurredAt (apply/cooperation.ts), and "now" is the
 // acceptance time the Events will carry. The gate runs after decide() accepted the Command, so a
 // Command that would be rejected anyway is neither counted nor limited and consumes no grant.
 
@@ -60,7 +60,7 @@ export const LIMIT_POLICIES: Readonly<Record<string, readonly string[]>> = {
   'owned-work-items': ['work.accept_offer'],
   'group-work-items': ['work.authorize'],
   'delegation-depth': ['membership.grant_delegation'],
-  // §14: a child beyond the Organization's maxMissionDepth (checked in decide-child.ts).
+  // §14: a child beyond the Organization's maxMissionDepth (checked in decide/child.ts).
   'mission-depth': ['mission.create_child'],
 }
 
@@ -92,7 +92,7 @@ function usage(
   at: string,
 ): {count: number; limit: CountLimit & {windowMinutes?: number}} | null {
   const actor = command.actor
-  if (policy === 'mission-depth') return null // decide-child.ts enforces it; the gate only consumes the grant
+  if (policy === 'mission-depth') return null // decide/child.ts enforces it; the gate only consumes the grant
   if (policy === 'delegation-depth') {
     if (limits.delegationDepth === undefined) return null
     // "count before this Command" such that count + 1 is the depth the Grant would confer. The

@@ -466,7 +466,7 @@ function endingIdle(state: GroupState, item: WorkItemView, decision: Decision, c
  * §10.4 (ACCEPTANCE E10): the WorkItems form a DAG. A new WorkItem may depend only on WorkItems
  * already in the Group, whose own dependencies were fixed when they were authorized, so the only
  * way to close a cycle here is through the new WorkItem itself; the walk still follows the graph,
- * so dependency insertion into an existing WorkItem (decide-dependency.ts) reuses it unchanged.
+ * so dependency insertion into an existing WorkItem (decide/dependency.ts) reuses it unchanged.
  */
 export function dependencyCycle(state: GroupState, workItemId: string, deps: readonly string[]): Refusal | null {
   const seen = new Set<string>()
@@ -514,7 +514,7 @@ function authorize({state}: InGroup, command: DecidedCommand<'work.authorize'>, 
   if (isRefusal(checked)) return checked
   const cycle = dependencyCycle(state, workItemId, checked.dependencyWorkItemIds)
   if (cycle) return cycle
-  const overAllocated = allocationCheck(state, checked.budget) // §12 G5 (decide-budget.ts)
+  const overAllocated = allocationCheck(state, checked.budget) // §12 G5 (decide/budget.ts)
   if (overAllocated) return overAllocated
   const eventId = ctx.newId()
   const conversationId = ctx.newId()

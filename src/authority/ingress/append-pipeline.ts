@@ -1,4 +1,4 @@
-// Pipelined single-Group appends (ingress.ts step 6). One Group's Commands are still decided one
+// Pipelined single-Group appends (ingress/command.ts step 6). One Group's Commands are still decided one
 // at a time, in the Group's in-process queue, but the queue moves on as soon as a Command's append
 // is handed to the store instead of after its COMMIT: the next Command decides on the state that
 // append produces (the Group's "tip"), and the store's group commit writes both in one

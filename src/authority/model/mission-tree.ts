@@ -4,12 +4,12 @@
 // optional in GroupState, so a Group that never used the feature keeps exactly its old state.
 // Plain JSON only.
 
-/** §12: the Organization-owned usage Command and its Event (decide-budget.ts). */
+/** §12: the Organization-owned usage Command and its Event (decide/budget.ts). */
 export const RESOURCE_USAGE_RECORD = 'ext.missionweaveprotocol.core.resource_usage_record'
 export const RESOURCE_USAGE_RECORDED = 'ext.missionweaveprotocol.core.resource_usage_recorded'
 
 /**
- * §10.2/§14: the parent-side fact of a child Mission reaching a terminal state (decide-child.ts).
+ * §10.2/§14: the parent-side fact of a child Mission reaching a terminal state (decide/child.ts).
  * The spec names no Event for it, so it lives in mwp's own extension namespace (§18), not in the
  * reference core's `ext.missionweaveprotocol.core.*`.
  */

@@ -26,7 +26,7 @@ export interface MemberState {
    * an offer; `active` is false). Only accepting that offer before `expiresAt` activates it.
    */
   provisional?: {workItemId: string; expiresAt: string; contextPackageId: string}
-  /** §8 just-in-time: activated by accepting the offer it came with; it ends with the Worker's last WorkItem (decide-work.ts). */
+  /** §8 just-in-time: activated by accepting the offer it came with; it ends with the Worker's last WorkItem (decide/work.ts). */
   justInTime?: true
 }
 
@@ -69,7 +69,7 @@ export const TERMINAL: ReadonlySet<MissionState> = new Set(['approved', 'cancell
 export interface GroupState {
   groupId: string
   missionId: string
-  /** The aggregate revision: advanced by structured transitions only (see apply.ts). */
+  /** The aggregate revision: advanced by structured transitions only (see apply/index.ts). */
   revision: number
   /** The Group head: the last applied Event's sequence. */
   sequence: number
@@ -92,7 +92,7 @@ export interface GroupState {
   overrideGrants?: Record<string, OverrideGrantView>
   /** §20: per-actor rate buckets, keyed by principal ID. */
   rates?: Record<string, ActorRates>
-  /** §7.4: the signed archival snapshot and the tombstone (decide-archive.ts); absent until archived. */
+  /** §7.4: the signed archival snapshot and the tombstone (decide/archive.ts); absent until archived. */
   archive?: GroupArchiveView
   /** §12: the aggregate six-dimension budget ledger (mission-tree.ts); absent until the first usage. */
   budgetLedger?: BudgetLedger
@@ -176,7 +176,7 @@ export interface ExecutionLeaseView {
   ownershipEpoch: number
   issuedAt: string
   state: 'active' | 'released' | 'revoked' | 'expired'
-  /** §11.3: the lease boundary, moved by ext.missionweaveprotocol.core.lease_renew (decide-lease.ts). */
+  /** §11.3: the lease boundary, moved by ext.missionweaveprotocol.core.lease_renew (decide/lease.ts). */
   expiresAt?: string
   renewalCount?: number
   lastRenewedAt?: string
