@@ -13,11 +13,10 @@ import {sign} from '../../src/signing/sign.js'
 import {type DeliveredEvent, MemoryCursorStore} from '../../src/wire/client.js'
 import {eventFrame, frame} from '../../src/wire/frames.js'
 import {authorityKey, owner} from '../support/authority-helpers.js'
-import {connect, next, tls} from '../support/wire-helpers.js'
+import {connect, tls} from '../support/wire-helpers.js'
 
 const GROUP = 'urn:mwp:test:group:scripted'
 let url: string
-let peer: Promise<WebSocket>
 let http: ReturnType<typeof createServer>
 let wss: WebSocketServer
 
@@ -57,10 +56,29 @@ afterAll(async () => {
   await new Promise((r) => http.close(r))
 })
 
-/** Accepts the next connection: answers HELLO (without checking: the client is under test). */
-function acceptNext(): Promise<WebSocket> {
+/** The scripted server's side of one connection, recording every frame the client sends after HELLO. */
+interface Peer {
+  ws: WebSocket
+  frames: Record<string, any>[]
+  /** Resolves once `predicate` holds over the recorded frames (checked on every frame). */
+  until(predicate: (frames: Record<string, any>[]) => boolean): Promise<void>
+}
+
+/**
+ * Accepts the next connection: answers HELLO (without checking: the client is under test) and
+ * records from then on, so no frame is missed however late the test looks for it.
+ */
+function acceptNext(): Promise<Peer> {
   return new Promise((resolve) => {
     wss.once('connection', (ws) => {
+      const frames: Record<string, any>[] = []
+      const waiters = new Set<() => void>()
+      const until = (predicate: (f: Record<string, any>[]) => boolean) =>
+        new Promise<void>((done) => {
+          const check = () => predicate(frames) && (waiters.delete(check), done())
+          waiters.add(check)
+          check()
+        })
       let step = 0
       ws.on('message', (d) => {
         const f = JSON.parse(d.toString())
@@ -86,97 +104,98 @@ function acceptNext(): Promise<WebSocket> {
               expiresAt: '2030-01-01T00:00:00Z',
             }),
           )
-          resolve(ws)
+          resolve({ws, frames, until})
+        } else {
+          frames.push(f)
+          for (const w of [...waiters]) w()
         }
       })
     })
   })
 }
 
+/** Polls `predicate` (for state the client exposes without an event). */
+const until = (predicate: () => boolean) =>
+  new Promise<void>((resolve) => {
+    const t = setInterval(() => predicate() && (clearInterval(t), resolve()), 5)
+  })
+
+/** The sequences the client has ACKed for GROUP, in the order its ACK frames arrived. */
+const ackedSequences = (frames: Record<string, any>[]): number[] =>
+  frames
+    .filter((f) => f.frameType === 'ACK')
+    .flatMap((f) => f.acknowledgements as {groupId: string; sequence: number}[])
+    .filter((a) => a.groupId === GROUP)
+    .map((a) => a.sequence)
+
 describe('client delivery rules (§16)', () => {
   it('buffers out-of-order Events, drops duplicates and forgeries, and never advances the Cursor over a gap', async () => {
-    peer = acceptNext()
+    const peer = acceptNext()
     const cursors = new MemoryCursorStore()
     const notices: string[] = []
     const c = await connect(url, owner, {reconnect: false, cursors, onNotice: (n) => notices.push(n.code)})
     const server = await peer
-    const subscribed = next<Record<string, any>>((resolve) =>
-      server.once('message', (d) => resolve(JSON.parse(d.toString()))),
-    )
     const got: DeliveredEvent[] = []
     await c.subscribe(GROUP, {afterSequence: 0}, (e) => void got.push(e))
-    expect((await subscribed).groups).toEqual([{groupId: GROUP, afterSequence: 0}])
+    await server.until((f) => f.some((x) => x.frameType === 'SUBSCRIBE'))
+    expect(server.frames.find((x) => x.frameType === 'SUBSCRIBE')!.groups).toEqual([{groupId: GROUP, afterSequence: 0}])
 
     const e1 = signedEvent(1)
     const e2 = signedEvent(2)
     const e3 = signedEvent(3)
     const e5 = signedEvent(5)
     // 3 and 1 arrive before 2; 1 arrives twice; 5 arrives with 4 missing.
-    for (const e of [e3, e1, e1, e2, e5]) server.send(eventFrame(e))
+    for (const e of [e3, e1, e1, e2, e5]) server.ws.send(eventFrame(e))
     // A forged Event 4 (payload changed after signing) is dropped.
     const forged = JSON.parse(signedEvent(4)) as Record<string, unknown>
-    server.send(eventFrame(JSON.stringify({...forged, payload: {n: 'changed'}})))
-    await new Promise<void>((resolve) => {
-      const t = setInterval(
-        () => got.length >= 3 && notices.includes('AUTH_INVALID_SIGNATURE') && (clearInterval(t), resolve()),
-        5,
-      )
-    })
+    server.ws.send(eventFrame(JSON.stringify({...forged, payload: {n: 'changed'}})))
+    await until(() => got.length >= 3 && notices.includes('AUTH_INVALID_SIGNATURE'))
     expect(got.map((e) => e.sequence)).toEqual([1, 2, 3])
     expect(c.cursor(GROUP)).toBe(3)
     expect(c.duplicatesDropped).toBe(1)
     expect(notices).toContain('AUTH_INVALID_SIGNATURE')
+    // Whatever the client ACKed while 4 was missing stops at 3.
+    const beforeGap = ackedSequences(server.frames)
+    expect(beforeGap.every((s) => s <= 3)).toBe(true)
 
     // The real Event 4 closes the gap: 4 and the buffered 5 follow, in order.
-    server.send(eventFrame(signedEvent(4)))
-    await new Promise<void>((resolve) => {
-      const t = setInterval(() => got.length >= 5 && (clearInterval(t), resolve()), 5)
-    })
+    server.ws.send(eventFrame(signedEvent(4)))
+    await until(() => got.length >= 5)
     expect(got.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5])
     expect(c.cursor(GROUP)).toBe(5)
 
     // A server "delivered through" ACK covers filtered sequences 6-7; 8 follows contiguously.
-    server.send(frame('ACK', {acknowledgements: [{groupId: GROUP, sequence: 7}], sentAt: new Date().toISOString()}))
-    server.send(eventFrame(signedEvent(8)))
-    await new Promise<void>((resolve) => {
-      const t = setInterval(() => got.length >= 6 && (clearInterval(t), resolve()), 5)
-    })
+    server.ws.send(frame('ACK', {acknowledgements: [{groupId: GROUP, sequence: 7}], sentAt: new Date().toISOString()}))
+    server.ws.send(eventFrame(signedEvent(8)))
+    await until(() => got.length >= 6)
     expect(got.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 8])
     expect(c.cursor(GROUP)).toBe(8)
 
-    // The client ACKs only contiguous progress, and persists it.
-    const acked = next<Record<string, any>>((resolve) => {
-      const on = (d: Buffer) => {
-        const f = JSON.parse(d.toString())
-        if (f.frameType === 'ACK') {
-          server.off('message', on)
-          resolve(f)
-        }
-      }
-      server.on('message', on)
-    })
-    expect((await acked).acknowledgements.at(-1)).toEqual({groupId: GROUP, sequence: 8})
+    // The client ACKs only contiguous progress, in order, and persists it. The frames are recorded
+    // from the start, so an ACK sent before this line is not missed.
+    await server.until((f) => ackedSequences(f).includes(8))
+    const acked = ackedSequences(server.frames)
+    expect(acked).toEqual([...acked].sort((a, b) => a - b))
+    expect(acked.at(-1)).toBe(8)
     expect(cursors.load(GROUP)).toBe(8)
     await c.close()
   })
 
   it("Events are routed by Group first: another Group's Event never reaches this subscription", async () => {
-    peer = acceptNext()
+    const peer = acceptNext()
     const c = await connect(url, owner, {reconnect: false})
     const server = await peer
     const got: DeliveredEvent[] = []
     await c.subscribe(GROUP, {afterSequence: 0}, (e) => void got.push(e))
-    server.send(eventFrame(signedEvent(1, {groupId: 'urn:mwp:test:group:other'})))
-    server.send(eventFrame(signedEvent(1)))
-    await new Promise<void>((resolve) => {
-      const t = setInterval(() => got.length >= 1 && (clearInterval(t), resolve()), 5)
-    })
+    server.ws.send(eventFrame(signedEvent(1, {groupId: 'urn:mwp:test:group:other'})))
+    server.ws.send(eventFrame(signedEvent(1)))
+    await until(() => got.length >= 1)
     expect(got.map((e) => e.groupId)).toEqual([GROUP])
     await c.close()
   })
 
   it('with acceptedBy configured, an Event accepted by any other principal is dropped though its signature verifies (H9)', async () => {
-    peer = acceptNext()
+    const peer = acceptNext()
     const notices: string[] = []
     const c = await connect(url, owner, {
       reconnect: false,
@@ -186,10 +205,8 @@ describe('client delivery rules (§16)', () => {
     const server = await peer
     const got: DeliveredEvent[] = []
     await c.subscribe(GROUP, {afterSequence: 0}, (e) => void got.push(e))
-    server.send(eventFrame(signedEvent(1)))
-    await new Promise<void>((resolve) => {
-      const t = setInterval(() => notices.length > 0 && (clearInterval(t), resolve()), 5)
-    })
+    server.ws.send(eventFrame(signedEvent(1)))
+    await until(() => notices.length > 0)
     expect(notices).toEqual(['AUTH_INVALID_SIGNATURE'])
     expect(got).toEqual([])
     expect(c.cursor(GROUP)).toBe(0)
