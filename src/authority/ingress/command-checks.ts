@@ -9,6 +9,7 @@ import {Rejection, verify} from '../../signing/verify.js'
 import type {Authority} from '../authority.js'
 import {GROUP_ARCHIVE} from '../decide/archive.js'
 import type {VerifiedApproval} from '../decide/index.js'
+import {verifySubmittedEvidence} from './evidence.js'
 import {unknownCriticalExtension} from './extensions.js'
 import type {GroupCommand} from './group-command.js'
 import {payloadError} from './payloads.js'
@@ -17,8 +18,8 @@ import {servicePolicyAct} from './policy-records.js'
 /**
  * The Command for the decider, or the first check it fails, in this order: payload schema,
  * critical extensions, role and Organization policy, and the embedded signed documents.
- * §7.3/§13.1: an Approval or an Artifact manifest is a signed document of its own, verified with
- * the six stages; the pure decider gets the verified signer and document (on a copy of the
+ * §7.3/§13.1/§13.2: an Approval, an Artifact manifest or a submission's Evidence is a signed
+ * document of its own, verified with the six stages; the pure decider gets the verified signer and document (on a copy of the
  * Command), never raw bytes.
  */
 export function checkCommand(authority: Authority, command: GroupCommand, bytes: Uint8Array): GroupCommand | ErrorCode {
@@ -49,7 +50,10 @@ function authorize(authority: Authority, c: GroupCommand): ErrorCode | null {
   return null
 }
 
-/** The Command with its verified embedded documents attached (INVALID_COMMAND when one does not verify). */
+/**
+ * The Command with its verified embedded documents attached: INVALID_COMMAND when an Approval or
+ * manifest does not verify, the verifier's own wire code when an Evidence document does not.
+ */
 function withEmbedded(authority: Authority, command: GroupCommand, commandBytes: Uint8Array): GroupCommand | ErrorCode {
   // An embedded document is verified exactly as it stood in the received Command (principle 4);
   // the Command is parsed for its source texts once, and only when it embeds one.
@@ -65,6 +69,11 @@ function withEmbedded(authority: Authority, command: GroupCommand, commandBytes:
     if (command.payload.rootApproval === undefined) return {...command, approval}
     const rootApproval = embedded('approval', 'rootApproval')
     return rootApproval === null ? 'INVALID_COMMAND' : {...command, approval, rootApproval}
+  }
+  if (command.kind === 'work.submit') {
+    // §13.2: each Evidence document fails with its own verification code (no diagnostic on the wire).
+    const evidence = verifySubmittedEvidence(authority.registry, commandBytes)
+    return typeof evidence === 'string' ? evidence : {...command, evidence}
   }
   if (command.kind === 'artifact.publish') {
     const artifact = embedded('artifact', 'artifact')

@@ -113,7 +113,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
 
 /** A stored receipt document answers with its receipt, or with the error a refusal that recorded history carries. */
 function answersFor(authority: Authority, actionId: string): Answers<SubmitResult> {
-  const refused = (code: ErrorCode): SubmitResult => refusal(authority, actionId, code)
+  const refused = (code: ErrorCode, why?: string): SubmitResult => refusal(authority, actionId, code, why)
   return {
     refused,
     stored: (document) => {
@@ -178,7 +178,9 @@ async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<Subm
     if (!(await committed(tip))) return RETRY
     // Another process may have accepted this very Command since the receipt check; its Events
     // then make the decider refuse it (e.g. the Group now exists). The receipt wins (H5).
-    return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(decision.error)
+    // A refusal marked `explain` tells the member why (decide/common.ts Refusal); others say only the code.
+    const why = decision.explain === true ? decision.reason : undefined
+    return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(decision.error, why)
   }
   // §20: rate limits and the cited Cooperation Override Grant, on the accepted decision only.
   const gated =
