@@ -6,7 +6,7 @@
 // the member why, a verification failure says only its code.
 
 import {describe, expect, it} from 'vitest'
-import {protocolError} from '../../src/errors.js'
+import {type ProtocolError, protocolError} from '../../src/errors.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import type {JsonObject} from '../../src/json/parse.js'
 import {sign} from '../../src/signing/sign.js'
@@ -64,7 +64,7 @@ const submitBytes = (g: string, w: string, leaseId: string, docs: unknown[], art
   groupCommand(developer, 'work.submit', g, {workItemId: w, ownershipEpoch: 1, leaseId, artifactHashes, evidence: docs})
 
 /** Submits and expects a refusal with `code`; nothing is appended and the WorkItem stays active. */
-async function refused(g: string, w: string, bytes: Buffer, code: string): Promise<{message: string}> {
+async function refused(g: string, w: string, bytes: Buffer, code: string): Promise<ProtocolError> {
   const before = await suite.store.head(g)
   const r = await run(bytes)
   if (!('error' in r)) throw new Error('accepted')
@@ -142,7 +142,7 @@ describe('work.submit with Evidence (§10.2, §13.2)', () => {
     const forged = {...evidence(g, w, {result: 'failed'}), result: 'passed'}
     const error = await refused(g, w, submitBytes(g, w, leaseId, [forged]), 'AUTH_INVALID_SIGNATURE')
     expect(error).toEqual({
-      ...protocolError('AUTH_INVALID_SIGNATURE', error.occurredAt as string),
+      ...protocolError('AUTH_INVALID_SIGNATURE', error.occurredAt),
       relatedActionId: expect.any(String),
     })
     expect(JSON.stringify(error)).not.toMatch(/stage|signature-mismatch|reason|key-resolution/)
