@@ -85,7 +85,7 @@ const issueSubmit = (g: string, w: string, leaseId: string, evidence: unknown[])
   )
 
 describe('work.submit Evidence through the operator CLI', () => {
-  it('[+cmd:work.submit] [+row:t10.2:active->submitted:work.submit] the submitted Evidence appears in mwp mission inspect and mwp work show, mapped to the acceptance criteria', async () => {
+  it('[+cmd:work.submit] [+row:t10.2:active->submitted:work.submit] the submitted Evidence appears in mwp mission inspect, mwp work show and the final approval review, mapped to the acceptance criteria', async () => {
     const w = 'urn:uuid:eeeeeeee-0000-4000-8000-000000000001'
     const {g, leaseId} = await activeWork(w)
     const worker = readKeyFile(keyPath(o, 'worker-1'))
@@ -151,6 +151,20 @@ describe('work.submit Evidence through the operator CLI', () => {
     expect(show.status, show.stderr).toBe(0)
     expect(show.stdout).toContain(tests.evidenceId as string)
     expect(show.stdout).toContain(signingHash)
+
+    // The Coordinator accepts the result and submits the Mission: the final Approval's review
+    // names the Evidence behind each Artifact and prints the Evidence itself (§13.2 step 5).
+    await given(o, 'coordinator', 'work.accept_result', g, {workItemId: w})
+    await given(o, 'coordinator', 'mission.submit_for_approval', g, {artifactHashes: [H1]})
+    const review = json(op(['mission', 'inspect', g, '--json'])).result
+    expect(review.submission.evidence).toEqual([
+      {artifactHash: H1, producedBy: [{workItemId: w, state: 'verified'}], evidenceIds: [tests.evidenceId]},
+    ])
+    expect(review.workEvidence[0].state).toBe('verified')
+    const approve = op(['mission', 'approve', g, '--yes'])
+    expect(approve.status, approve.stderr).toBe(0)
+    expect(approve.stdout).toContain(tests.evidenceId as string)
+    expect(approve.stdout).toContain(signingHash)
   })
 
   it('[-cmd:work.submit] [-row:t10.2:active->submitted:work.submit] Evidence missing for a criterion: exit 1, INVALID_COMMAND saying which, nothing appended and nothing shown', async () => {
