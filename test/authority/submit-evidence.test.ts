@@ -26,13 +26,16 @@ import {workDriver} from '../support/work-driver.js'
 
 const H1 = `sha256:${'c'.repeat(64)}`
 const H2 = `sha256:${'d'.repeat(64)}`
+/** The Work Contract's input Artifact: Evidence may reference it beside the submitted ones. */
+const INPUT = `sha256:${'e'.repeat(64)}`
 
 const suite = sqliteSuite()
 const {run} = suite
 const state = async (g: string) => (await suite.authority.current(g))!
 
-/** A contract with two acceptance criteria, so one Evidence can leave one uncovered. */
+/** A contract with two acceptance criteria, so one Evidence can leave one uncovered, and an input Artifact. */
 const twoCriteria = contract({
+  inputArtifacts: [INPUT],
   acceptanceCriteria: [
     {criterionId: 'notes', description: 'Every change is listed', evidenceRequired: ['deterministic_test']},
     {criterionId: 'links', description: 'Every change links its issue', evidenceRequired: ['human_review']},
@@ -77,7 +80,7 @@ async function refused(g: string, w: string, bytes: Buffer, code: string): Promi
 describe('work.submit with Evidence (§10.2, §13.2)', () => {
   it('[+cmd:work.submit] [+evt:work.submitted] [+row:t10.2:active->submitted:work.submit] Evidence covering every acceptance criterion is accepted; the Event carries the documents, the WorkItem their IDs, hashes and criteria', async () => {
     const {g, w, leaseId} = await active()
-    const tests = evidence(g, w, {criterionIds: ['notes']})
+    const tests = evidence(g, w, {criterionIds: ['notes'], artifactHashes: [H1, INPUT]})
     const review = evidence(g, w, {
       criterionIds: ['links'],
       type: 'reviewer_assessment',
@@ -103,6 +106,7 @@ describe('work.submit with Evidence (§10.2, §13.2)', () => {
         type: 'deterministic_test',
         criterionIds: ['notes'],
         result: 'passed',
+        artifactHashes: [H1, INPUT],
         generatedBy: developer.principal,
       }),
       expect.objectContaining({
@@ -153,7 +157,7 @@ describe('work.submit with Evidence (§10.2, §13.2)', () => {
     await refused(g, w, submitBytes(g, w, leaseId, [incomplete]), 'SCHEMA_VALIDATION_FAILED')
   })
 
-  it('[-cmd:work.submit] Evidence for another WorkItem, about an Artifact not submitted, referencing one, naming an unknown criterion or another Mission is INVALID_COMMAND, each saying why', async () => {
+  it('[-cmd:work.submit] Evidence for another WorkItem, about an Artifact not submitted, referencing one that is neither submitted nor an input, naming an unknown criterion or another Mission is INVALID_COMMAND, each saying why', async () => {
     const {g, w, leaseId} = await active()
     const other = 'urn:mwp:test:work-item:other'
     const cases: [Record<string, unknown>, string][] = [

@@ -8,8 +8,9 @@
 //     own Evidence; reviewer or human Evidence is gathered in the Coordinator's review (§13.2 3-5);
 //   - its Mission, Group and WorkItem are this WorkItem's;
 //   - its subject is this WorkItem or one of the Artifacts submitted with it;
-//   - every Artifact it references is among the submitted ones (Evidence about an Artifact the
-//     Coordinator is not handed cannot back this result);
+//   - every Artifact it references is among the submitted ones or the Work Contract's declared
+//     input Artifacts (a test compares output with input); Evidence referencing an Artifact the
+//     Coordinator was never handed cannot be reviewed, so it cannot back this result;
 //   - every criterion it names is an acceptance criterion of the Work Contract.
 // Together they must name every acceptance criterion at least once. The Evidence types a criterion
 // requires (`evidenceRequired`) are not all the Worker's to give (human_review, reviewer
@@ -35,6 +36,7 @@ export function submittedEvidence(
   if (evidence === undefined || evidence.length === 0)
     return told('INVALID_COMMAND', 'work.submit carries no verified Evidence')
   const submitted = new Set(command.payload.artifactHashes)
+  const referable = new Set([...submitted, ...item.contract.inputArtifacts])
   const criteria = item.contract.acceptanceCriteria.map((c) => c.criterionId)
   const known = new Set(criteria)
   const seen = new Set<string>()
@@ -60,11 +62,11 @@ export function submittedEvidence(
         'INVALID_COMMAND',
         `${name} is about ${subject.type} ${subject.id}, not this WorkItem or an Artifact submitted with it`,
       )
-    const foreign = e.artifactHashes.find((h) => !submitted.has(h))
+    const foreign = e.artifactHashes.find((h) => !referable.has(h))
     if (foreign !== undefined)
       return told(
         'INVALID_COMMAND',
-        `${name} references Artifact ${foreign}, which is not among the submitted Artifacts`,
+        `${name} references Artifact ${foreign}, which is neither submitted nor an input Artifact of the Work Contract`,
       )
     const unknown = e.criterionIds.find((c) => !known.has(c))
     if (unknown !== undefined)
