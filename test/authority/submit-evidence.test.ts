@@ -140,7 +140,7 @@ describe('work.submit with Evidence (§10.2, §13.2)', () => {
     expect((await state(g)).workItems[w]!.state).toBe('submitted')
   })
 
-  it('[-cmd:work.submit] forged Evidence bytes are AUTH_INVALID_SIGNATURE with the fixed message only; a schema-invalid document SCHEMA_VALIDATION_FAILED', async () => {
+  it('[-cmd:work.submit] forged Evidence bytes are AUTH_INVALID_SIGNATURE with the fixed message only, the diagnostic in the audit log; a schema-invalid document SCHEMA_VALIDATION_FAILED', async () => {
     const {g, w, leaseId} = await active()
     // Signed as "failed", presented as "passed": the signature no longer covers the content.
     const forged = {...evidence(g, w, {result: 'failed'}), result: 'passed'}
@@ -150,11 +150,20 @@ describe('work.submit with Evidence (§10.2, §13.2)', () => {
       relatedActionId: expect.any(String),
     })
     expect(JSON.stringify(error)).not.toMatch(/stage|signature-mismatch|reason|key-resolution/)
-    // A valid document after a forged one does not help: the first failure refuses the Command.
+    // The stage and reason are kept in the protected audit log, naming the document's place.
+    const audited = async () => (await suite.store.listAudit()).filter((a) => a.documentKind === 'evidence')
+    expect((await audited()).at(-1)).toMatchObject({
+      stage: 'signature',
+      reason: expect.any(String),
+      subject: expect.stringMatching(/^work\.submit urn:uuid:.* payload\.evidence\[0\]$/),
+    })
+    // A valid document before a forged one does not help: the first failure refuses the Command.
     await refused(g, w, submitBytes(g, w, leaseId, [evidence(g, w), forged]), 'AUTH_INVALID_SIGNATURE')
+    expect((await audited()).at(-1)!.subject).toMatch(/payload\.evidence\[1\]$/)
     // Signed, then stripped of a required member: stage 2.
     const {method: _method, ...incomplete} = evidence(g, w)
     await refused(g, w, submitBytes(g, w, leaseId, [incomplete]), 'SCHEMA_VALIDATION_FAILED')
+    expect((await audited()).at(-1)).toMatchObject({stage: 'schema'})
   })
 
   it('[-cmd:work.submit] Evidence for another WorkItem, about an Artifact not submitted, referencing one that is neither submitted nor an input, naming an unknown criterion or another Mission is INVALID_COMMAND, each saying why', async () => {
