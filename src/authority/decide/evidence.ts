@@ -15,6 +15,8 @@
 // Together they must name every acceptance criterion at least once. The Evidence types a criterion
 // requires (`evidenceRequired`) are not all the Worker's to give (human_review, reviewer
 // assessments): they are shown beside the submitted Evidence for the review, not enforced here.
+// Nor is an Evidence result: `failed` or `inconclusive` Evidence is submitted as it is, and
+// evaluating it is the Coordinator's review (§13.2 step 4, work.accept_result).
 //
 // Every refusal is told to the actor (`explain`): it comes after the gate established that the
 // actor is the authenticated, active owner of the WorkItem, so the reason discloses nothing the
