@@ -4,7 +4,7 @@ import {buildFinalApproval} from '../../src/operator/command-builder.js'
 import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
 import {confirmApproval} from '../../src/operator/prompt.js'
-import {renderSubmission} from '../../src/operator/render.js'
+import {renderSubmission, renderWorkEvidence} from '../../src/operator/render.js'
 import {inspectFolded} from '../../src/operator/views.js'
 
 export default class MissionApprove extends OperatorCommand {
@@ -56,7 +56,9 @@ ${OPERATOR_EXIT_CODES}`
       const view = inspectFolded(state, events)
       if (view.submission === null)
         throw usage(`Mission ${view.missionId} has nothing awaiting approval (state ${view.state})`)
-      const review = renderSubmission(view.submission)
+      // §13.2 step 5: the Evidence the WorkItems were submitted with is retained for this Approval.
+      const evidence = view.workEvidence.length > 0 ? [renderWorkEvidence(view.workEvidence)] : []
+      const review = [renderSubmission(view.submission), ...evidence].join('\n')
       // With --sign-only stdout carries the Approval alone (for a file); the review goes to stderr.
       if (!flags.json)
         (flags['sign-only'] ? process.stderr : process.stdout).write(

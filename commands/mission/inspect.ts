@@ -7,7 +7,7 @@ import {inspectFolded} from '../../src/operator/views.js'
 
 export default class MissionInspect extends OperatorCommand {
   static summary =
-    'Show a Mission: state, Coordinator, members, derived work progress and any submission awaiting approval.'
+    'Show a Mission: state, Coordinator, members, derived work progress, the Evidence WorkItems were submitted with and any submission awaiting approval.'
   static description = `Folded from the Group's verified Events. Progress is derived from the WorkItem graph (counts, blockers, overdue items, critical path), never a percentage.
 
 ${OPERATOR_EXIT_CODES}`

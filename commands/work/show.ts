@@ -3,10 +3,11 @@ import {type Outcome, usage} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
 import {renderWorkItem} from '../../src/operator/render.js'
-import {workGraph} from '../../src/operator/views.js'
+import {workEvidence, workGraph} from '../../src/operator/views.js'
 
 export default class WorkShow extends OperatorCommand {
-  static summary = 'Show one WorkItem: contract goal, state, owner, dependencies, blockers, deadline, approval.'
+  static summary =
+    'Show one WorkItem: contract goal, state, owner, dependencies, blockers, deadline, approval, submitted Evidence.'
   static description = `With --json the result also carries the WorkItem as the authority folds it (contract, lease, submission, checkpoint).
 
 ${OPERATOR_EXIT_CODES}`
@@ -24,7 +25,12 @@ ${OPERATOR_EXIT_CODES}`
       const state = await ctx.state(args.group)
       const node = workGraph(state).items.find((n) => n.workItemId === args.workItem)
       if (!node) throw usage(`no WorkItem ${args.workItem} in ${args.group}`)
-      return {status: 'ok', result: {...node, workItem: state.workItems[args.workItem]}, text: renderWorkItem(node)}
+      const evidence = workEvidence(state).find((w) => w.workItemId === args.workItem)
+      return {
+        status: 'ok',
+        result: {...node, workItem: state.workItems[args.workItem]},
+        text: renderWorkItem(node, evidence),
+      }
     })
   }
 }

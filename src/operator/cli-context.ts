@@ -18,6 +18,7 @@ import {CliRejection, environment, usage} from '../cli/base.js'
 import {readKey} from '../cli/store.js'
 import {DEFAULT_CONFIG_FILE, type OrgConfig, loadOrgConfig, resolveStoreUrl} from '../config/org-config.js'
 import type {SigningKey} from '../crypto/keyfile.js'
+import {protocolError} from '../errors.js'
 import {SignError} from '../signing/sign.js'
 import {type BuiltCommand, type CommandSpec, buildCommand} from './command-builder.js'
 import {EventIntegrityError, type EventDoc, type Transport, openLocalTransport} from './transport.js'
@@ -184,16 +185,23 @@ export function agentId(value: string, config: OrgConfig | undefined): string {
   return `${config.organization}:agent:${value}`
 }
 
-/** The Outcome of a submission: the receipt, or exit 1 with the wire code. */
+/**
+ * The Outcome of a submission: the receipt, or exit 1 with the wire code. When the authority said
+ * why (a semantic refusal of a member's Command, e.g. Evidence missing for a criterion), its
+ * message is the note; a code's fixed message adds nothing and is left out.
+ */
 export function submissionOutcome(
   result: SubmitResult,
   extra: Record<string, unknown> = {},
   text?: (receipt: Record<string, unknown>) => string,
 ) {
   if ('error' in result) {
+    const {code, message} = result.error
+    const why = message !== protocolError(code).message ? {note: message} : {}
     return {
       status: 'rejected' as const,
-      code: result.error.code,
+      code,
+      ...why,
       extra: {...(result.error.relatedActionId ? {actionId: result.error.relatedActionId} : {}), ...extra},
     }
   }

@@ -3,7 +3,14 @@
 
 import Table from 'cli-table3'
 import type {EventDoc} from './transport.js'
-import type {MissionInspection, MissionTreeNode, SubmissionReview, WorkGraph, WorkNode} from './views.js'
+import type {
+  MissionInspection,
+  MissionTreeNode,
+  SubmissionReview,
+  WorkEvidenceReview,
+  WorkGraph,
+  WorkNode,
+} from './views.js'
 
 const table = (head: string[]) => new Table({head, style: {head: [], border: []}})
 
@@ -25,8 +32,35 @@ export function renderInspection(v: MissionInspection): string {
   const members = table(['member', 'type', 'role', 'epoch', 'active'])
   for (const m of v.members) members.push([m.id, m.type, m.role, String(m.membershipEpoch), m.active ? 'yes' : 'no'])
   const parts = [t.toString(), members.toString()]
+  if (v.workEvidence.length > 0) parts.push(renderWorkEvidence(v.workEvidence))
   if (v.submission) parts.push(renderSubmission(v.submission))
   return parts.join('\n')
+}
+
+/** §13.2: each submitted WorkItem's Evidence, and which Evidence covers each acceptance criterion. */
+export function renderWorkEvidence(items: readonly WorkEvidenceReview[]): string {
+  const evidence = table(['Evidence', 'WorkItem (state)', 'type', 'criteria', 'result', 'producer', 'signing hash'])
+  const criteria = table(['WorkItem', 'acceptance criterion', 'evidence required', 'covered by Evidence'])
+  for (const w of items) {
+    for (const e of w.evidence)
+      evidence.push([
+        e.evidenceId,
+        `${w.workItemId} (${w.state})`,
+        e.type,
+        e.criterionIds.join('\n'),
+        e.result,
+        `${e.generatedBy.type} ${e.generatedBy.id}`,
+        e.signingHash,
+      ])
+    for (const c of w.criteria)
+      criteria.push([
+        w.workItemId,
+        `${c.criterionId}: ${c.description}`,
+        c.evidenceRequired.join(', ') || '-',
+        c.coveredBy.join('\n') || '- (none)',
+      ])
+  }
+  return [evidence.toString(), criteria.toString()].join('\n')
 }
 
 /** Who signs the final Approval (§7.3, §14), and how a child's root-human co-approval is given. */
@@ -55,13 +89,14 @@ export function progressLine(s: WorkGraph['summary']): string {
 export function renderSubmission(s: SubmissionReview): string {
   const head = table(['submitted revision', 'submitted by', 'at'])
   head.push([String(s.missionRevision), s.submittedBy, s.submittedAt])
-  const artifacts = table(['Artifact hash', 'produced by WorkItem (state)'])
+  const artifacts = table(['Artifact hash', 'produced by WorkItem (state)', 'Evidence'])
   for (const e of s.evidence)
     artifacts.push([
       e.artifactHash,
       e.producedBy.length
         ? e.producedBy.map((p) => `${p.workItemId} (${p.state})`).join('\n')
         : '- (not from a WorkItem)',
+      e.evidenceIds.join('\n') || '-',
     ])
   const criteria = table(['acceptance criterion', 'evidence required'])
   for (const c of s.criteria)
@@ -96,7 +131,8 @@ export function renderWorkList(g: WorkGraph): string {
   return `${progressLine(g.summary)}\n${t.toString()}`
 }
 
-export function renderWorkItem(n: WorkNode): string {
+/** One WorkItem; with `evidence`, the Evidence its submission carries (§13.2). */
+export function renderWorkItem(n: WorkNode, evidence?: WorkEvidenceReview): string {
   const t = table(['field', 'value'])
   t.push(
     ['WorkItem', n.workItemId],
@@ -111,7 +147,7 @@ export function renderWorkItem(n: WorkNode): string {
     ['on critical path', n.critical ? 'yes' : 'no'],
     ['last progress', n.lastProgress ?? '-'],
   )
-  return t.toString()
+  return evidence === undefined ? t.toString() : [t.toString(), renderWorkEvidence([evidence])].join('\n')
 }
 
 /** The dependency graph as text: each WorkItem with the items it depends on, critical path marked. */

@@ -1,6 +1,8 @@
 // Read-only human control views (issue 4), folded from a Group's verified Events through the
 // authority's own apply() — the one definition of Group state — plus the few facts apply() does
-// not keep (submission summary, recent Messages, child links).
+// not keep (submission summary, recent Messages, child links). The Evidence a WorkItem was
+// submitted with (§13.2) is shown from the state's IDs, hashes and criteria mapping; the signed
+// documents themselves are in the work.submitted Events.
 //
 // Progress is derived from the WorkItem graph, never a percentage (a percentage hides which work
 // is blocking and which deadline is at risk): per state counts, the remaining critical path
@@ -8,7 +10,7 @@
 // approval state.
 
 import {apply} from '../authority/apply/index.js'
-import type {GroupState, WorkItemView, WorkState} from '../authority/model/state.js'
+import type {GroupState, SubmittedEvidence, WorkItemView, WorkState} from '../authority/model/state.js'
 import {TERMINAL, WORK_TERMINAL} from '../authority/model/state.js'
 import {compareTimestampText} from '../json/timestamp.js'
 import type {EventDoc} from './transport.js'
@@ -39,6 +41,8 @@ export interface MissionInspection {
   definitionOfDone: unknown[]
   members: {id: string; type: string; role: string; membershipEpoch: number; active: boolean}[]
   submission: SubmissionReview | null
+  /** §13.2: the Evidence each submitted or verified WorkItem was submitted with, for the review and the final Approval. */
+  workEvidence: WorkEvidenceReview[]
   work: WorkProgressSummary
   /** Child Missions created from this Group (mission.child.created), when any. */
   children: ChildLink[]
@@ -51,10 +55,58 @@ export interface SubmissionReview {
   summary?: string
   submittedAt: string
   submittedBy: string
-  /** Evidence summary: what each artifact is backed by in the WorkItem graph. */
-  evidence: {artifactHash: string; producedBy: {workItemId: string; state: WorkState}[]}[]
+  /**
+   * Evidence summary: what each artifact is backed by in the WorkItem graph — the WorkItems that
+   * produced it, and the IDs of the submitted Evidence about it or referencing it (§13.2).
+   */
+  evidence: {artifactHash: string; producedBy: {workItemId: string; state: WorkState}[]; evidenceIds: string[]}[]
   /** The Mission's acceptance criteria and the evidence kinds they require. */
   criteria: {criterionId: string; description: string; evidenceRequired: string[]}[]
+}
+
+/** One WorkItem's submission: its Artifacts, its Evidence and how the Evidence maps to the acceptance criteria. */
+export interface WorkEvidenceReview {
+  workItemId: string
+  state: WorkState
+  artifactHashes: string[]
+  /** The verified Evidence of the submission (ID, type, subject, criteria, result, producer, signing hash, time). */
+  evidence: SubmittedEvidence[]
+  /** Each acceptance criterion of the Work Contract, the Evidence types it requires, and the Evidence naming it. */
+  criteria: {criterionId: string; description: string; evidenceRequired: string[]; coveredBy: string[]}[]
+}
+
+/** The WorkItems whose submission carries Evidence, in the state's order. */
+export function workEvidence(state: GroupState): WorkEvidenceReview[] {
+  return Object.values(state.workItems).flatMap((w) => {
+    const evidence = w.submission?.evidence
+    if (evidence === undefined) return []
+    return [
+      {
+        workItemId: w.workItemId,
+        state: w.state,
+        artifactHashes: [...w.submission!.artifactHashes],
+        evidence: evidence.map((e) => ({...e})),
+        criteria: w.contract.acceptanceCriteria.map((c) => ({
+          criterionId: c.criterionId,
+          description: c.description,
+          evidenceRequired: [...c.evidenceRequired],
+          coveredBy: evidence.filter((e) => e.criterionIds.includes(c.criterionId)).map((e) => e.evidenceId),
+        })),
+      },
+    ]
+  })
+}
+
+/** The IDs of submitted Evidence whose subject is `artifactHash` or that references it. */
+function evidenceAbout(items: readonly WorkItemView[], artifactHash: string): string[] {
+  return items.flatMap((w) =>
+    (w.submission?.evidence ?? [])
+      .filter(
+        (e) =>
+          (e.subject.type === 'artifact' && e.subject.id === artifactHash) || e.artifactHashes.includes(artifactHash),
+      )
+      .map((e) => e.evidenceId),
+  )
 }
 
 export interface ChildLink {
@@ -113,6 +165,7 @@ export function inspectFolded(
               w.checkpoint?.artifactHashes.includes(artifactHash),
           )
           .map((w) => ({workItemId: w.workItemId, state: w.state})),
+        evidenceIds: evidenceAbout(items, artifactHash),
       })),
       criteria: (m.definitionOfDone as {criterionId: string; description: string; evidenceRequired?: string[]}[]).map(
         (c) => ({
@@ -149,6 +202,7 @@ export function inspectFolded(
       active: x.active,
     })),
     submission,
+    workEvidence: workEvidence(state),
     work: workGraph(state, now).summary,
     children: events.map(childOf).filter((c): c is ChildLink => c !== null),
     lastEventAt: events.at(-1)?.occurredAt ?? null,

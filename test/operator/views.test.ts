@@ -14,6 +14,7 @@ import {foldGroup, inspectMission, missionTree, workGraph} from '../../src/opera
 import {renderInspection} from '../../src/operator/render.js'
 import type {Store} from '../../src/store/index.js'
 import {treeSteps} from '../support/mission-tree-helpers.js'
+import {withEvidence} from '../support/evidence.js'
 import {
   authorityOn,
   codeOf,
@@ -220,12 +221,17 @@ describe('views', () => {
     const [w1, w2] = [uuid(7), uuid(7)]
     await started(g, w1)
     await ok(
-      act(developer, 'work.submit', g, {
-        workItemId: w1,
-        ownershipEpoch: 1,
-        leaseId: (await item(g, w1)).lease!.leaseId,
-        artifactHashes: [H1],
-      }),
+      act(
+        developer,
+        'work.submit',
+        g,
+        withEvidence(developer, g, {
+          workItemId: w1,
+          ownershipEpoch: 1,
+          leaseId: (await item(g, w1)).lease!.leaseId,
+          artifactHashes: [H1],
+        }),
+      ),
     )
     await ok(act(coordinator, 'work.accept_result', g, {workItemId: w1}))
     await ok(act(coordinator, 'work.authorize', g, {workItemId: w2, contract: contract({dependencyWorkItemIds: [w1]})}))

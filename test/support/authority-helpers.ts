@@ -11,6 +11,7 @@ import {sign} from '../../src/signing/sign.js'
 import {RegistryEvidence} from '../../src/signing/registry.js'
 import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../../src/store/index.js'
 import {afterAll, beforeAll} from 'vitest'
+import {withEvidence} from './evidence.js'
 import {PROJECT_ROOT} from './upstream.js'
 
 export const key = (name: string): SigningKey => readKeyFile(join(PROJECT_ROOT, 'fixtures/keys', `${name}.key.json`))
@@ -55,7 +56,10 @@ function withSelectionBasis(payload: Record<string, unknown>): Record<string, un
   }
 }
 
-/** A freshly signed Command (issuedAt now, inside the freshness window). */
+/**
+ * A freshly signed Command (issuedAt now, inside the freshness window). A work.submit gets
+ * Evidence by its signer covering the contract() criterion unless it states its own (evidence.ts).
+ */
 export function command(signer: SigningKey, fields: Record<string, unknown>): Buffer {
   const unsigned = {
     protocolVersion: '0.1',
@@ -66,6 +70,9 @@ export function command(signer: SigningKey, fields: Record<string, unknown>): Bu
     payload: {},
     ...fields,
     ...(fields.kind === 'work.offer' ? {payload: withSelectionBasis(fields.payload as Record<string, unknown>)} : {}),
+    ...(fields.kind === 'work.submit' && typeof fields.groupId === 'string'
+      ? {payload: withEvidence(signer, fields.groupId, fields.payload as Record<string, unknown>)}
+      : {}),
   }
   return Buffer.from(JSON.stringify(sign('command', unsigned, signer).document), 'utf8')
 }

@@ -1,12 +1,13 @@
 // Drives WorkItems along the main path of the §10.2 table — work.authorize → work.offer →
 // work.accept_offer → (approval.grant_execution) → work.start → work.block or work.submit →
-// work.accept_result — signing each step's Command and submitting it through the full ingress.
+// work.accept_result — signing each step's Command (work.submit with the Worker's Evidence) and submitting it through the full ingress.
 // Every step must be accepted: a rejection fails the test at the step that broke.
 
 import type {Authority} from '../../src/authority/authority.js'
 import {submit} from '../../src/authority/ingress/command.js'
 import type {WorkItemView, WorkState} from '../../src/authority/model/state.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
+import {evidenceDoc} from './evidence.js'
 import {contract, coord, coordinator, developer, groupCommand, owner, receiptOf, uuid} from './authority-helpers.js'
 
 /** The states the driver reaches: the main path, and `blocked` off `active`. */
@@ -87,13 +88,25 @@ export function workDriver(authority: () => Authority, defaults: Partial<WorkSte
       return
     }
     if (at === 'active' && at !== target) {
-      const {ownershipEpoch, lease} = await item(g, w)
+      const state = (await authority().current(g))!
+      const {ownershipEpoch, lease, contract} = state.workItems[w]!
+      // §13.2: one Evidence by the Worker covering every acceptance criterion of the WorkItem's contract.
+      const evidence = [
+        evidenceDoc(s.worker, {
+          missionId: state.missionId,
+          groupId: g,
+          workItemId: w,
+          criterionIds: contract.acceptanceCriteria.map((c) => c.criterionId),
+          artifactHashes: s.artifactHashes,
+        }),
+      ]
       await run(
         groupCommand(s.worker, 'work.submit', g, {
           workItemId: w,
           ownershipEpoch,
           leaseId: lease!.leaseId,
           artifactHashes: s.artifactHashes,
+          evidence,
         }),
       )
       at = 'submitted'

@@ -340,7 +340,20 @@ function applyWork(item: WorkItemView, event: EventIn<WorkTransitionKind>): Work
         ...base,
         state: 'submitted',
         lease: item.lease && {...item.lease, state: 'released'},
-        submission: {artifactHashes: [...event.payload.artifactHashes]},
+        submission: {
+          artifactHashes: [...event.payload.artifactHashes],
+          evidence: event.payload.evidence.map(({signingHash, document: d}) => ({
+            evidenceId: d.evidenceId,
+            signingHash,
+            type: d.type,
+            subject: {type: d.subject.type, id: d.subject.id},
+            criterionIds: [...d.criterionIds],
+            result: d.result,
+            artifactHashes: [...d.artifactHashes],
+            generatedBy: {type: d.generatedBy.type, id: d.generatedBy.id},
+            createdAt: d.createdAt,
+          })),
+        },
       }
     case 'work.result.accepted':
       return {...base, state: 'verified'}

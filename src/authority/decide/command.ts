@@ -3,6 +3,7 @@
 // the kind's schema). The one step from the first to the second is typedCommand().
 
 import type {Principal} from '../../signing/profiles.js'
+import type {EvidenceDocument} from '../model/events.js'
 import type {CommandKind, CommandPayloads} from '../model/payloads.generated.js'
 
 export type {CommandKind, CommandPayloads} from '../model/payloads.generated.js'
@@ -19,6 +20,14 @@ export interface VerifiedSnapshot {
   signer: Principal
   document: Record<string, unknown>
   /** The signing hash of the snapshot (its content hash). */
+  signingHash: string
+}
+
+/** A signed Evidence document of work.submit, verified by ingress with the six stages from its received bytes (§13.2). */
+export interface VerifiedEvidence {
+  signer: Principal
+  document: EvidenceDocument
+  /** The signing hash of the Evidence document (its content hash, §6.4). */
   signingHash: string
 }
 
@@ -40,6 +49,8 @@ export interface CommandFields {
   rootApproval?: VerifiedApproval
   /** artifact.publish only: the verified payload.artifact manifest (§13.1), attached by ingress. */
   artifact?: VerifiedApproval
+  /** work.submit only: the verified payload.evidence documents, in order, attached by ingress (ingress/evidence.ts). */
+  evidence?: VerifiedEvidence[]
   /** ext.missionweaveprotocol.core.group_archive only: the verified payload.snapshot (snapshot.ts). */
   snapshot?: VerifiedSnapshot
 }

@@ -45,8 +45,12 @@ export interface EventDraft {
  * (§4 invariant 5: a stale owner's late result kept as non-authoritative Evidence). The actor
  * still gets `error`, and a retry of the same bytes gets the same error.
  */
-export type Decision = {events: EventDraft[]} | {error: ErrorCode; reason: string; record?: EventDraft[]}
-export type Refusal = {error: ErrorCode; reason: string}
+export type Decision = {events: EventDraft[]} | (Refusal & {record?: EventDraft[]})
+/**
+ * `reason` is the operator's; with `explain` it is also the wire error's message: a semantic
+ * error of an authenticated, active member that it needs to correct its Command (decide/evidence.ts).
+ */
+export type Refusal = {error: ErrorCode; reason: string; explain?: true}
 
 export const refuse = (error: ErrorCode, reason: string): Refusal => ({error, reason})
 

@@ -22,7 +22,14 @@ import {OVERRIDE_HANDLERS} from './override.js'
 import {WORK_HANDLERS} from './work.js'
 import type {GroupState} from '../model/state.js'
 
-export type {CommandKind, DecidedCommand, ReceivedCommand, VerifiedApproval, VerifiedSnapshot} from './command.js'
+export type {
+  CommandKind,
+  DecidedCommand,
+  ReceivedCommand,
+  VerifiedApproval,
+  VerifiedEvidence,
+  VerifiedSnapshot,
+} from './command.js'
 export type {DecideContext, Decision, EventDraft, Refusal} from './common.js'
 
 const HANDLERS: Handlers = {

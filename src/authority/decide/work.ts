@@ -26,6 +26,7 @@ import {
   live,
 } from './gate.js'
 import {cascadeCancellation} from './child.js'
+import {submittedEvidence} from './evidence.js'
 import {markWorkAuthority, workAuthority} from './delegation.js'
 import {
   type GroupState,
@@ -278,8 +279,16 @@ export const WORK_HANDLERS: Handlers = {
         lateResultDraft(item, command.actor.id, command.payload, eventId, at),
       from: states('active'),
     },
-    (at, {payload: p}) =>
-      one(at, 'work.submitted', {leaseId: at.item.lease!.leaseId, artifactHashes: [...p.artifactHashes].sort()}),
+    (at, command) => {
+      // §13.2: Evidence mapped to the acceptance criteria (decide/evidence.ts).
+      const evidence = submittedEvidence(at.state, at.item, command)
+      if (isRefusal(evidence)) return evidence
+      return one(at, 'work.submitted', {
+        leaseId: at.item.lease!.leaseId,
+        artifactHashes: [...command.payload.artifactHashes].sort(),
+        evidence: evidence.map(({signingHash, document}) => ({signingHash, document})),
+      })
+    },
   ),
 
   'work.accept_result': onItem(

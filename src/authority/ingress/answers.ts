@@ -6,8 +6,10 @@ import {type ErrorCode, type ProtocolError, protocolError} from '../../errors.js
 import {StoreError} from '../../store/records.js'
 import {type Authority, AuthorityIntegrityError} from '../authority.js'
 
-export function refusal(authority: Authority, actionId: string, code: ErrorCode): {error: ProtocolError} {
-  return {error: {...protocolError(code, authority.clock()), relatedActionId: actionId}}
+/** The wire error of a refusal; `why` replaces the code's fixed message (at most the schema's 2000 characters). */
+export function refusal(authority: Authority, actionId: string, code: ErrorCode, why?: string): {error: ProtocolError} {
+  const error = protocolError(code, authority.clock())
+  return {error: {...error, ...(why !== undefined ? {message: why.slice(0, 2000)} : {}), relatedActionId: actionId}}
 }
 
 /**

@@ -28,6 +28,7 @@ import {validWorkContract} from './payloads.js'
 import {appendOnTip, drainTips, type Tip, tipOf} from './append-pipeline.js'
 import {internalError, refusal} from './answers.js'
 import {checkCommand} from './command-checks.js'
+import {auditedEvidenceCode} from './evidence.js'
 import {appendAcross, crossesGroups, involvedGroups, otherStates} from './cross-group.js'
 import {checkEpochs} from './epochs.js'
 import {type GroupCommand, type AdmittedCommand, inGroup} from './group-command.js'
@@ -96,7 +97,12 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
   // Organization-scoped kinds have their own receipt shape: organization.ts submitOrganizationCommand()
   // (the wire server routes them there).
   if (!inGroup(command)) return answers.refused('INVALID_COMMAND')
-  const checked = checkCommand(authority, command, commandBytes)
+  const verdict = checkCommand(authority, command, commandBytes)
+  // A rejected Evidence document's diagnostic is audited once, here; the verdict is its code.
+  const checked =
+    typeof verdict === 'string' || 'kind' in verdict
+      ? verdict
+      : await auditedEvidenceCode(authority, command.actionId, verdict)
   // §12/§14: a Command spanning Groups (Mission ancestry, a child Group) holds all of them.
   const groupIds = await involvedGroups(authority, command)
   const key = {actorId: command.actor.id, actionId: command.actionId, contentHash}
@@ -113,7 +119,7 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
 
 /** A stored receipt document answers with its receipt, or with the error a refusal that recorded history carries. */
 function answersFor(authority: Authority, actionId: string): Answers<SubmitResult> {
-  const refused = (code: ErrorCode): SubmitResult => refusal(authority, actionId, code)
+  const refused = (code: ErrorCode, why?: string): SubmitResult => refusal(authority, actionId, code, why)
   return {
     refused,
     stored: (document) => {
@@ -178,7 +184,9 @@ async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<Subm
     if (!(await committed(tip))) return RETRY
     // Another process may have accepted this very Command since the receipt check; its Events
     // then make the decider refuse it (e.g. the Group now exists). The receipt wins (H5).
-    return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(decision.error)
+    // A refusal marked `explain` tells the member why (decide/common.ts Refusal); others say only the code.
+    const why = decision.explain === true ? decision.reason : undefined
+    return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(decision.error, why)
   }
   // §20: rate limits and the cited Cooperation Override Grant, on the accepted decision only.
   const gated =

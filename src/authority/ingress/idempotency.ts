@@ -23,7 +23,8 @@ export interface ReceiptLog {
 /** How a path turns a stored receipt document, or a refusal, into its answer. */
 export interface Answers<R> {
   stored(document: string): R
-  refused(code: ErrorCode): R
+  /** `why`: a reason the actor is told in the error's message (a decider refusal marked `explain`). */
+  refused(code: ErrorCode, why?: string): R
 }
 
 /** The answer an earlier acceptance of the key gives, or null when there is none. */

@@ -30,6 +30,7 @@ import type {
   MemberRole,
   MissionView,
   SelectionBasis,
+  SubmittedEvidence,
   WorkItemView,
   WorkOfferView,
   WorkOwnerView,
@@ -160,6 +161,22 @@ export interface ArtifactManifest {
   producer: {agentId: string}
 }
 
+/** evidence.schema.json (§13.2): a verified Evidence document; the members the authority reads. */
+export interface EvidenceDocument {
+  evidenceId: string
+  missionId: string
+  groupId: string
+  workItemId: string
+  type: SubmittedEvidence['type']
+  subject: SubmittedEvidence['subject']
+  criterionIds: string[]
+  method: string
+  result: SubmittedEvidence['result']
+  artifactHashes: string[]
+  generatedBy: Principal
+  createdAt: string
+}
+
 /** group-snapshot.schema.json: the verified final snapshot (§7.4); the members the authority reads. */
 export type GroupSnapshotDocument = {
   snapshotId: string
@@ -285,6 +302,11 @@ export interface WorkProgressedPayload extends WorkItemStep {
 export interface WorkSubmittedPayload extends WorkItemStep {
   leaseId: string
   artifactHashes: string[]
+  /**
+   * §13.2: the verified Evidence documents, in submitted order, each with its signing hash. The
+   * documents live here, in the log; the WorkItem state keeps only their IDs, hashes and mapping.
+   */
+  evidence: {signingHash: string; document: EvidenceDocument}[]
 }
 
 export interface WorkResultAcceptedPayload extends WorkItemStep {

@@ -200,7 +200,7 @@ export interface WorkItemView {
   /** The highest Ownership Epoch ever issued for this WorkItem (0 before the first acceptance). */
   ownershipEpoch: number
   lease: ExecutionLeaseView | null
-  submission: {artifactHashes: string[]} | null
+  submission: WorkSubmissionView | null
   /** §11.3: the last durable checkpoint (work.checkpoint or work.block). */
   checkpoint: CheckpointView | null
   /** §11.4: the required resolution of a blocked WorkItem (cleared by work.unblock). */
@@ -215,6 +215,40 @@ export interface WorkItemView {
   endedOwnerships?: EndedOwnershipView[]
   /** §4 invariant 5: late results of ended ownerships, kept as non-authoritative Evidence. */
   lateResults?: LateResultView[]
+}
+
+/**
+ * §10.2/§13.2: what the WorkItem's owner submitted — its Artifacts and the Evidence mapped to the
+ * acceptance criteria, kept for the Coordinator's review and the final Approval. Only the
+ * Evidence's IDs, hashes and mapping are state; the signed documents are in the work.submitted
+ * Event.
+ */
+export interface WorkSubmissionView {
+  artifactHashes: string[]
+  /** Absent when a linked child Mission's approval verified the WorkItem (its Approval is the Evidence, §10.2). */
+  evidence?: SubmittedEvidence[]
+}
+
+/** One verified Evidence document of a submission (evidence.schema.json), without its method text and signature. */
+export interface SubmittedEvidence {
+  evidenceId: string
+  /** The signing hash of the signed Evidence document (§6.4): the hash of its content. */
+  signingHash: string
+  type:
+    | 'artifact_integrity'
+    | 'schema_validation'
+    | 'deterministic_test'
+    | 'business_rule'
+    | 'reviewer_assessment'
+    | 'human_review'
+    | 'policy_check'
+    | 'failure_report'
+  subject: {type: 'work_item' | 'artifact' | 'mission'; id: string}
+  criterionIds: string[]
+  result: 'passed' | 'failed' | 'inconclusive'
+  artifactHashes: string[]
+  generatedBy: Principal
+  createdAt: string
 }
 
 /** §11.3: a durable checkpoint, under the Execution Lease it was taken in. */
