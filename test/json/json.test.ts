@@ -173,9 +173,14 @@ describe('strict JSON reader (stage 1, ACCEPTANCE A1, C2, J7)', () => {
   })
 
   it('reads numbers by the exact lexeme grammar', () => {
-    expect(parseJsonText('[0,-0,12,-3.25,1e3,1E+3,2e-2,0.5e1,-0.0]')).toEqual([0, -0, 12, -3.25, 1000, 1000, 0.02, 5, -0])
+    expect(parseJsonText('[0,-0,12,-3.25,1e3,1E+3,2e-2,0.5e1,-0.0]')).toEqual([
+      0, -0, 12, -3.25, 1000, 1000, 0.02, 5, -0,
+    ])
     for (const bad of ['-', '-a', '00', '-01', '1.e5', '1e+', '1.5.', '1e5e', '2-', '[1.]'])
-      expect(reason(() => parseJsonText(bad)), bad).toBe('syntax')
+      expect(
+        reason(() => parseJsonText(bad)),
+        bad,
+      ).toBe('syntax')
     expect(reason(() => parseJsonText('0x1'))).toBe('trailing-data')
   })
 

@@ -37,7 +37,7 @@ describe('deeply nested Signed Documents (issue #15)', () => {
     expect(textDepth(bytes.toString('utf8'))).toBe(513)
     const r = verify('command', bytes, evidence)
     expect(r.ok).toBe(false)
-    expect(r.code).toBe('PROTOCOL_VIOLATION')
+    expect((r as Rejection).code).toBe('PROTOCOL_VIOLATION')
     expect(Rejection.diagnostic(r as Rejection)).toMatchObject({stage: 'parse', reason: 'depth-limit'})
   })
 

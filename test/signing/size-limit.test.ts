@@ -35,7 +35,7 @@ describe('stage 1 document size limit', () => {
     expect(verify('command', Buffer.concat([small, Buffer.from(' ')]), evidence).ok).toBe(true) // whitespace alone is fine
     const r = verify('command', Buffer.concat([commandOfSize(MAX_DOCUMENT_BYTES), Buffer.from(' ')]), evidence)
     expect(r.ok).toBe(false)
-    expect(r.code).toBe('PROTOCOL_VIOLATION')
+    expect((r as Rejection).code).toBe('PROTOCOL_VIOLATION')
     expect(Rejection.diagnostic(r as Rejection)).toMatchObject({stage: 'parse', reason: 'size-limit'})
   })
 })
