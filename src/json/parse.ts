@@ -114,17 +114,27 @@ function hexDigit(c: number): number {
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39
 
 /**
- * Scratch code units for strings with escapes, reused across parses (grown, never shrunk below
- * what one string needed): decoding into it and building the string once is what keeps
- * escape-dense strings near JSON.parse speed (appending each decoded character to a string made
- * them 15-25x slower).
+ * Scratch code units for strings with escapes, reused across parses: decoding into it and
+ * building the string once is what keeps escape-dense strings near JSON.parse speed (appending
+ * each decoded character to a string made them 15-25x slower). Grown as one string needs and kept
+ * for the next (regrowing per string cost a third of the time of a 1 MB one); a buffer grown past
+ * SCRATCH_KEPT units (8 MiB) is dropped after its string, so the largest document does not pin
+ * its size for the life of the process.
  */
-let scratch: Uint16Array = new Uint16Array(1024)
+const SCRATCH_START = 1024
+const SCRATCH_KEPT = 1 << 22
+let scratch: Uint16Array = new Uint16Array(SCRATCH_START)
 
-/** The string of units[0, n), lone surrogates kept (utf16le decoding copies code units as they are). */
+// utf16le decoding of the scratch bytes is its code units only on a little-endian machine.
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
+
+/** The string of units[0, n), lone surrogates kept (both routes copy code units as they are). */
 function unitsToString(units: Uint16Array, n: number): string {
-  if (n <= 64) return String.fromCharCode.apply(null, units.subarray(0, n) as unknown as number[])
-  return Buffer.from(units.buffer, units.byteOffset, n * 2).toString('utf16le')
+  if (n > 64 && LITTLE_ENDIAN) return Buffer.from(units.buffer, units.byteOffset, n * 2).toString('utf16le')
+  let out = ''
+  for (let i = 0; i < n; i += 4096)
+    out += String.fromCharCode.apply(null, units.subarray(i, Math.min(n, i + 4096)) as unknown as number[])
+  return out
 }
 
 class Parser {
@@ -317,6 +327,7 @@ class Parser {
       if (n === units.length) units = this.grow(units, n)
       if (c === 0x22) {
         this.pos = p + 1
+        if (units.length > SCRATCH_KEPT) scratch = new Uint16Array(SCRATCH_START)
         return unitsToString(units, n)
       }
       if (c === 0x5c) {
