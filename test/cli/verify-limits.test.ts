@@ -158,6 +158,42 @@ describe('mwp verify --ndjson streams in constant memory', () => {
   })
 })
 
+describe('mwp verify --ndjson --store', () => {
+  it('audits each rejected line as it streams, with the line as its subject', {timeout: 120_000}, () => {
+    const store = `sqlite:${join(dir, 'audit.db')}`
+    const init = spawnSync(
+      process.execPath,
+      [
+        BIN,
+        'store',
+        'init',
+        '--store',
+        store,
+        '--organization',
+        'urn:mwp:dev:org:example',
+        '--admission-key',
+        join(PROJECT_ROOT, 'fixtures/keys/admission.key.json'),
+      ],
+      {encoding: 'utf8'},
+    )
+    expect(init.status, init.stderr).toBe(0)
+    const path = join(dir, 'audited.ndjson')
+    writeFileSync(path, [signedCommand, tampered, '{}', signedCommand].join('\n') + '\n')
+    const r = verifyCli(['--ndjson', '--store', store, path], {heapMb: 64})
+    expect(r.status, r.stderr).toBe(1)
+    expect(r.stdout.split('\n').slice(1, 3)).toEqual([
+      `${path}:2: AUTH_INVALID_SIGNATURE`,
+      `${path}:3: SCHEMA_VALIDATION_FAILED`,
+    ])
+    const audit = spawnSync(process.execPath, [BIN, 'audit', 'list', '--store', store, '--json'], {encoding: 'utf8'})
+    const entries = (JSON.parse(audit.stdout) as {result: {entries: {subject: string; stage: string}[]}}).result.entries
+    expect(entries.map((e) => [e.subject, e.stage])).toEqual([
+      [`${path}:2`, 'signature'],
+      [`${path}:3`, 'schema'],
+    ])
+  })
+})
+
 describe('mwp verify on a 200 MB document', () => {
   it(
     'refuses it by its length (PROTOCOL_VIOLATION, exit 1, one JSON object) under a 128 MB heap; no crash',
