@@ -70,10 +70,18 @@ export function parseJsonBytes(bytes: Uint8Array, sources?: SourceTexts): JsonVa
   return parseJsonText(text, sources)
 }
 
+export interface ParseOptions {
+  /**
+   * Nesting allowed (default MAX_DEPTH). A container of documents allows their levels plus its
+   * own: a WebSocket COMMAND or EVENT frame holds a MAX_DEPTH-deep document one level down.
+   */
+  maxDepth?: number
+}
+
 /** Parses a string that must hold exactly one JSON value (the text is already decoded). */
-export function parseJsonText(text: string, sources?: SourceTexts): JsonValue {
+export function parseJsonText(text: string, sources?: SourceTexts, options: ParseOptions = {}): JsonValue {
   if (text.charCodeAt(0) === 0xfeff) throw new JsonParseError('utf8-bom', 0, 'byte-order mark is not allowed')
-  const parser = new Parser(text, sources)
+  const parser = new Parser(text, sources, options.maxDepth ?? MAX_DEPTH)
   const value = parser.value()
   parser.skipWhitespace()
   if (parser.pos !== text.length)
@@ -97,7 +105,8 @@ export function sourcesIn(bytes: Uint8Array): (path: readonly string[]) => strin
   }
 }
 
-const depthError = (offset: number) => new JsonParseError('depth-limit', offset, `nesting deeper than ${MAX_DEPTH}`)
+const depthError = (offset: number, maxDepth: number) =>
+  new JsonParseError('depth-limit', offset, `nesting deeper than ${maxDepth}`)
 
 /** The code unit a one-character escape stands for, by the character after the backslash; 0 for none. */
 const SHORT_ESCAPES = new Uint16Array(128)
@@ -142,6 +151,7 @@ class Parser {
   constructor(
     private readonly text: string,
     private readonly sources: SourceTexts | undefined,
+    private readonly maxDepth: number,
   ) {}
 
   skipWhitespace(): void {
@@ -174,7 +184,7 @@ class Parser {
       const c = t.charCodeAt(this.pos)
       let value: JsonValue
       if (c === 0x5b || c === 0x7b) {
-        if (open.length >= MAX_DEPTH) throw depthError(this.pos)
+        if (open.length >= this.maxDepth) throw depthError(this.pos, this.maxDepth)
         const start = this.pos++
         this.skipWhitespace()
         if (c === 0x5b) {

@@ -144,6 +144,9 @@ describe('strict JSON reader (stage 1, ACCEPTANCE A1, C2, J7)', () => {
     })()
     expect(e?.reason).toBe('depth-limit')
     expect(e?.offset).toBe(256 * 1 + 256 * 5) // the 513th opening bracket, after 256 `[` and 256 `{"k":`
+    // A container of documents (a WebSocket frame) allows its own level on top.
+    expect(canonicalize(parseJsonText(nested(513), undefined, {maxDepth: 513}))).toBe(nested(513))
+    expect(reason(() => parseJsonText(nested(514), undefined, {maxDepth: 513}))).toBe('depth-limit')
   })
 
   it('decodes escape-dense strings exactly, longer than any internal buffer, lone surrogates kept', () => {

@@ -6,6 +6,7 @@ import {describe, expect, it} from 'vitest'
 import {canonicalize} from '../../src/json/jcs.js'
 import {MAX_DEPTH} from '../../src/json/parse.js'
 import {RegistryEvidence} from '../../src/signing/registry.js'
+import {parseFrame} from '../../src/wire/frames.js'
 import {Rejection, verify} from '../../src/signing/verify.js'
 import {FIXTURE_REGISTRY, commandWithDepth, signIndependently, textDepth, tinyJcs} from './independent-signer.js'
 
@@ -47,5 +48,22 @@ describe('deeply nested Signed Documents (issue #15)', () => {
     const r = verify('command', Buffer.from(text), evidence)
     expect(r.ok).toBe(false)
     expect(Rejection.diagnostic(r as Rejection).stage).toBe('signature')
+  })
+
+  it('a COMMAND frame carries a 512-deep Command (the frame is one level more); 513 is PROTOCOL_VIOLATION', () => {
+    const frameOf = (depth: number) =>
+      JSON.stringify({
+        protocolVersion: '0.1',
+        frameId: 'urn:uuid:7d0c9f1e-0000-4000-8000-000000000001',
+        frameType: 'COMMAND',
+        command: signIndependently(commandWithDepth(depth)),
+      })
+    const ok = parseFrame(frameOf(512))
+    expect(ok.ok).toBe(true)
+    if (!ok.ok) return
+    // The Command's exact received text, as ingress verifies it, verifies.
+    const inner = ok.source((ok.frame as unknown as {command: object}).command)!
+    expect(verify('command', Buffer.from(inner), evidence).ok).toBe(true)
+    expect(parseFrame(frameOf(513))).toEqual({ok: false, code: 'PROTOCOL_VIOLATION'})
   })
 })
