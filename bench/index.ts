@@ -1,7 +1,8 @@
 // `npm run bench`: throughput and latency of the signed-document core, each figure printed next
 // to the machine's own primitive measured in the same run:
 //   verify            vs raw crypto.verify of the same signing bytes with a cached KeyObject
-//   strict parse      vs JSON.parse of the same bytes
+//   strict parse      vs JSON.parse of the same bytes (the golden command, then a 1 MB string of
+//                     `\n\u00e9\"` escapes, then an array of 100,000 numbers)
 //   JCS               vs JSON.stringify of the same object
 //   schema validation vs JSON.stringify of the same object
 // Input: the upstream golden command vector against the full upstream valid registry (7 keys)
@@ -59,6 +60,10 @@ const keyObject = createPublicKey({
 const signature = decodeBase64url((sig as JsonObject).value as string)!
 const validateCommand = schemaCatalog().validator('command')
 const plain = JSON.parse(bytes.toString('utf8'))
+// Escape-dense (issue #15: such strings parsed 15-25x slower than JSON.parse): one JSON string of
+// about 1 MB, every character an escape.
+const escapeDense = Buffer.from('"' + '\\n\\u00e9\\"'.repeat(100_000) + '"')
+const numbers = Buffer.from(JSON.stringify(Array.from({length: 100_000}, (_, i) => (i * 7919) / 8)))
 
 // A verifier holds the evidence of the current registry revision and verifies many documents
 // against it (as `mwp verify` batch mode and the authority do). The second figure rebuilds the
@@ -79,6 +84,16 @@ const pairs: [Figure, Figure, string][] = [
     measure('strict parse', () => parseJsonBytes(bytes)),
     measure('JSON.parse', () => JSON.parse(bytes.toString('utf8'))),
     'parse',
+  ],
+  [
+    measure(`strict parse, ${escapeDense.length} B escape-dense string`, () => parseJsonBytes(escapeDense)),
+    measure('JSON.parse', () => JSON.parse(escapeDense.toString('utf8'))),
+    'parse-escapes',
+  ],
+  [
+    measure(`strict parse, ${numbers.length} B array of 100,000 numbers`, () => parseJsonBytes(numbers)),
+    measure('JSON.parse', () => JSON.parse(numbers.toString('utf8'))),
+    'parse-numbers',
   ],
   [measure('JCS canonicalize', () => canonicalize(doc)), measure('JSON.stringify', () => JSON.stringify(plain)), 'jcs'],
   [

@@ -52,6 +52,13 @@ export const usage = (message: string, options?: ErrorOptions): CliFailure => ne
 export const environment = (message: string, options?: ErrorOptions): CliFailure =>
   new CliFailure('environment', message, options)
 
+/** The environment error (exit 3) for a failed read of a file argument (`-`: stdin). */
+export const readFailure = (path: string, e: unknown): CliFailure =>
+  environment(
+    `cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    {cause: e},
+  )
+
 /** What execute() returns: a result to print, or a rejection carrying a wire code. */
 export type Outcome =
   | {status: 'ok'; result: unknown; text?: string}
@@ -65,6 +72,11 @@ export type Outcome =
       /** Extra members of the --json envelope. */
       extra?: Record<string, unknown>
     }
+  /**
+   * execute() has already written its whole stdout (one JSON object with --json) as results came,
+   * e.g. `mwp verify --ndjson`; only the exit code is left.
+   */
+  | {status: 'streamed'; exit: 'ok' | ErrorCategory}
 
 export abstract class MwpCommand extends Command {
   static baseFlags = {
@@ -102,6 +114,10 @@ export abstract class MwpCommand extends Command {
   }
 
   private report(outcome: Outcome): void {
+    if (outcome.status === 'streamed') {
+      process.exitCode = EXIT[outcome.exit]
+      return
+    }
     if (outcome.status === 'ok') {
       if (this.wantsJson()) this.printJson({status: 'ok', result: outcome.result})
       else if (outcome.text !== undefined)
@@ -155,16 +171,13 @@ export abstract class MwpCommand extends Command {
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
       return Buffer.concat(chunks)
     } catch (e) {
-      throw environment(
-        `cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-        {cause: e},
-      )
+      throw readFailure(path, e)
     }
   }
 }
 
-/** oclif parse errors are usage errors; an MwpError keeps its code; anything else is a bug. */
-function asFailure(e: unknown): MwpError {
+/** oclif parse errors are usage errors; an MwpError keeps its code; anything else is a bug (rethrown). */
+export function asFailure(e: unknown): MwpError {
   if (e instanceof MwpError) return e
   const err = e as Error & {oclif?: {exit?: number}; code?: string}
   if (

@@ -2,7 +2,7 @@
 
 // Strict, lossless parser (duplicate members, lone surrogates and out-of-range numbers refused).
 export {JsonParseError, MAX_DEPTH, parseJsonBytes, parseJsonText, sourcesIn} from './parse.js'
-export type {JsonObject, JsonParseReason, JsonValue, SourceOf, SourceTexts} from './parse.js'
+export type {JsonObject, JsonParseReason, JsonValue, ParseOptions, SourceOf, SourceTexts} from './parse.js'
 // RFC 8785 canonicalization and the canonical hash.
 export {JcsError, canonicalBytes, canonicalHash, canonicalize} from './jcs.js'
 export type {JcsReason} from './jcs.js'

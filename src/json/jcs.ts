@@ -6,10 +6,14 @@
 // the RFC 8785 escaping for well-formed strings; strings with an unpaired surrogate are rejected
 // before any byte is emitted. Member names are sorted by UTF-16 code units, which is what the
 // default Array#sort comparison does.
+//
+// The walk never recurses: open arrays and objects sit on an explicit stack, so nesting is bounded
+// by memory, not by the JavaScript call stack, and the JSON Pointer of a fault is read off that
+// stack. Output is flushed to UTF-8 chunks every FLUSH_AT characters, so a large document does not
+// hold millions of small concatenated strings at once.
 
 import {createHash} from 'node:crypto'
 import {MwpError} from '../errors.js'
-import type {JsonValue} from './parse.js'
 
 export type JcsReason = 'non-finite-number' | 'unpaired-surrogate' | 'unsupported-value'
 
@@ -42,89 +46,123 @@ const wellFormed: (s: string) => boolean =
 
 /** Returns the JCS text of a JSON value, or throws JcsError for values outside the data model. */
 export function canonicalize(value: unknown): string {
-  try {
-    return write(value)
-  } catch (e) {
-    if (e instanceof Fault) throw locate(value, '')
-    throw e
-  }
+  const out = write(value)
+  return typeof out === 'string' ? out : out.toString('utf8')
 }
 
 /** JCS as UTF-8 bytes. */
 export function canonicalBytes(value: unknown): Buffer {
-  return Buffer.from(canonicalize(value), 'utf8')
+  const out = write(value)
+  return typeof out === 'string' ? Buffer.from(out, 'utf8') : out
 }
 
 /** `sha256:` + lowercase hex of the JCS bytes of a value. */
 export function canonicalHash(value: unknown): string {
-  return 'sha256:' + createHash('sha256').update(canonicalize(value), 'utf8').digest('hex')
+  const out = write(value)
+  return 'sha256:' + createHash('sha256').update(out).digest('hex')
 }
 
 function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1')
 }
 
-// The hot path carries no JSON Pointer; when it fails, a second walk locates the fault for the
-// diagnostic. This keeps canonicalization of valid documents allocation-light.
-class Fault {
-  constructor(readonly reason: JcsReason) {}
+/** Characters of output kept as one string before they are flushed to a UTF-8 chunk. */
+const FLUSH_AT = 1 << 16
+
+/** One open array or object of the walk: its members in JCS order and the one being written. */
+interface Open {
+  container: object
+  /** Sorted member names of an object; null for an array. */
+  keys: string[] | null
+  length: number
+  index: number
 }
 
-function write(value: unknown): string {
-  switch (typeof value) {
-    case 'string':
-      if (!wellFormed(value)) throw new Fault('unpaired-surrogate')
-      return JSON.stringify(value)
-    case 'number':
-      if (!Number.isFinite(value)) throw new Fault('non-finite-number')
-      return String(value) // String(-0) === '0'
-    case 'boolean':
-      return value ? 'true' : 'false'
-    case 'object': {
-      if (value === null) return 'null'
-      if (Array.isArray(value)) {
-        let out = '['
-        for (let i = 0; i < value.length; i++) {
-          if (i > 0) out += ','
-          out += write(value[i])
+/** Where a fault is: the JSON Pointer made of the member each open container is writing. */
+function pointerOf(stack: readonly Open[]): string {
+  let pointer = ''
+  for (const o of stack) pointer += '/' + escapePointer(o.keys === null ? String(o.index) : o.keys[o.index]!)
+  return pointer
+}
+
+/**
+ * The JCS text of `root`: a string when short, otherwise UTF-8 chunks joined into one Buffer.
+ * Faults are reported for the first offending value in JCS order.
+ */
+function write(root: unknown): string | Buffer {
+  const stack: Open[] = []
+  /** Containers on the stack, to refuse a cyclic value (outside the JSON data model). */
+  const onStack = new Set<object>()
+  const chunks: Buffer[] = []
+  let out = ''
+  let value = root
+  for (;;) {
+    // Write `value`, or open it and continue with its first member.
+    let opened = false
+    switch (typeof value) {
+      case 'string':
+        if (!wellFormed(value)) throw new JcsError('unpaired-surrogate', pointerOf(stack))
+        out += JSON.stringify(value)
+        break
+      case 'number':
+        if (!Number.isFinite(value)) throw new JcsError('non-finite-number', pointerOf(stack))
+        out += String(value) // String(-0) === '0'
+        break
+      case 'boolean':
+        out += value ? 'true' : 'false'
+        break
+      case 'object': {
+        if (value === null) {
+          out += 'null'
+          break
         }
-        return out + ']'
+        if (onStack.has(value)) throw new JcsError('unsupported-value', pointerOf(stack))
+        const keys = Array.isArray(value) ? null : Object.keys(value).sort()
+        const length = keys === null ? (value as unknown[]).length : keys.length
+        if (length === 0) {
+          out += keys === null ? '[]' : '{}'
+          break
+        }
+        out += keys === null ? '[' : '{'
+        stack.push({container: value, keys, length, index: 0})
+        onStack.add(value)
+        opened = true
+        break
       }
-      const obj = value as Record<string, JsonValue>
-      const keys = Object.keys(obj).sort()
-      let out = '{'
-      for (const key of keys) {
-        if (!wellFormed(key)) throw new Fault('unpaired-surrogate')
-        if (out.length > 1) out += ','
-        out += JSON.stringify(key) + ':' + write(obj[key])
-      }
-      return out + '}'
+      default:
+        throw new JcsError('unsupported-value', pointerOf(stack))
     }
-    default:
-      throw new Fault('unsupported-value')
-  }
-}
-
-/** Finds the first fault in document order (members in JCS order) and its JSON Pointer. */
-function locate(value: unknown, pointer: string): JcsError | null {
-  try {
-    write(value)
-    return null
-  } catch (e) {
-    if (!(e instanceof Fault)) throw e
-    if (value !== null && typeof value === 'object') {
-      const entries: [string, unknown][] = Array.isArray(value)
-        ? value.map((v, i) => [String(i), v])
-        : Object.keys(value)
-            .sort()
-            .map((k) => [k, (value as Record<string, unknown>)[k]])
-      for (const [key, child] of entries) {
-        const at = `${pointer}/${escapePointer(key)}`
-        if (!wellFormed(key)) return new JcsError('unpaired-surrogate', at)
-        const found = locate(child, at)
-        if (found) return found
-      }
+    if (out.length >= FLUSH_AT) {
+      chunks.push(Buffer.from(out, 'utf8'))
+      out = ''
     }
-    return new JcsError(e.reason, pointer)
+    // Move to the next member to write, closing every container that is complete.
+    for (;;) {
+      const top = stack[stack.length - 1]
+      if (top === undefined) {
+        if (chunks.length === 0) return out
+        chunks.push(Buffer.from(out, 'utf8'))
+        return Buffer.concat(chunks)
+      }
+      if (!opened) {
+        if (++top.index === top.length) {
+          out += top.keys === null ? ']' : '}'
+          stack.pop()
+          onStack.delete(top.container)
+          continue
+        }
+        out += ','
+      }
+      opened = false
+      if (top.keys === null) {
+        value = (top.container as unknown[])[top.index]
+      } else {
+        const key = top.keys[top.index]!
+        if (!wellFormed(key)) throw new JcsError('unpaired-surrogate', pointerOf(stack))
+        out += JSON.stringify(key) + ':'
+        value = (top.container as Record<string, unknown>)[key]
+      }
+      break
+    }
   }
 }

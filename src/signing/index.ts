@@ -7,7 +7,7 @@ export type {DocumentKind, Principal, PrincipalType, Profile, SignerRule} from '
 export {SignError, sign} from './sign.js'
 export type {SignOptions, Signed} from './sign.js'
 // The six-stage verifier and its rejections.
-export {Rejection, STAGES, Verified, WIRE_CODE, verify, verifyOffThread} from './verify.js'
+export {MAX_DOCUMENT_BYTES, Rejection, STAGES, Verified, WIRE_CODE, verify, verifyOffThread} from './verify.js'
 export type {
   Diagnostic,
   DiagnosticStage,

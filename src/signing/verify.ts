@@ -1,6 +1,7 @@
 // Six-stage verification of a Signed Document (spec §6.4).
 //
-//   1 parse               strict UTF-8 JSON, one value, no duplicate decoded names
+//   1 parse               at most MAX_DOCUMENT_BYTES; strict UTF-8 JSON, one value, no duplicate
+//                         decoded names, nesting at most MAX_DEPTH (512)
 //   2 schema              the kind's normative schema, formats asserted
 //   3 signature-envelope  protected time is uppercase-Z UTC and byte-identical to createdAt;
 //                         signature.value canonical base64url, 64 bytes, S < L, R strict
@@ -39,6 +40,18 @@ import {schemaCatalog} from '../schema/catalog.js'
 import {createHash} from 'node:crypto'
 import {type DocumentKind, PROFILES, type Principal, detectKind, expectedSigner} from './profiles.js'
 import {RegistryEvidence, RegistryFault, type ResolvedBinding} from './registry.js'
+
+/**
+ * Largest Signed Document verified: 16 MiB, the largest WebSocket message the client accepts (the
+ * server accepts 1 MiB), so no document the wire can carry is refused. §17.4 sends large content
+ * as an Artifact referenced by URI and content hash. Bigger documents are refused at stage 1
+ * (PROTOCOL_VIOLATION, reason `size-limit`) before parsing: a parsed document costs from 8 bytes
+ * (an array element) to over 100 (an object) of heap per few bytes of text, so no tree-building
+ * verifier holds a small multiple of its input, and without a cap a 200 MB document exhausted the
+ * heap (~4.5 GB) instead of being answered. At the cap, `mwp verify` of 16 MiB of numbers peaks at
+ * ~0.3 GB resident, of 16 MiB of empty objects (the worst case) at ~1.3 GB.
+ */
+export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 
 export const STAGES = [
   'parse',
@@ -223,6 +236,8 @@ function verifyToEquation(
   evidence: RegistryEvidence,
 ): AwaitingEquation | Rejection {
   // Stage 1
+  if (bytes.length > MAX_DOCUMENT_BYTES)
+    return reject('parse', 'size-limit', `document is larger than ${MAX_DOCUMENT_BYTES} bytes (16 MiB)`)
   let doc: JsonObject
   try {
     const value = parseJsonBytes(bytes)

@@ -19,7 +19,14 @@
 
 import {createHash, randomUUID} from 'node:crypto'
 import {type ErrorCode, type ProtocolError, protocolError} from '../errors.js'
-import {type JsonObject, JsonParseError, type SourceOf, type SourceTexts, parseJsonText} from '../json/parse.js'
+import {
+  type JsonObject,
+  JsonParseError,
+  MAX_DEPTH,
+  type SourceOf,
+  type SourceTexts,
+  parseJsonText,
+} from '../json/parse.js'
 import {schemaCatalog} from '../schema/catalog.js'
 import {serverTextFrame} from './ws-framing.js'
 
@@ -56,7 +63,9 @@ export function parseFrame(text: string): ParsedFrame {
   const sources: SourceTexts = new WeakMap()
   const source: SourceOf = (o) => sources.get(o)
   try {
-    value = parseJsonText(text, sources)
+    // A COMMAND or EVENT frame holds a Signed Document one level down: the document may nest as
+    // deep as the verifier allows on its own (MAX_DEPTH), so the frame one level more.
+    value = parseJsonText(text, sources, {maxDepth: MAX_DEPTH + 1})
   } catch (e) {
     if (e instanceof JsonParseError) return {ok: false, code: 'PROTOCOL_VIOLATION'}
     throw e

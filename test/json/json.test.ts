@@ -127,6 +127,66 @@ describe('strict JSON reader (stage 1, ACCEPTANCE A1, C2, J7)', () => {
     expect(reason(() => parseJsonText('{"a":'.repeat(100_000)))).toBe('depth-limit')
   })
 
+  it('nests 512 levels of mixed arrays and objects, the depth both official SDKs sign (issue #15), and refuses 513', () => {
+    const nested = (depth: number) => {
+      let text = '0'
+      for (let level = depth; level >= 1; level--) text = level % 2 === 0 ? `{"k":${text}}` : `[${text}]`
+      return text
+    }
+    const v = parseJsonText(nested(512))
+    expect(canonicalize(v)).toBe(nested(512))
+    const e = (() => {
+      try {
+        parseJsonText(nested(513))
+      } catch (err) {
+        return err as JsonParseError
+      }
+    })()
+    expect(e?.reason).toBe('depth-limit')
+    expect(e?.offset).toBe(256 * 1 + 256 * 5) // the 513th opening bracket, after 256 `[` and 256 `{"k":`
+    // A container of documents (a WebSocket frame) allows its own level on top.
+    expect(canonicalize(parseJsonText(nested(513), undefined, {maxDepth: 513}))).toBe(nested(513))
+    expect(reason(() => parseJsonText(nested(514), undefined, {maxDepth: 513}))).toBe('depth-limit')
+  })
+
+  it('decodes escape-dense strings exactly, longer than any internal buffer, lone surrogates kept', () => {
+    const raw = '\\n\\u00e9\\"\\ud800x\\\\\\/\\t\\uDFFF'
+    const decoded = '\n\u00e9"\ud800x\\/\t\udfff'
+    for (const n of [1, 7, 50, 5000, 200_000]) {
+      const v = parseJsonText(`{"${raw.repeat(n)}":"a${raw.repeat(n)}"}`) as Record<string, string>
+      expect(Object.keys(v)).toEqual([decoded.repeat(n)])
+      expect(v[decoded.repeat(n)]).toBe('a' + decoded.repeat(n))
+    }
+    // Several escaped strings in one document do not share decoded text.
+    expect(parseJsonText('["\\u0041' + 'b'.repeat(3000) + '","\\u0043"]')).toEqual(['A' + 'b'.repeat(3000), 'C'])
+    // A duplicate spelled with escapes past the short-string path is still a duplicate.
+    const long = 'é'.repeat(100)
+    expect(reason(() => parseJsonText(`{"${long}":1,"${'\\u00e9'.repeat(100)}":2}`))).toBe('duplicate-member')
+    // An error after a long escaped run still points at the offending character.
+    const bad = `"${'\\n'.repeat(2000)}\\q"`
+    const e = (() => {
+      try {
+        parseJsonText(bad)
+      } catch (err) {
+        return err as JsonParseError
+      }
+    })()
+    expect(e?.reason).toBe('syntax')
+    expect(e?.offset).toBe(1 + 2 * 2000)
+  })
+
+  it('reads numbers by the exact lexeme grammar', () => {
+    expect(parseJsonText('[0,-0,12,-3.25,1e3,1E+3,2e-2,0.5e1,-0.0]')).toEqual([
+      0, -0, 12, -3.25, 1000, 1000, 0.02, 5, -0,
+    ])
+    for (const bad of ['-', '-a', '00', '-01', '1.e5', '1e+', '1.5.', '1e5e', '2-', '[1.]'])
+      expect(
+        reason(() => parseJsonText(bad)),
+        bad,
+      ).toBe('syntax')
+    expect(reason(() => parseJsonText('0x1'))).toBe('trailing-data')
+  })
+
   it('keeps values that fail only at canonicalization: 1e400 and unpaired surrogates (A10, A11)', () => {
     expect(parseJsonText('1e400')).toBe(Infinity)
     expect(parseJsonText('-1e400')).toBe(-Infinity)
@@ -196,6 +256,52 @@ describe('RFC 8785 JCS (stage 5, ACCEPTANCE A8-A11)', () => {
     expect(reason(() => canonicalize(parseJsonText('{"\\ud800":1}')))).toBe('unpaired-surrogate')
     expect(reason(() => canonicalize(parseJsonText('"\\ud83d\\ude00"')))).toBe('accepted')
     expect(reason(() => canonicalize({a: undefined}))).toBe('unsupported-value')
+  })
+
+  it('names the first fault in JCS member order, through escaped pointer segments', () => {
+    const pointer = (v: unknown) => {
+      try {
+        canonicalize(v)
+      } catch (e) {
+        return (e as JcsError).pointer
+      }
+      return 'accepted'
+    }
+    expect(pointer(parseJsonText('{"z":"\\ud800","a":[1,2,1e400]}'))).toBe('/a/2')
+    expect(pointer(parseJsonText('{"a/b~c":{"\\udc00":1}}'))).toBe('/a~1b~0c/\udc00')
+    expect(pointer(parseJsonText('"\\ud800"'))).toBe('')
+  })
+
+  it('canonicalizes without recursion: 100,000 levels, a fault at the bottom located', () => {
+    let v: unknown = 'x'
+    for (let i = 0; i < 100_000; i++) v = i % 2 === 0 ? [v] : {k: v}
+    const text = canonicalize(v)
+    expect(text.length).toBe(3 + 100_000 + 50_000 * 6)
+    expect(text.startsWith('{"k":[{"k":[')).toBe(true)
+    let bad: unknown = 1e400
+    for (let i = 0; i < 100_000; i++) bad = [bad]
+    try {
+      canonicalize(bad)
+      expect.unreachable()
+    } catch (e) {
+      expect((e as JcsError).reason).toBe('non-finite-number')
+      expect((e as JcsError).pointer).toBe('/0'.repeat(100_000))
+    }
+  })
+
+  it('refuses a cyclic value instead of looping', () => {
+    const cyclic: Record<string, unknown> = {a: 1}
+    cyclic.self = {back: cyclic}
+    expect(reason(() => canonicalize(cyclic))).toBe('unsupported-value')
+    const shared = {x: 1}
+    expect(canonicalize({a: shared, b: [shared, shared]})).toBe('{"a":{"x":1},"b":[{"x":1},{"x":1}]}')
+  })
+
+  it('gives identical text and bytes above the output chunk size (multi-byte characters across chunks)', () => {
+    const v = {s: 'é😀a'.repeat(40_000), n: Array.from({length: 30_000}, (_, i) => i / 3)}
+    const text = canonicalize(v)
+    expect(text).toBe(JSON.stringify({n: v.n, s: v.s}))
+    expect(canonicalHash(v)).toBe('sha256:' + createHash('sha256').update(text, 'utf8').digest('hex'))
   })
 
   it('hashes the canonical bytes', () => {
