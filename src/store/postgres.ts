@@ -38,6 +38,7 @@ import {POSTGRES_POLICY_LOG_SCHEMA, type PolicyLogEntry, policyEntryFrom} from '
 import {type GroupAppend, postgresAppendGroups} from './multi-append.js'
 import {type OrgLog, postgresOrgLog} from './org-log.js'
 import {type CursorTable, postgresCursors} from './cursors.js'
+import {type CheckpointTable, postgresCheckpoints} from './checkpoints.js'
 import {PostgresGroupCommit} from './pg-group-commit.js'
 import {listenAppends} from './pg-notify.js'
 
@@ -326,6 +327,10 @@ class PostgresStore implements Store {
 
   private orgLog: OrgLog | undefined
   private cursorTable: CursorTable | undefined
+  private checkpointTable: CheckpointTable | undefined
+  checkpoints(): CheckpointTable {
+    return (this.checkpointTable ??= postgresCheckpoints(this.sql))
+  }
   organizationLog(): OrgLog {
     return (this.orgLog ??= postgresOrgLog(this.sql))
   }
