@@ -27,7 +27,7 @@ import {type AppliedEvent, apply} from './apply/index.js'
 import type {GroupState} from './model/state.js'
 import {type CooperationLimits, checkLimits} from './decide/rate-limits.js'
 import {type LeasePolicy, checkLeasePolicy} from './model/work-leases.js'
-import {type Tip, drainTips} from './ingress/append-pipeline.js'
+import {type PendingMessages, type Tip, drainTips} from './ingress/append-pipeline.js'
 import {MwpError} from '../errors.js'
 import {KEEP_CHECKPOINTS} from '../store/checkpoints.js'
 import {CHECKPOINT_EVERY, checkedCheckpoint, makeCheckpoint} from './checkpoints.js'
@@ -94,6 +94,8 @@ class Shared {
   readonly queues = new Map<string, Promise<unknown>>()
   /** Per Group, the newest append in flight and the state it produces (append-pipeline.ts). */
   readonly tips = new Map<string, Tip>()
+  /** Per Group, the Message rows of its in-flight appends (append-pipeline.ts). */
+  readonly pendingMessages = new Map<string, Set<PendingMessages>>()
   readonly appendListeners = new Set<AppendListener>()
   /** Per Group, the fold current() is running (one at a time: concurrent callers share it). */
   readonly folds = new Map<string, Promise<GroupState>>()
@@ -135,6 +137,11 @@ export class Authority {
   /** Per Group, the newest append in flight and the state it produces (append-pipeline.ts). */
   get tips(): Map<string, Tip> {
     return this.#shared.tips
+  }
+
+  /** Per Group, the Message rows of its in-flight appends (append-pipeline.ts). */
+  get pendingMessages(): Map<string, Set<PendingMessages>> {
+    return this.#shared.pendingMessages
   }
 
   /**

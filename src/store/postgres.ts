@@ -39,6 +39,7 @@ import {type GroupAppend, postgresAppendGroups} from './multi-append.js'
 import {type OrgLog, postgresOrgLog} from './org-log.js'
 import {type CursorTable, postgresCursors} from './cursors.js'
 import {type CheckpointTable, postgresCheckpoints} from './checkpoints.js'
+import {type MessageTable, ensurePostgresMessageTable, postgresMessages} from './message-table.js'
 import {PostgresGroupCommit} from './pg-group-commit.js'
 import {listenAppends} from './pg-notify.js'
 
@@ -170,6 +171,7 @@ export async function openPostgresStore(url: string, admissionKey?: SigningKey):
   try {
     const config = checkOpen(await readConfig(sql), where)
     await addLaterTables(sql)
+    await ensurePostgresMessageTable(sql)
     return new PostgresStore(sql, url, new AdmissionAuthority(config, admissionKey))
   } catch (e) {
     await sql.end({timeout: 1})
@@ -328,6 +330,10 @@ class PostgresStore implements Store {
   private orgLog: OrgLog | undefined
   private cursorTable: CursorTable | undefined
   private checkpointTable: CheckpointTable | undefined
+  private messageTable: MessageTable | undefined
+  messages(): MessageTable {
+    return (this.messageTable ??= postgresMessages(this.sql))
+  }
   checkpoints(): CheckpointTable {
     return (this.checkpointTable ??= postgresCheckpoints(this.sql))
   }

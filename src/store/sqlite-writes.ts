@@ -25,6 +25,7 @@ import {type GroupAppend, sqliteAppendGroups, sqliteWriteEvents} from './multi-a
 import {type OrgAppendOutcome, type OrgEntry, type OrgReceipt, sqliteOrgAppend} from './org-log.js'
 import {sqliteCursorAdvance} from './cursors.js'
 import {type StoredCheckpoint, sqliteCheckpointPut} from './checkpoints.js'
+import {sqliteMessageWrites} from './message-table.js'
 import {SqliteGroupCommit} from './group-commit.js'
 
 type DB = Database.Database
@@ -90,6 +91,7 @@ export class SqliteWrites {
       setHead: db.prepare(
         'INSERT INTO groups (group_id, head, revision) VALUES (?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET head = excluded.head, revision = excluded.revision',
       ),
+      writeMessages: sqliteMessageWrites(db),
     }
     this.#orgAppend = sqliteOrgAppend(db)
     this.#advance = sqliteCursorAdvance(db)

@@ -34,6 +34,7 @@ import type {GroupAppend} from './multi-append.js'
 import {type OrgLog, SQLITE_ORG_LOG_SCHEMA, sqliteOrgReads} from './org-log.js'
 import {type CursorTable, SQLITE_CURSOR_SCHEMA, sqliteCursors} from './cursors.js'
 import {type CheckpointTable, SQLITE_CHECKPOINT_SCHEMA, sqliteCheckpoints} from './checkpoints.js'
+import {type MessageTable, SQLITE_MESSAGE_SCHEMA, ensureSqliteMessageTable, sqliteMessages} from './message-table.js'
 import {GroupCommitFailure} from './group-commit.js'
 import {InlineWriter, SqliteWriter, type Writer} from './sqlite-writer.js'
 import {connectSqlite} from './sqlite-writes.js'
@@ -148,6 +149,7 @@ const LATER_TABLES = [
   SQLITE_ORG_LOG_SCHEMA,
   SQLITE_CURSOR_SCHEMA,
   SQLITE_CHECKPOINT_SCHEMA,
+  SQLITE_MESSAGE_SCHEMA,
 ].join(';\n')
 
 export async function initSqliteStore(path: string, config: StoreConfig): Promise<void> {
@@ -189,7 +191,9 @@ export async function openSqliteStore(
     db = connectSqlite(path, false)
     const config = checkOpen(readConfig(db), where)
     // Tables added after schema version 1 was first released, for stores initialized before them
-    // (IF NOT EXISTS: nothing is written when they are there).
+    // (IF NOT EXISTS: nothing is written when they are there). The Message table is filled from
+    // the log when it is added (message-table.ts), so it comes first.
+    ensureSqliteMessageTable(db)
     db.exec(LATER_TABLES)
     return new SqliteStore(db, path, url, new AdmissionAuthority(config, admissionKey), inlineWrites)
   } catch (e) {
@@ -370,6 +374,10 @@ class SqliteStore implements Store {
   private orgLog: OrgLog | undefined
   private cursorTable: CursorTable | undefined
   private checkpointTable: CheckpointTable | undefined
+  private messageTable: MessageTable | undefined
+  messages(): MessageTable {
+    return (this.messageTable ??= sqliteMessages(this.db))
+  }
   checkpoints(): CheckpointTable {
     return (this.checkpointTable ??= sqliteCheckpoints(this.db, (c) => this.writer.call('putCheckpoint', c)))
   }

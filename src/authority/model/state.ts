@@ -2,7 +2,6 @@
 // in place: apply() returns a new object, so a cached state can be handed out and compared by
 // canonical hash (replay must reproduce the live state exactly).
 
-import type {MessageIndex} from './message-index.js'
 import type {Principal} from '../../signing/profiles.js'
 import type {ActorRates, ArtifactIndexEntry, DelegationGrantView, OverrideGrantView} from './cooperation-state.js'
 import type {BudgetLedger, ChildMissionLink, FollowUpLink, MissionParentLink} from './mission-tree.js'
@@ -82,8 +81,8 @@ export interface GroupState {
   proposals: Record<string, WorkProposalView>
   /** §10.2: WorkItems keyed by WorkItem ID. */
   workItems: Record<string, WorkItemView>
-  /** §9: committed Messages (author, Conversation, status), bucketed by Message ID — message-index.ts. */
-  messages?: MessageIndex
+  // §9: committed Messages are not here: they live in the store's Message table
+  // (store/message-table.ts), so the state does not grow with the number of Messages (issue #15).
   /** §13.1: published Artifacts by artifactId. */
   artifacts?: Record<string, ArtifactIndexEntry>
   /** §9.1: Delegation Grants by Grant ID. */
