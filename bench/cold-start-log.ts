@@ -14,6 +14,17 @@ import type {Principal} from '../src/signing/profiles.js'
 
 const uuid = () => `urn:uuid:${randomUUID()}`
 
+export interface PostOptions {
+  /** Events per append (default 500). */
+  batch?: number
+  /**
+   * Tell the Authority of every append as the live path does (Authority.committed): its cache
+   * follows, and it writes its checkpoints every CHECKPOINT_EVERY Events, as a running server
+   * would have. Default false: the log alone, as an older build or another process left it.
+   */
+  live?: boolean
+}
+
 /**
  * Appends `count` message.posted Events by `author` (an active member) to the existing Group
  * `groupId`, on the Authority's current state. Returns the Message IDs posted.
@@ -23,7 +34,7 @@ export async function appendPosts(
   groupId: string,
   author: Principal,
   count: number,
-  batch = 500,
+  {batch = 500, live = false}: PostOptions = {},
 ): Promise<string[]> {
   let state = await authority.current(groupId)
   if (state === null) throw new Error(`no Group ${groupId}`)
@@ -59,6 +70,7 @@ export async function appendPosts(
     const {stored, next, receipt} = seal(authority, state, command, contentHash, acceptedAt, drafts)
     const outcome = await authority.store.append(groupId, state.sequence, stored, receipt)
     if (outcome.status !== 'appended') throw new Error(`bulk append: ${outcome.status}`)
+    if (live) authority.committed(next, stored)
     state = next
     done += n
   }

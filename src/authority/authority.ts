@@ -103,6 +103,8 @@ class Shared {
   readonly checkpointed = new Map<string, number>()
   /** Groups whose checkpoint is being written. */
   readonly checkpointing = new Set<string>()
+  /** Per Group, the newest state committed while its checkpoint was being written: written next. */
+  readonly checkpointNext = new Map<string, {state: GroupState; eventBytes: Uint8Array}>()
   readonly checkpointWrites = new Set<Promise<void>>()
 }
 
@@ -295,12 +297,18 @@ export class Authority {
 
   /**
    * Writes a checkpoint of the committed `state` (its last Event's stored bytes: `eventBytes`) after
-   * the current turn, off every answer's path; one per Group at a time. A failed write is reported
-   * and costs only speed: the next cold start folds from an older checkpoint.
+   * the current turn, off every answer's path; one per Group at a time, and a state committed
+   * meanwhile is written next (the newest only). A failed write is reported and costs only speed:
+   * the next cold start folds from an older checkpoint.
    */
   #checkpointLater(state: GroupState, eventBytes: Uint8Array): void {
     const groupId = state.groupId
-    if (this.#shared.checkpointing.has(groupId)) return
+    if (this.#shared.checkpointing.has(groupId)) {
+      const queued = this.#shared.checkpointNext.get(groupId)
+      if (queued === undefined || queued.state.sequence < state.sequence)
+        this.#shared.checkpointNext.set(groupId, {state, eventBytes})
+      return
+    }
     this.#shared.checkpointing.add(groupId)
     const write = async () => {
       try {
@@ -310,6 +318,10 @@ export class Authority {
         await this.#report(groupId, state.sequence, `not written: ${(e as Error).message}`)
       } finally {
         this.#shared.checkpointing.delete(groupId)
+        const queued = this.#shared.checkpointNext.get(groupId)
+        this.#shared.checkpointNext.delete(groupId)
+        if (queued !== undefined && queued.state.sequence > (this.#shared.checkpointed.get(groupId) ?? 0))
+          this.#checkpointLater(queued.state, queued.eventBytes)
       }
     }
     const written = new Promise<void>((resolve) => setImmediate(() => void write().then(resolve)))
