@@ -6,7 +6,6 @@
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {appendPosts} from '../../bench/cold-start-log.js'
-import type {Authority} from '../../src/authority/authority.js'
 import {CHECKPOINT_EVERY, makeCheckpoint} from '../../src/authority/checkpoints.js'
 import {submit} from '../../src/authority/ingress/command.js'
 import type {GroupState} from '../../src/authority/model/state.js'
