@@ -61,7 +61,8 @@ const bindable = (v: Uint8Array) => (Buffer.isBuffer(v) ? v : Buffer.from(v.buff
 
 /** The checkpoint write alone, synchronous: the store's writer runs it inside its group commit (sqlite-writes.ts). */
 export function sqliteCheckpointPut(db: Database.Database): (checkpoint: StoredCheckpoint) => void {
-  const upsert = db.prepare(`INSERT INTO group_checkpoints (group_id, sequence, event_hash, state_hash, state, key_id, signature)
+  const upsert =
+    db.prepare(`INSERT INTO group_checkpoints (group_id, sequence, event_hash, state_hash, state, key_id, signature)
     VALUES (?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (group_id, sequence) DO UPDATE SET event_hash = excluded.event_hash, state_hash = excluded.state_hash,
       state = excluded.state, key_id = excluded.key_id, signature = excluded.signature`)

@@ -309,7 +309,9 @@ describe('M rate, recursion and runaway controls (§20)', () => {
         (e.doc.payload as {message: {author: {id: string}}}).message.author.id === developer.principal!.id,
     )
     const stored = await Promise.all(
-      mine.map((e) => suite.store.messages().get(g, (e.doc.payload as {message: {messageId: string}}).message.messageId)),
+      mine.map((e) =>
+        suite.store.messages().get(g, (e.doc.payload as {message: {messageId: string}}).message.messageId),
+      ),
     )
     expect(stored.filter((m) => m?.author.id === developer.principal!.id)).toHaveLength(3)
 
