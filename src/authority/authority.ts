@@ -229,7 +229,10 @@ export class Authority {
    * stalls the connections this process serves; a long fold leaves a checkpoint behind.
    */
   async #foldTo(groupId: string, from: GroupState | null, head: number): Promise<GroupState> {
-    let state = (await this.#restore(groupId, head, from?.sequence ?? 0)) ?? from
+    // A gap shorter than the checkpoint interval is folded as it is: no newer checkpoint can be
+    // more than that ahead, so the read would save nothing (another process's appends, mostly).
+    const far = head - (from?.sequence ?? 0) >= CHECKPOINT_EVERY
+    let state = (far ? await this.#restore(groupId, head, from?.sequence ?? 0) : null) ?? from
     const start = state?.sequence ?? 0
     let last: Uint8Array | undefined
     let slice = performance.now()
@@ -264,9 +267,10 @@ export class Authority {
     }
     for (const c of candidates) {
       if (c.sequence <= above) break
-      const page = await this.store.read(groupId, c.sequence - 1, 1)
-      const at = page.events[0]?.sequence === c.sequence ? page.events[0].bytes : null
-      const state = checkedCheckpoint(this.key, c, groupId, at)
+      const state = await checkedCheckpoint(this.key, c, groupId, async (sequence) => {
+        const [at] = (await this.store.read(groupId, sequence - 1, 1)).events
+        return at?.sequence === sequence ? at.bytes : null
+      })
       if (typeof state !== 'string') {
         this.#noteCheckpoint(groupId, c.sequence)
         return state

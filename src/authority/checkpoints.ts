@@ -47,21 +47,23 @@ export function makeCheckpoint(key: SigningKey, state: GroupState, eventBytes: U
 }
 
 /**
- * The state a checkpoint holds, or why it is not to be trusted. `eventBytes` are the stored bytes
- * of the Group's Event at the checkpoint's sequence (null: no such Event).
+ * The state a checkpoint holds, or why it is not to be trusted. `storedEvent` reads the stored
+ * bytes of the Group's Event at the checkpoint's sequence (null: no such Event); it is called only
+ * once the signature and the state hash hold.
  */
-export function checkedCheckpoint(
+export async function checkedCheckpoint(
   key: SigningKey,
   c: StoredCheckpoint,
   groupId: string,
-  eventBytes: Uint8Array | null,
-): GroupState | string {
+  storedEvent: (sequence: number) => Promise<Uint8Array | null>,
+): Promise<GroupState | string> {
   if (c.groupId !== groupId) return `checkpoint of ${c.groupId} read for ${groupId}`
   if (c.keyId !== key.keyId) return `signed by key ${c.keyId}, not this Authority's ${key.keyId}`
   const signature = decodeBase64url(c.signature)
   if (signature === null || !strictVerify(key.publicKey, binding(c), signature).ok)
     return 'signature does not verify with the Authority key'
   if (contentHash(c.state) !== c.stateHash) return 'state bytes do not match the signed state hash'
+  const eventBytes = await storedEvent(c.sequence)
   if (eventBytes === null) return `no stored Event at sequence ${c.sequence}`
   if (contentHash(eventBytes) !== c.eventHash) return `the stored Event at sequence ${c.sequence} is not the bound one`
   let state: GroupState

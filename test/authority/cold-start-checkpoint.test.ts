@@ -120,6 +120,31 @@ describe.each(backends.filter((b) => b.enabled))('cold start from checkpoints: $
     expect(turnsWhenDone).toBeGreaterThan(0)
   })
 
+  it('a newest checkpoint that does not verify falls back to the one before it', async () => {
+    const builder = authorityOn(store)
+    const g = await missionGroup((bytes) => submit(builder, bytes), 'cold-fallback', {members: []})
+    // as a running server leaves it: a checkpoint every CHECKPOINT_EVERY Events
+    await appendPosts(builder, g, owner.principal!, 2 * CHECKPOINT_EVERY, {batch: CHECKPOINT_EVERY, live: true})
+    await builder.checkpointsWritten()
+    const head = (await store.head(g))!.sequence
+    const [newest, older] = await store.checkpoints().newest(g, head, 2)
+    expect(newest!.sequence).toBe(head)
+    expect(older!.sequence).toBeLessThan(newest!.sequence)
+    await store.checkpoints().put({
+      ...newest!,
+      state: Buffer.from(Buffer.from(newest!.state).toString('utf8').replace('"revision":', '"revision": ')),
+    })
+
+    const s = counting(await reopened())
+    const restarted = authorityOn(s.store)
+    const state = (await restarted.current(g))!
+    expect(s.events()).toBe(1 + head - older!.sequence) // the older one's bound Event, then from it on
+    expect(groupStateHash(state)).toBe(groupStateHash(await fullFold(g)))
+    const reports = (await store.listAudit()).filter((a) => a.stage === 'checkpoint').map((a) => a.subject)
+    expect(reports).toContain(`${g}#${newest!.sequence}`)
+    expect(reports).not.toContain(`${g}#${older!.sequence}`)
+  })
+
   describe('a checkpoint that does not verify is reported and not used', () => {
     const otherKey = generateSigningKey({keyId: authorityKey.keyId, principal: authorityKey.principal!})
     const tampered: [string, (c: StoredCheckpoint, state: GroupState, eventBytes: Uint8Array) => StoredCheckpoint][] = [
