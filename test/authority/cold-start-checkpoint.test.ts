@@ -12,7 +12,7 @@ import type {GroupState} from '../../src/authority/model/state.js'
 import {groupStateHash} from '../../src/authority/model/state-hash.js'
 import {generateSigningKey} from '../../src/crypto/keyfile.js'
 import {openStore} from '../../src/store/index.js'
-import type {StoredCheckpoint} from '../../src/store/checkpoints.js'
+import {KEEP_CHECKPOINTS, type StoredCheckpoint} from '../../src/store/checkpoints.js'
 import type {Store} from '../../src/store/types.js'
 import {
   admissionKey,
@@ -95,6 +95,24 @@ describe.each(backends.filter((b) => b.enabled))('cold start from checkpoints: $
     expect(s.events()).toBe(1 + tail)
     expect(groupStateHash(state)).toBe(groupStateHash(await fullFold(g)))
     expect(codeOf(await submit(restarted, post(owner, g)))).toBe('ok')
+  })
+
+  it('the store keeps the newest KEEP_CHECKPOINTS checkpoints of a Group, newest first', async () => {
+    const g = `urn:mwp:test:group:keep-${Date.now()}`
+    const row = (sequence: number): StoredCheckpoint => ({
+      groupId: g,
+      sequence,
+      eventHash: 'sha256:e',
+      stateHash: 'sha256:s',
+      state: Buffer.from('{}'),
+      keyId: 'k',
+      signature: 's',
+    })
+    for (const sequence of [256, 768, 512]) await store.checkpoints().put(row(sequence))
+    expect((await store.checkpoints().newest(g, 1e9, 10)).map((c) => c.sequence)).toEqual(
+      [768, 512].slice(0, KEEP_CHECKPOINTS),
+    )
+    expect((await store.checkpoints().newest(g, 700, 10)).map((c) => c.sequence)).toEqual([512])
   })
 
   it('concurrent first calls share one fold', async () => {

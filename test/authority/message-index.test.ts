@@ -57,6 +57,34 @@ describe.each(backends.filter((b) => b.enabled))('Messages in the store, not in 
       .map((d) => d.payload.message.messageId)
   }
 
+  it('the Message rows ride on the append: a refused append writes none, an accepted one writes them', async () => {
+    const g = `urn:mwp:test:group:rows-${Date.now()}`
+    const messageId = `urn:uuid:${crypto.randomUUID()}`
+    const event = (sequence: number): StoredEvent => ({
+      eventId: `urn:uuid:${crypto.randomUUID()}`,
+      kind: 'message.posted',
+      sequence,
+      aggregateRevision: 1,
+      bytes: Buffer.from('{}'),
+      message: {messageId, posted: {author: developer.principal!, conversationId: 'urn:uuid:c'}},
+    })
+    const receipt = (n: number) => ({
+      actorId: developer.principal!.id,
+      actionId: `urn:uuid:${crypto.randomUUID()}`,
+      contentHash: `sha256:${String(n).padStart(64, '0')}`,
+      groupId: g,
+      firstSequence: 1,
+      lastSequence: 1,
+      document: '{}',
+    })
+    expect((await store.append(g, 3, [event(4)], {...receipt(1), firstSequence: 4, lastSequence: 4})).status).toBe(
+      'head-moved',
+    )
+    expect(await store.messages().get(g, messageId)).toBeNull()
+    expect((await store.append(g, 0, [event(1)], receipt(2))).status).toBe('appended')
+    expect(await store.messages().get(g, messageId)).toMatchObject({status: 'posted', redacted: false})
+  })
+
   it('the canonical state does not grow with the number of Messages and names none of them', async () => {
     const authority = authorityOn(store)
     const run = (bytes: Buffer) => submit(authority, bytes)
