@@ -240,13 +240,21 @@ export function postgresMessages(sql: postgres.Sql): MessageTable {
  * store init lock, in one transaction, only when missing.
  */
 export async function ensurePostgresMessageTable(sql: postgres.Sql): Promise<number> {
+  // pg_tables, not to_regclass: a plain catalog query reads with the statement's snapshot, so
+  // after the lock it sees a table another process created meanwhile (to_regclass's cached
+  // catalog view did not: two processes opening an older store at once both backfilled).
   const present = async (q: postgres.Sql | postgres.TransactionSql) =>
-    Boolean((await q`SELECT to_regclass('group_messages') IS NOT NULL AS present`)[0]?.present)
+    Boolean(
+      (
+        await q`SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables
+          WHERE schemaname = current_schema() AND tablename = 'group_messages') AS present`
+      )[0]?.present,
+    )
   if (await present(sql)) return 0
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtext('mwp store init'))`
     if (await present(tx)) return 0
-    await tx`CREATE TABLE group_messages (
+    await tx`CREATE TABLE IF NOT EXISTS group_messages (
       group_id        TEXT NOT NULL,
       message_id      TEXT NOT NULL,
       author_type     TEXT NOT NULL,

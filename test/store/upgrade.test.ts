@@ -69,7 +69,10 @@ describe.each(backends.filter((b) => b.enabled))('store opened from an earlier b
     for (const table of ['group_messages', 'group_checkpoints']) await raw.exec(`DROP TABLE IF EXISTS ${table}`)
     await raw.close()
 
-    const reopened = await openStore(url, {admissionKey})
+    // Regression: two processes opening the older store at once both saw the table missing; the
+    // second then failed ("relation already exists") — one fills it, the other finds it filled.
+    const [reopened, twin] = await Promise.all([openStore(url, {admissionKey}), openStore(url)])
+    await twin.close()
     expect([await reopened.messages().get(g, first), await reopened.messages().get(g, second)]).toEqual(before)
     expect(await reopened.messages().get(g, first)).toMatchObject({status: 'corrected', redacted: false})
     expect(await reopened.messages().get(g, second)).toMatchObject({status: 'posted', redacted: true})
