@@ -3,9 +3,10 @@
 // checkpoints (the restart folds only the tail) and on a store without any (an older build's: the
 // whole log is folded, in slices that yield to the event loop, and leaves a checkpoint behind).
 //
-// Size: building real signed Events runs at roughly 1,500-3,000 per second on the shared CI
-// machine (bench/cold-start.ts prints the rate), so 100,000 would take about a minute to build
-// alone; the test uses EVENTS and the bench measures 100k.
+// Size: building real signed Events is the cost. Measured on the shared 2-core machine: 100,000
+// Events took 24 s (compiled) to 72 s (under vitest's TypeScript loader, with other suites
+// running), and a full fold without checkpoints takes about as long again. 20,000 keeps this file
+// near 30 s; bench/cold-start.ts measures 1k, 10k and 100k.
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {appendPosts} from '../../bench/cold-start-log.js'
