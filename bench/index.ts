@@ -34,10 +34,15 @@ const regPath = useUpstream
   : join(root, 'fixtures/registry.json')
 const seconds = benchSeconds()
 
-// MWP_BENCH_ONLY=ingress | wire runs only the Group Authority ingress figures (bench/ingress.ts)
-// or only the WebSocket binding's (bench/wire.ts).
+// MWP_BENCH_ONLY=ingress | wire | cold-start runs only the Group Authority ingress figures
+// (bench/ingress.ts), only the WebSocket binding's (bench/wire.ts), or only the cold start's
+// (bench/cold-start.ts).
 if (process.env.MWP_BENCH_ONLY === 'ingress') {
   await runIngressBench()
+  process.exit(0)
+}
+if (process.env.MWP_BENCH_ONLY === 'cold-start') {
+  await (await import('./cold-start.js')).runColdStartBench()
   process.exit(0)
 }
 if (process.env.MWP_BENCH_ONLY === 'wire') {
@@ -131,9 +136,12 @@ console.log(
 // the WebSocket binding on loopback (bench/wire.ts; MWP_BENCH_WIRE=0 skips it), each in a process
 // of its own, as a server runs: the heap, thread pool and threads one section leaves behind (the
 // ingress section fills stores to 100,000 Events) do not weigh on the next one's figures.
+// The cold start to the first Command at 1k, 10k and 100k stored Events (bench/cold-start.ts;
+// MWP_BENCH_COLD_START=0 skips it) follows, in a process of its own too.
 for (const [only, skip] of [
   ['ingress', 'MWP_BENCH_INGRESS'],
   ['wire', 'MWP_BENCH_WIRE'],
+  ['cold-start', 'MWP_BENCH_COLD_START'],
 ] as const) {
   if (process.env[skip] === '0') continue
   const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {

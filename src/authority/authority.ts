@@ -11,6 +11,10 @@
 // (one indexed read) and folds only the Events it has not seen yet, each re-verified with the
 // six-stage verifier. Another process sharing a PostgreSQL store therefore cannot make this
 // cache decide on stale state; the append's head check catches the remaining race.
+//
+// Cold start (issue #15): a Group not in the cache starts from its newest signed checkpoint that
+// verifies (checkpoints.ts) and folds only the Events after it, in slices that yield to the event
+// loop. A checkpoint is written every CHECKPOINT_EVERY Events after commit, off the answer path.
 
 import {randomUUID} from 'node:crypto'
 import type {SigningKey} from '../crypto/keyfile.js'
@@ -23,8 +27,10 @@ import {type AppliedEvent, apply} from './apply/index.js'
 import type {GroupState} from './model/state.js'
 import {type CooperationLimits, checkLimits} from './decide/rate-limits.js'
 import {type LeasePolicy, checkLeasePolicy} from './model/work-leases.js'
-import {type Tip, drainTips} from './ingress/append-pipeline.js'
+import {type PendingMessages, type Tip, drainTips} from './ingress/append-pipeline.js'
 import {MwpError} from '../errors.js'
+import {KEEP_CHECKPOINTS} from '../store/checkpoints.js'
+import {CHECKPOINT_EVERY, checkedCheckpoint, makeCheckpoint} from './checkpoints.js'
 
 export interface AuthorityPolicy {
   /** Human principal IDs allowed to create root Missions (§7.1, issue 4 role policy). */
@@ -76,6 +82,8 @@ export class AuthorityIntegrityError extends MwpError<'log-integrity'> {
 }
 
 const PAGE = 500
+/** How long a fold runs before it yields to the event loop (ms). */
+const SLICE_MS = 10
 
 /** Told of every append this process commits (Authority.onAppended). */
 export type AppendListener = (state: GroupState, events: readonly LoggedEvent[]) => void
@@ -86,7 +94,18 @@ class Shared {
   readonly queues = new Map<string, Promise<unknown>>()
   /** Per Group, the newest append in flight and the state it produces (append-pipeline.ts). */
   readonly tips = new Map<string, Tip>()
+  /** Per Group, the Message rows of its in-flight appends (append-pipeline.ts). */
+  readonly pendingMessages = new Map<string, Set<PendingMessages>>()
   readonly appendListeners = new Set<AppendListener>()
+  /** Per Group, the fold current() is running (one at a time: concurrent callers share it). */
+  readonly folds = new Map<string, Promise<GroupState>>()
+  /** Per Group, the sequence of the newest checkpoint known stored (checkpoints.ts). */
+  readonly checkpointed = new Map<string, number>()
+  /** Groups whose checkpoint is being written. */
+  readonly checkpointing = new Set<string>()
+  /** Per Group, the newest state committed while its checkpoint was being written: written next. */
+  readonly checkpointNext = new Map<string, {state: GroupState; eventBytes: Uint8Array}>()
+  readonly checkpointWrites = new Set<Promise<void>>()
 }
 
 export class Authority {
@@ -120,6 +139,11 @@ export class Authority {
   /** Per Group, the newest append in flight and the state it produces (append-pipeline.ts). */
   get tips(): Map<string, Tip> {
     return this.#shared.tips
+  }
+
+  /** Per Group, the Message rows of its in-flight appends (append-pipeline.ts). */
+  get pendingMessages(): Map<string, Set<PendingMessages>> {
+    return this.#shared.pendingMessages
   }
 
   /**
@@ -169,7 +193,7 @@ export class Authority {
   /** The Group's state at the store's current head, or null for a Group with no Events. */
   async current(groupId: string): Promise<GroupState | null> {
     const head = await this.store.head(groupId)
-    let state = this.#shared.cache.get(groupId) ?? null
+    const state = this.#shared.cache.get(groupId) ?? null
     // Only committed states are cached: one ahead of the head just read was remembered by an
     // append of this process that committed while the read was in flight.
     if (state !== null && state.sequence >= (head?.sequence ?? 0)) return state
@@ -179,19 +203,139 @@ export class Authority {
     // folding (and re-verifying) the Events they wrote. Waited for once; the rest is folded.
     if (this.tips.has(groupId)) {
       await drainTips(this, [groupId])
-      state = this.#shared.cache.get(groupId) ?? null
-      if (state !== null && state.sequence >= head.sequence) return state
+      const drained = this.#shared.cache.get(groupId) ?? null
+      if (drained !== null && drained.sequence >= head.sequence) return drained
     }
-    while ((state?.sequence ?? 0) < head.sequence) {
+    // One fold per Group at a time: a caller arriving during a fold waits for it, then looks again.
+    const running = this.#shared.folds.get(groupId)
+    if (running !== undefined) {
+      await running
+      return this.current(groupId)
+    }
+    const fold = this.#foldTo(groupId, this.#shared.cache.get(groupId) ?? null, head.sequence)
+    this.#shared.folds.set(groupId, fold)
+    try {
+      this.#remember(await fold)
+    } finally {
+      if (this.#shared.folds.get(groupId) === fold) this.#shared.folds.delete(groupId)
+    }
+    return this.#shared.cache.get(groupId)!
+  }
+
+  /**
+   * Folds the Group from `state` (null: from nothing) to at least `head`: from the newest valid
+   * checkpoint when it is ahead of `state` (checkpoints.ts), then Event by Event, each verified.
+   * The work runs in slices of about SLICE_MS that yield to the event loop, so a long tail never
+   * stalls the connections this process serves; a long fold leaves a checkpoint behind.
+   */
+  async #foldTo(groupId: string, from: GroupState | null, head: number): Promise<GroupState> {
+    // A gap shorter than the checkpoint interval is folded as it is: no newer checkpoint can be
+    // more than that ahead, so the read would save nothing (another process's appends, mostly).
+    const far = head - (from?.sequence ?? 0) >= CHECKPOINT_EVERY
+    let state = (far ? await this.#restore(groupId, head, from?.sequence ?? 0) : null) ?? from
+    const start = state?.sequence ?? 0
+    let last: Uint8Array | undefined
+    let slice = performance.now()
+    while ((state?.sequence ?? 0) < head) {
       const page = await this.store.read(groupId, state?.sequence ?? 0, PAGE)
       if (page.events.length === 0)
-        throw new AuthorityIntegrityError(
-          `Group ${groupId} head ${head.sequence} but no Event after ${state?.sequence ?? 0}`,
-        )
-      for (const logged of page.events) state = this.#fold(groupId, state, logged.sequence, logged.bytes)
+        throw new AuthorityIntegrityError(`Group ${groupId} head ${head} but no Event after ${state?.sequence ?? 0}`)
+      for (const logged of page.events) {
+        state = this.#fold(groupId, state, logged.sequence, logged.bytes)
+        last = logged.bytes
+        if (performance.now() - slice >= SLICE_MS) {
+          await new Promise((resolve) => setImmediate(resolve))
+          slice = performance.now()
+        }
+      }
     }
-    this.#remember(state!)
-    return this.#shared.cache.get(groupId)!
+    if (last !== undefined && state!.sequence - start >= CHECKPOINT_EVERY) this.#checkpointLater(state!, last)
+    return state!
+  }
+
+  /**
+   * The state of the Group's newest checkpoint above `above` that verifies (checkpoints.ts), or
+   * null. A checkpoint that does not verify is reported to the audit log and never used.
+   */
+  async #restore(groupId: string, head: number, above: number): Promise<GroupState | null> {
+    let candidates
+    try {
+      candidates = await this.store.checkpoints().newest(groupId, head, KEEP_CHECKPOINTS)
+    } catch (e) {
+      await this.#report(groupId, 0, `checkpoints unreadable: ${(e as Error).message}`)
+      return null
+    }
+    for (const c of candidates) {
+      if (c.sequence <= above) break
+      const state = await checkedCheckpoint(this.key, c, groupId, async (sequence) => {
+        const [at] = (await this.store.read(groupId, sequence - 1, 1)).events
+        return at?.sequence === sequence ? at.bytes : null
+      })
+      if (typeof state !== 'string') {
+        this.#noteCheckpoint(groupId, c.sequence)
+        return state
+      }
+      await this.#report(groupId, c.sequence, state)
+    }
+    return null
+  }
+
+  /** A checkpoint not used: the operator's to know (protected audit log), never the decider's. */
+  async #report(groupId: string, sequence: number, reason: string): Promise<void> {
+    try {
+      await this.store.audit({
+        at: this.clock(),
+        stage: 'checkpoint',
+        reason: `Group state checkpoint not used: ${reason}`,
+        subject: `${groupId}#${sequence}`,
+      })
+    } catch {
+      // the fold goes on without the checkpoint either way
+    }
+  }
+
+  #noteCheckpoint(groupId: string, sequence: number): void {
+    const known = this.#shared.checkpointed.get(groupId) ?? 0
+    if (sequence > known) this.#shared.checkpointed.set(groupId, sequence)
+  }
+
+  /**
+   * Writes a checkpoint of the committed `state` (its last Event's stored bytes: `eventBytes`) after
+   * the current turn, off every answer's path; one per Group at a time, and a state committed
+   * meanwhile is written next (the newest only). A failed write is reported and costs only speed:
+   * the next cold start folds from an older checkpoint.
+   */
+  #checkpointLater(state: GroupState, eventBytes: Uint8Array): void {
+    const groupId = state.groupId
+    if (this.#shared.checkpointing.has(groupId)) {
+      const queued = this.#shared.checkpointNext.get(groupId)
+      if (queued === undefined || queued.state.sequence < state.sequence)
+        this.#shared.checkpointNext.set(groupId, {state, eventBytes})
+      return
+    }
+    this.#shared.checkpointing.add(groupId)
+    const write = async () => {
+      try {
+        await this.store.checkpoints().put(makeCheckpoint(this.key, state, eventBytes))
+        this.#noteCheckpoint(groupId, state.sequence)
+      } catch (e) {
+        await this.#report(groupId, state.sequence, `not written: ${(e as Error).message}`)
+      } finally {
+        this.#shared.checkpointing.delete(groupId)
+        const queued = this.#shared.checkpointNext.get(groupId)
+        this.#shared.checkpointNext.delete(groupId)
+        if (queued !== undefined && queued.state.sequence > (this.#shared.checkpointed.get(groupId) ?? 0))
+          this.#checkpointLater(queued.state, queued.eventBytes)
+      }
+    }
+    const written = new Promise<void>((resolve) => setImmediate(() => void write().then(resolve)))
+    this.#shared.checkpointWrites.add(written)
+    void written.then(() => this.#shared.checkpointWrites.delete(written))
+  }
+
+  /** Settles when every checkpoint write this Authority started has settled (tests, orderly shutdown). */
+  async checkpointsWritten(): Promise<void> {
+    while (this.#shared.checkpointWrites.size > 0) await Promise.all(this.#shared.checkpointWrites)
   }
 
   /** Records a committed state; the cache only moves forward. */
@@ -213,6 +357,9 @@ export class Authority {
   /** The live path's append committed: remember the state it produced and tell the listeners. */
   committed(state: GroupState, events: readonly LoggedEvent[]): void {
     this.#remember(state)
+    const last = events[events.length - 1]
+    if (last !== undefined && state.sequence - (this.#shared.checkpointed.get(state.groupId) ?? 0) >= CHECKPOINT_EVERY)
+      this.#checkpointLater(state, last.bytes)
     for (const listener of this.#shared.appendListeners) {
       try {
         listener(state, events)

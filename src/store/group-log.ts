@@ -9,6 +9,7 @@
 import type {GroupAppend} from './multi-append.js'
 
 import type {PolicyRecord} from './policy-log.js'
+import type {MessageRow} from './message-table.js'
 
 /** One Event to append: the exact signed bytes plus the fields the store indexes and checks. */
 export interface StoredEvent {
@@ -22,6 +23,8 @@ export interface StoredEvent {
   bytes: Uint8Array
   /** §20: set when the Event is a Policy Log fact; the append writes its policy_log row atomically. */
   policyRecord?: PolicyRecord
+  /** §9: set when the Event posts or follows up a Message; the append writes its group_messages row atomically (message-table.ts). */
+  message?: MessageRow
 }
 
 /** An Event read back from the log. */

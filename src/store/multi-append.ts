@@ -31,6 +31,7 @@ import {
   receiptRow,
 } from './group-records.js'
 import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
+import {type GroupMessageRow, messageRowsIn, postgresWriteMessages} from './message-table.js'
 import {describeError} from './records.js'
 import {notifyAppendedReturning} from './pg-notify.js'
 
@@ -132,6 +133,8 @@ export interface SqliteAppendStatements {
   insertReceipt: Database.Statement
   insertPolicy: Database.Statement
   setHead: Database.Statement
+  /** The group_messages rows of appended Events (message-table.ts). */
+  writeMessages: (rows: readonly GroupMessageRow[]) => void
 }
 
 /**
@@ -146,6 +149,7 @@ export function sqliteWriteEvents(s: SqliteAppendStatements, groupId: string, ev
   const head = headAfter(events)
   s.setHead.run(groupId, head.sequence, head.revision)
   for (const row of policyRows(groupId, events)) s.insertPolicy.run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
+  s.writeMessages(messageRowsIn(groupId, events))
 }
 
 export function sqliteAppendGroups(
@@ -247,6 +251,7 @@ export async function postgresAppendGroups(
           await tx`UPDATE groups SET head = ${after.sequence}, revision = ${after.revision} WHERE group_id = ${a.groupId} ${notifyAppendedReturning(tx, 'group_id')}`
           const policy = policyRows(a.groupId, a.events)
           if (policy.length > 0) await tx`INSERT INTO policy_log ${tx(policy, ...POLICY_LOG_COLUMNS)}`
+          await postgresWriteMessages(tx, messageRowsIn(a.groupId, a.events))
         }
         await tx`INSERT INTO receipts ${tx(receiptRow(receipt), ...RECEIPT_COLUMNS)}`
         decided = true

@@ -27,6 +27,7 @@ import {
 } from './group-records.js'
 import type {AppendResult, Candidate} from '../admission/log.js'
 import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
+import {type GroupMessageRow, messageRowsIn, postgresWriteMessages} from './message-table.js'
 import {type AdmissionAuthority, type AdmissionRow, ROW_COLUMNS, admissionRow, describeError} from './records.js'
 import {notifyAppendedReturning} from './pg-notify.js'
 
@@ -258,6 +259,7 @@ async function decideAndWrite(
   const outcomes: (AppendOutcome | typeof LOCKED_OUT)[] = []
   const eventRows: ReturnType<typeof eventRow>[] = []
   const policy: ReturnType<typeof policyRows> = []
+  const messages: GroupMessageRow[] = []
   const receiptRows: ReturnType<typeof receiptRow>[] = []
   const newHeads = new Map<string, GroupHead>()
   for (const p of batch) {
@@ -285,6 +287,7 @@ async function decideAndWrite(
       idAt.set(`${p.groupId}\u0000${e.sequence}`, e.eventId)
     }
     policy.push(...policyRows(p.groupId, p.events))
+    messages.push(...messageRowsIn(p.groupId, p.events))
     const head = headAfter(p.events)
     heads.set(p.groupId, head)
     newHeads.set(p.groupId, head)
@@ -298,6 +301,7 @@ async function decideAndWrite(
   for (let i = 0; i < eventRows.length; i += INSERT_CHUNK)
     await tx`INSERT INTO group_events ${tx(eventRows.slice(i, i + INSERT_CHUNK), ...EVENT_COLUMNS)}`
   if (policy.length > 0) await tx`INSERT INTO policy_log ${tx(policy, ...POLICY_LOG_COLUMNS)}`
+  if (messages.length > 0) await postgresWriteMessages(tx, messages)
   const ids = [...newHeads.keys()]
   await tx`UPDATE groups AS g SET head = v.head, revision = v.revision
     FROM (SELECT unnest(${ids}::text[]) AS group_id, unnest(${ids.map((g) => newHeads.get(g)!.sequence)}::bigint[]) AS head,

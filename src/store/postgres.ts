@@ -38,6 +38,8 @@ import {POSTGRES_POLICY_LOG_SCHEMA, type PolicyLogEntry, policyEntryFrom} from '
 import {type GroupAppend, postgresAppendGroups} from './multi-append.js'
 import {type OrgLog, postgresOrgLog} from './org-log.js'
 import {type CursorTable, postgresCursors} from './cursors.js'
+import {type CheckpointTable, postgresCheckpoints} from './checkpoints.js'
+import {type MessageTable, ensurePostgresMessageTable, postgresMessages} from './message-table.js'
 import {PostgresGroupCommit} from './pg-group-commit.js'
 import {listenAppends} from './pg-notify.js'
 
@@ -169,6 +171,7 @@ export async function openPostgresStore(url: string, admissionKey?: SigningKey):
   try {
     const config = checkOpen(await readConfig(sql), where)
     await addLaterTables(sql)
+    await ensurePostgresMessageTable(sql)
     return new PostgresStore(sql, url, new AdmissionAuthority(config, admissionKey))
   } catch (e) {
     await sql.end({timeout: 1})
@@ -326,6 +329,14 @@ class PostgresStore implements Store {
 
   private orgLog: OrgLog | undefined
   private cursorTable: CursorTable | undefined
+  private checkpointTable: CheckpointTable | undefined
+  private messageTable: MessageTable | undefined
+  messages(): MessageTable {
+    return (this.messageTable ??= postgresMessages(this.sql))
+  }
+  checkpoints(): CheckpointTable {
+    return (this.checkpointTable ??= postgresCheckpoints(this.sql))
+  }
   organizationLog(): OrgLog {
     return (this.orgLog ??= postgresOrgLog(this.sql))
   }

@@ -24,6 +24,8 @@ import {POLICY_LOG_COLUMNS} from './policy-log.js'
 import {type GroupAppend, sqliteAppendGroups, sqliteWriteEvents} from './multi-append.js'
 import {type OrgAppendOutcome, type OrgEntry, type OrgReceipt, sqliteOrgAppend} from './org-log.js'
 import {sqliteCursorAdvance} from './cursors.js'
+import {type StoredCheckpoint, sqliteCheckpointPut} from './checkpoints.js'
+import {sqliteMessageWrites} from './message-table.js'
 import {SqliteGroupCommit} from './group-commit.js'
 
 type DB = Database.Database
@@ -69,6 +71,7 @@ export class SqliteWrites {
   readonly #s
   readonly #orgAppend
   readonly #advance
+  readonly #putCheckpoint
 
   constructor(private readonly db: DB) {
     // The checkpoints' bulk runs beside this connection (sqlite-checkpointer.ts), not inside its COMMITs.
@@ -88,9 +91,11 @@ export class SqliteWrites {
       setHead: db.prepare(
         'INSERT INTO groups (group_id, head, revision) VALUES (?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET head = excluded.head, revision = excluded.revision',
       ),
+      writeMessages: sqliteMessageWrites(db),
     }
     this.#orgAppend = sqliteOrgAppend(db)
     this.#advance = sqliteCursorAdvance(db)
+    this.#putCheckpoint = sqliteCheckpointPut(db)
   }
 
   /** Settles after the shared transaction committed (group-commit.ts). */
@@ -146,6 +151,11 @@ export class SqliteWrites {
   /** Raises (never lowers) a delivery cursor; returns the stored value. */
   advanceCursor(principalId: string, groupId: string, sequence: number): Promise<number> {
     return this.#commits.run(() => this.#advance(principalId, groupId, sequence))
+  }
+
+  /** Stores a Group checkpoint (checkpoints.ts) in the shared write transaction. */
+  putCheckpoint(checkpoint: StoredCheckpoint): Promise<void> {
+    return this.#commits.run(() => this.#putCheckpoint(checkpoint))
   }
 
   audit(row: AuditInsert): Promise<void> {

@@ -33,6 +33,8 @@ import {type PolicyLogEntry, SQLITE_POLICY_LOG_SCHEMA, policyEntryFrom} from './
 import type {GroupAppend} from './multi-append.js'
 import {type OrgLog, SQLITE_ORG_LOG_SCHEMA, sqliteOrgReads} from './org-log.js'
 import {type CursorTable, SQLITE_CURSOR_SCHEMA, sqliteCursors} from './cursors.js'
+import {type CheckpointTable, SQLITE_CHECKPOINT_SCHEMA, sqliteCheckpoints} from './checkpoints.js'
+import {type MessageTable, SQLITE_MESSAGE_SCHEMA, ensureSqliteMessageTable, sqliteMessages} from './message-table.js'
 import {GroupCommitFailure} from './group-commit.js'
 import {InlineWriter, SqliteWriter, type Writer} from './sqlite-writer.js'
 import {connectSqlite} from './sqlite-writes.js'
@@ -142,7 +144,13 @@ const environment = (e: unknown, where: string): StoreError =>
     : new StoreError('unavailable', `cannot use the SQLite store ${where}: ${describeError(e)}`, {cause: e})
 
 /** The tables added to schema version 1 after its first release: created with a new store, added to an older one when opened. */
-const LATER_TABLES = [SQLITE_POLICY_LOG_SCHEMA, SQLITE_ORG_LOG_SCHEMA, SQLITE_CURSOR_SCHEMA].join(';\n')
+const LATER_TABLES = [
+  SQLITE_POLICY_LOG_SCHEMA,
+  SQLITE_ORG_LOG_SCHEMA,
+  SQLITE_CURSOR_SCHEMA,
+  SQLITE_CHECKPOINT_SCHEMA,
+  SQLITE_MESSAGE_SCHEMA,
+].join(';\n')
 
 export async function initSqliteStore(path: string, config: StoreConfig): Promise<void> {
   const where = `sqlite:${path}`
@@ -183,7 +191,9 @@ export async function openSqliteStore(
     db = connectSqlite(path, false)
     const config = checkOpen(readConfig(db), where)
     // Tables added after schema version 1 was first released, for stores initialized before them
-    // (IF NOT EXISTS: nothing is written when they are there).
+    // (IF NOT EXISTS: nothing is written when they are there). The Message table is filled from
+    // the log when it is added (message-table.ts), so it comes first.
+    ensureSqliteMessageTable(db)
     db.exec(LATER_TABLES)
     return new SqliteStore(db, path, url, new AdmissionAuthority(config, admissionKey), inlineWrites)
   } catch (e) {
@@ -363,6 +373,14 @@ class SqliteStore implements Store {
 
   private orgLog: OrgLog | undefined
   private cursorTable: CursorTable | undefined
+  private checkpointTable: CheckpointTable | undefined
+  private messageTable: MessageTable | undefined
+  messages(): MessageTable {
+    return (this.messageTable ??= sqliteMessages(this.db))
+  }
+  checkpoints(): CheckpointTable {
+    return (this.checkpointTable ??= sqliteCheckpoints(this.db, (c) => this.writer.call('putCheckpoint', c)))
+  }
   organizationLog(): OrgLog {
     // Reads here; the append goes to the writer.
     return (this.orgLog ??= {

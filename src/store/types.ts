@@ -7,6 +7,8 @@ import type {Principal} from '../signing/profiles.js'
 import type {GroupLog} from './group-log.js'
 import type {PolicyLogReader} from './policy-log.js'
 import type {CursorTable} from './cursors.js'
+import type {CheckpointTable} from './checkpoints.js'
+import type {MessageTable} from './message-table.js'
 import type {OrgLog} from './org-log.js'
 
 /** Command freshness window (§6.4, last paragraphs): how old / how far ahead `issuedAt` may be. */
@@ -58,6 +60,10 @@ export interface Store extends AdmissionLog, TrustedContextSource, GroupLog, Pol
   organizationLog(): OrgLog
   /** Durable per-principal per-Group delivery Cursors (cursors.ts). */
   cursors(): CursorTable
+  /** Signed folded-state checkpoints per Group: a cold-start optimization, never trusted unverified (checkpoints.ts). */
+  checkpoints(): CheckpointTable
+  /** §9: the committed Messages of each Group, written by the Group append (message-table.ts). */
+  messages(): MessageTable
   /**
    * Push notice of appends committed by any process sharing the store (PostgreSQL LISTEN/NOTIFY,
    * pg-notify.ts): `listener` gets the Group ID of each append after its COMMIT, never for a

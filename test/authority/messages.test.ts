@@ -5,7 +5,6 @@
 // unknown critical → UNKNOWN_CRITICAL_EXTENSION, unknown noncritical relayed unchanged. Full
 // ingress on a real SQLite store; replay reproduces the live state.
 
-import {messageEntry} from '../../src/authority/model/message-index.js'
 import {describe, expect, it} from 'vitest'
 import {submit} from '../../src/authority/ingress/command.js'
 import {canonicalHash} from '../../src/json/jcs.js'
@@ -69,7 +68,7 @@ describe('message.post indexes the Message', () => {
   it('[+cmd:message.post] [+evt:message.posted] the posted Message is indexed with its author and Conversation', async () => {
     const {g, messageId} = await groupWithMessage()
     const state = (await suite.authority.current(g))!
-    expect(messageEntry(state.messages, messageId)).toEqual({
+    expect(await suite.store.messages().get(g, messageId)).toEqual({
       author: developer.principal,
       conversationId: state.conversationId,
       status: 'posted',
@@ -107,7 +106,7 @@ describe('message.correct', () => {
     expect(schemaCatalog().validate('message', m).valid).toBe(true)
     // Conversation, not structure: the aggregate revision stays (§15.2, like message.posted).
     expect(corrected.doc.aggregateRevision).toBe(revision)
-    expect(messageEntry((await suite.authority.current(g))!.messages, messageId)?.status).toBe('corrected')
+    expect((await suite.store.messages().get(g, messageId))?.status).toBe('corrected')
     // A Message may be corrected again; each correction is its own Event.
     receiptOf(await run(correct(developer, g, messageId)))
     expect((await events(g)).filter((e) => e.kind === 'message.corrected')).toHaveLength(2)
@@ -142,7 +141,7 @@ describe('message.retract', () => {
     })
     expect(schemaCatalog().validate('message', last.doc.payload.message).valid).toBe(true)
     expect(all.some((e) => e.doc.payload.message?.messageId === messageId && e.kind === 'message.posted')).toBe(true)
-    expect(messageEntry((await suite.authority.current(g))!.messages, messageId)?.status).toBe('retracted')
+    expect((await suite.store.messages().get(g, messageId))?.status).toBe('retracted')
   })
 
   it('[-cmd:message.retract] [-evt:message.retracted] retracting twice or correcting a retracted Message → INVALID_STATE_TRANSITION; a non-author → AUTH_FORBIDDEN', async () => {
@@ -170,7 +169,7 @@ describe('message.redact', () => {
       reason: 'Contains a customer e-mail address.',
       author: owner.principal,
     })
-    expect(messageEntry((await suite.authority.current(g))!.messages, messageId)?.redacted).toBe(true)
+    expect((await suite.store.messages().get(g, messageId))?.redacted).toBe(true)
   })
 
   it('[+cmd:message.redact] an Organization policy service listed in `redactors` redacts without a Membership', async () => {

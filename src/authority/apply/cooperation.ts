@@ -1,19 +1,17 @@
-// apply() for the Group-level cooperation Events (engineer A's kinds): the Message index, Artifact
+// apply() for the Group-level cooperation Events (engineer A's kinds): Messages (no state), the Artifact
 // index, Delegation Grants, Cooperation Override Grants and their consumption, rate-limit notices,
 // and the per-actor rate buckets. Called from apply/index.ts, so live state and replay share it. Every
 // function returns a new object; nothing is mutated in place.
 
-import {messageEntry, withMessage} from '../model/message-index.js'
 import type {Principal} from '../../signing/profiles.js'
 import {
   LIMIT_NOTICE,
   OVERRIDE_CONSUMED,
   type ActorRates,
   type DelegationGrantView,
-  type MessageIndexEntry,
   type OverrideGrantView,
 } from '../model/cooperation-state.js'
-import type {EventIn, EventOf, KnownEvent} from '../model/events.js'
+import type {EventOf, KnownEvent} from '../model/events.js'
 import type {GroupState} from '../model/state.js'
 import {MwpError} from '../../errors.js'
 
@@ -35,31 +33,14 @@ class CooperationApplyError extends MwpError<'event-unfoldable'> {
 
 const principal = (p: Principal): Principal => ({type: p.type, id: p.id})
 
-/** message.posted: index the new Message so corrections, retractions and redactions can find it. */
-export function recordMessage(next: GroupState, event: EventOf<'message.posted'>): GroupState {
-  const m = event.payload.message
-  const entry: MessageIndexEntry = {
-    author: principal(m.author),
-    conversationId: m.conversationId,
-    status: 'posted',
-    redacted: false,
-  }
-  return {...next, messages: withMessage(next.messages, m.messageId, entry)}
-}
-
-type MessageFollowUpKind = 'message.corrected' | 'message.retracted' | 'message.redacted'
-
-/** The indexed Message changes status; throws for a Message the index lacks. */
-export function messageFollowedUp(next: GroupState, event: EventIn<MessageFollowUpKind>): GroupState {
-  const kind = event.kind
-  const id = event.payload.targetMessageId
-  const entry = messageEntry(next.messages, id)
-  if (entry === undefined) throw new CooperationApplyError(`${kind} for unknown Message ${id}`)
-  const changed: MessageIndexEntry =
-    kind === 'message.redacted'
-      ? {...entry, redacted: true}
-      : {...entry, status: kind === 'message.corrected' ? 'corrected' : 'retracted'}
-  return {...next, messages: withMessage(next.messages, id, changed)}
+/**
+ * message.posted / corrected / retracted / redacted leave the Group state alone: the Message table
+ * lives in the store (store/message-table.ts), written in the same atomic append as these Events,
+ * so the state no longer grows with the number of Messages (issue #15). Their rate buckets are
+ * trackCooperation's. The decider judged the follow-up's target from the table (decide/message.ts).
+ */
+export function messageEvent(next: GroupState): GroupState {
+  return next
 }
 
 export function artifactPublished(next: GroupState, {payload: p}: EventOf<'artifact.published'>): GroupState {

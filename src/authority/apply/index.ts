@@ -22,10 +22,9 @@ import {
   artifactPublished,
   delegationGranted,
   limitNotice,
-  messageFollowedUp,
   overrideConsumed,
   overrideGranted,
-  recordMessage,
+  messageEvent,
   trackCooperation,
 } from './cooperation.js'
 import {applyLeaseEvent, endUnfinishedWork, withLeaseFacts} from './lease.js'
@@ -271,10 +270,10 @@ const FOLDS: {readonly [K in FoldKind]: Fold<K>} = {
   'work.contract.revised': applyLeaseEvent,
   [LATE_RESULT_RECORDED]: applyLeaseEvent,
   // Messages live in the log; the state keeps only the index later corrections need (§9.1).
-  'message.posted': recordMessage,
-  'message.corrected': messageFollowedUp,
-  'message.retracted': messageFollowedUp,
-  'message.redacted': messageFollowedUp,
+  'message.posted': messageEvent,
+  'message.corrected': messageEvent,
+  'message.retracted': messageEvent,
+  'message.redacted': messageEvent,
   'artifact.published': artifactPublished,
   'membership.delegation.granted': delegationGranted,
   'policy.cooperation_override.granted': overrideGranted,

@@ -6,6 +6,7 @@ import {compareTimestampText} from '../../json/timestamp.js'
 import type {Principal} from '../../signing/profiles.js'
 import type {GroupState, MemberRole, MemberState} from '../model/state.js'
 import type {LeasePolicy} from '../model/work-leases.js'
+import type {MessageIndexEntry} from '../model/cooperation-state.js'
 import type {CommandFields} from './command.js'
 import type {WorkContract} from '../model/payloads.generated.js'
 
@@ -28,6 +29,12 @@ export interface DecideContext {
    * schema catalog reads files, so ingress passes its validator in (ingress/payloads.ts).
    */
   validWorkContract(contract: unknown): contract is WorkContract
+  /**
+   * §9: the Message a message.correct / retract / redact names, as the committed log and the
+   * in-flight appends this Command is decided on leave it (null: no such Message in the Group).
+   * Looked up by ingress (ingress/message-lookup.ts); undefined for every other kind.
+   */
+  message?: MessageIndexEntry | null
 }
 
 /** An Event before the authority numbers and signs it. */

@@ -1,9 +1,10 @@
 // Message decisions (spec §9): a Message is conversation only and never authority. Accepted
 // Messages are immutable (§9.1, last paragraph): a correction, retraction or redaction is a new
 // Event that names the original Message ID; the original Event bytes are never touched. The
-// authority keeps a minimal Message index (cooperation-state.ts) to judge those follow-ups.
+// authority keeps a minimal Message table (store/message-table.ts) to judge those follow-ups; ingress
+// looks the named Message up before deciding and passes it in (DecideContext.message), so the
+// decider stays pure and the Group state does not hold every Message.
 
-import {messageEntry} from '../model/message-index.js'
 import type {DecidedCommand} from './command.js'
 import {type DecideContext, type Decision, refuse} from './common.js'
 import {type Handler, type Handlers, type InGroup, live} from './gate.js'
@@ -64,8 +65,8 @@ const followUp = <K extends FollowUpKind>(kind: K): Handler<K> => ({
           membership: 'active',
           who: {
             by: 'rule',
-            check: (state, command) => {
-              const target = messageEntry(state.messages, command.payload.messageId)
+            check: (_, command, ctx) => {
+              const target = ctx.message ?? undefined
               const author =
                 target === undefined ||
                 (target.author.type === command.actor.type && target.author.id === command.actor.id)
@@ -76,8 +77,8 @@ const followUp = <K extends FollowUpKind>(kind: K): Handler<K> => ({
   decide: ({state}, command, ctx) => {
     const p: DecidedCommand<FollowUpKind>['payload'] = command.payload
     const redaction = kind === 'message.redact'
-    const target = messageEntry(state.messages, p.messageId)
-    if (target === undefined) return refuse('INVALID_COMMAND', 'no such Message in this Group')
+    const target = ctx.message
+    if (target === undefined || target === null) return refuse('INVALID_COMMAND', 'no such Message in this Group')
     if (!redaction && TERMINAL.has(state.mission.state))
       return refuse('INVALID_STATE_TRANSITION', `the Mission is ${state.mission.state}`)
     if (redaction ? target.redacted : target.status === 'retracted') {

@@ -13,8 +13,18 @@
 // never the committed state: `Authority.current()` and every reader keep seeing the store.
 
 import type {AppendOutcome, Receipt, StoredEvent} from '../../store/group-log.js'
+import type {MessageRow} from '../../store/message-table.js'
 import type {Authority} from '../authority.js'
 import type {GroupState} from '../model/state.js'
+
+/**
+ * The Message rows (store/message-table.ts) of one in-flight append: the store has them only once
+ * it committed, so a follow-up decided on the tip finds its target here (ingress/message-lookup.ts).
+ */
+export interface PendingMessages {
+  readonly chain: number
+  readonly rows: readonly MessageRow[]
+}
 
 /** The newest in-flight append of a Group: the state it produces and what it ends with. */
 export interface Tip {
@@ -64,8 +74,11 @@ export function appendOnTip(
   const map = authority.tips
   const chain = tip?.chain ?? ++chains
   const outcome = authority.store.append(groupId, state?.sequence ?? 0, stored, receipt, tip?.lastEventId)
+  const rows = stored.flatMap((e) => (e.message !== undefined ? [e.message] : []))
+  const unpend = rows.length > 0 ? pend(authority, groupId, {chain, rows}) : () => {}
   const settled = outcome.then(
     (o) => {
+      unpend()
       const current = map.get(groupId)
       // Appended: the tip is the stored state once nothing later is in flight. Refused or failed:
       // every later append of this chain is refused too, so the chain's tip goes.
@@ -74,6 +87,7 @@ export function appendOnTip(
       return o
     },
     (e: unknown) => {
+      unpend()
       if (map.get(groupId)?.chain === chain) map.delete(groupId)
       throw e
     },
@@ -84,4 +98,21 @@ export function appendOnTip(
   )
   map.set(groupId, {chain, state: next, lastEventId: stored[stored.length - 1]!.eventId, settled: done, appended: done})
   return settled
+}
+
+/** Records an append's Message rows until it settles; returns the function that forgets them. */
+function pend(authority: Authority, groupId: string, pending: PendingMessages): () => void {
+  const all = authority.pendingMessages
+  const of = all.get(groupId) ?? new Set<PendingMessages>()
+  all.set(groupId, of.add(pending))
+  return () => {
+    of.delete(pending)
+    if (of.size === 0 && all.get(groupId) === of) all.delete(groupId)
+  }
+}
+
+/** The Message rows of the in-flight appends of `tip`'s chain, oldest first (nothing without a tip). */
+export function pendingRows(authority: Authority, groupId: string, tip: Tip | undefined): MessageRow[] {
+  if (tip === undefined) return []
+  return [...(authority.pendingMessages.get(groupId) ?? [])].filter((p) => p.chain === tip.chain).flatMap((p) => p.rows)
 }

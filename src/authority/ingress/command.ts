@@ -31,6 +31,7 @@ import {checkCommand} from './command-checks.js'
 import {auditedEvidenceCode} from './evidence.js'
 import {appendAcross, crossesGroups, involvedGroups, otherStates} from './cross-group.js'
 import {checkEpochs} from './epochs.js'
+import {targetMessage} from './message-lookup.js'
 import {type GroupCommand, type AdmittedCommand, inGroup} from './group-command.js'
 import {type Answers, type ReceiptKey, appendAnswer, earlierAnswer} from './idempotency.js'
 import {RETRY, type Retry, untilAnswered} from './retry.js'
@@ -169,6 +170,7 @@ async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<Subm
   }
   const {state, groups, acceptedAt} = basis
   const {maxMissionDepth, leases, limits} = authority.policy
+  const message = await targetMessage(authority, command, tip)
   const decision = decide(state, command, {
     acceptedAt,
     newId: authority.newId,
@@ -176,6 +178,7 @@ async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<Subm
     maxMissionDepth,
     leases,
     validWorkContract,
+    ...(message !== undefined ? {message} : {}),
   })
   if ('error' in decision) {
     // §4 invariant 5: a refusal that still records non-authoritative history (a late result) is

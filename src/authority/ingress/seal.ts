@@ -12,6 +12,13 @@ import type {CommandReceipt} from './command.js'
 import {signedEvent} from './event-envelope.js'
 import type {GroupCommand} from './group-command.js'
 import {policyRecordOf} from './policy-records.js'
+import {type MessageRow, messageRowOf} from '../../store/message-table.js'
+
+/** `{message}` for an Event that posts or follows up a Message (its group_messages row), `{}` otherwise. */
+function messageRowFor(draft: EventDraft): {message?: MessageRow} {
+  const message = messageRowOf(draft.kind, draft.payload)
+  return message !== undefined ? {message} : {}
+}
 
 export interface Sealed {
   stored: StoredEvent[]
@@ -50,6 +57,7 @@ export function seal(
       aggregateRevision,
       bytes,
       ...policyRecordOf(draft),
+      ...messageRowFor(draft),
     })
     next = apply(next, document as unknown as Parameters<typeof apply>[1])
   }

@@ -1,8 +1,14 @@
 // The Group Authority's in-memory view of one Group (spec §7, §8). Plain JSON data, never mutated
 // in place: apply() returns a new object, so a cached state can be handed out and compared by
 // canonical hash (replay must reproduce the live state exactly).
+//
+// Size (issue #15): nothing here grows with the number of Events or Messages. Messages live in
+// the store (store/message-table.ts); rate buckets are bounded per actor by RATE_HORIZON_MINUTES
+// (apply/cooperation.ts); proposals leave when authorized. What remains grows with structured
+// objects, each created by an authorized Command: members (one per Membership), workItems (one
+// per WorkItem, with its ended ownerships and late results), artifacts, Delegation and Override
+// Grants. The cold-start checkpoint (authority/checkpoints.ts) serializes this whole state.
 
-import type {MessageIndex} from './message-index.js'
 import type {Principal} from '../../signing/profiles.js'
 import type {ActorRates, ArtifactIndexEntry, DelegationGrantView, OverrideGrantView} from './cooperation-state.js'
 import type {BudgetLedger, ChildMissionLink, FollowUpLink, MissionParentLink} from './mission-tree.js'
@@ -82,8 +88,8 @@ export interface GroupState {
   proposals: Record<string, WorkProposalView>
   /** §10.2: WorkItems keyed by WorkItem ID. */
   workItems: Record<string, WorkItemView>
-  /** §9: committed Messages (author, Conversation, status), bucketed by Message ID — message-index.ts. */
-  messages?: MessageIndex
+  // §9: committed Messages are not here: they live in the store's Message table
+  // (store/message-table.ts), so the state does not grow with the number of Messages (issue #15).
   /** §13.1: published Artifacts by artifactId. */
   artifacts?: Record<string, ArtifactIndexEntry>
   /** §9.1: Delegation Grants by Grant ID. */
