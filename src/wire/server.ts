@@ -20,6 +20,7 @@ import type {Authority} from '../authority/authority.js'
 import {Connection} from './connection.js'
 import {GroupFeed} from './group-feed.js'
 import type {GroupPump} from './group-pump.js'
+import {SessionFence} from './session-fence.js'
 
 export type TlsSetting = {cert: string | Buffer; key: string | Buffer} | 'insecure-loopback'
 
@@ -82,6 +83,8 @@ export interface ServerContext {
   recent(groupId: string, position: number, count: number): Uint8Array[] | null
   register(pump: GroupPump): void
   unregister(pump: GroupPump): void
+  /** The live Agent sessions on this server, by Agent: a newer epoch fences the older (session-fence.ts). */
+  readonly sessions: SessionFence
 }
 
 /**
@@ -130,6 +133,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       authority,
     },
     log,
+    sessions: new SessionFence(),
     feed(groupId) {
       let feed = feeds.get(groupId)
       if (!feed) {
