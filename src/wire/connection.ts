@@ -414,6 +414,10 @@ export class Connection {
           sendFramed: (bytes) => this.#sendFramed(bytes),
           cork: () => this.#cork(),
           bufferedAmount: () => this.ws.bufferedAmount,
+          whenDrained: (resume) => {
+            this.socket.once('drain', resume)
+            return () => this.socket.off('drain', resume)
+          },
           principalId: principal.id,
           principalType: principal.type,
           inspects,
