@@ -39,6 +39,11 @@ if (process.env.MWP_BENCH_ONLY === 'ingress') {
   await runIngressBench()
   process.exit(0)
 }
+// MWP_BENCH_ONLY=wire-replay: six concurrent full replays of a long history (bench/wire-replay.ts).
+if (process.env.MWP_BENCH_ONLY === 'wire-replay') {
+  await (await import('./wire-replay.js')).runWireReplayBench()
+  process.exit(0)
+}
 if (process.env.MWP_BENCH_ONLY === 'wire') {
   await (await import('./wire.js')).runWireBench()
   process.exit(0)

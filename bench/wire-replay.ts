@@ -1,0 +1,360 @@
+// Six concurrent full replays of a large Group history (issue #15): the server's RSS growth and its
+// largest event-loop stall while half the subscribers read and half have stopped reading, each
+// next to the same server's idle figure measured in the same run. MWP_BENCH_ONLY=wire-replay.
+//
+//   history    MWP_BENCH_REPLAY_MIB (default 77) MiB of message.posted Events of about
+//              MWP_BENCH_REPLAY_EVENT_KIB (default 16) KiB each, appended through the Authority
+//              library before the server starts (SQLite store)
+//   server     bench/wire-replay-server.ts in its own process (RSS from /proc/<pid>/status,
+//              perf_hooks.monitorEventLoopDelay inside it)
+//   readers    3 raw sockets replaying from 0, ACKing every 256 Events
+//   paused     3 raw sockets that SUBSCRIBE from 0 and stop reading (socket paused) until the
+//              readers are done; then they read everything
+//   meanwhile  Commands to another Group over another connection, one after the other
+// Goals: RSS growth under 128 MiB, largest loop stall under 50 ms.
+//
+// The same driver runs the bounded acceptance test (test/wire/replay-memory.test.ts).
+
+import {fork} from 'node:child_process'
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import type WebSocket from 'ws'
+import {openAuthority} from '../src/authority/authority.js'
+import {submit} from '../src/authority/ingress/command.js'
+import {readKeyFile, type SigningKey} from '../src/crypto/keyfile.js'
+import {buildCommand} from '../src/operator/command-builder.js'
+import {missionCreatePayload} from '../src/operator/mission-payloads.js'
+import {packageRoot} from '../src/schema/catalog.js'
+import {RegistryEvidence} from '../src/signing/registry.js'
+import {DEFAULT_FRESHNESS, initStore, openStore} from '../src/store/index.js'
+import {WireClient} from '../src/wire/client.js'
+import {generateDevTls} from '../src/wire/dev-tls.js'
+import {fmt} from './measure.js'
+import {frameId, rawSession} from './raw-socket.js'
+import type {ReplayServerReply, ReplayServerSetting} from './wire-replay-server.js'
+
+const root = packageRoot()
+const key = (name: string): SigningKey => readKeyFile(join(root, 'fixtures/keys', `${name}.key.json`))
+const owner = key('mission-owner')
+const coordinator = key('coordinator')
+const registry = RegistryEvidence.fromBytes(readFileSync(join(root, 'fixtures/registry.json')))
+const MIB = 1024 * 1024
+
+const createFor = (groupId: string) =>
+  buildCommand(owner, {
+    kind: 'mission.create',
+    groupId,
+    payload: missionCreatePayload({
+      groupId,
+      objective: 'Replay a long history',
+      coordinatorAgentId: coordinator.principal!.id,
+      budget: {currency: 'EUR', financialLimit: 1},
+    }),
+  }).bytes
+export const postTo = (groupId: string, text: string) =>
+  buildCommand(owner, {kind: 'message.post', groupId, membershipEpoch: 1, payload: {text}}).bytes
+
+export interface ReplayStore {
+  dir: string
+  storeUrl: string
+  /** The Group with the long history, and its head. */
+  history: string
+  head: number
+  /** Stored bytes of the long history's Events. */
+  bytes: number
+  /** Another Group, for Commands during the replay. */
+  other: string
+  remove(): void
+}
+
+/** A SQLite store holding `mib` MiB of message.posted Events of about `eventKib` KiB in one Group, and one more Group. */
+export async function buildReplayStore(mib: number, eventKib: number): Promise<ReplayStore> {
+  const dir = mkdtempSync(join(tmpdir(), 'mwp-replay-'))
+  const storeUrl = `sqlite:${join(dir, 'authority.db')}`
+  const admissionKey = key('admission')
+  await initStore(storeUrl, {
+    organizationId: 'urn:mwp:dev:org:example',
+    admissionService: {
+      principal: admissionKey.principal!,
+      keyId: admissionKey.keyId,
+      publicKey: admissionKey.publicKeyB64,
+    },
+    freshness: DEFAULT_FRESHNESS,
+  })
+  const store = await openStore(storeUrl, {admissionKey})
+  const authority = openAuthority({
+    store,
+    registry,
+    authorityKey: key('group-authority'),
+    policy: {rootMissionOwners: [owner.principal!.id]},
+  })
+  const history = `urn:mwp:bench:group:replay-${process.pid}-${Date.now()}`
+  const other = `${history}-other`
+  const accepted = async (bytes: Buffer) => {
+    const r = await submit(authority, bytes)
+    if ('error' in r) throw new Error(`replay setup refused: ${r.error.code}`)
+  }
+  await accepted(createFor(history))
+  await accepted(createFor(other))
+  const text = 'x'.repeat(eventKib * 1024 - 1200) // the Event's envelope and signature are about 1.2 KB
+  let bytes = 0
+  let head = 0
+  while (bytes < mib * MIB) {
+    await accepted(postTo(history, text))
+    const page = await store.read(history, head, 1)
+    bytes += page.events[0]!.bytes.byteLength
+    head = page.head
+  }
+  await store.close()
+  return {dir, storeUrl, history, head, bytes, other, remove: () => rmSync(dir, {recursive: true, force: true})}
+}
+
+export interface ReplayServer {
+  url: string
+  ca: string
+  pid: number
+  /** VmRSS of the server process, read from /proc/<pid>/status (bytes). */
+  rss(): number
+  /** The server's own figures: RSS and the event-loop delay since the last resetDelay(). */
+  stats(): Promise<{rss: number; maxDelayMs: number; p99DelayMs: number}>
+  resetDelay(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** bench/wire-replay-server.ts in a child process over `storeUrl` (its compiled sibling under dist/, or through tsx). */
+export async function startReplayServer(storeUrl: string, warm: string[]): Promise<ReplayServer> {
+  const tls = generateDevTls()
+  const here = fileURLToPath(import.meta.url)
+  const compiled = here.endsWith('.js')
+  const script = compiled
+    ? join(here, '..', 'wire-replay-server.js')
+    : join(root, 'dist', 'bench', 'wire-replay-server.js')
+  const setting: ReplayServerSetting = {storeUrl, cert: tls.cert, key: tls.key, warm}
+  const child = fork(script, [], {
+    env: {...process.env, MWP_REPLAY_SERVER: JSON.stringify(setting)},
+    execArgv: [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  const replies: ((r: ReplayServerReply) => void)[] = []
+  child.on('message', (r: ReplayServerReply) => replies.shift()?.(r))
+  const reply = () => new Promise<ReplayServerReply>((resolve) => replies.push(resolve))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const ready = await Promise.race([reply(), exited.then((code) => ({type: 'exited', code}) as const)])
+  if (ready.type !== 'ready') throw new Error(`the replay server did not start: ${JSON.stringify(ready)}`)
+  const pid = child.pid!
+  return {
+    url: ready.url,
+    ca: tls.ca,
+    pid,
+    rss: () => {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+      return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024
+    },
+    async stats() {
+      const r = reply()
+      child.send({type: 'stats'})
+      const s = await r
+      if (s.type !== 'stats') throw new Error('unexpected reply')
+      return s
+    },
+    async resetDelay() {
+      const r = reply()
+      child.send({type: 'reset-delay'})
+      await r
+    },
+    async stop() {
+      if (child.exitCode !== null) return
+      child.send({type: 'stop'})
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      await exited
+      clearTimeout(timer)
+    },
+  }
+}
+
+export interface ReplaySubscriber {
+  ws: WebSocket
+  /** Sequences received in order so far (the first out-of-order one, if any, is in `disorder`). */
+  received: number
+  disorder: string | null
+  backpressure: number
+  /** Resolves once every Event through `head` arrived. */
+  done: Promise<void>
+  resume(): void
+}
+
+/**
+ * A raw MissionOwner socket replaying `groupId` from 0 through `head`: checks that Events arrive
+ * once each, in sequence order, ACKs every 256 Events and at every BACKPRESSURE. `paused`: it
+ * stops reading right after its SUBSCRIBE, until resume().
+ */
+export async function replaySubscriber(
+  url: string,
+  ca: string,
+  groupId: string,
+  head: number,
+  paused: boolean,
+): Promise<ReplaySubscriber> {
+  const ws = await rawSession(url, ca)
+  let finish!: () => void
+  const done = new Promise<void>((resolve) => (finish = resolve))
+  const ack = (sequence: number) =>
+    ws.send(
+      JSON.stringify({
+        protocolVersion: '0.1',
+        frameId: frameId(),
+        frameType: 'ACK',
+        acknowledgements: [{groupId, sequence}],
+        sentAt: new Date().toISOString(),
+      }),
+    )
+  const socket = (ws as unknown as {_socket: {pause(): void; resume(): void}})._socket
+  const s: ReplaySubscriber = {
+    ws,
+    received: 0,
+    disorder: null,
+    backpressure: 0,
+    done,
+    resume: () => socket.resume(),
+  }
+  ws.on('message', (d: Buffer) => {
+    const f = JSON.parse(d.toString('utf8')) as {
+      frameType: string
+      event?: {groupId: string; sequence: number}
+      error?: {code: string; groupId?: string}
+    }
+    if (f.frameType === 'ERROR' && f.error?.code === 'BACKPRESSURE' && f.error.groupId === groupId) {
+      s.backpressure++
+      return ack(s.received)
+    }
+    if (f.frameType !== 'EVENT' || f.event?.groupId !== groupId) return
+    if (f.event.sequence !== s.received + 1) {
+      s.disorder ??= `expected ${s.received + 1}, got ${f.event.sequence}`
+      return
+    }
+    s.received = f.event.sequence
+    if (s.received % 256 === 0) ack(s.received)
+    if (s.received === head) finish()
+  })
+  ws.send(
+    JSON.stringify({
+      protocolVersion: '0.1',
+      frameId: frameId(),
+      frameType: 'SUBSCRIBE',
+      subscriptionId: frameId(),
+      groups: [{groupId, afterSequence: 0}],
+    }),
+  )
+  if (paused) socket.pause()
+  return s
+}
+
+export interface ReplayRun {
+  historyMib: number
+  events: number
+  idleRss: number
+  /** Largest server RSS sampled during the replays. */
+  peakRss: number
+  /** The server's largest event-loop delay while idle for as long as the replays took, and during them. */
+  idleMaxDelayMs: number
+  replayMaxDelayMs: number
+  replayP99DelayMs: number
+  /** Commands to the other Group accepted during the replays (all must be). */
+  otherCommands: number
+  seconds: number
+  backpressureNotices: number
+  /** Per subscriber, readers first: the last sequence received in order, and the first disorder seen. */
+  subscribers: {paused: boolean; received: number; disorder: string | null}[]
+}
+
+/**
+ * The whole scenario on a built store: start the server, measure it idle, run the six replays with
+ * Commands to the other Group meanwhile, resume the paused subscribers once the readers are done,
+ * and wait for all six to have everything (each reports what it received in order).
+ */
+export async function runReplay(built: ReplayStore, idleMs: number): Promise<ReplayRun> {
+  const server = await startReplayServer(built.storeUrl, [built.history, built.other])
+  const sockets: WebSocket[] = []
+  let commander: WireClient | undefined
+  try {
+    // Idle: as long as the replays will roughly take, at least idleMs.
+    await server.resetDelay()
+    await new Promise((r) => setTimeout(r, idleMs))
+    const idle = await server.stats()
+    const idleRss = server.rss()
+    commander = await WireClient.connect({url: server.url, key: owner, registry, ca: server.ca, reconnect: false})
+    await server.resetDelay()
+    const started = performance.now()
+    let peakRss = idleRss
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, server.rss())), 25)
+    const subs: ReplaySubscriber[] = []
+    for (let i = 0; i < 6; i++)
+      subs.push(await replaySubscriber(server.url, server.ca, built.history, built.head, i % 2 === 1))
+    sockets.push(...subs.map((s) => s.ws))
+    const readers = subs.filter((_, i) => i % 2 === 0)
+    const paused = subs.filter((_, i) => i % 2 === 1)
+    let readersDone = false
+    const allRead = Promise.all(readers.map((s) => s.done)).then(() => (readersDone = true))
+    let otherCommands = 0
+    while (!readersDone) {
+      const r = await commander.submit(postTo(built.other, `meanwhile ${otherCommands}`))
+      if ('error' in r) throw new Error(`a Command to the other Group was refused: ${r.error.code}`)
+      otherCommands++
+      await Promise.race([allRead, new Promise((res) => setTimeout(res, 20))])
+    }
+    // The paused subscribers have held their bounded buffers all along; now they read everything.
+    peakRss = Math.max(peakRss, server.rss())
+    for (const s of paused) s.resume()
+    await Promise.all(paused.map((s) => s.done))
+    clearInterval(sampler)
+    peakRss = Math.max(peakRss, server.rss())
+    const seconds = (performance.now() - started) / 1000
+    const during = await server.stats()
+    return {
+      subscribers: subs.map((s, i) => ({paused: i % 2 === 1, received: s.received, disorder: s.disorder})),
+      historyMib: built.bytes / MIB,
+      events: built.head,
+      idleRss,
+      peakRss,
+      idleMaxDelayMs: idle.maxDelayMs,
+      replayMaxDelayMs: during.maxDelayMs,
+      replayP99DelayMs: during.p99DelayMs,
+      otherCommands,
+      seconds,
+      backpressureNotices: subs.reduce((n, s) => n + s.backpressure, 0),
+    }
+  } finally {
+    for (const ws of sockets) ws.terminate()
+    await commander?.close()
+    await server.stop()
+  }
+}
+
+export async function runWireReplayBench(): Promise<ReplayRun> {
+  const mib = Number(process.env.MWP_BENCH_REPLAY_MIB ?? 77)
+  const eventKib = Number(process.env.MWP_BENCH_REPLAY_EVENT_KIB ?? 16)
+  const built = await buildReplayStore(mib, eventKib)
+  try {
+    const run = await runReplay(built, 3000)
+    const short = run.subscribers.find((s) => s.received !== run.events || s.disorder !== null)
+    if (short) throw new Error(`a subscriber missed Events: ${JSON.stringify(short)}`)
+    const m = (n: number) => `${fmt(n / MIB)} MiB`
+    console.log(
+      `wire replay: 6 subscribers (3 reading, 3 paused until the readers finished) of ${run.historyMib.toFixed(1)} MiB / ${fmt(run.events)} Events, SQLite, server in its own process`,
+    )
+    console.log(
+      `  server RSS growth ${m(run.peakRss - run.idleRss)} (peak ${m(run.peakRss)}; idle server ${m(run.idleRss)}) — goal < 128 MiB`,
+    )
+    console.log(
+      `  largest event-loop stall ${run.replayMaxDelayMs.toFixed(1)} ms, p99 ${run.replayP99DelayMs.toFixed(1)} ms (idle server, ${(3).toFixed(0)} s: ${run.idleMaxDelayMs.toFixed(1)} ms) — goal < 50 ms`,
+    )
+    console.log(
+      `  ${fmt(run.otherCommands)} Commands to another Group accepted meanwhile; ${fmt(run.seconds)} s for all six; ${fmt(run.backpressureNotices)} BACKPRESSURE notices`,
+    )
+    return run
+  } finally {
+    built.remove()
+  }
+}
