@@ -134,7 +134,8 @@ export async function startReplayServer(storeUrl: string, warm: string[]): Promi
   const setting: ReplayServerSetting = {storeUrl, cert: tls.cert, key: tls.key, warm}
   const child = fork(script, [], {
     env: {...process.env, MWP_REPLAY_SERVER: JSON.stringify(setting)},
-    execArgv: [],
+    // MWP_BENCH_REPLAY_NODE_ARGS: node options for the server process (e.g. --trace-gc, --cpu-prof).
+    execArgv: (process.env.MWP_BENCH_REPLAY_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   const replies: ((r: ReplayServerReply) => void)[] = []

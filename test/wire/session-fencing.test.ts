@@ -9,8 +9,8 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {submit} from '../../src/authority/ingress/command.js'
 import type {CommandReceipt} from '../../src/authority/ingress/command.js'
 import {currentSessionEpoch} from '../../src/authority/ingress/sessions.js'
-import type {Store} from '../../src/store/index.js'
-import {codeOf, coordinator, post, receiptOf, sqliteStore} from '../support/authority-helpers.js'
+import {type Store, openStore} from '../../src/store/index.js'
+import {admissionKey, codeOf, coordinator, owner, post, receiptOf, sqliteStore} from '../support/authority-helpers.js'
 import {missionGroup} from '../support/groups.js'
 import {type RawFrame, type Running, collector, connect, frameId, rawSession, serve} from '../support/wire-helpers.js'
 
@@ -173,6 +173,71 @@ describe('a superseded session is fenced whole (§6.3)', () => {
     } finally {
       await fresh.close()
       old.ws.close()
+    }
+  })
+})
+
+describe('a session superseded through another server sharing the store (§6.3)', () => {
+  it('[-cmd:message.post] the old session on server A is fenced when server B issues the next epoch: at its next frame, and by its liveness tick with no frame at all', async () => {
+    // Server B: its own store connection, Authority and session registry over the same SQLite file,
+    // as a second process would have. Server A (the suite's) checks the stored epoch each frame and
+    // each liveness tick; its tick is made short here so the subscription is fenced without a frame.
+    const otherStore = await openStore(store.url, {admissionKey})
+    const b = await serve(otherStore)
+    const a = await serve(store, {pingIntervalMs: 200})
+    try {
+      const g = await group()
+      const old = await rawSession(a.server.url, coordinator)
+      const n = await currentSessionEpoch(a.authority, agentId)
+      const frames: RawFrame[] = []
+      old.ws.on('message', (d) => frames.push(JSON.parse(d.toString()) as RawFrame))
+      const delivered = () => frames.filter((f) => f.frameType === 'EVENT').length
+      old.send({
+        protocolVersion: '0.1',
+        frameId: frameId(),
+        frameType: 'SUBSCRIBE',
+        subscriptionId: frameId(),
+        groups: [{groupId: g, afterSequence: 0}],
+      })
+      const head = (await store.head(g))!.sequence
+      await eventually(async () => delivered() === head)
+
+      const fresh = await connect(b.server.url, coordinator, {reconnect: false, autoAck: false})
+      try {
+        expect(fresh.sessionEpoch).toBe(n + 1)
+        // No frame from the old session: its liveness tick reads the new epoch and fences it.
+        await eventually(async () =>
+          frames.some((f) => f.frameType === 'ERROR' && f.error.code === 'AUTH_STALE_SESSION'),
+        )
+        // The positive control on server A itself: a subscriber there gets the Event B appends.
+        const watcher = await connect(a.server.url, owner, {reconnect: false, autoAck: false})
+        const seen = collector()
+        await watcher.subscribe(g, {afterSequence: head}, seen.onEvent)
+        expect(codeOf(await submit(b.authority, post(coordinator, g, {sessionEpoch: n + 1})))).toBe('ok')
+        await seen.until(() => seen.events.length === 1)
+        await watcher.close()
+        // Its next frame is refused too.
+        const subscribe = frameId()
+        old.send({
+          protocolVersion: '0.1',
+          frameId: subscribe,
+          frameType: 'SUBSCRIBE',
+          subscriptionId: frameId(),
+          groups: [{groupId: g, afterSequence: 0}],
+        })
+        await eventually(async () =>
+          frames.some((f) => f.frameType === 'ERROR' && f.error.relatedFrameId === subscribe),
+        )
+        expect(frames.find((f) => f.error?.relatedFrameId === subscribe)!.error.code).toBe('AUTH_STALE_SESSION')
+        expect(delivered()).toBe(head)
+      } finally {
+        await fresh.close()
+        old.ws.close()
+      }
+    } finally {
+      await a.server.close()
+      await b.server.close()
+      await otherStore.close()
     }
   })
 })
