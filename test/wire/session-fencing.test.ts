@@ -12,7 +12,16 @@ import {currentSessionEpoch} from '../../src/authority/ingress/sessions.js'
 import {type Store, openStore} from '../../src/store/index.js'
 import {admissionKey, codeOf, coordinator, owner, post, receiptOf, sqliteStore} from '../support/authority-helpers.js'
 import {missionGroup} from '../support/groups.js'
-import {type RawFrame, type Running, collector, connect, frameId, rawSession, serve} from '../support/wire-helpers.js'
+import {
+  type RawFrame,
+  type Running,
+  collector,
+  connect,
+  frameId,
+  nonce,
+  rawSession,
+  serve,
+} from '../support/wire-helpers.js'
 
 let store: Store
 let cleanup: () => Promise<void>
@@ -184,13 +193,26 @@ describe('a session superseded through another server sharing the store (§6.3)'
     // each liveness tick; its tick is made short here so the subscription is fenced without a frame.
     const otherStore = await openStore(store.url, {admissionKey})
     const b = await serve(otherStore)
-    const a = await serve(store, {pingIntervalMs: 200})
+    const a = await serve(store, {pingIntervalMs: 300})
     try {
       const g = await group()
       const old = await rawSession(a.server.url, coordinator)
       const n = await currentSessionEpoch(a.authority, agentId)
       const frames: RawFrame[] = []
-      old.ws.on('message', (d) => frames.push(JSON.parse(d.toString()) as RawFrame))
+      old.ws.on('message', (d) => {
+        const f = JSON.parse(d.toString()) as RawFrame
+        frames.push(f)
+        // A live peer answers the server's liveness PINGs (a silent one is dropped after 3 intervals).
+        if (f.frameType === 'PING' && f.replyToNonce === undefined)
+          old.send({
+            protocolVersion: '0.1',
+            frameId: frameId(),
+            frameType: 'PING',
+            nonce: nonce(),
+            replyToNonce: f.nonce as string,
+            sentAt: new Date().toISOString(),
+          })
+      })
       const delivered = () => frames.filter((f) => f.frameType === 'EVENT').length
       old.send({
         protocolVersion: '0.1',
