@@ -10,7 +10,7 @@
 
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {monitorEventLoopDelay} from 'node:perf_hooks'
+import {PerformanceObserver, monitorEventLoopDelay} from 'node:perf_hooks'
 import {openAuthority} from '../src/authority/authority.js'
 import {readKeyFile} from '../src/crypto/keyfile.js'
 import {packageRoot} from '../src/schema/catalog.js'
@@ -28,7 +28,7 @@ export interface ReplayServerSetting {
 
 export type ReplayServerReply =
   | {type: 'ready'; url: string}
-  | {type: 'stats'; rss: number; maxDelayMs: number; p99DelayMs: number}
+  | {type: 'stats'; rss: number; maxDelayMs: number; p99DelayMs: number; maxGcMs: number}
   | {type: 'delay-reset'}
 
 const root = packageRoot()
@@ -54,6 +54,11 @@ const server = await startServer({
 })
 const delay = monitorEventLoopDelay({resolution: 5})
 delay.enable()
+// The longest garbage-collection pause since the last reset, to tell a collection from the server's own work in a stall.
+let maxGcMs = 0
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) maxGcMs = Math.max(maxGcMs, e.duration)
+}).observe({entryTypes: ['gc']})
 process.on('message', (m: {type: string}) => {
   switch (m.type) {
     case 'stats':
@@ -62,9 +67,11 @@ process.on('message', (m: {type: string}) => {
         rss: process.memoryUsage().rss,
         maxDelayMs: delay.max / 1e6,
         p99DelayMs: delay.percentile(99) / 1e6,
+        maxGcMs,
       })
     case 'reset-delay':
       delay.reset()
+      maxGcMs = 0
       return send({type: 'delay-reset'})
     case 'stop':
       void server

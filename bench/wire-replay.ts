@@ -118,7 +118,7 @@ export interface ReplayServer {
   /** VmRSS of the server process, read from /proc/<pid>/status (bytes). */
   rss(): number
   /** The server's own figures: RSS and the event-loop delay since the last resetDelay(). */
-  stats(): Promise<{rss: number; maxDelayMs: number; p99DelayMs: number}>
+  stats(): Promise<{rss: number; maxDelayMs: number; p99DelayMs: number; maxGcMs: number}>
   resetDelay(): Promise<void>
   stop(): Promise<void>
 }
@@ -262,8 +262,16 @@ export interface ReplayRun {
   idleMaxDelayMs: number
   replayMaxDelayMs: number
   replayP99DelayMs: number
+  /** The longest GC pause of the server while idle, and during the replays. */
+  idleMaxGcMs: number
+  replayMaxGcMs: number
   /** Commands to the other Group accepted during the replays (all must be). */
   otherCommands: number
+  /** The slowest PING round trip and Command to the other Group on another connection: idle, and during the replays (ms). */
+  idleMaxPingMs: number
+  idleMaxCommandMs: number
+  replayMaxPingMs: number
+  replayMaxCommandMs: number
   seconds: number
   backpressureNotices: number
   /** Per subscriber, readers first: the last sequence received in order, and the first disorder seen. */
@@ -286,6 +294,28 @@ export async function runReplay(built: ReplayStore, idleMs: number): Promise<Rep
     const idle = await server.stats()
     const idleRss = server.rss()
     commander = await WireClient.connect({url: server.url, key: owner, registry, ca: server.ca, reconnect: false})
+    const c = commander
+    const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
+      const t0 = performance.now()
+      const r = await f()
+      return [r, performance.now() - t0]
+    }
+    let otherCommands = 0
+    /** One Command to the other Group and one PING, each timed; a refused Command ends the run. */
+    const probe = async () => {
+      const [r, commandMs] = await timed(() => c.submit(postTo(built.other, `meanwhile ${otherCommands}`)))
+      if ('error' in r) throw new Error(`a Command to the other Group was refused: ${r.error.code}`)
+      const [, pingMs] = await timed(() => c.ping())
+      return {commandMs, pingMs}
+    }
+    let idleMaxPingMs = 0
+    let idleMaxCommandMs = 0
+    for (let i = 0; i < 5; i++) await probe() // the first Commands of a fresh server compile its paths
+    for (let i = 0; i < 20; i++) {
+      const t = await probe()
+      idleMaxPingMs = Math.max(idleMaxPingMs, t.pingMs)
+      idleMaxCommandMs = Math.max(idleMaxCommandMs, t.commandMs)
+    }
     await server.resetDelay()
     const started = performance.now()
     let peakRss = idleRss
@@ -298,10 +328,12 @@ export async function runReplay(built: ReplayStore, idleMs: number): Promise<Rep
     const paused = subs.filter((_, i) => i % 2 === 1)
     let readersDone = false
     const allRead = Promise.all(readers.map((s) => s.done)).then(() => (readersDone = true))
-    let otherCommands = 0
+    let replayMaxPingMs = 0
+    let replayMaxCommandMs = 0
     while (!readersDone) {
-      const r = await commander.submit(postTo(built.other, `meanwhile ${otherCommands}`))
-      if ('error' in r) throw new Error(`a Command to the other Group was refused: ${r.error.code}`)
+      const t = await probe()
+      replayMaxPingMs = Math.max(replayMaxPingMs, t.pingMs)
+      replayMaxCommandMs = Math.max(replayMaxCommandMs, t.commandMs)
       otherCommands++
       await Promise.race([allRead, new Promise((res) => setTimeout(res, 20))])
     }
@@ -322,7 +354,13 @@ export async function runReplay(built: ReplayStore, idleMs: number): Promise<Rep
       idleMaxDelayMs: idle.maxDelayMs,
       replayMaxDelayMs: during.maxDelayMs,
       replayP99DelayMs: during.p99DelayMs,
+      idleMaxGcMs: idle.maxGcMs,
+      replayMaxGcMs: during.maxGcMs,
       otherCommands,
+      idleMaxPingMs,
+      idleMaxCommandMs,
+      replayMaxPingMs,
+      replayMaxCommandMs,
       seconds,
       backpressureNotices: subs.reduce((n, s) => n + s.backpressure, 0),
     }
@@ -349,10 +387,13 @@ export async function runWireReplayBench(): Promise<ReplayRun> {
       `  server RSS growth ${m(run.peakRss - run.idleRss)} (peak ${m(run.peakRss)}; idle server ${m(run.idleRss)}) — goal < 128 MiB`,
     )
     console.log(
-      `  largest event-loop stall ${run.replayMaxDelayMs.toFixed(1)} ms, p99 ${run.replayP99DelayMs.toFixed(1)} ms (idle server, ${(3).toFixed(0)} s: ${run.idleMaxDelayMs.toFixed(1)} ms) — goal < 50 ms`,
+      `  largest event-loop stall ${run.replayMaxDelayMs.toFixed(1)} ms, p99 ${run.replayP99DelayMs.toFixed(1)} ms (idle server, 3 s: ${run.idleMaxDelayMs.toFixed(1)} ms); longest GC pause ${run.replayMaxGcMs.toFixed(1)} ms (idle: ${run.idleMaxGcMs.toFixed(1)} ms) — goal < 50 ms`,
     )
     console.log(
-      `  ${fmt(run.otherCommands)} Commands to another Group accepted meanwhile; ${fmt(run.seconds)} s for all six; ${fmt(run.backpressureNotices)} BACKPRESSURE notices`,
+      `  another connection: slowest PING ${run.replayMaxPingMs.toFixed(1)} ms, slowest Command to another Group ${run.replayMaxCommandMs.toFixed(1)} ms (${fmt(run.otherCommands)}, all accepted; idle server: ${run.idleMaxPingMs.toFixed(1)} ms, ${run.idleMaxCommandMs.toFixed(1)} ms)`,
+    )
+    console.log(
+      `  ${run.seconds.toFixed(1)} s for all six (the paused ones resumed once the readers were done); ${fmt(run.backpressureNotices)} BACKPRESSURE notices`,
     )
     return run
   } finally {
