@@ -69,10 +69,13 @@ export interface ReplayStore {
   remove(): void
 }
 
-/** A SQLite store holding `mib` MiB of message.posted Events of about `eventKib` KiB in one Group, and one more Group. */
-export async function buildReplayStore(mib: number, eventKib: number): Promise<ReplayStore> {
+/**
+ * A store holding `mib` MiB of message.posted Events of about `eventKib` KiB in one Group, and one
+ * more Group: at `url` (an uninitialized store, e.g. a new PostgreSQL database), else a new SQLite file.
+ */
+export async function buildReplayStore(mib: number, eventKib: number, url?: string): Promise<ReplayStore> {
   const dir = mkdtempSync(join(tmpdir(), 'mwp-replay-'))
-  const storeUrl = `sqlite:${join(dir, 'authority.db')}`
+  const storeUrl = url ?? `sqlite:${join(dir, 'authority.db')}`
   const admissionKey = key('admission')
   await initStore(storeUrl, {
     organizationId: 'urn:mwp:dev:org:example',

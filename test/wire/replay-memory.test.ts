@@ -7,24 +7,30 @@
 // The server runs in its own OS process (bench/wire-replay-server.ts, built under dist/ by the
 // global setup); its RSS is read from /proc/<pid>/status every 25 ms, growth measured against the
 // same process idle after start. The history (48 MiB of 64 KiB message.posted Events) is appended
-// through the Authority library before the server starts. The loop-delay figures are the bench's
-// (bench/wire-replay.ts): timing is never a pass/fail criterion here.
+// through the Authority library before the server starts, on SQLite and on PostgreSQL. The
+// loop-delay figures are the bench's (bench/wire-replay.ts): timing is never a pass/fail criterion here.
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type ReplayStore, buildReplayStore, runReplay} from '../../bench/wire-replay.js'
+import {storeBackends} from '../support/store-backends.js'
 
 const MIB = 1024 * 1024
 /** Well above what the bounded buffers add up to (6 × (socket high water + a page) + the feed's caches + GC lag), well below the history's copies the unbounded replay held. */
 const RSS_GROWTH_BOUND = 128 * MIB
 
-let built: ReplayStore
+const backends = storeBackends('wire replay memory')
 
-beforeAll(async () => {
-  built = await buildReplayStore(48, 64)
-}, 120_000)
-afterAll(() => built?.remove())
+describe.each(backends.filter((b) => b.enabled))('replay with bounded memory (§17.3): $name', (backend) => {
+  let built: ReplayStore
+  beforeAll(async () => {
+    await backend.start()
+    built = await buildReplayStore(48, 64, await backend.fresh())
+  }, 180_000)
+  afterAll(async () => {
+    built?.remove()
+    await backend.stop()
+  }, 60_000)
 
-describe('replay with bounded memory (§17.3)', () => {
   it('six full replays of a 48 MiB history, three of them paused: all receive everything in order, another Group keeps being served, RSS growth stays bounded', async () => {
     const run = await runReplay(built, 200)
     expect(run.historyMib).toBeGreaterThanOrEqual(48)
