@@ -4,7 +4,9 @@
 //
 //   history    MWP_BENCH_REPLAY_MIB (default 77) MiB of message.posted Events of about
 //              MWP_BENCH_REPLAY_EVENT_KIB (default 16) KiB each, appended through the Authority
-//              library before the server starts (SQLite store)
+//              library before the server starts; on SQLite, then on a throwaway PostgreSQL
+//              cluster (fsync on; MWP_BENCH_POSTGRES_URL: a fresh database there instead;
+//              MWP_BENCH_STORES=sqlite | postgres: one of them)
 //   server     bench/wire-replay-server.ts in its own process (RSS from /proc/<pid>/status,
 //              perf_hooks.monitorEventLoopDelay inside it)
 //   readers    3 raw sockets replaying from 0, ACKing every 256 Events
@@ -15,6 +17,7 @@
 //
 // The same driver runs the bounded acceptance test (test/wire/replay-memory.test.ts).
 
+import Database from 'better-sqlite3'
 import {fork} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -31,6 +34,7 @@ import {RegistryEvidence} from '../src/signing/registry.js'
 import {DEFAULT_FRESHNESS, initStore, openStore} from '../src/store/index.js'
 import {WireClient} from '../src/wire/client.js'
 import {generateDevTls} from '../src/wire/dev-tls.js'
+import {postgresSupport, startPostgres} from '../scripts/postgres-cluster.js'
 import {fmt} from './measure.js'
 import {frameId, rawSession} from './raw-socket.js'
 import type {ReplayServerReply, ReplayServerSetting} from './wire-replay-server.js'
@@ -111,6 +115,13 @@ export async function buildReplayStore(mib: number, eventKib: number, url?: stri
     head = page.head
   }
   await store.close()
+  if (storeUrl.startsWith('sqlite:')) {
+    // The history's WAL goes into the database file now, not under the measured replay (a
+    // checkpoint copying tens of MiB and fsyncing contends with every read and COMMIT on the disk).
+    const db = new Database(storeUrl.slice('sqlite:'.length))
+    db.pragma('wal_checkpoint(TRUNCATE)')
+    db.close()
+  }
   return {dir, storeUrl, history, head, bytes, other, remove: () => rmSync(dir, {recursive: true, force: true})}
 }
 
@@ -374,17 +385,36 @@ export async function runReplay(built: ReplayStore, idleMs: number): Promise<Rep
   }
 }
 
-export async function runWireReplayBench(): Promise<ReplayRun> {
+export async function runWireReplayBench(): Promise<ReplayRun[]> {
+  const runs: ReplayRun[] = []
+  if (process.env.MWP_BENCH_STORES !== 'postgres') runs.push(await benchOn('sqlite'))
+  const external = process.env.MWP_BENCH_POSTGRES_URL
+  const support = postgresSupport(external)
+  if (process.env.MWP_BENCH_STORES === 'sqlite') return runs
+  if (!support.available) {
+    console.log(`wire replay on postgres: SKIPPED (${support.reason})`)
+    return runs
+  }
+  const pg = await startPostgres({external, durable: true})
+  try {
+    runs.push(await benchOn('postgres', await pg.newDatabase()))
+  } finally {
+    await pg.stop()
+  }
+  return runs
+}
+
+async function benchOn(storeName: string, url?: string): Promise<ReplayRun> {
   const mib = Number(process.env.MWP_BENCH_REPLAY_MIB ?? 77)
   const eventKib = Number(process.env.MWP_BENCH_REPLAY_EVENT_KIB ?? 16)
-  const built = await buildReplayStore(mib, eventKib)
+  const built = await buildReplayStore(mib, eventKib, url)
   try {
     const run = await runReplay(built, 3000)
     const short = run.subscribers.find((s) => s.received !== run.events || s.disorder !== null)
     if (short) throw new Error(`a subscriber missed Events: ${JSON.stringify(short)}`)
     const m = (n: number) => `${fmt(n / MIB)} MiB`
     console.log(
-      `wire replay: 6 subscribers (3 reading, 3 paused until the readers finished) of ${run.historyMib.toFixed(1)} MiB / ${fmt(run.events)} Events, SQLite, server in its own process`,
+      `wire replay: 6 subscribers (3 reading, 3 paused until the readers finished) of ${run.historyMib.toFixed(1)} MiB / ${fmt(run.events)} Events, ${storeName}, server in its own process`,
     )
     console.log(
       `  server RSS growth ${m(run.peakRss - run.idleRss)} (peak ${m(run.peakRss)}; idle server ${m(run.idleRss)}) — goal < 128 MiB`,
