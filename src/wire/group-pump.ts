@@ -8,17 +8,17 @@
 // Flow control is per Group: at most `sendWindow` delivered Events may be un-ACKed by the client.
 // At the limit the Group pauses and the client gets ERROR BACKPRESSURE {groupId, retryAfterMs};
 // the next client ACK for that Group resumes it from the store, so nothing is lost and the other
-// Groups on the connection never wait for it.
+// Groups on the connection never wait for it. Sequences the pump handles without delivering
+// (before the Membership's visibility start, or filtered out) are announced with a server ACK
+// "delivered through" frame after the page, so the client never mistakes them for a gap.
 //
-// Under it, credit from the socket itself (issue #15): a pump writes only while fewer than
+// Under the window, credit from the socket itself (issue #15): a pump writes only while fewer than
 // SOCKET_HIGH_WATER bytes are queued on its connection, and each write is one page of at most
 // pageBytes, so a subscriber that reads slowly or not at all holds at most that much of the
 // server's memory, however long the history it replays. The pump then waits for the socket to
 // drain; one still full after SOCKET_STALL_MS is told so with BACKPRESSURE (once per stall).
 // Replay pages are read one at a time, and the pump yields to the event loop (setImmediate)
-// between them: a replay never holds the loop for more than one page's read and write. Sequences the pump handles without delivering
-// (before the Membership's visibility start, or filtered out) are announced with a server ACK
-// "delivered through" frame after the page, so the client never mistakes them for a gap.
+// between them: a replay never holds the loop for more than one page's read and write.
 
 import {mayRead} from '../authority/decide/common.js'
 import type {JsonObject} from '../json/parse.js'
@@ -45,7 +45,7 @@ export interface PumpSink {
 }
 
 /** Socket-level bound: above this many queued bytes every pump of the connection waits. */
-export const SOCKET_HIGH_WATER = 4 * 1024 * 1024
+const SOCKET_HIGH_WATER = 4 * 1024 * 1024
 /** A socket still full after this long has a slow or paused reader: BACKPRESSURE says so. */
 const SOCKET_STALL_MS = 1000
 
@@ -193,7 +193,7 @@ export class GroupPump {
       this.wake()
     }
     const stopWaiting = this.sink.whenDrained(() => resume(false))
-    timer = setTimeout(() => resume(true), SOCKET_STALL_MS)
+    timer = setTimeout(() => resume(true), SOCKET_STALL_MS).unref()
     this.#draining = () => {
       stopWaiting()
       clearTimeout(timer)
