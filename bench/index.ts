@@ -34,15 +34,20 @@ const regPath = useUpstream
   : join(root, 'fixtures/registry.json')
 const seconds = benchSeconds()
 
-// MWP_BENCH_ONLY=ingress | wire | cold-start runs only the Group Authority ingress figures
-// (bench/ingress.ts), only the WebSocket binding's (bench/wire.ts), or only the cold start's
-// (bench/cold-start.ts).
+// MWP_BENCH_ONLY=ingress | wire | cold-start | wire-replay runs only the Group Authority ingress figures
+// (bench/ingress.ts), only the WebSocket binding's (bench/wire.ts), only the cold start's
+// (bench/cold-start.ts) or only the six concurrent replays (bench/wire-replay.ts).
 if (process.env.MWP_BENCH_ONLY === 'ingress') {
   await runIngressBench()
   process.exit(0)
 }
 if (process.env.MWP_BENCH_ONLY === 'cold-start') {
   await (await import('./cold-start.js')).runColdStartBench()
+  process.exit(0)
+}
+// MWP_BENCH_ONLY=wire-replay: six concurrent full replays of a long history (bench/wire-replay.ts).
+if (process.env.MWP_BENCH_ONLY === 'wire-replay') {
+  await (await import('./wire-replay.js')).runWireReplayBench()
   process.exit(0)
 }
 if (process.env.MWP_BENCH_ONLY === 'wire') {
@@ -137,11 +142,13 @@ console.log(
 // of its own, as a server runs: the heap, thread pool and threads one section leaves behind (the
 // ingress section fills stores to 100,000 Events) do not weigh on the next one's figures.
 // The cold start to the first Command at 1k, 10k and 100k stored Events (bench/cold-start.ts;
-// MWP_BENCH_COLD_START=0 skips it) follows, in a process of its own too.
+// MWP_BENCH_COLD_START=0 skips it) and six concurrent full replays of a 77 MiB history
+// (bench/wire-replay.ts; MWP_BENCH_WIRE_REPLAY=0 skips it) follow, each in a process of its own too.
 for (const [only, skip] of [
   ['ingress', 'MWP_BENCH_INGRESS'],
   ['wire', 'MWP_BENCH_WIRE'],
   ['cold-start', 'MWP_BENCH_COLD_START'],
+  ['wire-replay', 'MWP_BENCH_WIRE_REPLAY'],
 ] as const) {
   if (process.env[skip] === '0') continue
   const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {

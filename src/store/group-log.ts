@@ -103,9 +103,17 @@ export interface GroupLog {
   /**
    * Up to `limit` Events with sequence > `afterSequence`, in sequence order, and the head they were
    * read at: more exist exactly when the last sequence returned (or `afterSequence`) < `head`.
+   * `maxBytes`, when given, also bounds the page by the Events' stored bytes in all: a page never
+   * holds more, except one Event alone that is larger (a page is never empty while Events remain),
+   * so a replay page costs bounded memory and read time whatever the Events' sizes.
    * Throws StoreError ('invalid-argument' | 'unavailable').
    */
-  read(groupId: string, afterSequence: number, limit: number): Promise<{events: LoggedEvent[]; head: number}>
+  read(
+    groupId: string,
+    afterSequence: number,
+    limit: number,
+    maxBytes?: number,
+  ): Promise<{events: LoggedEvent[]; head: number}>
   /** The receipt stored for (actorId, actionId), or null. Throws StoreError('unavailable'). */
   receipt(actorId: string, actionId: string): Promise<Receipt | null>
 }

@@ -183,8 +183,10 @@ export function loggedEvent(raw: Record<string, unknown>): LoggedEvent {
 }
 
 /** Checks read() arguments; throws StoreError('invalid-argument'). */
-export function checkRead(groupId: string, afterSequence: number, limit: number): void {
+export function checkRead(groupId: string, afterSequence: number, limit: number, maxBytes?: number): void {
   if (!text(groupId)) throw new StoreError('invalid-argument', 'groupId must be a non-empty string')
   if (!count(afterSequence)) throw new StoreError('invalid-argument', 'afterSequence must be a whole number >= 0')
   if (!(count(limit) && limit > 0)) throw new StoreError('invalid-argument', 'limit must be a positive integer')
+  if (maxBytes !== undefined && !(count(maxBytes) && maxBytes > 0))
+    throw new StoreError('invalid-argument', 'maxBytes must be a positive integer')
 }

@@ -258,15 +258,33 @@ class PostgresStore implements Store {
     }
   }
 
-  async read(groupId: string, afterSequence: number, limit: number): Promise<{events: LoggedEvent[]; head: number}> {
-    checkRead(groupId, afterSequence, limit)
+  async read(
+    groupId: string,
+    afterSequence: number,
+    limit: number,
+    maxBytes?: number,
+  ): Promise<{events: LoggedEvent[]; head: number}> {
+    checkRead(groupId, afterSequence, limit, maxBytes)
     try {
       // The head first: every event up to it is committed (they commit together), so the page
       // and the head agree without a snapshot.
       const head = (await selectHead(this.sql, groupId))?.sequence ?? 0
-      const rows = await this.sql`SELECT sequence, event_id, kind, bytes FROM group_events
+      // With a byte bound the running total is taken over the `limit` rows only (octet_length
+      // reads a stored value's size without detoasting it), and only the rows within the bound
+      // are sent.
+      const rows =
+        maxBytes === undefined
+          ? await this.sql`SELECT sequence, event_id, kind, bytes FROM group_events
         WHERE group_id = ${groupId} AND sequence > ${afterSequence} AND sequence <= ${head}
         ORDER BY sequence LIMIT ${limit}`
+          : await this.sql`SELECT sequence, event_id, kind, bytes FROM (
+          SELECT sequence, event_id, kind, bytes,
+            SUM(octet_length(bytes)) OVER (ORDER BY sequence ROWS UNBOUNDED PRECEDING) AS total,
+            ROW_NUMBER() OVER (ORDER BY sequence) AS n
+          FROM (SELECT sequence, event_id, kind, bytes FROM group_events
+            WHERE group_id = ${groupId} AND sequence > ${afterSequence} AND sequence <= ${head}
+            ORDER BY sequence LIMIT ${limit}) AS page
+        ) AS sized WHERE total <= ${maxBytes} OR n = 1 ORDER BY sequence`
       return {events: rows.map(loggedEvent), head}
     } catch (e) {
       throw new StoreError('unavailable', `cannot read the Group log: ${describeError(e)}`, {cause: e})

@@ -283,14 +283,33 @@ class SqliteStore implements Store {
     }
   }
 
-  async read(groupId: string, afterSequence: number, limit: number): Promise<{events: LoggedEvent[]; head: number}> {
-    checkRead(groupId, afterSequence, limit)
+  async read(
+    groupId: string,
+    afterSequence: number,
+    limit: number,
+    maxBytes?: number,
+  ): Promise<{events: LoggedEvent[]; head: number}> {
+    checkRead(groupId, afterSequence, limit, maxBytes)
     try {
       // One read transaction (a WAL snapshot): the events and the head agree.
       return this.db.transaction(() => {
         const head = this.readHead(groupId)?.sequence ?? 0
-        const rows = this.group.events.all(groupId, afterSequence, head, limit) as Record<string, unknown>[]
-        return {events: rows.map(loggedEvent), head}
+        if (maxBytes === undefined) {
+          const rows = this.group.events.all(groupId, afterSequence, head, limit) as Record<string, unknown>[]
+          return {events: rows.map(loggedEvent), head}
+        }
+        // Row by row, so the rows past the byte bound are never read (the read runs on the caller's thread).
+        const events: LoggedEvent[] = []
+        let bytes = 0
+        for (const row of this.group.events.iterate(groupId, afterSequence, head, limit) as Iterable<
+          Record<string, unknown>
+        >) {
+          const size = (row.bytes as Uint8Array).byteLength
+          if (events.length > 0 && bytes + size > maxBytes) break
+          bytes += size
+          events.push(loggedEvent(row))
+        }
+        return {events, head}
       })()
     } catch (e) {
       throw new StoreError('unavailable', `cannot read the Group log: ${describeError(e)}`, {cause: e})

@@ -7,9 +7,17 @@
 // every older session of that Agent, including sockets that stay open.
 //
 // After HELLO the connection speaks for its principal only: a COMMAND whose actor is someone else
-// is AUTH_FORBIDDEN, and an Agent Command must carry this connection's Session Epoch. Every
-// Command is still verified individually by ingress (B8). Errors never close the connection,
-// except a frame before HELLO and an expired session.
+// is AUTH_FORBIDDEN. Every Command is verified individually by ingress (B8), which also checks its
+// Session Epoch — after the receipt lookup, so the unchanged retry of a Command accepted under an
+// older session gets its original receipt on this one (§15.1), while a new Command carrying an
+// older epoch is AUTH_STALE_SESSION. Errors never close the connection, except a frame before
+// HELLO and an expired session.
+//
+// A superseded Agent session (§6.3: a newer epoch was issued) is fenced: its subscriptions stop at
+// once and every later frame is refused with AUTH_STALE_SESSION (session-fence.ts). Within this
+// process the newer HELLO fences it immediately; a newer session opened by another process
+// sharing the store is noticed at the next frame (the epoch is read from the store) or liveness
+// tick (pingIntervalMs), whichever comes first.
 
 import {mayRead} from '../authority/decide/common.js'
 import {randomBytes} from 'node:crypto'
@@ -38,7 +46,7 @@ import {GroupPump} from './group-pump.js'
 import {verifyHelloSignature} from './hello.js'
 import {isOrganizationKind, submitOrganizationCommand} from '../authority/ingress/organization.js'
 import type {ServerContext} from './server.js'
-import {SessionError, openSession} from '../authority/ingress/sessions.js'
+import {SessionError, currentSessionEpoch, openSession} from '../authority/ingress/sessions.js'
 import {snapshotFor} from './snapshot-reference.js'
 import {ownsFromAbove} from '../authority/model/mission-tree-view.js'
 
@@ -65,6 +73,8 @@ export class Connection {
   readonly #timers: NodeJS.Timeout[] = []
   /** The last Presence Record (ephemeral, §6.2: never a lease renewal or acceptance). */
   presence: JsonObject | null = null
+  /** A newer Session Epoch of this Agent exists (§6.3): nothing more is served here. */
+  #fenced = false
 
   constructor(
     private readonly context: ServerContext,
@@ -93,6 +103,8 @@ export class Connection {
         return
       }
       this.#send(frame('PING', {nonce: encodeBase64url(randomBytes(16)), sentAt: new Date().toISOString()}))
+      // A session opened by another process sharing the store: fenced within one interval.
+      void this.#superseded().catch(() => undefined)
     }, interval)
     ping.unref()
     this.#timers.push(ping)
@@ -128,7 +140,41 @@ export class Connection {
       this.context.unregister(p)
     }
     this.#pumps.clear()
+    if (this.principal?.type === 'agent') this.context.sessions.closed(this.principal.id, this)
     this.context.log({level: 'info', event: 'disconnected', peer: this.peer, principal: this.principal?.id})
+  }
+
+  /**
+   * §6.3: a newer Session Epoch was issued to this Agent. Every subscription stops now (no Event is
+   * delivered after this call), the peer is told once, and every later frame is refused
+   * (#ready). The socket stays open, so the peer learns why each frame was refused.
+   */
+  fence(): void {
+    if (this.#fenced || this.#phase.name === 'closed') return
+    this.#fenced = true
+    for (const p of this.#pumps.values()) {
+      p.stop()
+      this.context.unregister(p)
+    }
+    this.#pumps.clear()
+    if (this.principal) this.context.sessions.closed(this.principal.id, this)
+    this.#error('AUTH_STALE_SESSION')
+    this.context.log({
+      level: 'info',
+      event: 'session-fenced',
+      peer: this.peer,
+      principal: this.principal?.id,
+      sessionEpoch: this.sessionEpoch,
+    })
+  }
+
+  /** Whether this Agent session is superseded: fenced here, or a newer epoch is in the store (another process). */
+  async #superseded(): Promise<boolean> {
+    if (this.#fenced) return true
+    if (this.principal?.type !== 'agent' || this.sessionEpoch === undefined) return false
+    const current = await currentSessionEpoch(this.context.authority, this.principal.id)
+    if (current > this.sessionEpoch) this.fence()
+    return this.#fenced
   }
 
   #send(text: string): boolean {
@@ -258,6 +304,8 @@ export class Connection {
       } catch (e) {
         return this.#refuseHello(e instanceof SessionError ? e.code : 'INTERNAL_ERROR', f)
       }
+      // The new epoch fences this Agent's older sessions on this server before it is announced.
+      this.context.sessions.issued(binding.principal.id, this)
     }
     this.#phase = {name: 'ready'}
     const ttl = this.context.options.sessionTtlSeconds
@@ -300,6 +348,12 @@ export class Connection {
   }
 
   async #ready(f: Frame, source: SourceOf): Promise<void> {
+    if (f.frameType === 'PING' && typeof f.replyToNonce === 'string') return // the echo of our own PING
+    if (await this.#superseded()) {
+      const command = f.frameType === 'COMMAND' ? (f.command as JsonObject | undefined) : undefined
+      const actionId = typeof command?.actionId === 'string' ? {relatedActionId: command.actionId} : {}
+      return this.#error('AUTH_STALE_SESSION', {relatedFrameId: f.frameId, ...actionId})
+    }
     switch (f.frameType) {
       case 'SUBSCRIBE':
         return this.#subscribe(f)
@@ -349,6 +403,8 @@ export class Connection {
         })
         continue
       }
+      // Fenced or closed while this SUBSCRIBE was checked: no pump may start any more.
+      if (this.#fenced || this.#phase.name === 'closed') return
       const previous = this.#pumps.get(g.groupId)
       const feed = this.context.feed(g.groupId)
       const pump = new GroupPump(
@@ -358,6 +414,10 @@ export class Connection {
           sendFramed: (bytes) => this.#sendFramed(bytes),
           cork: () => this.#cork(),
           bufferedAmount: () => this.ws.bufferedAmount,
+          whenDrained: (resume) => {
+            this.socket.once('drain', resume)
+            return () => this.socket.off('drain', resume)
+          },
           principalId: principal.id,
           principalType: principal.type,
           inspects,
@@ -390,10 +450,13 @@ export class Connection {
     const bytes = Buffer.from(received, 'utf8')
     const principal = this.principal!
     if (actor?.id !== principal.id || actor?.type !== principal.type) return this.#error('AUTH_FORBIDDEN', related)
+    // A lower epoch than this session's goes to ingress: the unchanged retry of a Command accepted
+    // under an older session gets its receipt there, anything else is AUTH_STALE_SESSION (§15.1).
+    // A higher one was never issued to an unfenced session.
     if (
       principal.type === 'agent' &&
-      command.sessionEpoch !== undefined &&
-      command.sessionEpoch !== this.sessionEpoch
+      typeof command.sessionEpoch === 'number' &&
+      command.sessionEpoch > (this.sessionEpoch ?? 0)
     ) {
       return this.#error('AUTH_STALE_SESSION', related)
     }

@@ -11,6 +11,13 @@
 // whole frame it carries (ARCHITECTURE.md "Performance notes"), so at 500 appends/s a 10 ms window
 // cuts the writes of 100 subscribers from 50,000/s to 10,000/s, and the subscribers' reads with
 // them. The first Event after a quiet spell goes at once; no Event waits longer than `batchMs`.
+//
+// Memory is bounded whatever the Events' sizes and the history's length (issue #15): the cache
+// of recent Events by count and bytes (TAIL, TAIL_BYTES), every store read by count and bytes
+// (pageSize, pageBytes: a large page of large Events stalls the loop on a synchronous SQLite read
+// and holds megabytes per subscriber), and the replay pages kept for subscribers replaying behind
+// each other by number (HISTORY_PAGES, each at most pageBytes). Nothing reads a Group's history
+// whole.
 
 import type {Authority} from '../authority/authority.js'
 import type {GroupState} from '../authority/model/state.js'
@@ -41,33 +48,43 @@ export function feedEvent(e: LoggedEvent): FeedEvent {
   }
 }
 
-/** How many recent Events each Group keeps in memory for live delivery. */
+/** How many recent Events each Group keeps in memory for live delivery, at most, and in how many bytes at most. */
 const TAIL = 512
-const PAGE = 500
+const TAIL_BYTES = 4 * 1024 * 1024
 /** How many history pages (replay) a Group keeps for the subscribers replaying behind each other. */
 const HISTORY_PAGES = 16
+
+/** Stored Event bytes per store read (replay page, catching up) when the server is not told otherwise. */
+export const DEFAULT_PAGE_BYTES = 256 * 1024
 
 export class GroupFeed {
   /** The state at `head` (null: the Group has no Events / does not exist). */
   state: GroupState | null = null
   head = 0
   #tail: FeedEvent[] = []
+  /** The frames' bytes in #tail. */
+  #tailBytes = 0
   /** Sequence of #tail[0]. */
   #tailStart = 1
   #loaded = false
   #running: Promise<void> | null = null
   #again = false
-  /** Recent history pages by `after:limit`; the log is append-only, so a page never changes. */
-  readonly #history = new Map<string, Promise<FeedEvent[]>>()
+  /** Recent history pages by the position they follow; the log is append-only, so a page never changes. */
+  readonly #history = new Map<number, Promise<FeedEvent[]>>()
   #lastWake = -Infinity
   #wakeTimer: NodeJS.Timeout | null = null
 
-  /** `changed` wakes the Group's pumps; `batchMs` (0: every append at once) is the module comment's window. */
+  /**
+   * `changed` wakes the Group's pumps; `batchMs` (0: every append at once) is the module comment's
+   * window; every store read returns at most `pageSize` Events and `pageBytes` of them (one larger Event alone).
+   */
   constructor(
     private readonly authority: Authority,
     readonly groupId: string,
     private readonly changed: () => void,
     private readonly batchMs = 0,
+    private readonly pageSize = 256,
+    private readonly pageBytes = DEFAULT_PAGE_BYTES,
   ) {}
 
   /** Up to `limit` cached Events after `position`, or null when they are older than the cache. */
@@ -78,17 +95,18 @@ export class GroupFeed {
   }
 
   /**
-   * Up to `limit` stored Events after `position`, for replay: one store read and one set of
-   * frames per page however many subscribers replay the same history (a hundred subscribers
-   * resubscribing from 0 read each page once, not a hundred times).
+   * The page of stored Events after `position`, for replay (at most pageSize Events and pageBytes):
+   * one store read and one set of frames per page however many subscribers replay the same history
+   * (a hundred subscribers resubscribing from 0 read each page once, not a hundred times).
    */
-  history(position: number, limit: number): Promise<FeedEvent[]> {
-    const key = `${position}:${limit}`
+  history(position: number): Promise<FeedEvent[]> {
+    const key = position
     let page = this.#history.get(key)
     if (page === undefined) {
-      page = this.authority.store.read(this.groupId, position, limit).then((p) => {
-        // Only a full page stays: a short one ends at the head of its moment, which moves on.
-        if (p.events.length < limit) this.#history.delete(key)
+      page = this.#read(position).then((p) => {
+        // Only a page short of the head stays: one that ends at the head of its moment grows as the head moves on.
+        const last = p.events[p.events.length - 1]?.sequence ?? position
+        if (last >= p.head) this.#history.delete(key)
         return p.events.map(feedEvent)
       })
       page.catch(() => this.#history.delete(key)) // a failed read is not remembered
@@ -98,6 +116,10 @@ export class GroupFeed {
     return page
   }
 
+  #read(position: number) {
+    return this.authority.store.read(this.groupId, position, this.pageSize, this.pageBytes)
+  }
+
   /**
    * An append this process committed: its state and Events. Taken as they are when they follow
    * the cache's head; false when they cannot be (not loaded yet, a load in flight, a gap), and the
@@ -105,7 +127,7 @@ export class GroupFeed {
    */
   appended(state: GroupState, events: readonly LoggedEvent[]): boolean {
     if (!this.#loaded || this.#running || events.length === 0 || events[0]!.sequence !== this.head + 1) return false
-    for (const e of events) this.#tail.push(feedEvent(e))
+    for (const e of events) this.#push(feedEvent(e))
     this.head = events[events.length - 1]!.sequence
     this.state = state
     this.#trim()
@@ -141,12 +163,13 @@ export class GroupFeed {
       this.#tailStart = target + 1
     }
     while (this.head < target) {
-      const page = await this.authority.store.read(this.groupId, this.head, PAGE)
+      const page = await this.#read(this.head)
       if (page.events.length === 0) break
       for (const e of page.events) {
-        this.#tail.push(feedEvent(e))
+        this.#push(feedEvent(e))
         this.head = e.sequence
       }
+      this.#trim() // each page: a long catch-up never holds more than the cache's bound and a page
     }
     this.#trim()
     // Several appends notify at once (one group commit): only a load that found something new
@@ -169,11 +192,20 @@ export class GroupFeed {
     this.changed()
   }
 
+  #push(e: FeedEvent): void {
+    this.#tail.push(e)
+    this.#tailBytes += e.frame.byteLength
+  }
+
+  /** Drops the oldest cached Events beyond TAIL or TAIL_BYTES (the newest always stays). */
   #trim(): void {
-    if (this.#tail.length > TAIL) {
-      const drop = this.#tail.length - TAIL
-      this.#tail.splice(0, drop)
-      this.#tailStart += drop
-    }
+    let drop = Math.max(0, this.#tail.length - TAIL)
+    let bytes = this.#tailBytes
+    for (let i = 0; i < drop; i++) bytes -= this.#tail[i]!.frame.byteLength
+    while (bytes > TAIL_BYTES && drop < this.#tail.length - 1) bytes -= this.#tail[drop++]!.frame.byteLength
+    if (drop === 0) return
+    this.#tail.splice(0, drop)
+    this.#tailBytes = bytes
+    this.#tailStart += drop
   }
 }

@@ -11,6 +11,14 @@
 // Groups on the connection never wait for it. Sequences the pump handles without delivering
 // (before the Membership's visibility start, or filtered out) are announced with a server ACK
 // "delivered through" frame after the page, so the client never mistakes them for a gap.
+//
+// Under the window, credit from the socket itself (issue #15): a pump writes only while fewer than
+// SOCKET_HIGH_WATER bytes are queued on its connection, and each write is one page of at most
+// pageBytes, so a subscriber that reads slowly or not at all holds at most that much of the
+// server's memory, however long the history it replays. The pump then waits for the socket to
+// drain; one still full after SOCKET_STALL_MS is told so with BACKPRESSURE (once per stall).
+// Replay pages are read one at a time, and the pump yields to the event loop (setImmediate)
+// between them: a replay never holds the loop for more than one page's read and write.
 
 import {mayRead} from '../authority/decide/common.js'
 import type {JsonObject} from '../json/parse.js'
@@ -28,6 +36,8 @@ export interface PumpSink {
   cork(): void
   /** Bytes queued on the socket (connection-level pressure). */
   bufferedAmount(): number
+  /** Calls `resume` once when the socket's queue has drained; returns the function that stops waiting. */
+  whenDrained(resume: () => void): () => void
   principalId: string
   principalType: string
   /** §14: the principal owns a Mission above this one and inspects it without a Membership (connection.ts); fixed for the Group's life, since Mission links and owners never change. */
@@ -36,6 +46,8 @@ export interface PumpSink {
 
 /** Socket-level bound: above this many queued bytes every pump of the connection waits. */
 const SOCKET_HIGH_WATER = 4 * 1024 * 1024
+/** A socket still full after this long has a slow or paused reader: BACKPRESSURE says so. */
+const SOCKET_STALL_MS = 1000
 
 export class GroupPump {
   position: number
@@ -44,6 +56,10 @@ export class GroupPump {
   #reading = false
   #paused = false
   #stopped = false
+  /** Waiting for the socket to drain: the function that stops waiting. */
+  #draining: (() => void) | null = null
+  /** This stall of the socket was announced with BACKPRESSURE. */
+  #stallTold = false
 
   constructor(
     private readonly context: ServerContext,
@@ -58,6 +74,8 @@ export class GroupPump {
 
   stop(): void {
     this.#stopped = true
+    this.#draining?.()
+    this.#draining = null
   }
 
   get paused(): boolean {
@@ -87,24 +105,28 @@ export class GroupPump {
       const next = this.#next()
       if (next === null) return
       const events = this.feed.after(this.position, next.limit)
-      if (events === null) return this.#read(next.limit)
+      if (events === null) return this.#read()
       if (events.length === 0) return
-      this.#deliver(events, next.visibilityStart)
+      this.#deliver(events, next)
     }
   }
 
-  /** A page older than the feed's cache, from the store (shared by the Group's replaying pumps); then on with wake(). */
-  #read(limit: number): void {
+  /**
+   * A page older than the feed's cache, from the store (shared by the Group's replaying pumps);
+   * then on with wake() in a later turn of the loop, so replays never chain page reads in one.
+   */
+  #read(): void {
     this.#reading = true
     this.feed
-      .history(this.position, limit)
+      .history(this.position)
       .then((events) => {
-        this.#reading = false
-        // Checked again: the Membership may have ended while the page was read.
+        // Checked again: the Membership may have ended, or the socket filled, while the page was read.
         const next = this.#next()
-        if (next === null || events.length === 0) return
-        this.#deliver(events, next.visibilityStart)
-        this.wake()
+        if (next !== null && events.length > 0) this.#deliver(events, next)
+        setImmediate(() => {
+          this.#reading = false
+          this.wake()
+        })
       })
       .catch((e: Error) => {
         this.#reading = false
@@ -122,9 +144,10 @@ export class GroupPump {
     const {authority, options} = this.context
     if (this.#stopped || this.#paused) return null
     if (this.sink.bufferedAmount() > SOCKET_HIGH_WATER) {
-      setTimeout(() => this.wake(), 10).unref()
+      this.#waitForSocket()
       return null
     }
+    this.#stallTold = false
     if (this.position >= this.feed.head) return null // nothing to send: a full window is no pressure
     const room = options.sendWindow - this.#delivered.length
     if (room <= 0) {
@@ -147,14 +170,53 @@ export class GroupPump {
     return {limit, visibilityStart: member.visibilityStartSequence}
   }
 
-  /** Sends one page, corked (one write with the rest of this tick's frames), and advances the position over it. */
-  #deliver(events: FeedEvent[], visibilityStart: number): void {
+  /** Waits for the socket to drain, or SOCKET_STALL_MS (then BACKPRESSURE, once per stall); then wake(). */
+  #waitForSocket(): void {
+    if (this.#draining !== null) return
+    let timer: NodeJS.Timeout | undefined = undefined
+    const resume = (stalled: boolean) => {
+      if (this.#draining === null) return
+      this.#draining = null
+      stopWaiting()
+      clearTimeout(timer)
+      if (stalled && !this.#stallTold && !this.#stopped) {
+        this.#stallTold = true
+        const retryAfterMs = SOCKET_STALL_MS
+        this.sink.send(errorFrame(errorOf('BACKPRESSURE', {groupId: this.groupId, retryAfterMs})))
+        this.context.log({
+          level: 'info',
+          event: 'socket-stalled',
+          groupId: this.groupId,
+          principal: this.sink.principalId,
+        })
+      }
+      this.wake()
+    }
+    const stopWaiting = this.sink.whenDrained(() => resume(false))
+    timer = setTimeout(() => resume(true), SOCKET_STALL_MS).unref()
+    this.#draining = () => {
+      stopWaiting()
+      clearTimeout(timer)
+    }
+  }
+
+  /**
+   * Sends one page, corked (one write with the rest of this tick's frames), and advances the
+   * position over it: at most `next.limit` Events and about pageBytes of frames (always one).
+   */
+  #deliver(page: FeedEvent[], next: {limit: number; visibilityStart: number}): void {
+    const {visibilityStart} = next
+    const events = page.length > next.limit ? page.slice(0, next.limit) : page
+    const maxBytes = this.context.options.pageBytes
+    let bytes = 0
     this.sink.cork()
     let skipped = false
     for (const e of events) {
       if (this.#stopped) return
+      if (bytes > 0 && bytes + e.frame.byteLength > maxBytes) break
       if (e.sequence >= visibilityStart && this.#passes(e)) {
         if (!this.sink.sendFramed(e.frame)) return this.stop()
+        bytes += e.frame.byteLength
         this.#delivered.push(e.sequence)
       } else {
         skipped = true

@@ -18,8 +18,9 @@ import type {AddressInfo} from 'node:net'
 import {WebSocketServer} from 'ws'
 import type {Authority} from '../authority/authority.js'
 import {Connection} from './connection.js'
-import {GroupFeed} from './group-feed.js'
+import {DEFAULT_PAGE_BYTES, GroupFeed} from './group-feed.js'
 import type {GroupPump} from './group-pump.js'
+import {SessionFence} from './session-fence.js'
 
 export type TlsSetting = {cert: string | Buffer; key: string | Buffer} | 'insecure-loopback'
 
@@ -33,8 +34,14 @@ export interface ServerOptions {
   log?: (entry: Record<string, unknown>) => void
   /** Per connection and Group: delivered Events the client has not ACKed before the Group pauses. */
   sendWindow?: number
-  /** Events read from the store per page. */
+  /** Events read from the store per page, at most. */
   pageSize?: number
+  /**
+   * Stored Event bytes per page read from the store and per write of a pump, at most (one larger
+   * Event alone); with the socket's high water mark (group-pump.ts) it bounds what a slow or
+   * paused subscriber holds. Default DEFAULT_PAGE_BYTES.
+   */
+  pageBytes?: number
   /**
    * A busy Group's subscribers are written at most once per this many ms (default
    * DEFAULT_DELIVERY_BATCH_MS; 0: at every append): the Events appended meanwhile share one socket
@@ -72,7 +79,10 @@ export interface RunningServer {
 export interface ServerContext {
   readonly authority: Authority
   readonly options: Required<
-    Pick<ServerOptions, 'sendWindow' | 'pageSize' | 'deliveryBatchMs' | 'sessionTtlSeconds' | 'pingIntervalMs'>
+    Pick<
+      ServerOptions,
+      'sendWindow' | 'pageSize' | 'pageBytes' | 'deliveryBatchMs' | 'sessionTtlSeconds' | 'pingIntervalMs'
+    >
   > &
     ServerOptions
   log(entry: Record<string, unknown>): void
@@ -82,6 +92,8 @@ export interface ServerContext {
   recent(groupId: string, position: number, count: number): Uint8Array[] | null
   register(pump: GroupPump): void
   unregister(pump: GroupPump): void
+  /** The live Agent sessions on this server, by Agent: a newer epoch fences the older (session-fence.ts). */
+  readonly sessions: SessionFence
 }
 
 /**
@@ -123,6 +135,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     options: {
       sendWindow: 1024,
       pageSize: 256,
+      pageBytes: DEFAULT_PAGE_BYTES,
       deliveryBatchMs: DEFAULT_DELIVERY_BATCH_MS,
       sessionTtlSeconds: 3600,
       pingIntervalMs: 15_000,
@@ -130,6 +143,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       authority,
     },
     log,
+    sessions: new SessionFence(),
     feed(groupId) {
       let feed = feeds.get(groupId)
       if (!feed) {
@@ -140,6 +154,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             for (const p of pumps.get(groupId) ?? []) p.wake()
           },
           context.options.deliveryBatchMs,
+          context.options.pageSize,
+          context.options.pageBytes,
         )
         feeds.set(groupId, feed)
       }

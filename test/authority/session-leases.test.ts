@@ -5,7 +5,9 @@
 import {describe, expect, it} from 'vitest'
 import {submit} from '../../src/authority/ingress/command.js'
 import {openSession} from '../../src/authority/ingress/sessions.js'
+import {tipOf} from '../../src/authority/ingress/append-pipeline.js'
 import {
+  authorityOn,
   codeOf,
   contract,
   coord,
@@ -17,6 +19,7 @@ import {
   post,
   receiptOf,
   sqliteSuite,
+  storeWith,
   uuid,
 } from '../support/authority-helpers.js'
 
@@ -86,5 +89,51 @@ describe('retries across a session replacement', () => {
     expect(receiptOf(await submit(suite.authority, bytes))).toEqual(first)
     const fresh = post(developer, g, {sessionEpoch: s1})
     expect(codeOf(await submit(suite.authority, fresh))).toBe('AUTH_STALE_SESSION')
+  })
+})
+
+describe('a retry racing its original on a new session', () => {
+  const suite = sqliteSuite()
+
+  it('[+cmd:message.post] the unchanged retry on Session Epoch 2 of a Command whose append under epoch 1 is still committing waits for that append and gets its receipt, not AUTH_STALE_SESSION (H5, L5)', async () => {
+    const agent = developer.principal!.id
+    const g = newGroup('session-inflight')
+    receiptOf(await submit(suite.authority, createCommand(g)))
+    receiptOf(
+      await submit(
+        suite.authority,
+        groupCommand(owner, 'membership.change', g, {member: developer.principal, role: 'worker'}),
+      ),
+    )
+    // The same store, with its Group appends held until `release`; once `armed`, reading the
+    // Session Epoch releases them (a turn of the loop later): the retry is past its receipt lookup
+    // and at the epoch check while the original is still uncommitted.
+    const store = suite.store
+    const org = store.organizationLog()
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let armed = false
+    const racing = storeWith(store, {
+      append: (...args) => held.then(() => store.append(...args)),
+      organizationLog: () => ({
+        ...org,
+        currentVersion: async (kind, subjectId) => {
+          const version = await org.currentVersion(kind, subjectId)
+          if (armed) setImmediate(release)
+          return version
+        },
+      }),
+    })
+    const authority = authorityOn(racing)
+    const s1 = await openSession(authority, agent)
+    const bytes = post(developer, g, {sessionEpoch: s1})
+    const original = submit(authority, bytes)
+    while (tipOf(authority, g) === undefined) await new Promise((resolve) => setImmediate(resolve))
+    expect(await openSession(authority, agent)).toBe(s1 + 1)
+    armed = true
+    const retried = await submit(authority, bytes)
+    const first = receiptOf(await original)
+    expect(receiptOf(retried)).toEqual(first)
+    expect((await store.head(g))!.sequence).toBe(first.lastSequence)
   })
 })

@@ -31,7 +31,7 @@ describe('GroupFeed.history', () => {
   afterAll(async () => cleanup?.())
 
   /** A feed over `store` whose Group log reads are counted; `failNext` makes the next read fail. */
-  function counted() {
+  function counted(pageBytes?: number) {
     let reads = 0
     let failNext = false
     const wrapped = storeWith(store, {
@@ -44,33 +44,48 @@ describe('GroupFeed.history', () => {
         return store.read(...args)
       },
     })
-    const feed = new GroupFeed(authorityOn(wrapped), g, () => undefined)
+    // Pages of 4 Events (and `pageBytes`, when given).
+    const feed = new GroupFeed(authorityOn(wrapped), g, () => undefined, 0, 4, pageBytes)
     return {feed, reads: () => reads, failNext: () => (failNext = true)}
   }
 
   it('ten subscribers replaying the same page share one store read and the same frames', async () => {
     const c = counted()
-    const pages = await Promise.all(Array.from({length: 10}, () => c.feed.history(0, 4)))
+    const pages = await Promise.all(Array.from({length: 10}, () => c.feed.history(0)))
     expect(c.reads()).toBe(1)
     expect(pages[0]!.map((e) => e.sequence)).toEqual([1, 2, 3, 4])
     for (const p of pages) expect(p).toBe(pages[0]) // the very same frames
-    const next = await c.feed.history(4, 4)
+    const next = await c.feed.history(4)
     expect(next.map((e) => e.sequence)).toEqual([5, 6, 7, 8])
     expect(c.reads()).toBe(2)
   })
 
   it('a short page (the head of its moment) is not remembered: later Events are not hidden behind it', async () => {
     const c = counted()
-    expect((await c.feed.history(6, 4)).map((e) => e.sequence)).toEqual([7, 8])
-    expect((await c.feed.history(6, 4)).map((e) => e.sequence)).toEqual([7, 8])
+    expect((await c.feed.history(6)).map((e) => e.sequence)).toEqual([7, 8])
+    expect((await c.feed.history(6)).map((e) => e.sequence)).toEqual([7, 8])
     expect(c.reads()).toBe(2)
+  })
+
+  it('a page is bounded by bytes as well as count: a byte bound under two Events gives pages of one; a page short of the head by bytes is remembered', async () => {
+    const whole = (await counted().feed.history(0)).map((e) => e.event.byteLength)
+    const c = counted(whole[1]! + whole[2]! - 1)
+    const paged = await c.feed.history(1)
+    expect(paged.map((e) => e.sequence)).toEqual([2])
+    expect((await c.feed.history(1)).map((e) => e.sequence)).toEqual([2])
+    expect(c.reads()).toBe(1)
+    // Every Event, in order, page by page.
+    const seen: number[] = []
+    for (let after = 0; after < 8; after = seen[seen.length - 1]!)
+      seen.push(...(await c.feed.history(after)).map((e) => e.sequence))
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
   })
 
   it('a failed read is not remembered: the next subscriber reads again', async () => {
     const c = counted()
     c.failNext()
-    await expect(c.feed.history(0, 4)).rejects.toThrow('store unavailable')
-    expect((await c.feed.history(0, 4)).map((e) => e.sequence)).toEqual([1, 2, 3, 4])
+    await expect(c.feed.history(0)).rejects.toThrow('store unavailable')
+    expect((await c.feed.history(0)).map((e) => e.sequence)).toEqual([1, 2, 3, 4])
     expect(c.reads()).toBe(2)
   })
 })

@@ -141,7 +141,14 @@ async function inQueue(ingress: Ingress): Promise<SubmitResult | InFlight> {
   // §6.3 Session Epoch fencing, after the receipt lookup: an unchanged retry of a Command
   // accepted under an older session still gets its original receipt (H5, L2, L5).
   const session = await checkAgentSession(authority, command)
-  if (session) return answers.refused(session)
+  if (session) {
+    // The original may still be committing (pipelined append, append-pipeline.ts): a retry sent
+    // on a new session right after a dropped connection must find its receipt, not the fence.
+    if (session !== 'AUTH_STALE_SESSION' || tipOf(authority, command.groupId) === undefined)
+      return answers.refused(session)
+    await drainTips(authority, groupIds)
+    return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(session)
+  }
   const decided = await withSnapshot(ingress)
   if (typeof decided === 'string') return answers.refused(decided)
   return untilAnswered(
