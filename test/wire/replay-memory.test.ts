@@ -15,8 +15,14 @@ import {type ReplayStore, buildReplayStore, runReplay} from '../../bench/wire-re
 import {storeBackends} from '../support/store-backends.js'
 
 const MIB = 1024 * 1024
-/** Well above what the bounded buffers add up to (6 × (socket high water + a page) + the feed's caches + GC lag), well below the history's copies the unbounded replay held. */
-const RSS_GROWTH_BOUND = 128 * MIB
+/**
+ * Generous, as the issue asks (the bench reports the figure against its 128 MiB goal): above what
+ * the bounded buffers add up to (6 × (socket high water + a page) + the feed's caches) plus GC lag
+ * under a loaded CI machine (83 MiB measured on a quiet machine, 131 MiB once in a full suite run
+ * beside other servers), and below what the unbounded replay held for this history (269 MiB on
+ * SQLite, 227 MiB on PostgreSQL, measured against the code before the fix).
+ */
+const RSS_GROWTH_BOUND = 192 * MIB
 
 const backends = storeBackends('wire replay memory')
 
