@@ -15,7 +15,7 @@ import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {promisify} from 'node:util'
-import postgres from 'postgres'
+import postgres from '#postgres' // the patched copy in vendor/postgres (PATCHES.md)
 
 const run = promisify(execFile)
 

@@ -12,7 +12,7 @@
 // violation from a concurrent append elsewhere (the same receipt key or Event ID in another
 // Group) retries the transaction, whose reads then see the winner and decide.
 
-import postgres from 'postgres'
+import postgres from '#postgres' // the patched copy in vendor/postgres (PATCHES.md)
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {AppendOutcome, GroupHead, LoggedEvent, Receipt, StoredEvent} from './group-log.js'
