@@ -126,6 +126,11 @@ function connect(url: string): postgres.Sql {
     idle_timeout: 30,
     onnotice: () => {}, // "relation already exists, skipping" and the like
     connection: {application_name: 'mwp'},
+    // Seconds before a pooled connection reconnects after its `retries`-th failed attempt in a
+    // row. The library's default grows to 20 s, and every Command answered during an outage adds
+    // a failed attempt: after a restart the store was back, yet the server kept refusing for up to
+    // 20 s (issue #15). Capped at 1 s: an outage costs a failed connect a second, no more.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
   })
 }
 

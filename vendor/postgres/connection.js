@@ -106,6 +106,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     , nonce = null
     , query = null
     , final = null
+    , reconnectTimer = null // mwp patch 7
 
   const connection = {
     queue: queues.closed,
@@ -372,7 +373,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
   }
 
   function reconnect() {
-    setTimeout(connect, closedTime ? Math.max(0, closedTime + delay - performance.now()) : 0)
+    reconnectTimer = setTimeout(connect, closedTime ? Math.max(0, closedTime + delay - performance.now()) : 0)
   }
 
   function connected() {
@@ -439,10 +440,15 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
     clearImmediate(nextWriteTimer)
     chunk = nextWriteTimer = null // mwp patch 3
+    // mwp patch 7: a terminated connection must not come back. Upstream left a pending reconnect
+    // timer to open a new socket after `sql.end()`, and a socket still connecting was neither
+    // ended nor destroyed; either kept the process alive after the pool had ended.
+    clearTimeout(reconnectTimer)
+    reconnectTimer = null
     if (socket) {
       socket.removeListener('data', data)
       socket.removeListener('connect', connected)
-      socket.readyState === 'open' && socket.end(b().X().end())
+      socket.readyState === 'open' ? socket.end(b().X().end()) : socket.destroy()
     }
     ended && (ended(), ending = ended = null)
   }
