@@ -1,6 +1,7 @@
 // Issue #15: a store that opens but cannot be written is an environment error of every command
 // that opens it: exit 3, --json prints exactly one error object, and its message names the file
-// (or directory) and the cause. Real files, the built CLI as a child process.
+// (or directory) and the cause. Real files, the built CLI as a child process: an immutable or
+// read-only file, a read-only directory, and a full disk (a tiny tmpfs).
 //
 // Tests may run as root, for whom mode bits never stop a write. Then the file is made immutable
 // (`chattr +i`, which stops root too) where the file system allows it, and the read-only
@@ -8,7 +9,7 @@
 // the test fails rather than skip: it must not pass without having made a store unwritable.
 
 import {spawnSync} from 'node:child_process'
-import {chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs'
+import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -64,10 +65,61 @@ describe('a store that cannot be written (issue #15)', () => {
     // The `nobody` runs below read the Organization (keys included: a throwaway test Organization).
     spawnSync('chmod', ['-R', 'a+rX', org.dir])
   }, 60_000)
+  const mounted: string[] = []
   afterAll(() => {
     if (existsSync(db)) chattr('-i', db)
+    for (const m of mounted) spawnSync('umount', [m])
     rmSync(dir, {recursive: true, force: true})
   })
+
+  // A full disk, for real: a tmpfs only a little larger than the store (root, where mount works).
+  it('a full disk: mission create and store init exit 3 naming the file and the cause', (ctx) => {
+    const full = join(dir, 'full')
+    mkdirSync(full)
+    const size = Math.ceil(statSync(db).size / 1024) + 16
+    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}k`, 'tmpfs', full], {encoding: 'utf8'})
+    if (mount.status !== 0) {
+      // Logged, not silent: a non-root machine cannot mount one.
+      console.warn(`store-environment: no tmpfs for the full-disk case here: ${mount.stderr.trim()}`)
+      ctx.skip()
+    }
+    mounted.push(full)
+    const copy = join(full, 'authority.db')
+    copyFileSync(db, copy)
+    const create = mwpAs(
+      'self',
+      [
+        'mission',
+        'create',
+        '--objective',
+        'x',
+        '--coordinator',
+        'coordinator',
+        '--config',
+        org.config,
+        '--store',
+        `sqlite:${copy}`,
+      ],
+      dir,
+    )
+    expectEnvironment(create, copy, /SQLITE_FULL|SQLITE_IOERR|disk is full|disk I\/O error/)
+    const fresh = join(full, 'new.db')
+    const init = mwpAs(
+      'self',
+      [
+        'store',
+        'init',
+        '--store',
+        `sqlite:${fresh}`,
+        '--organization',
+        org.organization,
+        '--admission-key',
+        join(org.dir, 'keys/admission.key.json'),
+      ],
+      dir,
+    )
+    expectEnvironment(init, fresh, /SQLITE_FULL|disk is full/)
+  }, 60_000)
 
   it('an immutable or read-only store file: serve, store init, mission inspect and mission create exit 3 naming the file', () => {
     // As root: the immutable attribute (mode bits do not stop root), else the file read-only for `nobody`.
