@@ -39,10 +39,30 @@ export default tseslint.config(
       'behavior/',
       'schemas/',
       'oclif.manifest.json',
+      // A third party's source, kept as published plus documented patches (vendor/postgres/PATCHES.md).
+      'vendor/',
     ],
   },
   js.configs.recommended,
   tseslint.configs.recommended,
+  {
+    // The PostgreSQL client runs from the patched copy (#postgres → vendor/postgres, PATCHES.md):
+    // the npm copy crashes the process when a connection dies. Its types are imported as before.
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'postgres',
+              message: "import the patched client from '#postgres' (vendor/postgres/PATCHES.md); `import type` is fine",
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     languageOptions: {globals: globals.node},
     rules: {

@@ -15,7 +15,7 @@ import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {promisify} from 'node:util'
-import postgres from 'postgres'
+import postgres from '#postgres' // the patched copy in vendor/postgres (PATCHES.md)
 
 const run = promisify(execFile)
 
@@ -26,6 +26,14 @@ export interface PostgresInstance {
   newDatabase(): Promise<string>
   /** Stops the server (or drops the databases) and removes every trace. */
   stop(): Promise<void>
+  /**
+   * A private cluster only (undefined on an existing server): SIGKILLs the postmaster this
+   * cluster started, as a crash would, and resolves with its PID once it is gone. Its backends
+   * exit by themselves when they notice (PostgreSQL's postmaster-death check).
+   */
+  killPostmaster?(): Promise<number>
+  /** A private cluster only: starts the server again on the same data directory and port. */
+  restart?(): Promise<void>
 }
 
 /** The highest-versioned /usr/lib/postgresql/N/bin holding initdb, pg_ctl and postgres. */
@@ -58,6 +66,18 @@ function postgresUid(): {uid: number; gid: number} | null {
 }
 
 const isRoot = () => process.getuid?.() === 0
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Whether a process with this PID exists (signal 0 only checks). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** Whether startPostgres() can work here (with `external` an existing server's admin URL), and why not. */
 export function postgresSupport(external?: string): {available: true} | {available: false; reason: string} {
@@ -140,6 +160,8 @@ async function throwawayCluster(durable: boolean): Promise<PostgresInstance> {
   const data = join(dir, 'data')
   const log = join(dir, 'server.log')
   let started = false
+  const serverOptions = (port: number) =>
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${durable ? '' : ' -c fsync=off'}`
   // If the test process dies without stop(), do not leave a server running.
   const emergencyStop = () => {
     try {
@@ -164,9 +186,8 @@ async function throwawayCluster(durable: boolean): Promise<PostgresInstance> {
     let port = 0
     for (let attempt = 1; !started; attempt++) {
       port = await freePort()
-      const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${durable ? '' : ' -c fsync=off'}`
       try {
-        await as('pg_ctl', ['-D', data, '-l', log, '-o', options, '-w', '-t', '30', 'start'], 45_000)
+        await as('pg_ctl', ['-D', data, '-l', log, '-o', serverOptions(port), '-w', '-t', '30', 'start'], 45_000)
         started = true
       } catch (e) {
         if (attempt >= 3) {
@@ -181,6 +202,32 @@ async function throwawayCluster(durable: boolean): Promise<PostgresInstance> {
     return {
       url,
       newDatabase,
+      async killPostmaster() {
+        // postmaster.pid's first line is the postmaster's PID (the cluster this process started).
+        const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+        if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no postmaster PID in ${data}/postmaster.pid`)
+        process.kill(pid, 'SIGKILL')
+        for (let i = 0; i < 200 && alive(pid); i++) await sleep(25)
+        if (alive(pid)) throw new Error(`postmaster ${pid} did not exit after SIGKILL`)
+        return pid
+      },
+      async restart() {
+        // The killed postmaster's backends may still hold its shared memory for a moment, and
+        // the new postmaster refuses to start until they have exited: try again a few times.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await as('pg_ctl', ['-D', data, '-l', log, '-o', serverOptions(port), '-w', '-t', '30', 'start'], 45_000)
+            started = true
+            return
+          } catch (e) {
+            if (attempt >= 40) {
+              const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : ''
+              throw new Error(`pg_ctl start (restart) failed: ${(e as Error).message}\n${tail}`)
+            }
+            await sleep(250)
+          }
+        }
+      },
       async stop() {
         process.removeListener('exit', emergencyStop)
         try {

@@ -12,7 +12,7 @@
 // same way: one multi-row INSERT … ON CONFLICT DO NOTHING, one read of the rows that already held
 // their logical key, one COMMIT.
 
-import postgres from 'postgres'
+import postgres from '#postgres' // the patched copy in vendor/postgres (PATCHES.md)
 import type {AppendOutcome, GroupHead, Receipt, StoredEvent} from './group-log.js'
 import {
   EVENT_COLUMNS,

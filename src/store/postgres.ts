@@ -12,7 +12,7 @@
 // violation from a concurrent append elsewhere (the same receipt key or Event ID in another
 // Group) retries the transaction, whose reads then see the winner and decide.
 
-import postgres from 'postgres'
+import postgres from '#postgres' // the patched copy in vendor/postgres (PATCHES.md)
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {AppendOutcome, GroupHead, LoggedEvent, Receipt, StoredEvent} from './group-log.js'
@@ -128,6 +128,11 @@ function connect(url: string): postgres.Sql {
     idle_timeout: 30,
     onnotice: () => {}, // "relation already exists, skipping" and the like
     connection: {application_name: 'mwp'},
+    // Seconds before a pooled connection reconnects after its `retries`-th failed attempt in a
+    // row. The library's default grows to 20 s, and every Command answered during an outage adds
+    // a failed attempt: after a restart the store was back, yet the server kept refusing for up to
+    // 20 s (issue #15). Capped at 1 s: an outage costs a failed connect a second, no more.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
   })
 }
 

@@ -8,7 +8,8 @@
 // append (the Group's head, receipt and Event IDs, then the events, head and receipt, or
 // nothing). Every verdict comes from records.ts and group-records.ts.
 
-import {existsSync} from 'node:fs'
+import {accessSync, constants, existsSync} from 'node:fs'
+import {dirname} from 'node:path'
 import type Database from 'better-sqlite3'
 import type {AppendResult, Candidate, LookupResult} from '../admission/log.js'
 import type {SigningKey} from '../crypto/keyfile.js'
@@ -143,6 +144,41 @@ const environment = (e: unknown, where: string): StoreError =>
     ? e
     : new StoreError('unavailable', `cannot use the SQLite store ${where}: ${describeError(e)}`, {cause: e})
 
+/** What an errno from access(2) means for a store file or its directory. */
+const NOT_WRITABLE: Record<string, string> = {
+  EACCES: 'read-only for this user',
+  EPERM: 'immutable (or writing it is not permitted)',
+  EROFS: 'on a read-only file system',
+}
+
+/**
+ * Issue #15: a store file that opens but cannot be written used to fail at its first write, deep
+ * inside a Command (INTERNAL_ERROR, or an uncaught StoreError after the command had begun). Every
+ * opener of a store may write (admission records, the audit log, the tables added to schema 1),
+ * so an open refuses up front, naming the file and the cause: the file itself, and its directory
+ * when SQLite must create the -wal/-shm files beside it. access(2) answers for this process's user
+ * and honours the immutable attribute even for root (for whom mode bits alone never stop writes).
+ */
+function checkWritable(path: string, where: string): void {
+  const directoryNeeded = !existsSync(path) || !existsSync(`${path}-wal`) || !existsSync(`${path}-shm`)
+  const targets: [string, string][] = [
+    ...(existsSync(path) ? [['file', path] as [string, string]] : []),
+    ...(directoryNeeded ? [['directory', dirname(path)] as [string, string]] : []),
+  ]
+  for (const [what, target] of targets) {
+    try {
+      accessSync(target, constants.W_OK)
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? 'unknown'
+      throw new StoreError(
+        'unavailable',
+        `the SQLite store ${where} cannot be written: its ${what} ${target} is ${NOT_WRITABLE[code] ?? 'not writable'} (${code})`,
+        {cause: e},
+      )
+    }
+  }
+}
+
 /** The tables added to schema version 1 after its first release: created with a new store, added to an older one when opened. */
 const LATER_TABLES = [
   SQLITE_POLICY_LOG_SCHEMA,
@@ -157,6 +193,7 @@ export async function initSqliteStore(path: string, config: StoreConfig): Promis
   const wanted = configJson(config)
   let db: DB | undefined
   try {
+    checkWritable(path, where)
     db = connectSqlite(path, true)
     db.exec('BEGIN IMMEDIATE')
     try {
@@ -188,6 +225,7 @@ export async function openSqliteStore(
   if (!existsSync(path)) throw new StoreError('not-initialized', `no initialized store at ${where}; run mwp store init`)
   let db: DB | undefined
   try {
+    checkWritable(path, where)
     db = connectSqlite(path, false)
     const config = checkOpen(readConfig(db), where)
     // Tables added after schema version 1 was first released, for stores initialized before them

@@ -8,7 +8,7 @@ import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import postgres from 'postgres'
+import postgres from '#postgres' // the patched copy in vendor/postgres (PATCHES.md)
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {AppendOutcome, Receipt, StoredEvent} from '../../src/store/group-log.js'
 import {StoreError, initStore, openStore, type Store} from '../../src/store/index.js'

@@ -8,7 +8,7 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import Database from 'better-sqlite3'
-import postgres from 'postgres'
+import postgres from '#postgres' // the patched copy in vendor/postgres (PATCHES.md)
 import {type PostgresInstance, shouldRunPostgres, startPostgres} from './postgres-harness.js'
 
 /** Direct database access, to count or tamper with rows behind the store's back. */

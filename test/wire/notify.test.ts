@@ -8,7 +8,7 @@
 // fence arrived, an earlier one would have too — no sleeps decide anything.
 
 import {createHash, randomUUID} from 'node:crypto'
-import postgres from 'postgres'
+import postgres from '#postgres' // the patched copy in vendor/postgres (PATCHES.md)
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {Authority} from '../../src/authority/authority.js'
 import {submit} from '../../src/authority/ingress/command.js'
