@@ -11,6 +11,7 @@
 
 import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
+import {lazyPostgresSchema} from './pg-lazy-schema.js'
 import {StoreError, describeError} from './records.js'
 
 export interface StoredCheckpoint {
@@ -112,25 +113,20 @@ export function sqliteCheckpoints(db: Database.Database, put: CheckpointTable['p
 }
 
 export function postgresCheckpoints(sql: postgres.Sql): CheckpointTable {
-  let ready: Promise<unknown> | undefined
-  const ensure = () =>
-    (ready ??= sql
-      .begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(hashtext('mwp group checkpoints'))`
-        await tx`CREATE TABLE IF NOT EXISTS group_checkpoints (
-          group_id   TEXT NOT NULL,
-          sequence   BIGINT NOT NULL,
-          event_hash TEXT NOT NULL,
-          state_hash TEXT NOT NULL,
-          state      BYTEA NOT NULL,
-          key_id     TEXT NOT NULL,
-          signature  TEXT NOT NULL,
-          PRIMARY KEY (group_id, sequence))`
-      })
-      .catch((e) => {
-        ready = undefined
-        return fail(e)
-      }))
+  const ensure = lazyPostgresSchema(
+    sql,
+    'mwp group checkpoints',
+    `CREATE TABLE IF NOT EXISTS group_checkpoints (
+      group_id   TEXT NOT NULL,
+      sequence   BIGINT NOT NULL,
+      event_hash TEXT NOT NULL,
+      state_hash TEXT NOT NULL,
+      state      BYTEA NOT NULL,
+      key_id     TEXT NOT NULL,
+      signature  TEXT NOT NULL,
+      PRIMARY KEY (group_id, sequence))`,
+    fail,
+  )
   return {
     newest: async (groupId, atMost, limit) => {
       await ensure()

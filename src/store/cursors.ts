@@ -5,6 +5,7 @@
 
 import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
+import {lazyPostgresSchema} from './pg-lazy-schema.js'
 import {StoreError, describeError} from './records.js'
 
 export interface CursorTable {
@@ -63,21 +64,16 @@ export function sqliteCursors(db: Database.Database, advance: CursorTable['advan
 }
 
 export function postgresCursors(sql: postgres.Sql): CursorTable {
-  let ready: Promise<unknown> | undefined
-  const ensure = () =>
-    (ready ??= sql
-      .begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(hashtext('mwp delivery cursors'))`
-        await tx`CREATE TABLE IF NOT EXISTS delivery_cursors (
-          principal_id TEXT NOT NULL,
-          group_id     TEXT NOT NULL,
-          sequence     BIGINT NOT NULL,
-          PRIMARY KEY (principal_id, group_id))`
-      })
-      .catch((e) => {
-        ready = undefined
-        return fail(e)
-      }))
+  const ensure = lazyPostgresSchema(
+    sql,
+    'mwp delivery cursors',
+    `CREATE TABLE IF NOT EXISTS delivery_cursors (
+      principal_id TEXT NOT NULL,
+      group_id     TEXT NOT NULL,
+      sequence     BIGINT NOT NULL,
+      PRIMARY KEY (principal_id, group_id))`,
+    fail,
+  )
   return {
     advance: async (principalId, groupId, sequence) => {
       await ensure()

@@ -14,6 +14,7 @@
 
 import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
+import {lazyPostgresSchema} from './pg-lazy-schema.js'
 import {StoreError, describeError} from './records.js'
 
 /** One Organization-scoped Event: its exact signed bytes plus the fields the log indexes. */
@@ -197,19 +198,9 @@ export function sqliteOrgReads(db: Database.Database): Omit<OrgLog, 'append'> {
 type Sql = postgres.Sql
 
 export function postgresOrgLog(sql: Sql): OrgLog {
-  let ready: Promise<void> | undefined
-  // Concurrent first uses serialize on an advisory lock (CREATE … IF NOT EXISTS is not race-free).
-  const ensure = () =>
-    (ready ??= sql
-      .begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(hashtext('mwp org log'))`
-        await tx.unsafe(POSTGRES_SCHEMA).simple()
-      })
-      .then(() => undefined)
-      .catch((e) => {
-        ready = undefined
-        throw new StoreError('unavailable', `cannot create the Organization log: ${describeError(e)}`, {cause: e})
-      }))
+  const ensure = lazyPostgresSchema(sql, 'mwp org log', POSTGRES_SCHEMA, (e) => {
+    throw new StoreError('unavailable', `cannot create the Organization log: ${describeError(e)}`, {cause: e})
+  })
   const current = async (q: Sql | postgres.TransactionSql, kind: string, subjectId: string) =>
     Number(
       (
