@@ -39,7 +39,8 @@ export interface OpenOptions {
   /**
    * SQLite: write on the caller's thread instead of the store's writer thread (sqlite-writer.ts).
    * For short-lived processes (the CLI), which would otherwise wait about 50 ms for that thread to
-   * start; a server keeps the writer thread, so that an fsync never stalls it.
+   * start; a server keeps the writer thread, so that an fsync never stalls it. Such a process also
+   * refuses, at open, a store another process keeps write-locked (sqlite.ts checkNotLocked).
    */
   inlineWrites?: boolean
 }

@@ -179,6 +179,36 @@ function checkWritable(path: string, where: string): void {
   }
 }
 
+/** How long a short-lived process waits at open for another process's write lock (checkNotLocked). */
+const OPEN_LOCK_WAIT_MS = 5_000
+
+/**
+ * Issue #15: a CLI writer on a store another process keeps write-locked (an open BEGIN IMMEDIATE
+ * or EXCLUSIVE) waited out the 15 s busy timeout at each write of its Command — 45 s — and then
+ * reported the store outage as INTERNAL_ERROR (exit 1). A short-lived process (inlineWrites) takes
+ * and releases the write lock once at open instead, within OPEN_LOCK_WAIT_MS: a server's own
+ * transactions last milliseconds, so only a lock held on purpose fails this, as an environment
+ * error naming the file. Nothing is written (an empty transaction). A server does not probe: it
+ * waits a lock out per write and answers retryable INTERNAL_ERROR meanwhile (ingress/admit.ts).
+ */
+function checkNotLocked(db: DB, where: string): void {
+  const waits = db.pragma('busy_timeout', {simple: true}) as number
+  db.pragma(`busy_timeout = ${OPEN_LOCK_WAIT_MS}`)
+  try {
+    db.exec('BEGIN IMMEDIATE')
+    db.exec('ROLLBACK')
+  } catch (e) {
+    if ((e as {code?: unknown}).code !== 'SQLITE_BUSY') throw e
+    throw new StoreError(
+      'unavailable',
+      `the SQLite store ${where} is locked by another process: no write lock within ${OPEN_LOCK_WAIT_MS / 1000} s (SQLITE_BUSY)`,
+      {cause: e},
+    )
+  } finally {
+    db.pragma(`busy_timeout = ${waits}`)
+  }
+}
+
 /** The tables added to schema version 1 after its first release: created with a new store, added to an older one when opened. */
 const LATER_TABLES = [
   SQLITE_POLICY_LOG_SCHEMA,
@@ -227,6 +257,7 @@ export async function openSqliteStore(
   try {
     checkWritable(path, where)
     db = connectSqlite(path, false)
+    if (inlineWrites) checkNotLocked(db, where)
     const config = checkOpen(readConfig(db), where)
     // Tables added after schema version 1 was first released, for stores initialized before them
     // (IF NOT EXISTS: nothing is written when they are there). The Message table is filled from

@@ -8,7 +8,7 @@
 // directory is tried by running the CLI as the `nobody` user (runuser). Without either mechanism
 // the test fails rather than skip: it must not pass without having made a store unwritable.
 
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -38,6 +38,16 @@ function mwpAs(user: 'self' | 'nobody', args: string[], cwd: string) {
           timeout: 60_000,
         })
   return {status: r.status, stdout: r.stdout, stderr: r.stderr}
+}
+
+/** Runs the built CLI without blocking this process (a lock holder must keep running meanwhile). */
+function mwpAsync(args: string[], cwd: string): Promise<ReturnType<typeof mwpAs>> {
+  const child = spawn(process.execPath, [BIN, ...args, '--json'], {cwd, env: {...process.env, NO_COLOR: '1'}})
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+  return new Promise((resolve) => child.on('close', (status) => resolve({status, stdout, stderr})))
 }
 
 /** Exit 3 and exactly one JSON error object on stdout whose message names `target` and matches `cause`. */
@@ -189,5 +199,34 @@ describe('a store that cannot be written (issue #15)', () => {
     )
     expectEnvironment(r, `directory ${ro}`, /EACCES|read-only for this user/)
     expect(existsSync(join(ro, 'new.db'))).toBe(false)
+  }, 60_000)
+
+  it('a store another process keeps write-locked: mission create exits 3 naming the file; released, it succeeds', async () => {
+    // A real second process holds the write lock (an open BEGIN IMMEDIATE) until its stdin closes.
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require('better-sqlite3'))(process.argv[1]); db.exec('BEGIN IMMEDIATE'); console.log('locked');
+         process.stdin.on('end', () => { db.exec('ROLLBACK'); db.close() }); process.stdin.resume()`,
+        db,
+      ],
+      {cwd: PROJECT_ROOT, stdio: ['pipe', 'pipe', 'inherit']},
+    )
+    const exited = new Promise((resolve) => holder.on('exit', resolve))
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout.on('data', (d: Buffer) => d.toString().includes('locked') && resolve())
+      holder.on('exit', (code) => reject(new Error(`the lock holder exited (${code})`)))
+    })
+    const create = ['mission', 'create', '--objective', 'x', '--coordinator', 'coordinator', '--config', org.config]
+    try {
+      const locked = mwpAsync([...create, '--store', `sqlite:${db}`], dir)
+      expectEnvironment(await locked, db, /locked by another process/)
+    } finally {
+      holder.stdin.end()
+      await exited
+    }
+    const ok = await mwpAsync([...create, '--store', `sqlite:${db}`], dir)
+    expect(ok.status, ok.stdout + ok.stderr).toBe(0)
   }, 60_000)
 })
