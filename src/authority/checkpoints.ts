@@ -20,10 +20,19 @@ import type {GroupState} from './model/state.js'
 /** Write a checkpoint once this many Events were applied since the Group's last one. */
 export const CHECKPOINT_EVERY = 256
 
+/**
+ * The state model a checkpoint's state was folded under. Raise it whenever GroupState's shape or
+ * what apply() computes changes (version 2: Messages left the state for the store's Message
+ * table): the signature covers it, so a checkpoint an older build wrote does not verify under a
+ * newer one and the Group is folded from its Events instead of starting from a state of another shape.
+ */
+export const STATE_MODEL = 2
+
 /** What the signature covers: a fixed, domain-separated JCS object (never a protocol document). */
-function binding(c: Omit<StoredCheckpoint, 'state' | 'signature'>): Buffer {
+function binding(c: Omit<StoredCheckpoint, 'state' | 'signature'>, model: number): Buffer {
   return canonicalBytes({
     type: 'mwp-group-state-checkpoint/1',
+    model,
     groupId: c.groupId,
     sequence: c.sequence,
     eventHash: c.eventHash,
@@ -32,8 +41,13 @@ function binding(c: Omit<StoredCheckpoint, 'state' | 'signature'>): Buffer {
   })
 }
 
-/** A checkpoint of `state`, whose last Event's exact stored bytes are `eventBytes`. */
-export function makeCheckpoint(key: SigningKey, state: GroupState, eventBytes: Uint8Array): StoredCheckpoint {
+/** A checkpoint of `state` (folded under `model`), whose last Event's exact stored bytes are `eventBytes`. */
+export function makeCheckpoint(
+  key: SigningKey,
+  state: GroupState,
+  eventBytes: Uint8Array,
+  model = STATE_MODEL,
+): StoredCheckpoint {
   const bytes = canonicalBytes(state)
   const unsigned = {
     groupId: state.groupId,
@@ -43,7 +57,7 @@ export function makeCheckpoint(key: SigningKey, state: GroupState, eventBytes: U
     stateHash: contentHash(bytes),
     keyId: key.keyId,
   }
-  return {...unsigned, state: bytes, signature: encodeBase64url(signEd25519(key.seed, binding(unsigned)))}
+  return {...unsigned, state: bytes, signature: encodeBase64url(signEd25519(key.seed, binding(unsigned, model)))}
 }
 
 /**
@@ -60,8 +74,8 @@ export async function checkedCheckpoint(
   if (c.groupId !== groupId) return `checkpoint of ${c.groupId} read for ${groupId}`
   if (c.keyId !== key.keyId) return `signed by key ${c.keyId}, not this Authority's ${key.keyId}`
   const signature = decodeBase64url(c.signature)
-  if (signature === null || !strictVerify(key.publicKey, binding(c), signature).ok)
-    return 'signature does not verify with the Authority key'
+  if (signature === null || !strictVerify(key.publicKey, binding(c, STATE_MODEL), signature).ok)
+    return `signature does not verify with the Authority key for state model ${STATE_MODEL}`
   if (contentHash(c.state) !== c.stateHash) return 'state bytes do not match the signed state hash'
   const eventBytes = await storedEvent(c.sequence)
   if (eventBytes === null) return `no stored Event at sequence ${c.sequence}`

@@ -6,7 +6,7 @@
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {appendPosts} from '../../bench/cold-start-log.js'
-import {CHECKPOINT_EVERY, makeCheckpoint} from '../../src/authority/checkpoints.js'
+import {CHECKPOINT_EVERY, STATE_MODEL, makeCheckpoint} from '../../src/authority/checkpoints.js'
 import {submit} from '../../src/authority/ingress/command.js'
 import type {GroupState} from '../../src/authority/model/state.js'
 import {groupStateHash} from '../../src/authority/model/state-hash.js'
@@ -176,6 +176,10 @@ describe.each(backends.filter((b) => b.enabled))('cold start from checkpoints: $
       [
         'state changed and signed by another key',
         (_, state, eventBytes) => makeCheckpoint(otherKey, {...state, revision: state.revision + 1}, eventBytes),
+      ],
+      [
+        'folded under another state model (an older build)',
+        (_, state, eventBytes) => makeCheckpoint(authorityKey, state, eventBytes, STATE_MODEL - 1),
       ],
       [
         'bound to another Event',
