@@ -12,7 +12,7 @@
 import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
 import {lazyPostgresSchema} from './pg-lazy-schema.js'
-import {StoreError, describeError} from './records.js'
+import {StoreError, tableFailure} from './records.js'
 
 export interface StoredCheckpoint {
   groupId: string
@@ -40,11 +40,7 @@ export interface CheckpointTable {
 /** How many checkpoints per Group are kept: the newest, and older ones to fall back to. */
 export const KEEP_CHECKPOINTS = 2
 
-const fail = (e: unknown): never => {
-  throw e instanceof StoreError
-    ? e
-    : new StoreError('unavailable', `cannot use the checkpoint table: ${describeError(e)}`, {cause: e})
-}
+const fail = tableFailure('the checkpoint table')
 
 /** Created with the store (and added when an older store is opened: sqlite.ts). */
 export const SQLITE_CHECKPOINT_SCHEMA = `CREATE TABLE IF NOT EXISTS group_checkpoints (

@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
 import {lazyPostgresSchema} from './pg-lazy-schema.js'
-import {StoreError, describeError} from './records.js'
+import {tableFailure} from './records.js'
 
 export interface CursorTable {
   /** Raises (never lowers) the Cursor; returns the stored value after the write. */
@@ -15,12 +15,7 @@ export interface CursorTable {
   get(principalId: string, groupId: string): Promise<number | null>
 }
 
-const fail = (e: unknown): never => {
-  // The writer thread's own StoreError already says what failed.
-  throw e instanceof StoreError
-    ? e
-    : new StoreError('unavailable', `cannot use the cursor table: ${describeError(e)}`, {cause: e})
-}
+const fail = tableFailure('the cursor table')
 
 /** Created with the store (and added when an older store is opened: sqlite.ts). */
 export const SQLITE_CURSOR_SCHEMA = `CREATE TABLE IF NOT EXISTS delivery_cursors (

@@ -14,7 +14,7 @@ import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
 import type {Principal, PrincipalType} from '../crypto/keyfile.js'
 import type {StoredEvent} from './group-log.js'
-import {StoreError, describeError} from './records.js'
+import {StoreError, tableFailure} from './records.js'
 
 /** §9: a committed Message as the authority judges its follow-ups by. */
 export interface MessageRecord {
@@ -62,11 +62,7 @@ export interface MessageTable {
   get(groupId: string, messageId: string): Promise<MessageRecord | null>
 }
 
-const fail = (e: unknown): never => {
-  throw e instanceof StoreError
-    ? e
-    : new StoreError('unavailable', `cannot use the Message table: ${describeError(e)}`, {cause: e})
-}
+const fail = tableFailure('the Message table')
 
 function recordFrom(row: Obj): MessageRecord {
   const status = String(row.status)

@@ -34,6 +34,18 @@ export function describeError(error: unknown): string {
   return typeof e?.code === 'string' && !message.includes(e.code) ? `${e.code}: ${message}` : message
 }
 
+/**
+ * The failure handler of one store table's operations: a StoreError (the writer thread's own
+ * already says what failed) is rethrown as it is; anything else becomes 'unavailable', naming `what`.
+ */
+export const tableFailure =
+  (what: string) =>
+  (e: unknown): never => {
+    throw e instanceof StoreError
+      ? e
+      : new StoreError('unavailable', `cannot use ${what}: ${describeError(e)}`, {cause: e})
+  }
+
 /** The URL with any password replaced, for messages. */
 export function redactUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@')
