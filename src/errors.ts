@@ -146,7 +146,11 @@ export type WireErrorCode = 'HANDSHAKE_FAILED' | 'CLOSED'
 /** Conformance bundles (src/conformance/bundle.ts): integrity or readability of a bundle. */
 export type ConformanceErrorCode = 'bundle-invalid' | 'results-invalid'
 
+/** The Agent runtime (src/agent/): its local blobs, its configuration and its environment. */
+export type AgentErrorCode = 'blob-integrity' | 'agent-invalid' | 'agent-unusable'
+
 export type LocalErrorCode =
+  | AgentErrorCode
   | CliErrorCode
   | KeyFileErrorCode
   | SignErrorCode
@@ -208,6 +212,9 @@ const LOCAL_CATEGORY: Record<LocalErrorCode, Exclude<ErrorCategory, 'rejected'>>
   CLOSED: 'environment',
   'bundle-invalid': 'environment',
   'results-invalid': 'environment',
+  'blob-integrity': 'environment',
+  'agent-invalid': 'usage',
+  'agent-unusable': 'environment',
 }
 
 /** Whether a code read from outside (a JSON envelope, a log) is one this toolkit uses. */
