@@ -46,6 +46,7 @@ export type {Disclosure} from './scheduler-disclosure.js'
 /** work-contract.schema.json requestedUrgency, lowest first. */
 export const URGENCIES = ['routine', 'normal', 'high', 'critical'] as const
 export type Urgency = (typeof URGENCIES)[number]
+const URGENCY_RANK: ReadonlyMap<string, number> = new Map(URGENCIES.map((u, rank) => [u, rank]))
 
 /** Set by the MissionOwner or Organization policy, never by a Coordinator. */
 export interface GroupPolicy {
@@ -108,8 +109,11 @@ interface ItemRecord extends HeapEntry {
   chargedMs: number
   startedAt: number
   preemptRequested: boolean
+  // The within-Group order keys, copied out of the item so the heap compares flat numbers.
   deadlineKey: number
   urgencyRank: number
+  enqueuedAt: number
+  workItemId: string
 }
 
 interface GroupState {
@@ -130,8 +134,8 @@ interface GroupState {
 const byItemOrder = (a: ItemRecord, b: ItemRecord): boolean => {
   if (a.deadlineKey !== b.deadlineKey) return a.deadlineKey < b.deadlineKey
   if (a.urgencyRank !== b.urgencyRank) return a.urgencyRank > b.urgencyRank
-  if (a.item.enqueuedAt !== b.item.enqueuedAt) return a.item.enqueuedAt < b.item.enqueuedAt
-  return a.item.workItemId < b.item.workItemId
+  if (a.enqueuedAt !== b.enqueuedAt) return a.enqueuedAt < b.enqueuedAt
+  return a.workItemId < b.workItemId
 }
 
 const finite = (n: number) => typeof n === 'number' && Number.isFinite(n)
@@ -160,7 +164,8 @@ export class Scheduler {
     this.maxPriorityClass = options.maxPriorityClass ?? 3
     this.preemptLagMs = options.preemptLagMs
     this.granularityMs = options.disclosureGranularityMs ?? 1000
-    if (!finite(this.classShareFactor) || this.classShareFactor < 1) throw new RangeError('classShareFactor must be ≥ 1')
+    if (!finite(this.classShareFactor) || this.classShareFactor < 1)
+      throw new RangeError('classShareFactor must be ≥ 1')
     if (!Number.isInteger(this.maxPriorityClass) || this.maxPriorityClass < 0)
       throw new RangeError('maxPriorityClass must be an integer ≥ 0')
     if (!finite(this.granularityMs) || this.granularityMs <= 0)
@@ -215,8 +220,8 @@ export class Scheduler {
   upsert(item: QueuedItem, now: number): void {
     const group = this.group(item.groupId)
     if (!finite(item.estimateMs) || item.estimateMs < 0) throw new RangeError('estimateMs must be a finite number ≥ 0')
-    if (item.urgency !== undefined && !URGENCIES.includes(item.urgency))
-      throw new RangeError(`unknown urgency ${String(item.urgency)}`)
+    const urgencyRank = URGENCY_RANK.get(item.urgency ?? 'normal')
+    if (urgencyRank === undefined) throw new RangeError(`unknown urgency ${String(item.urgency)}`)
     const copy: QueuedItem = {...item, resources: item.resources === undefined ? undefined : [...item.resources]}
     let record = group.items.get(item.workItemId)
     if (record === undefined) {
@@ -227,8 +232,10 @@ export class Scheduler {
         chargedMs: 0,
         startedAt: 0,
         preemptRequested: false,
-        deadlineKey: 0,
-        urgencyRank: 0,
+        deadlineKey: copy.deadline ?? Infinity,
+        urgencyRank,
+        enqueuedAt: copy.enqueuedAt,
+        workItemId: copy.workItemId,
         heapIndex: -1,
       }
       group.items.set(item.workItemId, record)
@@ -237,7 +244,8 @@ export class Scheduler {
       record.item = copy
     }
     record.deadlineKey = copy.deadline ?? Infinity
-    record.urgencyRank = copy.urgency === undefined ? 1 : URGENCIES.indexOf(copy.urgency)
+    record.urgencyRank = urgencyRank
+    record.enqueuedAt = copy.enqueuedAt
     if (!record.running && copy.eligible) this.makeReady(record, now)
   }
 
@@ -264,15 +272,17 @@ export class Scheduler {
       let best: GroupState | undefined
       let bestOverdue = false
       let minTag = Infinity
+      // The hot loop of the module (one pass over the Groups per decision): overdue() inlined.
+      const overdueBy = now - this.maxWaitMs
       for (const group of this.ordered) {
         if (group.ready.size === 0 || this.atQuota(group) || skipped?.has(group)) continue
-        if (group.tag < minTag) minTag = group.tag
-        const overdue = this.overdue(group, now)
+        const tag = group.tag
+        if (tag < minTag) minTag = tag
+        const overdue = group.running === 0 && Math.max(group.readySince, group.idleSince) <= overdueBy
         if (
-          best === undefined ||
-          (overdue && !bestOverdue) ||
-          (overdue === bestOverdue &&
-            (overdue ? this.waitingSince(group) < this.waitingSince(best) : group.tag < best.tag))
+          overdue
+            ? !bestOverdue || this.waitingSince(group) < this.waitingSince(best!)
+            : !bestOverdue && (best === undefined || tag < best.tag)
         ) {
           best = group
           bestOverdue = overdue

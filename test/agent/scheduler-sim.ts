@@ -70,11 +70,7 @@ interface Running {
   preempting: boolean
 }
 
-export function simulate(
-  scheduler: SchedulerLike,
-  setup: SimSetup,
-  lagWeights?: [number, number],
-): SimResult {
+export function simulate(scheduler: SchedulerLike, setup: SimSetup, lagWeights?: [number, number]): SimResult {
   const violations: string[] = []
   const trace: string[] = []
   const preemptions: PreemptionRequest[] = []
@@ -94,7 +90,9 @@ export function simulate(
   /** Queued (not running) jobs the scheduler knows, by key, with their current eligibility. */
   const queued = new Map<string, SimJob>()
   const slots: (Running | undefined)[] = Array.from({length: setup.slots}, () => undefined)
-  const arrivals = [...(setup.jobs ?? [])].sort((a, b) => a.item.enqueuedAt - b.item.enqueuedAt || (key(a) < key(b) ? -1 : 1))
+  const arrivals = [...(setup.jobs ?? [])].sort(
+    (a, b) => a.item.enqueuedAt - b.item.enqueuedAt || (key(a) < key(b) ? -1 : 1),
+  )
   const gates = arrivals.filter((j) => j.gateLiftAt !== undefined).sort((a, b) => a.gateLiftAt! - b.gateLiftAt!)
   const changes = [...(setup.policyChanges ?? [])]
   const resources = setup.resources ?? []
@@ -110,8 +108,7 @@ export function simulate(
 
   const runningIn = (groupId: string) => slots.filter((s) => s?.job.item.groupId === groupId).length
   const fits = (j: SimJob) => (j.item.resources ?? []).every((r) => available.has(r))
-  const readyIn = (groupId: string) =>
-    [...queued.values()].some((j) => j.item.groupId === groupId && j.item.eligible)
+  const readyIn = (groupId: string) => [...queued.values()].some((j) => j.item.groupId === groupId && j.item.eligible)
 
   let t = 0
   for (;;) {
@@ -196,7 +193,8 @@ export function simulate(
       const running = runningIn(item.groupId)
       maxRunning.set(item.groupId, Math.max(maxRunning.get(item.groupId)!, running))
       const quota = policies.get(item.groupId)!.quota
-      if (quota !== undefined && running > quota) violations.push(`${t}: ${item.groupId} runs ${running} > quota ${quota}`)
+      if (quota !== undefined && running > quota)
+        violations.push(`${t}: ${item.groupId} runs ${running} > quota ${quota}`)
       const since = waitingSince.get(item.groupId)
       if (since !== undefined) {
         longestWait.set(item.groupId, Math.max(longestWait.get(item.groupId)!, t - since))
@@ -219,7 +217,8 @@ export function simulate(
       if (req !== null) {
         preemptions.push(req)
         const s = slots.find((r) => r?.job.item.groupId === req.groupId && r.job.item.workItemId === req.workItemId)
-        if (s === undefined) violations.push(`${t}: preemption of ${req.groupId}/${req.workItemId}, which is not running`)
+        if (s === undefined)
+          violations.push(`${t}: preemption of ${req.groupId}/${req.workItemId}, which is not running`)
         else if (!s.job.item.preemptible) violations.push(`${t}: preemption of non-preemptible ${req.workItemId}`)
         else if (!s.preempting) {
           s.preempting = true
@@ -240,7 +239,8 @@ export function simulate(
     if (overdueAt != null && overdueAt > t) next = Math.min(next, overdueAt)
     if (next === Infinity || next > setup.horizonMs) next = Math.min(next, setup.horizonMs)
     for (const s of slots)
-      if (s !== undefined) slotTime.set(s.job.item.groupId, slotTime.get(s.job.item.groupId)! + (next - Math.max(t, s.start)))
+      if (s !== undefined)
+        slotTime.set(s.job.item.groupId, slotTime.get(s.job.item.groupId)! + (next - Math.max(t, s.start)))
     if (lagWeights !== undefined && g1 !== undefined) {
       const lag = Math.abs(slotTime.get(g0)! / lagWeights[0] - slotTime.get(g1)! / lagWeights[1])
       maxLag = Math.max(maxLag, lag)

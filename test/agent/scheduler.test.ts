@@ -230,7 +230,10 @@ const mixedWorkload = fc
   })
   .map((w): Mixed => {
     const rnd = prng(w.seed)
-    const groups = w.groups.map((policy, i) => ({id: `g${i}`, policy: policy.quota === undefined ? {weight: policy.weight, priorityClass: policy.priorityClass} : policy}))
+    const groups = w.groups.map((policy, i) => ({
+      id: `g${i}`,
+      policy: policy.quota === undefined ? {weight: policy.weight, priorityClass: policy.priorityClass} : policy,
+    }))
     const neverLifted = new Set<string>()
     const urgencies: Urgency[] = ['routine', 'normal', 'high', 'critical']
     const jobs: SimJob[] = Array.from({length: w.jobs}, (_, n) => {
@@ -398,6 +401,31 @@ describe('Scheduler: order within a Group', () => {
   })
 })
 
+describe('Scheduler: an idle Group earns no credit', () => {
+  it('a Group that was idle re-enters at virtual time and alternates with the busy one, instead of taking every slot', () => {
+    const s = new Scheduler({slots: 1, maxWaitMs: 1e9})
+    s.setGroup('A', {weight: 1, priorityClass: 0})
+    s.setGroup('B', {weight: 1, priorityClass: 0})
+    let t = 0
+    for (let n = 0; n < 100; n++, t += 1000) {
+      s.upsert(item('A', `a${String(n).padStart(3, '0')}`, {enqueuedAt: t}), t)
+      const d = s.dispatch(t)!
+      s.release(d.groupId, d.workItemId, 1000, t + 1000, false)
+    }
+    for (let n = 0; n < 4; n++) {
+      s.upsert(item('A', `late-a${n}`, {enqueuedAt: t}), t)
+      s.upsert(item('B', `b${n}`, {enqueuedAt: t}), t)
+    }
+    const groups: string[] = []
+    for (let n = 0; n < 6; n++, t += 1000) {
+      const d = s.dispatch(t)!
+      groups.push(d.groupId)
+      s.release(d.groupId, d.workItemId, 1000, t + 1000, false)
+    }
+    expect(groups).toEqual(['B', 'A', 'B', 'A', 'B', 'A'])
+  })
+})
+
 describe('Scheduler: policy changes', () => {
   /** Two Groups served one item each; A would go next on the Group-ID tie. */
   function servedOnce(): Scheduler {
@@ -431,6 +459,9 @@ describe('Scheduler: policy changes', () => {
     expect(() => s.setGroup('g', {weight: 0, priorityClass: 0})).toThrow(RangeError)
     expect(() => s.setGroup('g', {weight: 1, priorityClass: 0, quota: 1.5})).toThrow(RangeError)
     expect(() => s.upsert(item('unknown', 'x'), 0)).toThrow(/unknown group/)
+    s.setGroup('g', {weight: 1, priorityClass: 2})
+    // Not a requestedUrgency of work-contract.schema.json (and an Object.prototype key).
+    expect(() => s.upsert(item('g', 'x', {urgency: 'constructor' as Urgency}), 0)).toThrow(/unknown urgency/)
   })
 })
 
@@ -495,7 +526,16 @@ describe('Scheduler: schedule disclosure (F3)', () => {
     const s = loaded('CANARY')
     const d = s.disclosure('own', 'mine-3', 500)!
     expect(Object.keys(d).sort()).toEqual(
-      ['calculatedAt', 'capacityStatus', 'confidence', 'estimatedCompletion', 'estimatedStart', 'groupId', 'startWindow', 'workItemId'].sort(),
+      [
+        'calculatedAt',
+        'capacityStatus',
+        'confidence',
+        'estimatedCompletion',
+        'estimatedStart',
+        'groupId',
+        'startWindow',
+        'workItemId',
+      ].sort(),
     )
     expect(JSON.stringify(d)).not.toMatch(/canary/i)
     expect(d.groupId).toBe('own')
