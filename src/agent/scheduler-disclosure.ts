@@ -59,13 +59,20 @@ export function discloseSchedule(groupId: string, workItemId: string, x: Disclos
   const best = cap
   const expected = Math.min(cap, (x.slots * x.ownWeight) / (x.ownWeight + x.otherActiveWeight))
   const worst = Math.min(cap, (x.slots * x.ownWeight) / x.allWeight)
-  const wait = x.freeSlots > 0 && x.aheadCount === 0 ? 0 : x.nextFreeMs
-  const earliest = x.now + (x.aheadCount === 0 ? wait : Math.min(wait, x.nextFreeMs) + x.aheadMs / best)
-  const likely = x.now + wait + x.aheadMs / expected
-  // Anti-starvation caps the worst case: the Group starts something at least once per
-  // maxWaitMs plus the longest running stretch.
+  // With c slots the item starts once all but c − 1 of the items ahead have finished, so the
+  // fluid time for the work ahead is shortened by c − 1 items of average length.
+  const mean = x.aheadCount === 0 ? 0 : x.aheadMs / x.aheadCount
+  const through = (c: number) => Math.max(0, x.aheadMs - Math.max(0, c - 1) * mean) / c
+  const startableNow = Math.min(x.freeSlots, cap - x.ownRunning)
+  const wait = x.aheadCount < startableNow ? 0 : x.nextFreeMs
+  const earliest = x.aheadCount < startableNow ? x.now : x.now + through(best)
+  const likely = x.aheadCount < startableNow ? x.now : x.now + wait + through(expected)
+  // Worst case: every registered Group backlogged, plus one item's worth of this Group's service
+  // for the start-time fair queueing lag (another Group's run may come first at every turn).
+  // Anti-starvation caps it: the Group starts something at least once per maxWaitMs plus the
+  // longest running stretch.
   const aging = x.now + (x.aheadCount + 1) * (x.maxWaitMs + x.longestRemainingMs)
-  const latest = Math.max(likely, Math.min(x.now + wait + x.aheadMs / worst, aging))
+  const latest = Math.max(likely, Math.min(x.now + wait + (x.aheadMs + x.estimateMs) / worst, aging))
   const g = x.granularityMs
   const window = {earliest: Math.floor(earliest / g) * g, latest: Math.ceil(latest / g) * g}
   const estimatedStart = Math.min(window.latest, Math.max(window.earliest, Math.round(likely / g) * g))

@@ -550,6 +550,52 @@ describe('Scheduler: schedule disclosure (F3)', () => {
     expect(loaded('other').disclosure('own', 'mine-3', 500)).toEqual(d)
   })
 
+  it('the disclosed start window holds the real start when estimates are exact and the load stays (200 workloads)', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          slots: fc.integer({min: 1, max: 4}),
+          own: fc.integer({min: 1, max: 4}),
+          other: fc.integer({min: 1, max: 4}),
+          lenS: fc.integer({min: 1, max: 5}),
+          mine: fc.integer({min: 1, max: 6}),
+          pick: fc.integer({min: 0, max: 5}),
+          started: fc.boolean(),
+        }),
+        (w) => {
+          const s = new Scheduler({slots: w.slots, maxWaitMs: 1e9})
+          s.setGroup('own', {weight: w.own, priorityClass: 0})
+          s.setGroup('x', {weight: w.other, priorityClass: 0})
+          const len = w.lenS * S
+          for (let n = 0; n < 100; n++) s.upsert(item('x', `x${String(n).padStart(3, '0')}`, {estimateMs: len}), 0)
+          for (let n = 0; n < w.mine; n++) s.upsert(item('own', `m${n}`, {estimateMs: len, enqueuedAt: n}), 0)
+          const target = `m${Math.min(w.pick, w.mine - 1)}`
+          const running: {groupId: string; workItemId: string; end: number}[] = []
+          let start: number | undefined
+          const fill = (t: number) => {
+            for (let d = s.dispatch(t); d !== null; d = s.dispatch(t)) {
+              running.push({groupId: d.groupId, workItemId: d.workItemId, end: t + d.estimateMs})
+              if (d.workItemId === target) start = t
+            }
+          }
+          // Disclosed before anything runs, or after the first round of dispatches.
+          if (w.started) fill(0)
+          if (start !== undefined) return true
+          const d = s.disclosure('own', target, 0)!
+          for (let t = 0; start === undefined; t = Math.min(...running.map((r) => r.end))) {
+            for (const r of running.filter((r) => r.end <= t)) {
+              s.release(r.groupId, r.workItemId, len, t, false)
+              running.splice(running.indexOf(r), 1)
+            }
+            fill(t)
+          }
+          return d.startWindow.earliest <= start && start <= d.startWindow.latest
+        },
+      ),
+      {numRuns: 200},
+    )
+  })
+
   it('reports a free slot as available, queued work as queued and a gated item as blocked', () => {
     const s = new Scheduler({slots: 2, maxWaitMs: 60_000})
     s.setGroup('g', {weight: 1, priorityClass: 0})
