@@ -15,7 +15,7 @@
 //   release(groupId, workItemId, usedMs, now, requeue)
 //                                               the item gave its slot back (finished, checkpointed,
 //                                               blocked, preempted) after usedMs of slot time
-//   preemption(now)                             which running preemptible item to ask to checkpoint
+//   preemption(now, available?)                 which running preemptible item to ask to checkpoint
 //   nextOverdueAt()                             when a waiting Group next becomes overdue: the
 //                                               runtime's timer for calling preemption(now) again
 //   disclosure(groupId, workItemId, now)        §11.2 schedule estimate for one queued item
@@ -331,12 +331,16 @@ export class Scheduler {
    * null. Only when every slot is busy and a Group with ready work and nothing running is overdue
    * (or, with preemptLagMs, trails a running Group by more than that). The victim is a preemptible
    * item of the Group furthest over its share; a non-preemptible item is never chosen. A request
-   * is returned once: while it is pending the same need asks for nothing more.
+   * is returned once: while it is pending the same need asks for nothing more. `available`: as
+   * for dispatch; a Group that could not start anything with it does not preempt.
    */
-  preemption(now: number): PreemptionRequest | null {
+  preemption(now: number, available?: ReadonlySet<string>): PreemptionRequest | null {
     if (this.runningItems.length < this.slots) return null
     const pending = this.runningItems.filter((r) => r.preemptRequested).length
-    const waiting = this.ordered.filter((g) => g.ready.size > 0 && g.running === 0)
+    // A Group whose ready items all lack their resources could not use a freed slot.
+    const waiting = this.ordered.filter(
+      (g) => g.ready.size > 0 && g.running === 0 && g.ready.all().some((r) => fits(r, available)),
+    )
     const overdue = waiting.filter((g) => this.overdue(g, now))
     let needy: GroupState | undefined
     if (overdue.length > pending) needy = overdue[0]

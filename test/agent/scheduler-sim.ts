@@ -12,7 +12,7 @@ export interface SchedulerLike {
   upsert(item: QueuedItem, now: number): void
   dispatch(now: number, available?: ReadonlySet<string>): QueuedItem | null
   release(groupId: string, workItemId: string, usedMs: number, now: number, requeue: boolean): void
-  preemption(now: number): PreemptionRequest | null
+  preemption(now: number, available?: ReadonlySet<string>): PreemptionRequest | null
   nextOverdueAt?(): number | null
 }
 
@@ -213,7 +213,7 @@ export function simulate(scheduler: SchedulerLike, setup: SimSetup, lagWeights?:
       if (!waitingSince.has(id) && readyIn(id) && runningIn(id) === 0) waitingSince.set(id, t)
 
     if (setup.preempt !== undefined) {
-      const req = scheduler.preemption(t)
+      const req = scheduler.preemption(t, available)
       if (req !== null) {
         preemptions.push(req)
         const s = slots.find((r) => r?.job.item.groupId === req.groupId && r.job.item.workItemId === req.workItemId)

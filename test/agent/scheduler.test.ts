@@ -497,6 +497,17 @@ describe('Scheduler: cooperative preemption (F7)', () => {
     expect(s.preemption(60_000)).toBeNull()
   })
 
+  it('does not preempt for an overdue Group that could not start anything without its resources', () => {
+    const s = new Scheduler({slots: 1, maxWaitMs: 5000})
+    s.setGroup('A', {weight: 1, priorityClass: 3})
+    s.setGroup('B', {weight: 1, priorityClass: 0})
+    s.upsert(item('A', 'long', {estimateMs: 100_000, preemptible: true}), 0)
+    s.dispatch(0)
+    s.upsert(item('B', 'needs-gpu', {resources: ['gpu']}), 0)
+    expect(s.preemption(10_000, new Set())).toBeNull()
+    expect(s.preemption(10_000, new Set(['gpu']))).toEqual({groupId: 'A', workItemId: 'long'})
+  })
+
   it('with preemptLagMs, a Group far under its share gets a slot from the one far over it', () => {
     const s = new Scheduler({slots: 1, maxWaitMs: 1e9, preemptLagMs: 10_000})
     s.setGroup('A', {weight: 1, priorityClass: 0})
