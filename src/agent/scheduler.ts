@@ -25,14 +25,17 @@
 // charges the item's estimate; its release corrects the charge to the slot time actually used, so
 // 1 s items and 10 s items are weighed by what they consume, not by how often they start. The
 // Group with the smallest tag goes next; a Group that was idle re-enters at the virtual time V
-// (the smallest tag among Groups with ready work), so idling earns no credit.
+// (the smallest tag among Groups with ready work at the last dispatch, never decreasing), so
+// idling earns no credit. A weight or class change rescales the Group's lead over V, so queued
+// work reorders at the next decision.
 //
 // Priority class only scales the share, and anti-starvation caps it: a Group with ready work and
 // nothing running for maxWaitMs is overdue and takes the next free slot ahead of every share
 // (oldest wait first), and preemption(now) asks a preemptible item to checkpoint for it. So even at
 // the largest class gap policy allows, a backlogged Group waits at most maxWaitMs plus the longest
-// non-preemptible stretch of a running item. Highest-priority-first without such a bound is
-// non-conforming (§11.1).
+// non-preemptible stretch of a running item (several Groups overdue at once go oldest first, one
+// more stretch per Group ahead). Highest-priority-first without such a bound is non-conforming
+// (§11.1).
 //
 // Within a Group: deadline first (none = last), then the Coordinator's requestedUrgency, then FIFO
 // (enqueuedAt, then WorkItem ID). Urgency never touches the Group's tag: it reorders the Group's
