@@ -154,7 +154,7 @@ export class Scheduler {
   /** Groups in Group ID order: every scan walks this, so ties never depend on insertion order. */
   private ordered: GroupState[] = []
   /** Running items, oldest dispatch first. */
-  private runningItems: ItemRecord[] = []
+  private readonly runningItems: ItemRecord[] = []
   private virtualTime = 0
 
   constructor(options: SchedulerOptions) {
@@ -225,7 +225,19 @@ export class Scheduler {
     if (!finite(item.estimateMs) || item.estimateMs < 0) throw new RangeError('estimateMs must be a finite number ≥ 0')
     const urgencyRank = URGENCY_RANK.get(item.urgency ?? 'normal')
     if (urgencyRank === undefined) throw new RangeError(`unknown urgency ${String(item.urgency)}`)
-    const copy: QueuedItem = {...item, resources: item.resources === undefined ? undefined : [...item.resources]}
+    // A copy, so the caller's later edits cannot reorder a heap behind its back; built field by
+    // field (one object shape for every record, which keeps the heap comparisons monomorphic).
+    const copy: QueuedItem = {
+      groupId: item.groupId,
+      workItemId: item.workItemId,
+      estimateMs: item.estimateMs,
+      enqueuedAt: item.enqueuedAt,
+      deadline: item.deadline,
+      urgency: item.urgency,
+      eligible: item.eligible,
+      resources: item.resources === undefined ? undefined : [...item.resources],
+      preemptible: item.preemptible,
+    }
     let record = group.items.get(item.workItemId)
     if (record === undefined) {
       record = {
@@ -323,7 +335,7 @@ export class Scheduler {
     record.running = false
     record.chargedMs = 0
     record.preemptRequested = false
-    this.runningItems = this.runningItems.filter((r) => r !== record)
+    this.runningItems.splice(this.runningItems.indexOf(record), 1)
     if (--group.running === 0) group.idleSince = now
     if (!requeue) group.items.delete(workItemId)
     else if (record.item.eligible) this.makeReady(record, now)
