@@ -23,6 +23,45 @@ const IMPURE_GLOBALS = [
   'queueMicrotask',
 ]
 
+/** No clock, randomness, timers or process state; `who` names the code in the messages. */
+const purity = (who) => ({
+  'no-restricted-globals': [
+    'error',
+    ...IMPURE_GLOBALS.map((name) => ({name, message: `${who} must be pure: no ${name}.`})),
+  ],
+  'no-restricted-syntax': [
+    'error',
+    {
+      selector: "MemberExpression[object.name='Date'][property.name='now']",
+      message: `${who} must read no clock: take the time from the caller.`,
+    },
+    {
+      selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+      message: `${who} must read no clock: new Date() needs an argument.`,
+    },
+    {
+      selector: "CallExpression[callee.name='Date']",
+      message: `${who} must read no clock: Date() is the current time.`,
+    },
+    {
+      selector: "MemberExpression[object.name='Math'][property.name='random']",
+      message: `${who} must be deterministic: no Math.random.`,
+    },
+    {
+      selector: `MemberExpression[object.name='globalThis'][property.name=/^(Date|Math|${IMPURE_GLOBALS.join('|')})$/]`,
+      message: `${who} must be pure: no clocks, randomness or process state through globalThis.`,
+    },
+    {
+      selector: 'ImportExpression',
+      message: `${who} must load no modules at run time.`,
+    },
+  ],
+})
+
+// The Agent runtime's Scheduler (src/agent/scheduler.ts and its parts) decides on virtual time
+// the caller passes in: the same inputs in the same order give the same decisions.
+const SCHEDULER = ['src/agent/scheduler.ts', 'src/agent/scheduler-*.ts', 'src/agent/indexed-heap.ts']
+
 export default tseslint.config(
   {
     ignores: [
@@ -117,37 +156,24 @@ export default tseslint.config(
           ],
         },
       ],
-      'no-restricted-globals': [
+      ...purity('decide/ and apply/'),
+    },
+  },
+  {
+    files: SCHEDULER,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
         'error',
-        ...IMPURE_GLOBALS.map((name) => ({name, message: `decide/ and apply/ are pure: no ${name}.`})),
-      ],
-      'no-restricted-syntax': [
-        'error',
         {
-          selector: "MemberExpression[object.name='Date'][property.name='now']",
-          message: 'decide/ and apply/ read no clock: take the time from the context.',
-        },
-        {
-          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
-          message: 'decide/ and apply/ read no clock: new Date() needs an argument.',
-        },
-        {
-          selector: "CallExpression[callee.name='Date']",
-          message: 'decide/ and apply/ read no clock: Date() is the current time.',
-        },
-        {
-          selector: "MemberExpression[object.name='Math'][property.name='random']",
-          message: 'decide/ and apply/ are deterministic: no Math.random.',
-        },
-        {
-          selector: `MemberExpression[object.name='globalThis'][property.name=/^(Date|Math|${IMPURE_GLOBALS.join('|')})$/]`,
-          message: 'decide/ and apply/ are pure: no clocks, randomness or process state through globalThis.',
-        },
-        {
-          selector: 'ImportExpression',
-          message: 'decide/ and apply/ load no modules at run time.',
+          patterns: [
+            {
+              regex: String.raw`^(?!\./[a-z-]+\.js$)`,
+              message: 'the Scheduler imports only its sibling modules: no I/O layers, no node: or package modules.',
+            },
+          ],
         },
       ],
+      ...purity('the Scheduler'),
     },
   },
 )
