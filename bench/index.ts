@@ -50,6 +50,11 @@ if (process.env.MWP_BENCH_ONLY === 'wire-replay') {
   await (await import('./wire-replay.js')).runWireReplayBench()
   process.exit(0)
 }
+// MWP_BENCH_ONLY=agent-store: the Agent's local store next to raw SQLite commits (bench/agent-store.ts).
+if (process.env.MWP_BENCH_ONLY === 'agent-store') {
+  await (await import('./agent-store.js')).runAgentStoreBench()
+  process.exit(0)
+}
 if (process.env.MWP_BENCH_ONLY === 'wire') {
   await (await import('./wire.js')).runWireBench()
   process.exit(0)
@@ -143,12 +148,14 @@ console.log(
 // ingress section fills stores to 100,000 Events) do not weigh on the next one's figures.
 // The cold start to the first Command at 1k, 10k and 100k stored Events (bench/cold-start.ts;
 // MWP_BENCH_COLD_START=0 skips it) and six concurrent full replays of a 77 MiB history
-// (bench/wire-replay.ts; MWP_BENCH_WIRE_REPLAY=0 skips it) follow, each in a process of its own too.
+// (bench/wire-replay.ts; MWP_BENCH_WIRE_REPLAY=0 skips it) follow, each in a process of its own too,
+// then the Agent's local store (bench/agent-store.ts; MWP_BENCH_AGENT_STORE=0 skips it).
 for (const [only, skip] of [
   ['ingress', 'MWP_BENCH_INGRESS'],
   ['wire', 'MWP_BENCH_WIRE'],
   ['cold-start', 'MWP_BENCH_COLD_START'],
   ['wire-replay', 'MWP_BENCH_WIRE_REPLAY'],
+  ['agent-store', 'MWP_BENCH_AGENT_STORE'],
 ] as const) {
   if (process.env[skip] === '0') continue
   const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {

@@ -299,11 +299,13 @@ export class AgentStore {
       const event = appliedEventOf(document)
       let view = group.view
       if (event !== null) {
-        const known = s.queue.all(groupId).map((r) => JSON.parse(r.entry) as WorkEntry)
+        // Only a Mission end touches every entry; any other Event reads the one it names.
+        const all = () => s.queue.all(groupId).map((r) => JSON.parse(r.entry) as WorkEntry)
         view = foldGroup(group.view, event, this.#agentId)
         const changes: {before: WorkEntry | undefined; after: WorkEntry}[] = []
-        for (const id of touchedWorkItems(event, known)) {
-          const before = known.find((e) => e.workItemId === id)
+        for (const id of touchedWorkItems(event, all)) {
+          const row = s.entry.get(groupId, id)
+          const before = row === undefined ? undefined : (JSON.parse(row.entry) as WorkEntry)
           const after = foldWorkItem(before, event, view, this.#agentId, id)
           if (after !== undefined) changes.push({before, after})
         }

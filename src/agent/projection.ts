@@ -129,13 +129,15 @@ interface OfferExtras {
 const offerExtras = (p: WorkOfferCreatedPayload): OfferExtras => p as WorkOfferCreatedPayload & OfferExtras
 
 /** The WorkItems an Event changes: one named by the payload, or every unfinished one for a Mission end. */
-export function touchedWorkItems(event: KnownEvent, known: readonly WorkEntry[]): string[] {
+export function touchedWorkItems(event: KnownEvent, known: () => readonly WorkEntry[]): string[] {
   switch (event.kind) {
     case 'work.authorized':
       return [event.payload.workItem.workItemId]
     case 'mission.cancelled':
     case 'mission.terminated':
-      return known.filter((e) => UNFINISHED.has(e.state)).map((e) => e.workItemId)
+      return known()
+        .filter((e) => UNFINISHED.has(e.state))
+        .map((e) => e.workItemId)
     case 'work.offer.created':
     case 'work.offer.accepted':
     case 'work.contract.revised':
