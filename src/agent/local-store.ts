@@ -9,6 +9,7 @@
 //   apply(event)                                   one Event → {applied, buffered, duplicate}; `applied`
 //                                                  counts it and the buffered Events it made contiguous
 //   cursor(groupId) / groups() / queue(groupId) / entry(groupId, workItemId)
+//   buffered(groupId)                              sequences waiting in the inbox for a gap to close
 //   pendingIntents() / resolveIntent(id)           the outbox: what the runtime must act on
 //   setPriorityClass(groupId, cls)                 a Group-level scheduling input (default 0)
 //   dumpQueues()                                   canonical JSON of every queue, for rebuild checks
@@ -207,6 +208,9 @@ export class AgentStore {
       inboxAt: db.prepare<[string, number], {event_id: string; bytes: Buffer}>(
         'SELECT event_id, bytes FROM agent_inbox WHERE group_id = ? AND sequence = ?',
       ),
+      inbox: db.prepare<[string], {sequence: number}>(
+        'SELECT sequence FROM agent_inbox WHERE group_id = ? ORDER BY sequence',
+      ),
       unbuffer: db.prepare('DELETE FROM agent_inbox WHERE group_id = ? AND sequence <= ?'),
       queue: db.prepare<[string], {entry: string; priority_class: number}>(
         'SELECT entry, priority_class FROM agent_queue WHERE group_id = ? ORDER BY work_item_id',
@@ -357,6 +361,10 @@ export class AgentStore {
 
   cursor(groupId: string): number | null {
     return this.#stmt.group.get(groupId)?.cursor ?? null
+  }
+
+  buffered(groupId: string): number[] {
+    return this.#stmt.inbox.all(groupId).map((r) => r.sequence)
   }
 
   groups(): GroupRow[] {

@@ -43,7 +43,12 @@ const intentsOf = (s: AgentStore) => s.pendingIntents().map(({id: _id, ...rest})
 
 /** What a store shows after the Events: its queues, Cursors and open intents. */
 function observe(s: AgentStore) {
-  return {dump: s.dumpQueues(), cursors: s.groups().map((g) => [g.groupId, g.cursor]), intents: intentsOf(s)}
+  return {
+    dump: s.dumpQueues(),
+    cursors: s.groups().map((g) => [g.groupId, g.cursor]),
+    inbox: s.groups().map((g) => s.buffered(g.groupId)),
+    intents: intentsOf(s),
+  }
 }
 
 function joined(path: string, hook?: (step: string) => void): AgentStore {
@@ -224,13 +229,17 @@ describe('AgentStore (§11.1 per-Group inbox, Cursor and queue; §16 delivery)',
       s.join(gB, 0)
       const arrived = new Set<number>()
       for (const {e} of copies) {
+        const before = s.cursor(gA)!
         const r = s.apply(e)
-        const fresh = !arrived.has(e.sequence)
         arrived.add(e.sequence)
         let contiguous = 0
         while (arrived.has(contiguous + 1)) contiguous++
         expect(s.cursor(gA)).toBe(contiguous)
-        if (!fresh) expect(r).toEqual({applied: 0, buffered: r.buffered, duplicate: !r.buffered})
+        if (e.sequence <= before) expect(r).toEqual({applied: 0, buffered: false, duplicate: true})
+        else if (e.sequence > before + 1) expect(r).toEqual({applied: 0, buffered: true, duplicate: false})
+        else expect(r).toEqual({applied: contiguous - before, buffered: false, duplicate: false})
+        // The inbox holds exactly the arrived sequences beyond the gap.
+        expect(s.buffered(gA)).toEqual([...arrived].filter((q) => q > contiguous).sort((x, y) => x - y))
       }
       expect(observe(s)).toEqual(want)
       s.close()
