@@ -61,7 +61,7 @@ export interface WorkEntry {
   exclusive: boolean | null
   /** The current Work Contract; null when no visible Event carried it (a late joiner). */
   contract: WorkContract | null
-  /** The WorkItem revision of the last applied WorkItemStep (0 when only authorized). */
+  /** The WorkItem revision: the authorized document's, then each WorkItemStep's (0 before any is seen). */
   revision: number
   offer: EntryOffer | null
   owner: EntryOwner | null
@@ -272,7 +272,14 @@ function step(e: WorkEntry, event: KnownEvent, agentId: string): WorkEntry | nul
     case 'work.authorized': {
       const w = event.payload.workItem
       return withContract(
-        {...e, missionId: w.missionId, conversationId: w.conversationId, exclusive: w.exclusive, state: w.state},
+        {
+          ...e,
+          missionId: w.missionId,
+          conversationId: w.conversationId,
+          exclusive: w.exclusive,
+          state: w.state,
+          revision: w.revision,
+        },
         w.contract,
       )
     }

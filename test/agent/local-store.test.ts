@@ -72,7 +72,7 @@ const removeDb = (path: string) => {
 }
 
 describe('AgentStore (§11.1 per-Group inbox, Cursor and queue; §16 delivery)', () => {
-  it('F1: deleting the SQLite, WAL and SHM files and re-applying the same Events rebuilds byte-identical queues', () => {
+  it('F1: deleting the SQLite, WAL and SHM files and re-applying the same Events rebuilds byte-identical queues', async () => {
     const path = dbPath()
     const first = joined(path)
     for (const e of [...eventsA, ...eventsB])
@@ -105,6 +105,18 @@ describe('AgentStore (§11.1 per-Group inbox, Cursor and queue; §16 delivery)',
     expect(checkpointed.checkpoint!.hash).toMatch(/^sha256:[0-9a-f]{64}$/)
     expect(checkpointed.contract?.deadline).toBe('2027-01-15T00:00:00Z')
     expect(rebuilt.cursor(gA)).toBe(eventsA.length)
+    // The projection agrees with the Authority's own fold on what both hold.
+    const authoritative = (await suite.authority.current(gA))!.workItems
+    for (const e of rebuilt.queue(gA)) {
+      const w = authoritative[e.workItemId]!
+      expect([e.state, e.revision, e.ownershipEpoch, e.lease?.leaseId ?? null, e.owner?.agentId ?? null]).toEqual([
+        w.state,
+        w.revision,
+        w.ownershipEpoch,
+        w.lease?.state === 'active' ? w.lease.leaseId : null,
+        w.owner?.agentId ?? null,
+      ])
+    }
     rebuilt.close()
   })
 
