@@ -8,6 +8,11 @@
 //                                                  (visibility start − 1); a no-op when already joined
 //   apply(event)                                   one Event → {applied, buffered, duplicate}; `applied`
 //                                                  counts it and the buffered Events it made contiguous
+//   deliveredThrough(groupId, sequence)            the server's "delivered through" marker (an ACK frame,
+//                                                  as the wire client reads it): sequences up to it that
+//                                                  never arrived were not for this Agent (attention filter,
+//                                                  visibility), so the Cursor may pass them; returns
+//                                                  how many Events it then applied
 //   cursor(groupId) / groups() / queue(groupId) / entry(groupId, workItemId)
 //   buffered(groupId)                              sequences waiting in the inbox for a gap to close
 //   pendingIntents() / resolveIntent(id)           the outbox: what the runtime must act on
@@ -63,6 +68,7 @@ export const APPLY_STEPS = [
   'applied',
   'cursor',
   'unbuffer',
+  'skip',
   'committed',
 ] as const
 export type ApplyStep = (typeof APPLY_STEPS)[number]
@@ -73,6 +79,8 @@ export interface GroupRow {
   visibilityStart: number
   missionId: string | null
   priorityClass: number
+  /** The highest "delivered through" marker seen (deliveredThrough). */
+  deliveredThrough: number
   ended: GroupView['ended']
   view: GroupView
 }
@@ -97,6 +105,7 @@ CREATE TABLE IF NOT EXISTS agent_groups (
   visibility_start INTEGER NOT NULL,
   mission_id TEXT,
   priority_class INTEGER NOT NULL DEFAULT 0,
+  delivered_through INTEGER NOT NULL DEFAULT 0,
   ended TEXT,
   view TEXT NOT NULL
 ) STRICT;
@@ -143,6 +152,7 @@ interface GroupDbRow {
   visibility_start: number
   mission_id: string | null
   priority_class: number
+  delivered_through: number
   ended: string | null
   view: string
 }
@@ -161,6 +171,7 @@ const toGroupRow = (r: GroupDbRow): GroupRow => ({
   visibilityStart: r.visibility_start,
   missionId: r.mission_id,
   priorityClass: r.priority_class,
+  deliveredThrough: r.delivered_through,
   ended: r.ended === null ? null : (JSON.parse(r.ended) as GroupView['ended']),
   view: JSON.parse(r.view) as GroupView,
 })
@@ -208,6 +219,13 @@ export class AgentStore {
       inboxAt: db.prepare<[string, number], {event_id: string; bytes: Buffer}>(
         'SELECT event_id, bytes FROM agent_inbox WHERE group_id = ? AND sequence = ?',
       ),
+      firstBuffered: db.prepare<[string], {sequence: number}>(
+        'SELECT min(sequence) AS sequence FROM agent_inbox WHERE group_id = ?',
+      ),
+      markThrough: db.prepare(
+        'UPDATE agent_groups SET delivered_through = max(delivered_through, ?) WHERE group_id = ?',
+      ),
+      skipTo: db.prepare('UPDATE agent_groups SET cursor = ? WHERE group_id = ? AND cursor = ?'),
       inbox: db.prepare<[string], {sequence: number}>(
         'SELECT sequence FROM agent_inbox WHERE group_id = ? ORDER BY sequence',
       ),
@@ -266,13 +284,37 @@ export class AgentStore {
     return {applied: 1 + this.#drain(event.groupId), buffered: false, duplicate: false}
   }
 
-  /** Applies buffered Events that have become contiguous, each in its own transaction; returns how many. */
+  deliveredThrough(groupId: string, sequence: number): number {
+    if (!Number.isSafeInteger(sequence) || sequence < 0)
+      throw new RangeError(`sequence must be a non-negative integer, got ${sequence}`)
+    if (this.#stmt.markThrough.run(sequence, groupId).changes !== 1)
+      throw new Error(`a delivered-through marker for Group ${groupId}, which this Agent has not joined`)
+    return this.#drain(groupId)
+  }
+
+  /**
+   * Applies buffered Events that have become contiguous, each in its own transaction, passing
+   * missing sequences only up to the delivered-through marker; returns how many it applied.
+   */
   #drain(groupId: string): number {
     let applied = 0
     for (;;) {
-      const at = this.#stmt.group.get(groupId)!.cursor + 1
+      const group = this.#stmt.group.get(groupId)!
+      const at = group.cursor + 1
       const row = this.#stmt.inboxAt.get(groupId, at)
-      if (row === undefined) return applied
+      if (row === undefined) {
+        if (group.delivered_through < at) return applied
+        // Filtered sequences: up to the marker, or to just before the next buffered Event.
+        const next = this.#stmt.firstBuffered.get(groupId)?.sequence ?? null
+        const to = next === null || next > group.delivered_through ? group.delivered_through : next - 1
+        this.#db.transaction(() => {
+          if (this.#stmt.skipTo.run(to, groupId, group.cursor).changes !== 1)
+            throw new Error(`the Cursor of ${groupId} moved under a skip`)
+          this.#hook('skip')
+        })()
+        this.#hook('committed')
+        continue
+      }
       const document = parseJsonBytes(row.bytes) as JsonObject
       if (this.#applyOne(groupId, at, row.event_id, row.bytes, document) !== 'applied') return applied
       applied++

@@ -145,6 +145,33 @@ describe('AgentStore (§11.1 per-Group inbox, Cursor and queue; §16 delivery)',
     t.close()
   })
 
+  it('a delivered-through marker lets the Cursor pass sequences that were not for this Agent, never a buffered Event or beyond the marker', () => {
+    const path = dbPath()
+    const s = joined(path)
+    const [e1, e2, e3, e4, , e6, , , e9] = eventsA
+    for (const e of [e1!, e2!, e3!]) s.apply(e)
+    expect(s.apply(e6!)).toEqual({applied: 0, buffered: true, duplicate: false})
+    expect(s.apply(e4!).applied).toBe(1)
+    expect(s.cursor(gA)).toBe(4)
+    // Sequence 5 never comes: the server says it delivered through 8 (5, 7 and 8 filtered).
+    expect(s.deliveredThrough(gA, 8)).toBe(1)
+    expect(s.cursor(gA)).toBe(8)
+    expect(s.buffered(gA)).toEqual([])
+    // A marker is durable, and a filtered Event arriving later is a duplicate, not a rewind.
+    s.close()
+    const again = joined(path)
+    expect(again.groups().find((g) => g.groupId === gA)!.deliveredThrough).toBe(8)
+    expect(again.apply(eventsA[4]!)).toEqual({applied: 0, buffered: false, duplicate: true})
+    // A marker below the Cursor changes nothing; the next Event applies in order.
+    expect(again.deliveredThrough(gA, 3)).toBe(0)
+    expect(again.apply(e9!)).toEqual({applied: 1, buffered: false, duplicate: false})
+    expect(again.cursor(gA)).toBe(9)
+    // A marker ahead with nothing buffered moves the Cursor exactly to it.
+    expect(again.deliveredThrough(gA, 11)).toBe(0)
+    expect(again.cursor(gA)).toBe(11)
+    again.close()
+  })
+
   it('intents: an offer naming this Agent gives one evaluate-offer, exactly once with duplicates, after a crash and after a rebuild', () => {
     const path = dbPath()
     const s = joined(path)
