@@ -18,7 +18,7 @@ ${OPERATOR_EXIT_CODES}`
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(WorkGraph)
     return this.withContext(flags, async (ctx) => {
-      const graph = workGraph(await ctx.state(args.group))
+      const graph = workGraph(await ctx.work(args.group))
       return {status: 'ok', result: graph, text: renderWorkGraph(graph)}
     })
   }

@@ -3,7 +3,7 @@ import {type Outcome, usage} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
 import {renderWorkItem} from '../../src/operator/render.js'
-import {workEvidence, workGraph} from '../../src/operator/views.js'
+import {outsideVisibility, workEvidence, workGraph} from '../../src/operator/views.js'
 
 export default class WorkShow extends OperatorCommand {
   static summary =
@@ -22,14 +22,21 @@ ${OPERATOR_EXIT_CODES}`
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(WorkShow)
     return this.withContext(flags, async (ctx) => {
-      const state = await ctx.state(args.group)
+      const state = await ctx.work(args.group)
       const node = workGraph(state).items.find((n) => n.workItemId === args.workItem)
-      if (!node) throw usage(`no WorkItem ${args.workItem} in ${args.group}`)
+      if (!node) {
+        const unseen = state.visibleFrom === undefined ? '' : ` (${outsideVisibility(state.visibleFrom)})`
+        throw usage(`no WorkItem ${args.workItem} in ${args.group}${unseen}`)
+      }
       const evidence = workEvidence(state).find((w) => w.workItemId === args.workItem)
       return {
         status: 'ok',
-        result: {...node, workItem: state.workItems[args.workItem]},
-        text: renderWorkItem(node, evidence),
+        result: {
+          ...node,
+          workItem: state.workItems[args.workItem],
+          ...(state.visibleFrom !== undefined ? {visibleFrom: state.visibleFrom} : {}),
+        },
+        text: renderWorkItem(node, evidence, state.visibleFrom),
       }
     })
   }

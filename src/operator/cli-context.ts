@@ -22,7 +22,8 @@ import {protocolError} from '../errors.js'
 import {SignError} from '../signing/sign.js'
 import {type BuiltCommand, type CommandSpec, buildCommand} from './command-builder.js'
 import {EventIntegrityError, type EventDoc, type Transport, openLocalTransport} from './transport.js'
-import {foldGroup} from './views.js'
+import {visibleWork} from './visible-work.js'
+import {type WorkSource, foldGroup} from './views.js'
 import {openWireTransport} from './wire-transport.js'
 
 export const operatorFlags = {
@@ -134,9 +135,18 @@ export class OperatorContext {
   /** The Group's Events and the state they fold to (GROUP_NOT_FOUND as in events()). */
   async folded(groupId: string): Promise<{events: EventDoc[]; state: GroupState}> {
     const events = await this.events(groupId)
-    const state = foldGroup(events)
-    if (state === null) throw new CliRejection('GROUP_NOT_FOUND', `Group ${groupId} has no Events`)
-    return {events, state}
+    return {events, state: foldedOrNone(groupId, events)}
+  }
+
+  /**
+   * What the WorkItem views fold (GROUP_NOT_FOUND as in events()): the Group's state when this
+   * principal sees its whole history, else the WorkItems it sees from its visibility start on (§8
+   * just-in-time Membership; visible-work.ts), marked with where that is.
+   */
+  async work(groupId: string): Promise<WorkSource> {
+    const events = await this.events(groupId)
+    const late = events[0] !== undefined && events[0].sequence > 1
+    return late ? visibleWork(events)! : foldedOrNone(groupId, events)
   }
 
   /** The Group's current state (GROUP_NOT_FOUND as in events()). */
@@ -236,4 +246,10 @@ export async function sendToGroup(
     ...((options.guardRevision ?? true) ? {expectedRevision: state.revision} : {}),
   })
   return submissionOutcome(await ctx.send(built.bytes), {groupId, actionId: built.actionId})
+}
+
+function foldedOrNone(groupId: string, events: readonly EventDoc[]): GroupState {
+  const state = foldGroup(events)
+  if (state === null) throw new CliRejection('GROUP_NOT_FOUND', `Group ${groupId} has no Events`)
+  return state
 }

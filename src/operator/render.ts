@@ -3,6 +3,7 @@
 
 import Table from 'cli-table3'
 import type {EventDoc} from './transport.js'
+import {outsideVisibility} from './views.js'
 import type {
   MissionInspection,
   MissionTreeNode,
@@ -128,11 +129,15 @@ export function renderWorkList(g: WorkGraph): string {
       n.blockers.join('\n') || '-',
       n.critical ? 'yes' : '',
     ])
-  return `${progressLine(g.summary)}\n${t.toString()}`
+  return [...visibilityNote(g.visibleFrom), progressLine(g.summary), t.toString()].join('\n')
 }
 
-/** One WorkItem; with `evidence`, the Evidence its submission carries (§13.2). */
-export function renderWorkItem(n: WorkNode, evidence?: WorkEvidenceReview): string {
+/** The line a view folded from part of the history starts with (§8). */
+const visibilityNote = (visibleFrom: number | undefined): string[] =>
+  visibleFrom === undefined ? [] : [`note: ${outsideVisibility(visibleFrom)}`]
+
+/** One WorkItem; with `evidence`, the Evidence its submission carries (§13.2); `visibleFrom` as in WorkGraph. */
+export function renderWorkItem(n: WorkNode, evidence?: WorkEvidenceReview, visibleFrom?: number): string {
   const t = table(['field', 'value'])
   t.push(
     ['WorkItem', n.workItemId],
@@ -147,12 +152,16 @@ export function renderWorkItem(n: WorkNode, evidence?: WorkEvidenceReview): stri
     ['on critical path', n.critical ? 'yes' : 'no'],
     ['last progress', n.lastProgress ?? '-'],
   )
-  return evidence === undefined ? t.toString() : [t.toString(), renderWorkEvidence([evidence])].join('\n')
+  return [
+    ...visibilityNote(visibleFrom),
+    t.toString(),
+    ...(evidence === undefined ? [] : [renderWorkEvidence([evidence])]),
+  ].join('\n')
 }
 
 /** The dependency graph as text: each WorkItem with the items it depends on, critical path marked. */
 export function renderWorkGraph(g: WorkGraph): string {
-  const lines = [progressLine(g.summary)]
+  const lines = [...visibilityNote(g.visibleFrom), progressLine(g.summary)]
   if (g.summary.criticalPath.length) lines.push(`critical path: ${g.summary.criticalPath.join(' -> ')}`)
   for (const n of g.items) {
     lines.push(

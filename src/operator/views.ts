@@ -10,10 +10,25 @@
 // approval state.
 
 import {apply} from '../authority/apply/index.js'
-import type {GroupState, SubmittedEvidence, WorkItemView, WorkState} from '../authority/model/state.js'
+import type {GroupState, SubmittedEvidence, WorkItemCore, WorkState} from '../authority/model/state.js'
 import {TERMINAL, WORK_TERMINAL} from '../authority/model/state.js'
 import {compareTimestampText} from '../json/timestamp.js'
 import type {EventDoc} from './transport.js'
+
+/**
+ * What the WorkItem views read: the whole Group's state, or the part of it a member whose
+ * visibility starts late can fold (visible-work.ts), which says where its visibility starts.
+ */
+export interface WorkSource {
+  groupId: string
+  workItems: Record<string, WorkItemCore>
+  proposals: GroupState['proposals']
+  visibleFrom?: number
+}
+
+/** Said beside a view folded from part of the history. */
+export const outsideVisibility = (visibleFrom: number) =>
+  `history before sequence ${visibleFrom} is outside your visibility`
 
 /** Folds Events (in sequence order) into the Group state; null for no Events. */
 export function foldGroup(events: readonly EventDoc[]): GroupState | null {
@@ -76,7 +91,7 @@ export interface WorkEvidenceReview {
 }
 
 /** The WorkItems whose submission carries Evidence, in the state's order. */
-export function workEvidence(state: GroupState): WorkEvidenceReview[] {
+export function workEvidence(state: WorkSource): WorkEvidenceReview[] {
   return Object.values(state.workItems).flatMap((w) => {
     const evidence = w.submission?.evidence
     if (evidence === undefined) return []
@@ -98,7 +113,7 @@ export function workEvidence(state: GroupState): WorkEvidenceReview[] {
 }
 
 /** The IDs of submitted Evidence whose subject is `artifactHash` or that references it. */
-function evidenceAbout(items: readonly WorkItemView[], artifactHash: string): string[] {
+function evidenceAbout(items: readonly WorkItemCore[], artifactHash: string): string[] {
   return items.flatMap((w) =>
     (w.submission?.evidence ?? [])
       .filter(
@@ -287,16 +302,18 @@ export interface WorkProgressSummary {
 export interface WorkGraph {
   groupId: string
   at: string
+  /** Set when the graph was folded from part of the history: the first sequence the reader sees. */
+  visibleFrom?: number
   items: WorkNode[]
   summary: WorkProgressSummary
 }
 
-const isDone = (w: WorkItemView) => WORK_TERMINAL.has(w.state)
-const depsOf = (w: WorkItemView): string[] =>
+const isDone = (w: WorkItemCore) => WORK_TERMINAL.has(w.state)
+const depsOf = (w: WorkItemCore): string[] =>
   Array.isArray(w.contract.dependencyWorkItemIds) ? (w.contract.dependencyWorkItemIds as string[]) : []
 
 /** The WorkItem graph with derived progress at instant `now` (RFC 3339, for deadlines). */
-export function workGraph(state: GroupState, now: string = new Date().toISOString()): WorkGraph {
+export function workGraph(state: WorkSource, now: string = new Date().toISOString()): WorkGraph {
   const items = Object.values(state.workItems)
   const byId = new Map(items.map((w) => [w.workItemId, w]))
   // Remaining critical path: longest chain of unfinished items, memoized over the DAG. A cycle
@@ -361,6 +378,7 @@ export function workGraph(state: GroupState, now: string = new Date().toISOStrin
   return {
     groupId: state.groupId,
     at: now,
+    ...(state.visibleFrom !== undefined ? {visibleFrom: state.visibleFrom} : {}),
     items: nodes,
     summary: {
       total: items.length,

@@ -5,7 +5,7 @@
 // fold in FOLDS, handed the Event with its kind's payload type (model/events.ts); the payload is
 // typed once, by knownEvent(), and read without casts from there on.
 
-import type {GroupState, MemberState, MissionView, WorkItemView} from '../model/state.js'
+import type {GroupState, MemberState, MissionView, WorkItemCore, WorkItemView} from '../model/state.js'
 import {
   type ActiveMembershipDocument,
   type AppliedEvent,
@@ -15,6 +15,7 @@ import {
   type EventOf,
   type MembershipDocument,
   type ProvisionalMembershipDocument,
+  type WorkItemDocument,
   knownEvent,
 } from '../model/events.js'
 import {
@@ -189,9 +190,9 @@ function coordinatorChanged(
   return {...next, mission: {...next.mission, coordinator}, members}
 }
 
-function workAuthorized(next: GroupState, event: EventOf<'work.authorized'>): GroupState {
-  const w = event.payload.workItem
-  const item: WorkItemView = {
+/** The WorkItem a work.authorized Event creates (also the first sight of it for a late-joining reader, operator/visible-work.ts). */
+export function authorizedWorkItem(w: WorkItemDocument): WorkItemView {
+  return {
     workItemId: w.workItemId,
     conversationId: w.conversationId,
     revision: w.revision,
@@ -211,6 +212,10 @@ function workAuthorized(next: GroupState, event: EventOf<'work.authorized'>): Gr
     executionApproval: null,
     failure: null,
   }
+}
+
+function workAuthorized(next: GroupState, event: EventOf<'work.authorized'>): GroupState {
+  const item = authorizedWorkItem(event.payload.workItem)
   const proposals = {...next.proposals}
   if (event.payload.proposalId !== undefined) delete proposals[event.payload.proposalId]
   return {...next, proposals, workItems: {...next.workItems, [item.workItemId]: item}}
@@ -220,8 +225,19 @@ function workTransition(next: GroupState, event: EventIn<WorkTransitionKind>): G
   const id = event.payload.workItemId
   const item = next.workItems[id]
   if (item === undefined) throw new ApplyError(`${event.kind} for unknown WorkItem ${id}`)
-  const changed = withLeaseFacts(item, applyWork(item, event), event)
-  return {...next, members: jitMembers(next.members, event), workItems: {...next.workItems, [id]: changed}}
+  return {
+    ...next,
+    members: jitMembers(next.members, event),
+    workItems: {...next.workItems, [id]: workItemTransition(item, event)},
+  }
+}
+
+/**
+ * One core WorkItem transition with its lease facts: apply()'s fold of the WorkItem itself, also
+ * for a reader that holds only the WorkItems it sees (operator/visible-work.ts).
+ */
+export function workItemTransition<W extends WorkItemCore>(item: W, event: EventIn<WorkTransitionKind>): W {
+  return withLeaseFacts(item, applyWork(item, event), event)
 }
 
 /** Every Event kind but the opening ones, to its fold. */
@@ -240,9 +256,9 @@ const FOLDS: {readonly [K in FoldKind]: Fold<K>} = {
   'mission.approved': (next) => ({...next, mission: {...next.mission, state: 'approved'}}),
   // §10.2: a cancelled or failed Mission also ends its unfinished WorkItems (apply/lease.ts).
   'mission.cancelled': (next, event) =>
-    endUnfinishedWork({...next, mission: {...next.mission, state: 'cancelled'}}, event),
+    endUnfinishedWork<WorkItemView, GroupState>({...next, mission: {...next.mission, state: 'cancelled'}}, event),
   'mission.terminated': (next, event) =>
-    endUnfinishedWork({...next, mission: {...next.mission, state: 'failed'}}, event),
+    endUnfinishedWork<WorkItemView, GroupState>({...next, mission: {...next.mission, state: 'failed'}}, event),
   'membership.changed': (next, {payload: p}) => ({...next, members: withMember(next.members, memberOf(p.membership))}),
   'membership.ended': (next, {payload: p}) => ({...next, members: withMember(next.members, memberOf(p.membership))}),
   'work.proposed': (next, {payload: {proposal: pr}}) => {
@@ -287,7 +303,7 @@ const FOLDS: {readonly [K in FoldKind]: Fold<K>} = {
 }
 
 /** One WorkItem transition (§10.2); the decider has already checked the row. */
-function applyWork(item: WorkItemView, event: EventIn<WorkTransitionKind>): WorkItemView {
+function applyWork<W extends WorkItemCore>(item: W, event: EventIn<WorkTransitionKind>): W {
   const revision = event.payload.revision
   if (revision !== item.revision + 1)
     throw new ApplyError(`${event.kind} carries WorkItem revision ${revision}, expected ${item.revision + 1}`)

@@ -11,11 +11,11 @@ import {
   type GroupState,
   type LateResultView,
   UNFINISHED_WORK,
-  type WorkItemView,
+  type WorkItemCore,
 } from '../model/state.js'
 import type {LATE_RESULT_RECORDED} from '../model/work-leases.js'
 
-const withEnded = (item: WorkItemView, ended: EndedOwnershipView): EndedOwnershipView[] => [
+const withEnded = (item: WorkItemCore, ended: EndedOwnershipView): EndedOwnershipView[] => [
   ...(item.endedOwnerships ?? []),
   {agentId: ended.agentId, ownershipEpoch: ended.ownershipEpoch, leaseId: ended.leaseId, reason: ended.reason},
 ]
@@ -28,14 +28,14 @@ const closeLease = (lease: ExecutionLeaseView | null, state: 'expired' | 'revoke
  * from `before`): start-by and blocked-lease deadlines, Execution Lease expiry, and the ownership a
  * re-offer or unblock fenced (§10.2 "an expired owner is fenced first").
  */
-export function withLeaseFacts(
-  before: WorkItemView,
-  after: WorkItemView,
+export function withLeaseFacts<W extends WorkItemCore>(
+  before: WorkItemCore,
+  after: W,
   event: EventIn<WorkTransitionKind>,
-): WorkItemView {
-  const ownerLease = (expiresAt: string): WorkItemView =>
+): W {
+  const ownerLease = (expiresAt: string): W =>
     after.owner !== null ? {...after, owner: {...after.owner, leaseExpiresAt: expiresAt}} : after
-  const fence = (fenced: EndedOwnershipView): WorkItemView => ({
+  const fence = (fenced: EndedOwnershipView): W => ({
     ...after,
     owner: null,
     lease: closeLease(after.lease, 'expired'),
@@ -81,13 +81,16 @@ export function withLeaseFacts(
 }
 
 /** Folds work.progressed, work.contract.revised and late results into the Group state. */
-type LeaseKind = 'work.progressed' | 'work.contract.revised' | typeof LATE_RESULT_RECORDED
+export type LeaseKind = 'work.progressed' | 'work.contract.revised' | typeof LATE_RESULT_RECORDED
 
 export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): GroupState {
   const item = next.workItems[event.payload.workItemId]
   if (item === undefined) throw new ApplyError(`${event.kind} for unknown WorkItem ${event.payload.workItemId}`)
-  const put = (w: WorkItemView): GroupState => ({...next, workItems: {...next.workItems, [w.workItemId]: w}})
+  return {...next, workItems: {...next.workItems, [item.workItemId]: leaseEventOn(item, event)}}
+}
 
+/** applyLeaseEvent's fold of the WorkItem itself, also for a reader holding only the WorkItems it sees (operator/visible-work.ts). */
+export function leaseEventOn<W extends WorkItemCore>(item: W, event: EventIn<LeaseKind>): W {
   if (event.kind !== 'work.progressed' && event.kind !== 'work.contract.revised') {
     // A late result is non-authoritative: no WorkItem revision, state, submission or owner change.
     const p = event.payload
@@ -98,7 +101,7 @@ export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): Gr
       artifactHashes: [...p.artifactHashes],
       recordedAt: p.recordedAt,
     }
-    return put({...item, lateResults: [...(item.lateResults ?? []), late]})
+    return {...item, lateResults: [...(item.lateResults ?? []), late]}
   }
 
   const revision = event.payload.revision
@@ -109,7 +112,7 @@ export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): Gr
     const p = event.payload
     if (item.lease === null || item.lease.leaseId !== p.leaseId)
       throw new ApplyError(`work.progressed for a lease WorkItem ${item.workItemId} does not hold`)
-    return put({
+    return {
       ...item,
       revision,
       lease: {
@@ -118,22 +121,22 @@ export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): Gr
         renewalCount: p.lease.renewalCount,
         lastRenewedAt: p.lease.lastRenewedAt,
       },
-    })
+    }
   }
   // work.contract.revised (§10.4): the new contract; a running item that gained an unmet
   // dependency has its Execution Lease revoked and waits in its queue under an ownership lease.
   // §10.1: a revised contract needs renewed acceptance, so a pending offer (made under the old
   // contract) is withdrawn; the WorkItem stays `offered` until the Coordinator offers again.
   const p = event.payload
-  const revised: WorkItemView = {
+  const revised: W = {
     ...item,
     revision,
     contract: p.contract,
     ...(p.withdrawnOfferId !== undefined ? {offer: null} : {}),
   }
-  if (p.revokedLeaseId === undefined) return put(revised)
+  if (p.revokedLeaseId === undefined) return revised
   const owner = revised.owner === null ? null : {...revised.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt}
-  return put({...revised, state: 'queued', owner, lease: closeLease(revised.lease, 'revoked')})
+  return {...revised, state: 'queued', owner, lease: closeLease(revised.lease, 'revoked')}
 }
 
 /**
@@ -141,14 +144,15 @@ export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): Gr
  * state propagates to every unfinished WorkItem in the same fold as mission.cancelled /
  * mission.terminated (from whichever path appended it: the MissionOwner, the Coordinator,
  * Organization policy or a child's indispensable failure), so no owner keeps an Execution Lease
- * in a finished Mission. Derived from the Mission Event alone — replay reproduces it exactly.
+ * in a finished Mission. Derived from the Mission Event alone — replay reproduces it exactly. Also
+ * folds the WorkItems a late-joining reader holds (operator/visible-work.ts).
  * Cancellation cancels; failure fails with the Mission's reason and ends ownership.
  */
-export function endUnfinishedWork(
-  next: GroupState,
+export function endUnfinishedWork<W extends WorkItemCore, S extends {workItems: Record<string, W>}>(
+  next: S,
   event: EventIn<'mission.cancelled' | 'mission.terminated'>,
-): GroupState {
-  const workItems: Record<string, WorkItemView> = {}
+): S {
+  const workItems: Record<string, W> = {}
   for (const [id, item] of Object.entries(next.workItems)) {
     if (!UNFINISHED_WORK.has(item.state)) {
       workItems[id] = item

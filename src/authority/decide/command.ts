@@ -3,7 +3,7 @@
 // the kind's schema). The one step from the first to the second is typedCommand().
 
 import type {Principal} from '../../signing/profiles.js'
-import type {EvidenceDocument} from '../model/events.js'
+import type {ContextPackageDocument, EvidenceDocument} from '../model/events.js'
 import type {CommandKind, CommandPayloads} from '../model/payloads.generated.js'
 
 export type {CommandKind, CommandPayloads} from '../model/payloads.generated.js'
@@ -31,6 +31,13 @@ export interface VerifiedEvidence {
   signingHash: string
 }
 
+/** A work.offer's signed Context Package, verified by ingress with the six stages from its received bytes (§8, §13.3). */
+export interface VerifiedContextPackage {
+  signer: Principal
+  document: ContextPackageDocument
+  signingHash: string
+}
+
 /** The Command fields the decider reads besides kind and payload (a verified Command document). */
 export interface CommandFields {
   actionId: string
@@ -51,6 +58,8 @@ export interface CommandFields {
   artifact?: VerifiedApproval
   /** work.submit only: the verified payload.evidence documents, in order, attached by ingress (ingress/evidence.ts). */
   evidence?: VerifiedEvidence[]
+  /** work.offer with payload.contextPackage only: the verified document, attached by ingress (ingress/context-package.ts). */
+  contextPackage?: VerifiedContextPackage
   /** ext.missionweaveprotocol.core.group_archive only: the verified payload.snapshot (snapshot.ts). */
   snapshot?: VerifiedSnapshot
 }

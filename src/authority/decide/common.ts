@@ -60,6 +60,8 @@ export type Decision = {events: EventDraft[]} | (Refusal & {record?: EventDraft[
 export type Refusal = {error: ErrorCode; reason: string; explain?: true}
 
 export const refuse = (error: ErrorCode, reason: string): Refusal => ({error, reason})
+/** A refusal whose reason the actor is told (`explain`). */
+export const told = (error: ErrorCode, reason: string): Refusal => ({...refuse(error, reason), explain: true})
 
 /** §15.3: a given expectedRevision must equal the current aggregate revision (0 for no Group). */
 export function revisionConflict(state: GroupState | null, command: CommandFields): Refusal | null {

@@ -22,11 +22,9 @@
 // actor is the authenticated, active owner of the WorkItem, so the reason discloses nothing the
 // actor may not know, and without it the Worker could not fix the submission.
 
-import {type Refusal, refuse} from './common.js'
+import {type Refusal, told} from './common.js'
 import type {DecidedCommand, VerifiedEvidence} from './command.js'
 import type {WorkItemView} from '../model/state.js'
-
-const told = (error: Refusal['error'], reason: string): Refusal => ({...refuse(error, reason), explain: true})
 
 /** The submitted Evidence for the work.submitted Event, or the refusal of the first failing check. */
 export function submittedEvidence(

@@ -27,6 +27,7 @@ export type {
   DecidedCommand,
   ReceivedCommand,
   VerifiedApproval,
+  VerifiedContextPackage,
   VerifiedEvidence,
   VerifiedSnapshot,
 } from './command.js'

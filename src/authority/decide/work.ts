@@ -27,6 +27,7 @@ import {
 } from './gate.js'
 import {cascadeCancellation} from './child.js'
 import {submittedEvidence} from './evidence.js'
+import {offeredContext} from './context-package.js'
 import {markWorkAuthority, workAuthority} from './delegation.js'
 import {
   type GroupState,
@@ -425,12 +426,23 @@ function offer(at: OnItem, command: DecidedCommand<'work.offer'>, ctx: DecideCon
   if (unmet !== null) return refuse('INVALID_STATE_TRANSITION', `ineligible until dependency ${unmet} is verified`)
   const {candidates, expiresAt} = p
   if (reached(now, expiresAt)) return refuse('INVALID_COMMAND', 'the offer would already be expired') // full precision (§2)
-  const provisional = provisionalMemberships(state, item, candidates, p.contextPackageId, expiresAt, ctx)
+  const context = offeredContext(state, item, command)
+  if (isRefusal(context)) return context
+  const provisional = provisionalMemberships(state, item, candidates, context.contextPackageId, expiresAt, ctx)
   if (isRefusal(provisional)) return provisional
   const selectionBasis = selectionBases(item, candidates, p.selectionBasis)
   if (isRefusal(selectionBasis)) return selectionBasis
   return one(at, 'work.offer.created', {
     offer: {offerId: ctx.newId(), candidates: [...candidates], expiresAt, offeredAt: now, selectionBasis},
+    // §8 step 2 / §10.3: every candidate gets what admission control and execution need with the
+    // offer itself, since its visibility may start here (a just-in-time Membership, §8).
+    workItem: {
+      missionId: state.missionId,
+      conversationId: item.conversationId,
+      exclusive: item.exclusive,
+      contract: item.contract,
+    },
+    ...(context.document !== undefined ? {contextPackage: context.document} : {}),
     ...(lapsed !== null ? {fencedOwnership: lapsed} : {}),
     ...(provisional.length > 0 ? {provisionalMemberships: provisional} : {}),
   })
@@ -582,7 +594,8 @@ function selectionBases(
 /**
  * §8 just-in-time Worker Membership, step 1-2: a candidate Agent that is not an active member gets
  * a provisional Membership with the offer — scoped to this WorkItem, expiring with the offer, bound
- * to the signed Context Package the offer cites, and seeing history only from the offer on.
+ * to the signed Context Package the offer cites (by ID or carried whole), and seeing history only
+ * from the offer on.
  */
 function provisionalMemberships(
   state: GroupState,

@@ -9,7 +9,9 @@ import {Rejection, verify} from '../../signing/verify.js'
 import type {Authority} from '../authority.js'
 import {GROUP_ARCHIVE} from '../decide/archive.js'
 import type {VerifiedApproval} from '../decide/index.js'
-import {type EvidenceRejection, verifySubmittedEvidence} from './evidence.js'
+import {verifyOfferedContextPackage} from './context-package.js'
+import type {EmbeddedRejection} from './embedded-rejection.js'
+import {verifySubmittedEvidence} from './evidence.js'
 import {unknownCriticalExtension} from './extensions.js'
 import type {GroupCommand} from './group-command.js'
 import {payloadError} from './payloads.js'
@@ -18,15 +20,15 @@ import {servicePolicyAct} from './policy-records.js'
 /**
  * The Command for the decider, or the first check it fails, in this order: payload schema,
  * critical extensions, role and Organization policy, and the embedded signed documents.
- * §7.3/§13.1/§13.2: an Approval, an Artifact manifest or a submission's Evidence is a signed
- * document of its own, verified with the six stages; the pure decider gets the verified signer and document (on a copy of the
+ * §7.3/§13.1/§13.2/§13.3: an Approval, an Artifact manifest, a submission's Evidence or an offer's
+ * Context Package is a signed document of its own, verified with the six stages; the pure decider gets the verified signer and document (on a copy of the
  * Command), never raw bytes.
  */
 export function checkCommand(
   authority: Authority,
   command: GroupCommand,
   bytes: Uint8Array,
-): GroupCommand | ErrorCode | EvidenceRejection {
+): GroupCommand | ErrorCode | EmbeddedRejection {
   const invalid = payloadError(command.kind, command.payload)
   if (invalid) return invalid
   if (unknownCriticalExtension(command.extensions) !== null) return 'UNKNOWN_CRITICAL_EXTENSION'
@@ -56,14 +58,14 @@ function authorize(authority: Authority, c: GroupCommand): ErrorCode | null {
 
 /**
  * The Command with its verified embedded documents attached: INVALID_COMMAND when an Approval or
- * manifest does not verify; the failing document when an Evidence document does not (its wire
- * code is the verifier's, and ingress audits its diagnostic).
+ * manifest does not verify; the failing document when an Evidence document or a Context Package
+ * does not (its wire code is the verifier's, and ingress audits its diagnostic).
  */
 function withEmbedded(
   authority: Authority,
   command: GroupCommand,
   commandBytes: Uint8Array,
-): GroupCommand | ErrorCode | EvidenceRejection {
+): GroupCommand | ErrorCode | EmbeddedRejection {
   // An embedded document is verified exactly as it stood in the received Command (principle 4);
   // the Command is parsed for its source texts once, and only when it embeds one.
   let sources: ReturnType<typeof sourcesIn> | undefined
@@ -83,6 +85,11 @@ function withEmbedded(
     // §13.2: a failing Evidence document comes back whole, for ingress to audit (evidence.ts).
     const evidence = verifySubmittedEvidence(authority.registry, commandBytes)
     return Array.isArray(evidence) ? {...command, evidence} : evidence
+  }
+  if (command.kind === 'work.offer' && command.payload.contextPackage !== undefined) {
+    // §8 step 2: likewise a failing Context Package (context-package.ts).
+    const contextPackage = verifyOfferedContextPackage(authority.registry, commandBytes)
+    return 'rejection' in contextPackage ? contextPackage : {...command, contextPackage}
   }
   if (command.kind === 'artifact.publish') {
     const artifact = embedded('artifact', 'artifact')

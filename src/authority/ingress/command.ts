@@ -28,7 +28,7 @@ import {validWorkContract} from './payloads.js'
 import {appendOnTip, drainTips, type Tip, tipOf} from './append-pipeline.js'
 import {internalError, refusal} from './answers.js'
 import {checkCommand} from './command-checks.js'
-import {auditedEvidenceCode} from './evidence.js'
+import {auditedEmbeddedCode} from './embedded-rejection.js'
 import {appendAcross, crossesGroups, involvedGroups, otherStates} from './cross-group.js'
 import {checkEpochs} from './epochs.js'
 import {targetMessage} from './message-lookup.js'
@@ -99,11 +99,9 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
   // (the wire server routes them there).
   if (!inGroup(command)) return answers.refused('INVALID_COMMAND')
   const verdict = checkCommand(authority, command, commandBytes)
-  // A rejected Evidence document's diagnostic is audited once, here; the verdict is its code.
+  // A rejected embedded document's diagnostic is audited once, here; the verdict is its code.
   const checked =
-    typeof verdict === 'string' || 'kind' in verdict
-      ? verdict
-      : await auditedEvidenceCode(authority, command.actionId, verdict)
+    typeof verdict === 'string' || 'kind' in verdict ? verdict : await auditedEmbeddedCode(authority, command, verdict)
   // §12/§14: a Command spanning Groups (Mission ancestry, a child Group) holds all of them.
   const groupIds = await involvedGroups(authority, command)
   const key = {actorId: command.actor.id, actionId: command.actionId, contentHash}

@@ -3,26 +3,15 @@
 // Artifact manifests embedded in other Commands (command-checks.ts), each is verified with the
 // one six-stage verifier from exactly the text it had in the received Command (principle 4), and
 // the pure decider gets the verified documents on a copy of the Command; whether they cover the
-// Work Contract's acceptance criteria is the decider's question (decide/work.ts).
-//
-// The wire learns only the verifier's code (PROTOCOL_VIOLATION, SCHEMA_VALIDATION_FAILED or
-// AUTH_INVALID_SIGNATURE, §6.4), never which stage or check failed; the stage and reason go to
-// the store's protected audit log (§6.4 "retain the first failing semantic stage"), as they do
-// for a Command that fails verification.
+// Work Contract's acceptance criteria is the decider's question (decide/work.ts). A document that
+// fails verification is answered with its code only and audited (embedded-rejection.ts).
 
 import {type JsonObject, type SourceTexts, parseJsonBytes} from '../../json/parse.js'
 import type {RegistryEvidence} from '../../signing/registry.js'
-import type {Authority} from '../authority.js'
-import {Rejection, type VerificationWireCode, verify} from '../../signing/verify.js'
+import {Rejection, verify} from '../../signing/verify.js'
 import type {VerifiedEvidence} from '../decide/index.js'
 import type {EvidenceDocument} from '../model/events.js'
-
-/** The first Evidence document of a Command that failed verification, and where it stood. */
-export interface EvidenceRejection {
-  rejection: Rejection
-  /** Its index in payload.evidence. */
-  index: number
-}
+import type {EmbeddedRejection} from './embedded-rejection.js'
 
 /**
  * The verified payload.evidence documents of a work.submit Command, in order, or the first one
@@ -32,7 +21,7 @@ export interface EvidenceRejection {
 export function verifySubmittedEvidence(
   registry: RegistryEvidence,
   commandBytes: Uint8Array,
-): VerifiedEvidence[] | EvidenceRejection {
+): VerifiedEvidence[] | EmbeddedRejection {
   const sources: SourceTexts = new WeakMap()
   const root = parseJsonBytes(commandBytes, sources) as JsonObject
   const items = (root.payload as JsonObject).evidence as JsonObject[]
@@ -40,7 +29,7 @@ export function verifySubmittedEvidence(
   for (const [index, item] of items.entries()) {
     // Every object the strict parser builds has its source text recorded.
     const v = verify('evidence', Buffer.from(sources.get(item) ?? '', 'utf8'), registry)
-    if (v instanceof Rejection) return {rejection: v, index}
+    if (v instanceof Rejection) return {rejection: v, documentKind: 'evidence', member: `payload.evidence[${index}]`}
     verified.push({
       signer: v.principal,
       document: v.document as unknown as EvidenceDocument,
@@ -48,23 +37,4 @@ export function verifySubmittedEvidence(
     })
   }
   return verified
-}
-
-/** Records a rejected Evidence document's protected diagnostic; returns the only thing the wire gets, its code. */
-export async function auditedEvidenceCode(
-  authority: Authority,
-  actionId: string,
-  {rejection, index}: EvidenceRejection,
-): Promise<VerificationWireCode> {
-  const d = Rejection.diagnostic(rejection)
-  await authority.store.audit({
-    at: authority.clock(),
-    stage: d.stage,
-    reason: d.reason,
-    documentKind: 'evidence',
-    signingHash: d.signingHash,
-    subject: `work.submit ${actionId} payload.evidence[${index}]`,
-    detail: d.detail,
-  })
-  return rejection.code
 }

@@ -8,7 +8,7 @@
 // mission-tree.ts), the payload type is written from that view, so the two cannot drift apart.
 
 import type {Principal} from '../../signing/profiles.js'
-import type {WorkContract} from './payloads.generated.js'
+import type {Signature, WorkContract} from './payloads.generated.js'
 import type {Budget, Remaining, UsageDelta} from './budget.js'
 import {LIMIT_NOTICE, OVERRIDE_CONSUMED, type DelegationGrantView, type OverrideGrantView} from './cooperation-state.js'
 import {
@@ -177,6 +177,26 @@ export interface EvidenceDocument {
   createdAt: string
 }
 
+/** context-package.schema.json (§13.3): a signed, scoped summary citing its source Events. */
+export interface ContextPackageDocument {
+  contextPackageId: string
+  version: number
+  previousContextPackageId?: string
+  missionId: string
+  groupId: string
+  workItemId?: string
+  sourceEventRange: {fromSequence: number; toSequence: number; eventIds: string[]}
+  artifactHashes: string[]
+  summary: string
+  decisions: {description: string; sourceEventIds: string[]}[]
+  constraints: string[]
+  unresolvedQuestions: string[]
+  generatedBy: Principal
+  generatedAt: string
+  extensions?: Record<string, unknown>
+  signature: Signature
+}
+
 /** group-snapshot.schema.json: the verified final snapshot (§7.4); the members the authority reads. */
 export type GroupSnapshotDocument = {
   snapshotId: string
@@ -272,8 +292,23 @@ export interface WorkAuthorizedPayload extends WorkAuthorityMark {
   proposalId?: string
 }
 
+/**
+ * §8 step 2 / §10.3: the WorkItem as a candidate needs it for admission control and execution. A
+ * just-in-time Membership sees history only from the offer on, so the offer carries the current
+ * Work Contract itself (after a work.contract.revised, the revised one), not a reference to it.
+ */
+export interface OfferedWorkItem {
+  missionId: string
+  conversationId: string
+  exclusive: boolean
+  contract: WorkContract
+}
+
 export interface WorkOfferCreatedPayload extends WorkItemStep, WorkAuthorityMark {
   offer: WorkOfferView & {offeredAt: string}
+  workItem: OfferedWorkItem
+  /** §8 step 2: the signed Context Package the offer came with, as verified on ingress (its ID alone is state). */
+  contextPackage?: ContextPackageDocument
   /** §10.2/§11.5: the lapsed ownership the re-offer fenced. */
   fencedOwnership?: EndedOwnershipView
   provisionalMemberships?: ProvisionalMembershipDocument[]

@@ -224,6 +224,13 @@ export interface WorkItemView {
 }
 
 /**
+ * A WorkItem as its own Events define it: everything but who created and authorized it and when,
+ * which only work.authorized says. A member whose visibility starts at the offer (§8) folds its
+ * WorkItems from the offer on (operator/visible-work.ts) with the same row functions as apply().
+ */
+export type WorkItemCore = Omit<WorkItemView, 'createdBy' | 'authorizedBy' | 'createdAt'>
+
+/**
  * §10.2/§13.2: what the WorkItem's owner submitted — its Artifacts and the Evidence mapped to the
  * acceptance criteria, kept for the Coordinator's review and the final Approval. Only the
  * Evidence's IDs, hashes and mapping are state; the signed documents are in the work.submitted
