@@ -1,6 +1,7 @@
 // Offer admission control (spec §10.3, §10.1): accept only what the Agent can credibly commit to,
 // or decline with a structured reason. Pure: the runtime passes in what it knows.
 
+import type {WorkContract} from '../authority/model/payloads.generated.js'
 import type {DeclineReason, OfferAnswer} from './handler.js'
 
 export interface Capability {
@@ -10,7 +11,7 @@ export interface Capability {
 
 export interface AdmissionInput {
   now: number
-  contract: Record<string, unknown> | null
+  contract: WorkContract | null
   offerExpiresAt: string
   /** The Agent Card's capabilities. */
   capabilities: Capability[]
@@ -47,10 +48,8 @@ export function admit(input: AdmissionInput): Admission {
   if (input.unresolvedQuestions.length > 0)
     return {accept: false, reason: 'ambiguity', detail: `unresolved: ${input.unresolvedQuestions.join('; ')}`}
   if (Date.parse(input.offerExpiresAt) <= input.now) return decline('deadline', 'the offer has expired')
-  if (typeof c.deadline === 'string' && Date.parse(c.deadline) <= input.now)
-    return decline('deadline', `the contract deadline ${c.deadline} has passed`)
-  const required = Array.isArray(c.requiredCapabilities) ? (c.requiredCapabilities as Capability[]) : []
-  for (const r of required) {
+  if (Date.parse(c.deadline) <= input.now) return decline('deadline', `the contract deadline ${c.deadline} has passed`)
+  for (const r of c.requiredCapabilities) {
     const have = input.capabilities.find((k) => k.id === r.id)
     if (!have) return decline('capability', `no capability ${r.id}`)
     if (!versionAtLeast(have.version, r.version))
@@ -59,6 +58,7 @@ export function admit(input: AdmissionInput): Admission {
   if (!input.authorizationEligible) return decline('authorization', 'the offer does not find this Agent eligible')
   if (input.committed >= input.capacity)
     return decline('capacity', `${input.committed} WorkItems already committed (capacity ${input.capacity})`)
-  if (c.budget === undefined || c.budget === null) return decline('budget', 'the contract states no budget')
+  // The contract schema requires a budget; a contract that reaches here without one is refused.
+  if (!(c.budget as unknown)) return decline('budget', 'the contract states no budget')
   return {accept: true}
 }

@@ -11,6 +11,7 @@
 // current Execution Lease: the handler never builds protocol Commands itself.
 
 import type {UsageDelta} from '../authority/model/budget.js'
+import type {WorkContract} from '../authority/model/payloads.generated.js'
 
 /** The structured reasons of a declined offer (§10.3). */
 export type DeclineReason = 'capacity' | 'deadline' | 'capability' | 'authorization' | 'dependency' | 'budget'
@@ -20,7 +21,7 @@ export interface OfferView {
   groupId: string
   missionId: string
   workItemId: string
-  contract: Record<string, unknown>
+  contract: WorkContract
   expiresAt: string
   /** The signed Context Package delivered with the offer, when there is one. */
   contextPackage?: Record<string, unknown>
@@ -36,7 +37,7 @@ export interface WorkSpec {
   conversationId: string
   ownershipEpoch: number
   leaseId: string
-  contract: Record<string, unknown>
+  contract: WorkContract
   contextPackage?: Record<string, unknown>
   /** The state of the checkpoint this run resumes from (§11.3 step 5), or null for a first run. */
   resume: {state: unknown; checkpointHash: string} | null

@@ -206,6 +206,9 @@ export class AgentStore {
     this.#stmt = {
       group: db.prepare<[string], GroupDbRow>('SELECT * FROM agent_groups WHERE group_id = ?'),
       groups: db.prepare<[], GroupDbRow>('SELECT * FROM agent_groups ORDER BY group_id'),
+      owned: db.prepare<[], {n: number}>(
+        "SELECT count(*) AS n FROM agent_queue WHERE mine = 1 AND state IN ('queued', 'active', 'blocked')",
+      ),
       join: db.prepare(
         `INSERT INTO agent_groups (group_id, cursor, visibility_start, view) VALUES (?, ?, ?, ?)
          ON CONFLICT (group_id) DO NOTHING`,
@@ -411,6 +414,16 @@ export class AgentStore {
 
   groups(): GroupRow[] {
     return this.#stmt.groups.all().map(toGroupRow)
+  }
+
+  group(groupId: string): GroupRow | null {
+    const row = this.#stmt.group.get(groupId)
+    return row === undefined ? null : toGroupRow(row)
+  }
+
+  /** WorkItems this Agent owns and has not finished, across every Group (admission control's capacity). */
+  ownedUnfinished(): number {
+    return this.#stmt.owned.get()!.n
   }
 
   queue(groupId: string): QueueEntry[] {
