@@ -2,15 +2,19 @@
 
 import {describe, expect, it} from 'vitest'
 import {type AdmissionInput, admit, versionAtLeast} from '../../src/agent/admission.js'
+import type {WorkContract} from '../../src/authority/model/payloads.generated.js'
+import {contract} from '../support/authority-helpers.js'
+
+/** A complete Work Contract (the shape the offer Event carries). */
+const workContract = (extra: Partial<WorkContract> = {}) => ({...contract(), ...extra}) as unknown as WorkContract
 
 const now = Date.parse('2026-12-02T10:00:00Z')
 const base = (): AdmissionInput => ({
   now,
-  contract: {
+  contract: workContract({
     deadline: '2026-12-03T00:00:00Z',
     requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-    budget: {currency: 'USD', maxCost: 10},
-  },
+  }),
   offerExpiresAt: '2026-12-02T10:05:00Z',
   capabilities: [{id: 'mwp.dev.general-work', version: '1.2.0'}],
   committed: 0,
@@ -26,11 +30,7 @@ describe('offer admission control', () => {
   it.each<[string, (i: AdmissionInput) => void, string]>([
     ['capacity', (i) => (i.committed = 4), 'capacity'],
     ['an expired offer', (i) => (i.offerExpiresAt = '2026-12-02T09:59:59Z'), 'deadline'],
-    [
-      'a passed deadline',
-      (i) => ((i.contract as Record<string, unknown>).deadline = '2026-12-02T09:00:00Z'),
-      'deadline',
-    ],
+    ['a passed deadline', (i) => (i.contract!.deadline = '2026-12-02T09:00:00Z'), 'deadline'],
     ['a missing capability', (i) => (i.capabilities = [{id: 'other', version: '9.0.0'}]), 'capability'],
     [
       'an older capability version',
@@ -39,7 +39,7 @@ describe('offer admission control', () => {
     ],
     ['no contract', (i) => (i.contract = null), 'capability'],
     ['not eligible', (i) => (i.authorizationEligible = false), 'authorization'],
-    ['no budget', (i) => delete (i.contract as Record<string, unknown>).budget, 'budget'],
+    ['no budget', (i) => (i.contract = {...i.contract!, budget: undefined as never}), 'budget'],
     ['an open ambiguity', (i) => (i.unresolvedQuestions = ['Which branch?']), 'ambiguity'],
   ])('declines %s', (_name, change, reason) => {
     const input = base()

@@ -8,6 +8,10 @@ import {afterAll, describe, expect, it} from 'vitest'
 import type {WorkSpec} from '../../src/agent/handler.js'
 import {type SlotReports, startSlot} from '../../src/agent/slots.js'
 import {contentHash} from '../../src/crypto/hash.js'
+import type {WorkContract} from '../../src/authority/model/payloads.generated.js'
+import {contract as fullContract} from '../support/authority-helpers.js'
+
+const workContract = (extra: Record<string, unknown> = {}) => fullContract(extra) as unknown as WorkContract
 
 const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name)
 const root = mkdtempSync(join(tmpdir(), 'mwp-slots-'))
@@ -26,7 +30,7 @@ function spec(extra: Partial<WorkSpec> = {}): WorkSpec {
     conversationId: 'urn:mwp:test:conv:1',
     ownershipEpoch: 1,
     leaseId: 'urn:mwp:test:lease:1',
-    contract: {goal: 'g'},
+    contract: workContract(),
     resume: null,
     attempt: 1,
     ...extra,
@@ -88,7 +92,7 @@ describe('module handler slots', () => {
     expect(checkpoints).toEqual(Array.from({length: last}, (_, i) => i + 1)) // every step checkpointed, in order
 
     const again = recorder()
-    const contract = {goal: 'g', extensions: {steps: last + 2}}
+    const contract = workContract({extensions: {steps: last + 2}})
     const resumed = startSlot(
       {module: fixture('loop-handler.mjs')},
       spec({contract, resume: {state: {step: last}, checkpointHash: 'sha256:' + '0'.repeat(64)}}),
