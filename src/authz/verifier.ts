@@ -59,7 +59,11 @@ export interface VerifyOptions {
   now: string
   operation: string
   resource: string
-  usage?: UsageMeter
+  /**
+   * The service's usage meter, asked for the verified token's usage so far (the service keys it by
+   * `claims.tokenId`, known only once the token verifies) and this call's cost.
+   */
+  usage?: (claims: CapabilityClaims) => UsageMeter
   /** The service's explicit revocation list. */
   revoked?: (tokenId: string) => boolean
   /**
@@ -96,7 +100,7 @@ export async function verifyToken(token: string, options: VerifyOptions): Promis
   if (!grant.operations.includes(options.operation))
     return reject('wrong-operation', `${options.operation} on ${options.resource} is not granted`)
   if (options.usage !== undefined) {
-    const {used, cost} = options.usage
+    const {used, cost} = options.usage(claims)
     if (currencyMismatch(claims.limits, used) || currencyMismatch(claims.limits, cost))
       return reject('currency-mismatch', `money is metered in ${claims.limits.currency ?? '(none)'}`)
     const after = addUsage(addUsage(ZERO_USAGE, used), cost)

@@ -129,7 +129,7 @@ describe('verifyToken', () => {
     const w = await driver.drive(g, 'active')
     const {token: t, claims} = await token(g, w)
     expect(claims.limits).toMatchObject({currency: 'EUR', financialLimit: 10, toolCallLimit: 5})
-    const meter = (used: Record<string, unknown>, cost: Record<string, unknown>) => ({usage: {used, cost}})
+    const meter = (used: Record<string, unknown>, cost: Record<string, unknown>) => ({usage: () => ({used, cost})})
     expect(await rejectionOf(check(t, meter({toolCalls: 4}, {toolCalls: 1})))).toBe('ok')
     expect(await rejectionOf(check(t, meter({toolCalls: 5}, {toolCalls: 1})))).toBe('over-budget/BUDGET_EXCEEDED')
     // Money sums exactly: 9.9 + 0.1 is the limit 10, not above it.
