@@ -130,6 +130,8 @@ describe('refusals (G1, G2, G4)', () => {
     expect(codeOf(await issue(req, as(reviewer)))).toBe('AUTH_FORBIDDEN')
     expect(codeOf(await issue(req, as(coordinator)))).toBe('AUTH_FORBIDDEN')
     expect(codeOf(await issue({...req, agentId: developer.principal!.id}, as(coordinator)))).toBe('AUTH_FORBIDDEN')
+    // The owner naming another Agent gets nothing (no token is minted for, or handed to, someone else).
+    expect(codeOf(await issue({...req, agentId: reviewer.principal!.id}))).toBe('AUTH_FORBIDDEN')
     // The Worker itself, naming itself, is issued one.
     expect(codeOf(await issue({...req, agentId: developer.principal!.id}))).toBe('ok')
   })
