@@ -26,9 +26,16 @@ describe('issuing a capability token (G1)', () => {
     await driver.advance(g, w, 'queued', 'active')
     const active = await item(g, w)
     const at = now()
+    const headBefore = (await s.store.head(g))!.sequence
     const issued = await s.service.issue(await request(g, w), as(developer), at)
     expect(issued.ok).toBe(true)
     if (!issued.ok) return
+    // G3: issuing writes nothing to the Group log, and no Event holds the token or its signature.
+    expect((await s.store.head(g))!.sequence).toBe(headBefore)
+    const logged = (await s.store.read(g, 0, 1000)).events.map((e) => Buffer.from(e.bytes).toString('utf8'))
+    expect(logged.length).toBe(headBefore)
+    for (const secret of [issued.token, issued.token.split('.')[1]!])
+      expect(logged.filter((e) => e.includes(secret))).toEqual([])
     const state = (await s.authority.current(g))!
     expect(issued.claims).toMatchObject({
       issuer: authzKey.principal!.id,
