@@ -8,7 +8,8 @@ import {plusSeconds} from '../../src/authority/model/work-leases.js'
 import {TOKEN_TTL_SECONDS} from '../../src/authz/issuer.js'
 import {decodeToken} from '../../src/authz/token.js'
 import {compareTimestampText} from '../../src/json/timestamp.js'
-import {coord, coordinator, developer, groupCommand, owner, reviewer} from '../support/authority-helpers.js'
+import {coord, coordinator, developer, groupCommand, newGroup, owner, reviewer} from '../support/authority-helpers.js'
+import {treeSteps} from '../support/mission-tree-helpers.js'
 import {LEASE_SECONDS, MAIL, REPO, as, authzKey, authzSuite, toolContract} from '../support/authz-helpers.js'
 
 const t = authzSuite()
@@ -126,6 +127,29 @@ describe('issuing a capability token (G1)', () => {
     // An exhausted dimension pauses the work: no token at all (§12).
     await recordUsage(g, a, {toolCalls: 3})
     expect(codeOf(await issue(await request(g, a)))).toBe('BUDGET_EXCEEDED')
+  })
+})
+
+describe('limits up the Mission tree (§12, §14)', () => {
+  const tree = treeSteps(() => ({authority: s.authority, store: s.store}))
+
+  it("caps a child Mission's WorkItem by what its ancestors have left: here the root Mission", async () => {
+    const eur = (financialLimit: number) => ({budget: {currency: 'EUR', financialLimit}})
+    const g = await group('tree-root')
+    const parent = await driver.drive(g, 'open', {contract: toolContract(eur(60))})
+    const other = await driver.drive(g, 'active', {contract: toolContract(eur(60))})
+    const cg = newGroup('tree-child')
+    await run(tree.createChild(g, parent, cg, {budget: {currency: 'EUR', financialLimit: 60}}))
+    await run(groupCommand(coordinator, 'membership.change', cg, {member: developer.principal, role: 'worker'}))
+    const cw = await driver.drive(cg, 'active', {contract: toolContract(eur(60)), coordinator: reviewer})
+    expect((await token(cg, cw)).claims.limits).toMatchObject({financialLimit: 60})
+    // Another root WorkItem spends 50 of the root Mission's 100: the child execution may spend only 50.
+    await recordUsage(g, other, {currency: 'EUR', financial: 50})
+    expect((await token(cg, cw)).claims.limits).toMatchObject({financialLimit: 50})
+    // And a charge in the child climbs to the root: both the child and the root see it.
+    await recordUsage(cg, cw, {currency: 'EUR', financial: 5})
+    expect((await token(cg, cw)).claims.limits).toMatchObject({financialLimit: 45})
+    expect((await token(g, other)).claims.limits).toMatchObject({financialLimit: 10})
   })
 })
 
