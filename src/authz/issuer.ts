@@ -213,6 +213,32 @@ function narrowLimits(cap: Remaining, item: WorkItemView, requested: TokenLimits
   return out
 }
 
+const isText = (v: unknown): v is string => typeof v === 'string' && v !== ''
+
+/**
+ * The request arrives from outside (the service's endpoint parses it from JSON), so its shape is
+ * checked before anything is looked up: null when it is a TokenRequest, else why not.
+ */
+function requestProblem(r: TokenRequest): string | null {
+  if (r === null || typeof r !== 'object') return 'the request is not an object'
+  for (const name of ['groupId', 'workItemId', 'leaseId'] as const)
+    if (!isText(r[name])) return `${name} is not a string`
+  if (!Number.isSafeInteger(r.ownershipEpoch) || r.ownershipEpoch < 1) return 'ownershipEpoch is not a positive integer'
+  if (r.agentId !== undefined && !isText(r.agentId)) return 'agentId is not a string'
+  if (
+    r.grants !== undefined &&
+    (!Array.isArray(r.grants) ||
+      !r.grants.every((g) => isText(g?.resource) && Array.isArray(g.operations) && g.operations.every(isText)))
+  )
+    return 'grants is not a list of {resource, operations}'
+  if (r.limits !== undefined) {
+    if (r.limits === null || typeof r.limits !== 'object') return 'limits is not an object'
+    for (const [, limit] of DIMENSIONS)
+      if (r.limits[limit] !== undefined && typeof r.limits[limit] !== 'number') return `limits.${limit} is not a number`
+  }
+  return null
+}
+
 /**
  * §12, ACCEPTANCE G1/G2/G4: a signed capability token for `caller`'s current execution of the
  * WorkItem, or the §19 code why none may be issued. `now` is the trusted time (RFC 3339 UTC Z).
@@ -224,6 +250,8 @@ export async function issueToken(
   now: string,
   options: IssuerOptions,
 ): Promise<IssueResult> {
+  const problem = requestProblem(request)
+  if (problem !== null) return refuse('INVALID_COMMAND', problem)
   if (request.agentId !== undefined && request.agentId !== caller.agentId)
     return refuse(
       'AUTH_FORBIDDEN',

@@ -228,6 +228,14 @@ describe('refusals (G1, G2, G4)', () => {
     const w = await driver.drive(g, 'active')
     const req = await request(g, w)
     expect(codeOf(await issue({...req, groupId: 'urn:mwp:test:group:none'}))).toBe('GROUP_NOT_FOUND')
+    // A request of the wrong shape (it comes from outside) is INVALID_COMMAND before any lookup.
+    const malformed: unknown[] = [
+      {...req, ownershipEpoch: '1'},
+      {...req, leaseId: ''},
+      {...req, grants: [{resource: REPO}]},
+      {...req, limits: {toolCallLimit: '3'}},
+    ]
+    for (const bad of malformed) expect(codeOf(await issue(bad as typeof req))).toBe('INVALID_COMMAND')
     expect(codeOf(await issue({...req, workItemId: 'urn:uuid:00000000-0000-4000-8000-00000000abcd'}))).toBe(
       'INVALID_COMMAND',
     )
