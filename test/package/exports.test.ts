@@ -70,7 +70,7 @@ describe('the packed tarball', () => {
     }
   })
 
-  it('imports every export by package name and uses it: sign, verify, canonicalize, a store, an authority, a server', () => {
+  it('imports every export by package name and uses it: sign, verify, canonicalize, a store, an authority, a server, a capability token', () => {
     const out = execFileSync(process.execPath, ['use.mjs', join(root, 'fixtures')], {cwd: consumer, encoding: 'utf8'})
     expect(JSON.parse(out)).toEqual({
       package: 'mwp',
@@ -83,6 +83,7 @@ describe('the packed tarball', () => {
         branded: true,
         strict: true,
       },
+      authz: {verified: true, tampered: 'AUTH_INVALID_SIGNATURE', issue: 'function'},
       errors: {code: 'GROUP_NOT_FOUND', listed: true},
       admission: {fresh: null, stale: 'AUTH_INVALID_SIGNATURE', acceptNew: 'function'},
       store: {organizationId: 'urn:mwp:dev:org:example', unknownScheme: 'unknown-scheme'},

@@ -35,6 +35,7 @@ import {
   submit,
   submitOrganizationCommand,
 } from 'mwp/authority'
+import {type CapabilityClaims, type TokenRequest, AuthorizationService, verifyToken} from 'mwp/authz'
 import {
   type DeliveredEvent,
   type RunningServer,
@@ -74,6 +75,16 @@ export async function embed(keyText: string, registryBytes: Uint8Array, unsigned
   const onEvent = (event: DeliveredEvent): string => event.eventId
   const admitted: Admitted['outcome'] | undefined = undefined
   const record: FirstAdmissionRecord | undefined = undefined
+  const service = new AuthorizationService(authority, {key})
+  const request: TokenRequest = {groupId: 'g', workItemId: 'w', ownershipEpoch: 1, leaseId: 'l'}
+  const issued = await service.issue(request, {agentId: 'a', sessionEpoch: 1}, '2026-07-03T10:00:00Z')
+  const claims: CapabilityClaims | null = issued.ok ? issued.claims : null
+  const checked = await verifyToken('x.y', {
+    publicKey: key.publicKey,
+    now: '2026-07-03T10:00:00Z',
+    operation: 'r',
+    resource: 'x',
+  })
   return [
     canonicalize(value),
     code,
@@ -91,5 +102,7 @@ export async function embed(keyText: string, registryBytes: Uint8Array, unsigned
     record,
     new StoreError('unknown-scheme', 'x').code,
     new JsonParseError('duplicate-member', 0, 'x').reason,
+    claims?.tokenId,
+    checked.ok,
   ].join(' ')
 }

@@ -14,6 +14,7 @@ const admission = await import('mwp/admission')
 const store = await import('mwp/store')
 const authority = await import('mwp/authority')
 const wire = await import('mwp/wire')
+const authz = await import('mwp/authz')
 const pkg = (await import('mwp/package.json', {with: {type: 'json'}})).default
 
 const report = {package: pkg.name}
@@ -52,6 +53,36 @@ report.signing = {
   branded: signing.Verified.is(verified) && !signing.Verified.is({...verified}),
   strict: typeof signing.strictVerify === 'function' && typeof signing.provePublicKey === 'function',
 }
+
+// A capability token signed with a fixture key verifies for its granted operation, not tampered.
+const claims = {
+  typ: authz.TOKEN_DOMAIN,
+  tokenId: 'urn:uuid:00000000-0000-4000-8000-000000000001',
+  issuer: 'urn:mwp:dev:service:authorization',
+  keyId: key.keyId,
+  agentId: 'urn:mwp:dev:agent:developer',
+  sessionEpoch: 1,
+  missionId: 'urn:mwp:dev:mission:m',
+  groupId: 'urn:mwp:dev:group:g',
+  workItemId: 'urn:mwp:dev:work:w',
+  ownershipEpoch: 1,
+  leaseId: 'urn:uuid:00000000-0000-4000-8000-000000000002',
+  grants: [{resource: 'urn:mwp:dev:tool:repo', operations: ['read']}],
+  limits: {toolCallLimit: 1},
+  issuedAt: '2026-07-03T10:00:00Z',
+  expiresAt: '2026-07-03T10:05:00Z',
+}
+const capability = authz.encodeToken(claims, key)
+const checkToken = (token) =>
+  authz.verifyToken(token, {
+    publicKey: key.publicKey,
+    now: '2026-07-03T10:01:00Z',
+    operation: 'read',
+    resource: 'urn:mwp:dev:tool:repo',
+  })
+const good = await checkToken(capability)
+const bad = await checkToken(capability.slice(0, -2) + (capability.endsWith('AA') ? 'BA' : 'AA'))
+report.authz = {verified: good.ok, tampered: bad.ok ? 'accepted' : bad.code, issue: typeof authz.issueToken}
 
 report.errors = {
   code: errors.protocolError('GROUP_NOT_FOUND').code,
