@@ -40,6 +40,7 @@ import {type OrgLog, postgresOrgLog} from './org-log.js'
 import {type CursorTable, postgresCursors} from './cursors.js'
 import {type CheckpointTable, postgresCheckpoints} from './checkpoints.js'
 import {type MessageTable, ensurePostgresMessageTable, postgresMessages} from './message-table.js'
+import {type MemberTable, ensurePostgresMemberTable, postgresMembers} from './member-table.js'
 import {PostgresGroupCommit} from './pg-group-commit.js'
 import {listenAppends} from './pg-notify.js'
 
@@ -177,6 +178,7 @@ export async function openPostgresStore(url: string, admissionKey?: SigningKey):
     const config = checkOpen(await readConfig(sql), where)
     await addLaterTables(sql)
     await ensurePostgresMessageTable(sql)
+    await ensurePostgresMemberTable(sql)
     return new PostgresStore(sql, url, new AdmissionAuthority(config, admissionKey))
   } catch (e) {
     await sql.end({timeout: 1})
@@ -354,6 +356,10 @@ class PostgresStore implements Store {
   private cursorTable: CursorTable | undefined
   private checkpointTable: CheckpointTable | undefined
   private messageTable: MessageTable | undefined
+  private memberTable: MemberTable | undefined
+  members(): MemberTable {
+    return (this.memberTable ??= postgresMembers(this.sql))
+  }
   messages(): MessageTable {
     return (this.messageTable ??= postgresMessages(this.sql))
   }
