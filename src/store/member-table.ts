@@ -24,6 +24,7 @@ import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
 import {MEMBERSHIP_EVENT_KINDS, membershipDocumentsOf} from '../authority/model/membership-documents.js'
 import type {StoredEvent} from './group-log.js'
+import {MAX_NOTIFY_PAYLOAD_BYTES, MEMBERS_CHANNEL} from './pg-notify.js'
 import {StoreError, tableFailure} from './records.js'
 
 export type MemberState = 'provisional' | 'active' | 'ended'
@@ -212,6 +213,7 @@ CREATE INDEX IF NOT EXISTS group_members_by_principal ON group_members (principa
  * transaction-scoped lock taken first makes the appends that write rows commit one after the
  * other, in position order. Only appends carrying Membership documents take it (a few in a
  * Mission's life), and as their last lock, after every Group row lock, so it adds no deadlock.
+ * Each changed principal is notified on MEMBERS_CHANNEL (delivered at COMMIT only, pg-notify.ts).
  */
 export async function postgresWriteMembers(
   tx: postgres.TransactionSql,
@@ -237,6 +239,9 @@ export async function postgresWriteMembers(
     await tx`INSERT INTO group_members ${tx(values.slice(i, i + 500), 'group_id', 'principal_id', 'state', 'visibility_start')}
       ON CONFLICT (group_id, principal_id) DO UPDATE SET
         state = excluded.state, visibility_start = excluded.visibility_start, position = excluded.position`
+  const principals = [...new Set(values.map((v) => v.principal_id))]
+  await tx`SELECT pg_notify(${MEMBERS_CHANNEL}, p) FROM unnest(${principals}::text[]) AS p
+    WHERE octet_length(p) <= ${MAX_NOTIFY_PAYLOAD_BYTES}`
 }
 
 export function postgresMembers(sql: postgres.Sql): MemberTable {

@@ -42,7 +42,7 @@ import {type CheckpointTable, postgresCheckpoints} from './checkpoints.js'
 import {type MessageTable, ensurePostgresMessageTable, postgresMessages} from './message-table.js'
 import {type MemberTable, ensurePostgresMemberTable, postgresMembers} from './member-table.js'
 import {PostgresGroupCommit} from './pg-group-commit.js'
-import {listenAppends} from './pg-notify.js'
+import {listenAppends, listenMembers} from './pg-notify.js'
 
 type Sql = postgres.Sql | postgres.TransactionSql
 
@@ -379,6 +379,14 @@ class PostgresStore implements Store {
       return await listenAppends(this.sql, listener, onResync)
     } catch (e) {
       throw new StoreError('unavailable', `cannot listen for Group appends: ${describeError(e)}`, {cause: e})
+    }
+  }
+
+  async watchMembers(listener: (principalId: string) => void, onResync?: () => void): Promise<() => Promise<void>> {
+    try {
+      return await listenMembers(this.sql, listener, onResync)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot listen for membership changes: ${describeError(e)}`, {cause: e})
     }
   }
 

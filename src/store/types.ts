@@ -75,6 +75,12 @@ export interface Store extends AdmissionLog, TrustedContextSource, GroupLog, Pol
    * push (SQLite): callers poll.
    */
   watchAppends?(listener: (groupId: string) => void, onResync?: () => void): Promise<() => Promise<void>>
+  /**
+   * Push notice of membership index writes by any process sharing the store, like watchAppends:
+   * `listener` gets the principal ID of each changed row after its COMMIT (member-table.ts).
+   * Undefined where the store cannot push (SQLite).
+   */
+  watchMembers?(listener: (principalId: string) => void, onResync?: () => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
