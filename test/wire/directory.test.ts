@@ -12,9 +12,10 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {submit} from '../../src/authority/ingress/command.js'
 import {openSession} from '../../src/authority/ingress/sessions.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
-import type {Store} from '../../src/store/index.js'
+import {type Store, openStore} from '../../src/store/index.js'
 import type {GroupAnnouncement, WireClient} from '../../src/wire/client.js'
 import {
+  admissionKey,
   authorityOn,
   codeOf,
   command,
@@ -22,6 +23,7 @@ import {
   coord,
   coordinator,
   developer,
+  devStoreAt,
   groupCommand,
   missionPayload,
   owner,
@@ -30,7 +32,10 @@ import {
   sqliteStore,
 } from '../support/authority-helpers.js'
 import {missionGroup} from '../support/groups.js'
-import {type Running, collector, connect, frameId, rawSession, serve} from '../support/wire-helpers.js'
+import {storeBackends} from '../support/store-backends.js'
+import {type Running, collector, connect, frameId, next, rawSession, serve} from '../support/wire-helpers.js'
+
+const [, pg] = storeBackends('wire directory')
 
 let store: Store
 let cleanup: () => Promise<void>
@@ -204,5 +209,86 @@ describe('the directory subscription (watchGroups)', () => {
     expect(await worker.of(g)).toEqual({groupId: g, afterSequence: sequence - 1})
     await worker.client.close()
     await ticking.server.close()
+  })
+
+  it('is asked for again after a reconnect: an offer made while the server was down is announced then', async () => {
+    const reconnects: boolean[] = []
+    const c = await connect(running.server.url, reviewer, {
+      reconnect: {initialDelayMs: 20, maxDelayMs: 200},
+      onSession: (s) => reconnects.push(s.reconnect),
+    })
+    clients.push(c)
+    const announced: GroupAnnouncement[] = []
+    await c.watchGroups((a) => announced.push(a))
+    await c.ping()
+    const {g, w} = await openItem('directory-reconnect')
+    const port = running.server.port
+    await running.server.close()
+    // Down: the offer goes through an Authority on the store, which the client cannot hear of.
+    const sequence = await offer(g, w, reviewer, (bytes) => submit(authorityOn(store), bytes))
+    expect(announced.map((a) => a.groupId)).not.toContain(g)
+    const back = next<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (reconnects.includes(true)) {
+          clearInterval(timer)
+          resolve()
+        }
+      }, 10)
+    })
+    running = await serve(store, {pingIntervalMs: 600_000, port})
+    await back
+    await c.ping() // the re-sent directory SUBSCRIBE went first; its first pass is answered before this
+    expect(announced).toContainEqual({groupId: g, afterSequence: sequence - 1})
+  })
+})
+
+describe.runIf(pg.enabled)('the directory subscription across processes on PostgreSQL', () => {
+  let storeA: Store
+  let storeB: Store
+  let server: Running
+  beforeAll(async () => {
+    await pg.start()
+    const url = await pg.fresh()
+    storeA = await devStoreAt(url)
+    storeB = await openStore(url, {admissionKey}) // another pool: what another process would hold
+    server = await serve(storeA, {pingIntervalMs: 600_000}) // no tick: only the membership notice
+  }, 120_000)
+  afterAll(async () => {
+    await server?.server.close()
+    await storeA?.close()
+    await storeB?.close()
+    await pg.stop()
+  })
+
+  it("an offer another process appends reaches the Worker watching on this server (the store's membership notice)", async () => {
+    const c = await connect(server.server.url, developer, {reconnect: false})
+    const announced: GroupAnnouncement[] = []
+    const heard = new Promise<GroupAnnouncement>((resolve) =>
+      c.watchGroups((a) => {
+        announced.push(a)
+        resolve(a)
+      }),
+    )
+    await c.ping()
+    expect(announced).toEqual([])
+    // The other process: its own Authority over its own connection pool.
+    const other = authorityOn(storeB)
+    const runB = (bytes: Buffer) => submit(other, bytes)
+    const coordinatorSession = {sessionEpoch: await openSession(other, coordinator.principal!.id)}
+    const g = await missionGroup(runB, 'directory-pg', {members: []})
+    const w = `urn:uuid:${randomUUID()}`
+    receiptOf(
+      await runB(coord('work.authorize', g, {workItemId: w, contract: contract()}, 1, coordinator, coordinatorSession)),
+    )
+    const sequence = (await storeB.head(g))!.sequence + 1
+    const payload = {
+      workItemId: w,
+      candidates: [developer.principal!.id],
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      contextPackageId: 'urn:mwp:test:context-package:directory-pg',
+    }
+    receiptOf(await runB(coord('work.offer', g, payload, 1, coordinator, coordinatorSession)))
+    expect(await heard).toEqual({groupId: g, afterSequence: sequence - 1})
+    await c.close()
   })
 })
