@@ -10,6 +10,7 @@ import type {GroupAppend} from './multi-append.js'
 
 import type {PolicyRecord} from './policy-log.js'
 import type {MessageRow} from './message-table.js'
+import type {MemberRow} from './member-table.js'
 
 /** One Event to append: the exact signed bytes plus the fields the store indexes and checks. */
 export interface StoredEvent {
@@ -25,6 +26,8 @@ export interface StoredEvent {
   policyRecord?: PolicyRecord
   /** §9: set when the Event posts or follows up a Message; the append writes its group_messages row atomically (message-table.ts). */
   message?: MessageRow
+  /** §8: the Membership documents the Event carries; the append writes their group_members rows atomically (member-table.ts). */
+  members?: MemberRow[]
 }
 
 /** An Event read back from the log. */

@@ -32,6 +32,7 @@ import {
 } from './group-records.js'
 import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
 import {type GroupMessageRow, messageRowsIn, postgresWriteMessages} from './message-table.js'
+import {type GroupMemberRow, memberRowsIn, postgresWriteMembers} from './member-table.js'
 import {describeError} from './records.js'
 import {notifyAppendedReturning} from './pg-notify.js'
 
@@ -135,6 +136,8 @@ export interface SqliteAppendStatements {
   setHead: Database.Statement
   /** The group_messages rows of appended Events (message-table.ts). */
   writeMessages: (rows: readonly GroupMessageRow[]) => void
+  /** The group_members rows of appended Events (member-table.ts). */
+  writeMembers: (rows: readonly GroupMemberRow[]) => void
 }
 
 /**
@@ -150,6 +153,7 @@ export function sqliteWriteEvents(s: SqliteAppendStatements, groupId: string, ev
   s.setHead.run(groupId, head.sequence, head.revision)
   for (const row of policyRows(groupId, events)) s.insertPolicy.run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
   s.writeMessages(messageRowsIn(groupId, events))
+  s.writeMembers(memberRowsIn(groupId, events))
 }
 
 export function sqliteAppendGroups(
@@ -254,6 +258,11 @@ export async function postgresAppendGroups(
           await postgresWriteMessages(tx, messageRowsIn(a.groupId, a.events))
         }
         await tx`INSERT INTO receipts ${tx(receiptRow(receipt), ...RECEIPT_COLUMNS)}`
+        // Last: it takes the membership index's write lock (member-table.ts postgresWriteMembers).
+        await postgresWriteMembers(
+          tx,
+          ordered.flatMap((a) => memberRowsIn(a.groupId, a.events)),
+        )
         decided = true
         return appendedFor(appends, receipt)
       })

@@ -28,6 +28,7 @@ import {
 import type {AppendResult, Candidate} from '../admission/log.js'
 import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
 import {type GroupMessageRow, messageRowsIn, postgresWriteMessages} from './message-table.js'
+import {type GroupMemberRow, memberRowsIn, postgresWriteMembers} from './member-table.js'
 import {type AdmissionAuthority, type AdmissionRow, ROW_COLUMNS, admissionRow, describeError} from './records.js'
 import {notifyAppendedReturning} from './pg-notify.js'
 
@@ -260,6 +261,7 @@ async function decideAndWrite(
   const eventRows: ReturnType<typeof eventRow>[] = []
   const policy: ReturnType<typeof policyRows> = []
   const messages: GroupMessageRow[] = []
+  const members: GroupMemberRow[] = []
   const receiptRows: ReturnType<typeof receiptRow>[] = []
   const newHeads = new Map<string, GroupHead>()
   for (const p of batch) {
@@ -288,6 +290,7 @@ async function decideAndWrite(
     }
     policy.push(...policyRows(p.groupId, p.events))
     messages.push(...messageRowsIn(p.groupId, p.events))
+    members.push(...memberRowsIn(p.groupId, p.events))
     const head = headAfter(p.events)
     heads.set(p.groupId, head)
     newHeads.set(p.groupId, head)
@@ -310,5 +313,7 @@ async function decideAndWrite(
     ${notifyAppendedReturning(tx, 'g.group_id')}` // delivered to LISTENers on COMMIT only (pg-notify.ts)
   for (let i = 0; i < receiptRows.length; i += INSERT_CHUNK)
     await tx`INSERT INTO receipts ${tx(receiptRows.slice(i, i + INSERT_CHUNK), ...RECEIPT_COLUMNS)}`
+  // Last: it takes the membership index's write lock (member-table.ts postgresWriteMembers).
+  await postgresWriteMembers(tx, members)
   return outcomes
 }

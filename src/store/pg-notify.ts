@@ -14,6 +14,13 @@ import type postgres from 'postgres'
 export const APPENDED_CHANNEL = 'mwp_group_appended'
 
 /**
+ * The channel every write of the membership index notifies, with each changed row's principal ID
+ * as payload (member-table.ts postgresWriteMembers): a server learns whose Groups changed without
+ * re-reading every connected principal's rows at every append of any Group.
+ */
+export const MEMBERS_CHANNEL = 'mwp_members_changed'
+
+/**
  * PostgreSQL refuses a payload of 8000 bytes or more (and would abort the appending transaction):
  * longer Group IDs are not notified, and their subscribers rely on the server's poll.
  */
@@ -30,16 +37,25 @@ export function notifyAppendedReturning(tx: postgres.TransactionSql, groupIdColu
   return tx`RETURNING CASE WHEN octet_length(${column}) <= ${MAX_NOTIFY_PAYLOAD_BYTES} THEN pg_notify(${APPENDED_CHANNEL}, ${column}) END AS notified`
 }
 
+/** LISTENs on APPENDED_CHANNEL: `listener` gets each appended Group ID (listenChannel). */
+export const listenAppends = (sql: postgres.Sql, listener: (groupId: string) => void, onResync?: () => void) =>
+  listenChannel(sql, APPENDED_CHANNEL, listener, onResync)
+
+/** LISTENs on MEMBERS_CHANNEL: `listener` gets the principal ID of each changed index row (listenChannel). */
+export const listenMembers = (sql: postgres.Sql, listener: (principalId: string) => void, onResync?: () => void) =>
+  listenChannel(sql, MEMBERS_CHANNEL, listener, onResync)
+
 /**
- * LISTENs on APPENDED_CHANNEL on a dedicated connection of `sql` (the `postgres` library keeps one
- * for all listens and re-LISTENs after it reconnects). `listener` gets each appended Group ID;
+ * LISTENs on `channel` on a dedicated connection of `sql` (the `postgres` library keeps one
+ * for all listens and re-LISTENs after it reconnects). `listener` gets each notify's payload;
  * `onResync` runs after every re-LISTEN that follows a lost connection, when notifies sent
  * meanwhile are gone and the caller should re-read everything it watches. Resolves once
  * listening; the returned function stops it.
  */
-export async function listenAppends(
+async function listenChannel(
   sql: postgres.Sql,
-  listener: (groupId: string) => void,
+  channel: string,
+  listener: (payload: string) => void,
   onResync?: () => void,
 ): Promise<() => Promise<void>> {
   // The library re-registers a copy of the listener after a reconnect, which its original
@@ -47,9 +63,9 @@ export async function listenAppends(
   let active = true
   let listened = false
   const meta = await sql.listen(
-    APPENDED_CHANNEL,
-    (groupId) => {
-      if (active) listener(groupId)
+    channel,
+    (payload) => {
+      if (active) listener(payload)
     },
     () => {
       if (listened && active) onResync?.()

@@ -40,8 +40,9 @@ import {type OrgLog, postgresOrgLog} from './org-log.js'
 import {type CursorTable, postgresCursors} from './cursors.js'
 import {type CheckpointTable, postgresCheckpoints} from './checkpoints.js'
 import {type MessageTable, ensurePostgresMessageTable, postgresMessages} from './message-table.js'
+import {type MemberTable, ensurePostgresMemberTable, postgresMembers} from './member-table.js'
 import {PostgresGroupCommit} from './pg-group-commit.js'
-import {listenAppends} from './pg-notify.js'
+import {listenAppends, listenMembers} from './pg-notify.js'
 
 type Sql = postgres.Sql | postgres.TransactionSql
 
@@ -177,6 +178,7 @@ export async function openPostgresStore(url: string, admissionKey?: SigningKey):
     const config = checkOpen(await readConfig(sql), where)
     await addLaterTables(sql)
     await ensurePostgresMessageTable(sql)
+    await ensurePostgresMemberTable(sql)
     return new PostgresStore(sql, url, new AdmissionAuthority(config, admissionKey))
   } catch (e) {
     await sql.end({timeout: 1})
@@ -354,6 +356,10 @@ class PostgresStore implements Store {
   private cursorTable: CursorTable | undefined
   private checkpointTable: CheckpointTable | undefined
   private messageTable: MessageTable | undefined
+  private memberTable: MemberTable | undefined
+  members(): MemberTable {
+    return (this.memberTable ??= postgresMembers(this.sql))
+  }
   messages(): MessageTable {
     return (this.messageTable ??= postgresMessages(this.sql))
   }
@@ -373,6 +379,14 @@ class PostgresStore implements Store {
       return await listenAppends(this.sql, listener, onResync)
     } catch (e) {
       throw new StoreError('unavailable', `cannot listen for Group appends: ${describeError(e)}`, {cause: e})
+    }
+  }
+
+  async watchMembers(listener: (principalId: string) => void, onResync?: () => void): Promise<() => Promise<void>> {
+    try {
+      return await listenMembers(this.sql, listener, onResync)
+    } catch (e) {
+      throw new StoreError('unavailable', `cannot listen for membership changes: ${describeError(e)}`, {cause: e})
     }
   }
 

@@ -26,6 +26,7 @@ import {type OrgAppendOutcome, type OrgEntry, type OrgReceipt, sqliteOrgAppend} 
 import {sqliteCursorAdvance} from './cursors.js'
 import {type StoredCheckpoint, sqliteCheckpointPut} from './checkpoints.js'
 import {sqliteMessageWrites} from './message-table.js'
+import {sqliteMemberWrites} from './member-table.js'
 import {SqliteGroupCommit} from './group-commit.js'
 
 type DB = Database.Database
@@ -92,6 +93,7 @@ export class SqliteWrites {
         'INSERT INTO groups (group_id, head, revision) VALUES (?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET head = excluded.head, revision = excluded.revision',
       ),
       writeMessages: sqliteMessageWrites(db),
+      writeMembers: sqliteMemberWrites(db),
     }
     this.#orgAppend = sqliteOrgAppend(db)
     this.#advance = sqliteCursorAdvance(db)

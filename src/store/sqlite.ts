@@ -36,6 +36,7 @@ import {type OrgLog, SQLITE_ORG_LOG_SCHEMA, sqliteOrgReads} from './org-log.js'
 import {type CursorTable, SQLITE_CURSOR_SCHEMA, sqliteCursors} from './cursors.js'
 import {type CheckpointTable, SQLITE_CHECKPOINT_SCHEMA, sqliteCheckpoints} from './checkpoints.js'
 import {type MessageTable, SQLITE_MESSAGE_SCHEMA, ensureSqliteMessageTable, sqliteMessages} from './message-table.js'
+import {type MemberTable, SQLITE_MEMBER_SCHEMA, ensureSqliteMemberTable, sqliteMembers} from './member-table.js'
 import {GroupCommitFailure} from './group-commit.js'
 import {InlineWriter, SqliteWriter, type Writer} from './sqlite-writer.js'
 import {connectSqlite} from './sqlite-writes.js'
@@ -216,6 +217,7 @@ const LATER_TABLES = [
   SQLITE_CURSOR_SCHEMA,
   SQLITE_CHECKPOINT_SCHEMA,
   SQLITE_MESSAGE_SCHEMA,
+  SQLITE_MEMBER_SCHEMA,
 ].join(';\n')
 
 export async function initSqliteStore(path: string, config: StoreConfig): Promise<void> {
@@ -261,8 +263,10 @@ export async function openSqliteStore(
     const config = checkOpen(readConfig(db), where)
     // Tables added after schema version 1 was first released, for stores initialized before them
     // (IF NOT EXISTS: nothing is written when they are there). The Message table is filled from
-    // the log when it is added (message-table.ts), so it comes first.
+    // the log when it is added (message-table.ts), so it comes first; so is the membership index
+    // (member-table.ts).
     ensureSqliteMessageTable(db)
+    ensureSqliteMemberTable(db)
     db.exec(LATER_TABLES)
     return new SqliteStore(db, path, url, new AdmissionAuthority(config, admissionKey), inlineWrites)
   } catch (e) {
@@ -463,6 +467,10 @@ class SqliteStore implements Store {
   private cursorTable: CursorTable | undefined
   private checkpointTable: CheckpointTable | undefined
   private messageTable: MessageTable | undefined
+  private memberTable: MemberTable | undefined
+  members(): MemberTable {
+    return (this.memberTable ??= sqliteMembers(this.db))
+  }
   messages(): MessageTable {
     return (this.messageTable ??= sqliteMessages(this.db))
   }

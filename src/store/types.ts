@@ -9,6 +9,7 @@ import type {PolicyLogReader} from './policy-log.js'
 import type {CursorTable} from './cursors.js'
 import type {CheckpointTable} from './checkpoints.js'
 import type {MessageTable} from './message-table.js'
+import type {MemberTable} from './member-table.js'
 import type {OrgLog} from './org-log.js'
 
 /** Command freshness window (§6.4, last paragraphs): how old / how far ahead `issuedAt` may be. */
@@ -64,6 +65,8 @@ export interface Store extends AdmissionLog, TrustedContextSource, GroupLog, Pol
   checkpoints(): CheckpointTable
   /** §9: the committed Messages of each Group, written by the Group append (message-table.ts). */
   messages(): MessageTable
+  /** §8: each principal's Memberships across Groups, written by the Group append (member-table.ts). */
+  members(): MemberTable
   /**
    * Push notice of appends committed by any process sharing the store (PostgreSQL LISTEN/NOTIFY,
    * pg-notify.ts): `listener` gets the Group ID of each append after its COMMIT, never for a
@@ -72,6 +75,12 @@ export interface Store extends AdmissionLog, TrustedContextSource, GroupLog, Pol
    * push (SQLite): callers poll.
    */
   watchAppends?(listener: (groupId: string) => void, onResync?: () => void): Promise<() => Promise<void>>
+  /**
+   * Push notice of membership index writes by any process sharing the store, like watchAppends:
+   * `listener` gets the principal ID of each changed row after its COMMIT (member-table.ts).
+   * Undefined where the store cannot push (SQLite).
+   */
+  watchMembers?(listener: (principalId: string) => void, onResync?: () => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 

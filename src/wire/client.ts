@@ -12,6 +12,12 @@
 // gap. Every Event is verified with the six-stage verifier before anything else looks at it.
 // After a lost connection the client reconnects with backoff, opens a new session (a new
 // Session Epoch for Agents) and resubscribes from its Cursors; duplicates are dropped.
+//
+//   await client.watchGroups(({groupId, afterSequence}) => client.subscribe(groupId, {afterSequence}, …))
+//
+// announces each Group where this principal holds a live Membership, now and as it is granted (the
+// gateway's directory subscription, wire/directory.ts): a server ACK for a Group the client does
+// not subscribe to. It is asked for again after every reconnect.
 
 import {randomBytes} from 'node:crypto'
 import WebSocket from 'ws'
@@ -61,6 +67,13 @@ export interface SnapshotReference {
   document: JsonObject
   /** The Group state at throughSequence, when the server sent it (full-visibility members); its canonical hash was checked against the snapshot's stateHash. */
   state?: JsonObject
+}
+
+/** watchGroups: a Group where this principal holds a live Membership, visible after `afterSequence`. */
+export interface GroupAnnouncement {
+  groupId: string
+  /** The Membership's visibility start - 1: subscribe from here (§8). */
+  afterSequence: number
 }
 
 export interface SubscribeOptions {
@@ -164,6 +177,8 @@ export class WireClient {
   readonly #pings = new Map<string, () => void>()
   #ackTimer: NodeJS.Timeout | null = null
   #duplicates = 0
+  /** watchGroups' callback and the ID of its SUBSCRIBE, once asked for. */
+  #directory: {onGroup: (group: GroupAnnouncement) => void; subscriptionId: string} | null = null
 
   private constructor(options: ConnectOptions) {
     if (!options.key.principal) throw new WireError('HANDSHAKE_FAILED', 'the key file names no principal')
@@ -263,6 +278,19 @@ export class WireClient {
     }
     this.#subs.set(groupId, sub)
     this.#sendSubscribe(sub)
+  }
+
+  /**
+   * Asks the server for the Groups where this principal holds a live (provisional or active)
+   * Membership: `onGroup` gets each one, with the sequence its visibility starts after, once the
+   * server announces it — at once for the existing ones, later as Memberships are granted (a
+   * Worker's just-in-time Membership comes with the offer, §8). A Group may be announced again
+   * (its Membership changed, or after a reconnect); one this client subscribes to is not.
+   * Resolves once the SUBSCRIBE frame is sent.
+   */
+  async watchGroups(onGroup: (group: GroupAnnouncement) => void): Promise<void> {
+    this.#directory = {onGroup, subscriptionId: newFrameId()}
+    this.#sendDirectory()
   }
 
   /** Stops delivering a Group's Events on this client (the server stops at the next reconnect). */
@@ -455,6 +483,7 @@ export class WireClient {
           const durable = (await this.#cursors.load(sub.groupId)) ?? 0
           this.#sendSubscribe(sub, Math.min(durable, sub.cursor))
         }
+        this.#sendDirectory()
         this.#options.onNotice?.({code: 'RECONNECTED'})
         return
       } catch (e) {
@@ -470,6 +499,13 @@ export class WireClient {
   #raw(text: string): void {
     const ws = this.#ws
     if (ws && ws.readyState === WebSocket.OPEN) ws.send(text)
+  }
+
+  /** The directory subscription: a group entry naming this principal's own ID (wire/directory.ts). */
+  #sendDirectory(): void {
+    if (this.#directory === null) return
+    const g: JsonObject = {groupId: this.principal.id, afterSequence: 0}
+    this.#raw(frame('SUBSCRIBE', {subscriptionId: this.#directory.subscriptionId, groups: [g]}))
   }
 
   #sendSubscribe(sub: Subscription, afterSequence = sub.cursor): void {
@@ -527,6 +563,9 @@ export class WireClient {
           if (sub && a.sequence > sub.skipThrough) {
             sub.skipThrough = a.sequence
             this.#drain(sub)
+          } else if (!sub) {
+            // Not subscribed here: a directory announcement (watchGroups), or nothing.
+            this.#directory?.onGroup({groupId: a.groupId, afterSequence: a.sequence})
           }
         }
         return

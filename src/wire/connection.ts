@@ -42,6 +42,7 @@ import {
   parseFrame,
   receiptFrameId,
 } from './frames.js'
+import {Directory} from './directory.js'
 import {GroupPump} from './group-pump.js'
 import {verifyHelloSignature} from './hello.js'
 import {isOrganizationKind, submitOrganizationCommand} from '../authority/ingress/organization.js'
@@ -75,6 +76,8 @@ export class Connection {
   presence: JsonObject | null = null
   /** A newer Session Epoch of this Agent exists (§6.3): nothing more is served here. */
   #fenced = false
+  /** The directory subscription (directory.ts), once the principal asked for it. */
+  #directory: Directory | null = null
 
   constructor(
     private readonly context: ServerContext,
@@ -105,6 +108,8 @@ export class Connection {
       this.#send(frame('PING', {nonce: encodeBase64url(randomBytes(16)), sentAt: new Date().toISOString()}))
       // A session opened by another process sharing the store: fenced within one interval.
       void this.#superseded().catch(() => undefined)
+      // The directory's fallback: index rows a push did not announce (another SQLite process).
+      void this.#directory?.refresh()
     }, interval)
     ping.unref()
     this.#timers.push(ping)
@@ -140,6 +145,7 @@ export class Connection {
       this.context.unregister(p)
     }
     this.#pumps.clear()
+    this.#stopDirectory()
     if (this.principal?.type === 'agent') this.context.sessions.closed(this.principal.id, this)
     this.context.log({level: 'info', event: 'disconnected', peer: this.peer, principal: this.principal?.id})
   }
@@ -157,6 +163,7 @@ export class Connection {
       this.context.unregister(p)
     }
     this.#pumps.clear()
+    this.#stopDirectory()
     if (this.principal) this.context.sessions.closed(this.principal.id, this)
     this.#error('AUTH_STALE_SESSION')
     this.context.log({
@@ -377,6 +384,13 @@ export class Connection {
     const principal = this.principal!
     const {authority} = this.context
     for (const g of f.groups as unknown as {groupId: string; afterSequence: number; attention?: AttentionFilter}[]) {
+      // The principal's own ID names no Group: it asks for the directory (directory.ts). Any
+      // other principal's ID is an unknown Group below, GROUP_NOT_FOUND like any other.
+      if (g.groupId === principal.id) {
+        if (this.#fenced || this.#phase.name === 'closed') return
+        await this.#startDirectory(principal.id)
+        continue
+      }
       // §17.2: an unauthorized Group gets exactly the answer a missing one gets (J4).
       const state = await authority.current(g.groupId)
       const member = state?.members[principal.id]
@@ -437,6 +451,33 @@ export class Connection {
       await feed.refresh() // wakes the pump once the feed knows the head and the state
       pump.wake()
     }
+  }
+
+  /** Starts (or, asked again, restarts from the first live row) the directory subscription. */
+  async #startDirectory(principalId: string): Promise<void> {
+    this.#stopDirectory()
+    const directory = new Directory(this.context.authority.store.members(), principalId, {
+      send: (text) => this.#send(text),
+      subscribed: (groupId) => this.#pumps.has(groupId),
+      failed: (e) =>
+        this.context.log({
+          level: 'error',
+          event: 'directory-failed',
+          peer: this.peer,
+          principal: principalId,
+          reason: e.message,
+        }),
+    })
+    this.#directory = directory
+    this.context.watchDirectory(directory)
+    await directory.refresh()
+  }
+
+  #stopDirectory(): void {
+    if (this.#directory === null) return
+    this.#directory.stop()
+    this.context.unwatchDirectory(this.#directory)
+    this.#directory = null
   }
 
   /** `received`: the Command exactly as it stood in the frame; ingress verifies those bytes (never a re-serialization). */

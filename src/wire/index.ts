@@ -10,6 +10,7 @@ export type {
   ConnectOptions,
   CursorStore,
   DeliveredEvent,
+  GroupAnnouncement,
   ReconnectOptions,
   SnapshotReference,
   SubscribeOptions,

@@ -10,14 +10,20 @@
 // the store (group-pump.ts), woken when this process appends to the Group (Authority.onAppended
 // hands over the Events), when the store pushes an append made by another process sharing it
 // (PostgreSQL LISTEN/NOTIFY, store/pg-notify.ts), and by a poll: the only path on a store that
-// cannot push, a slow safety net on one that can.
+// cannot push, a slow safety net on one that can. Directory subscriptions (directory.ts) are
+// refreshed the same ways: at an append of this process that carries a Membership document of
+// their principal, at a pushed membership change (Store.watchMembers), and at each connection's
+// liveness tick.
 
 import {createServer as createHttpServer, type Server as HttpServer} from 'node:http'
 import {createServer as createHttpsServer} from 'node:https'
 import type {AddressInfo} from 'node:net'
 import {WebSocketServer} from 'ws'
 import type {Authority} from '../authority/authority.js'
+import {MEMBERSHIP_EVENT_KINDS, membershipDocumentsOf} from '../authority/model/membership-documents.js'
+import type {LoggedEvent} from '../store/group-log.js'
 import {Connection} from './connection.js'
+import type {Directory} from './directory.js'
 import {DEFAULT_PAGE_BYTES, GroupFeed} from './group-feed.js'
 import type {GroupPump} from './group-pump.js'
 import {SessionFence} from './session-fence.js'
@@ -94,6 +100,22 @@ export interface ServerContext {
   unregister(pump: GroupPump): void
   /** The live Agent sessions on this server, by Agent: a newer epoch fences the older (session-fence.ts). */
   readonly sessions: SessionFence
+  /** A directory subscription is refreshed when its principal's Memberships may have changed. */
+  watchDirectory(directory: Directory): void
+  unwatchDirectory(directory: Directory): void
+}
+
+const MEMBERSHIP_KINDS = new Set(MEMBERSHIP_EVENT_KINDS)
+
+/** The principals whose Membership documents `events` carry (only Events of a Membership kind are parsed). */
+function membersIn(events: readonly LoggedEvent[]): Set<string> {
+  const ids = new Set<string>()
+  for (const e of events) {
+    if (!MEMBERSHIP_KINDS.has(e.kind)) continue
+    const doc = JSON.parse(Buffer.from(e.bytes).toString('utf8')) as {payload?: unknown}
+    for (const m of membershipDocumentsOf(e.kind, doc.payload)) ids.add(m.member.id)
+  }
+  return ids
 }
 
 /**
@@ -125,6 +147,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       process.stderr.write(JSON.stringify({at: new Date().toISOString(), ...entry}) + '\n')
     })
   const pumps = new Map<string, Set<GroupPump>>()
+  const directories = new Map<string, Set<Directory>>()
+  const refreshDirectories = (principalId: string) => {
+    for (const d of directories.get(principalId) ?? []) void d.refresh()
+  }
   const feeds = new Map<string, GroupFeed>()
   const refresh = (feed: GroupFeed) =>
     void feed
@@ -169,6 +195,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       let set = pumps.get(pump.groupId)
       if (!set) pumps.set(pump.groupId, (set = new Set()))
       set.add(pump)
+    },
+    watchDirectory(directory) {
+      let set = directories.get(directory.principalId)
+      if (!set) directories.set(directory.principalId, (set = new Set()))
+      set.add(directory)
+    },
+    unwatchDirectory(directory) {
+      const set = directories.get(directory.principalId)
+      set?.delete(directory)
+      if (set?.size === 0) directories.delete(directory.principalId)
     },
     unregister(pump) {
       const set = pumps.get(pump.groupId)
@@ -224,6 +260,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const unhook = authority.onAppended((state, events) => {
     const feed = feeds.get(state.groupId)
     if (feed && !feed.appended(state, events)) refresh(feed)
+    if (directories.size > 0) for (const id of membersIn(events)) refreshDirectories(id)
   })
   const unwatch = await authority.store
     .watchAppends?.((groupId) => {
@@ -235,6 +272,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return undefined
     })
   if (unwatch) log({level: 'info', event: 'listening-appends'})
+  // Membership changes committed by other processes: the principals' directories read their new rows.
+  const unwatchMembers = await authority.store
+    .watchMembers?.(refreshDirectories, () => {
+      for (const set of directories.values()) for (const d of set) void d.refresh()
+    })
+    .catch((e: Error) => {
+      log({level: 'warn', event: 'listen-members-failed', reason: e.message})
+      return undefined
+    })
   // (setInterval turns a delay above 2^31 - 1 ms into 1 ms.)
   const poll = setInterval(
     refreshAll,
@@ -252,6 +298,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         clearInterval(poll)
         unhook()
         await unwatch?.().catch((e: Error) => log({level: 'warn', event: 'unlisten-appends-failed', reason: e.message}))
+        await unwatchMembers?.().catch((e: Error) =>
+          log({level: 'warn', event: 'unlisten-members-failed', reason: e.message}),
+        )
         log({level: 'info', event: 'shutdown', connections: connections.size})
         await Promise.all([...connections].map((c) => c.shutdown()))
         await new Promise<void>((resolve) => wss.close(() => resolve()))

@@ -26,6 +26,8 @@ export interface WorkSteps {
   worker: SigningKey
   /** The offer's candidates (default the worker alone). */
   candidates?: SigningKey[]
+  /** The Context Package a just-in-time offer cites (§8; needed when a candidate is not a member). */
+  contextPackageId?: string
   /** The offer's expiresAt (default a minute from now). */
   offerExpiresAt: () => string
   /** What work.submit hands in (default one hash). */
@@ -57,7 +59,10 @@ export function workDriver(authority: () => Authority, defaults: Partial<WorkSte
     let at = from
     if (at === 'open' && at !== target) {
       const candidates = (s.candidates ?? [s.worker]).map((c) => c.principal!.id)
-      await run(coord('work.offer', g, {workItemId: w, candidates, expiresAt: s.offerExpiresAt()}, 1, s.coordinator))
+      const jit = s.contextPackageId !== undefined ? {contextPackageId: s.contextPackageId} : {}
+      await run(
+        coord('work.offer', g, {workItemId: w, candidates, expiresAt: s.offerExpiresAt(), ...jit}, 1, s.coordinator),
+      )
       at = 'offered'
     }
     if (at === 'offered' && at !== target) {

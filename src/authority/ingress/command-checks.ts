@@ -5,6 +5,7 @@
 
 import type {ErrorCode} from '../../errors.js'
 import {sourcesIn} from '../../json/parse.js'
+import {RegistryFault} from '../../signing/registry.js'
 import {Rejection, verify} from '../../signing/verify.js'
 import type {Authority} from '../authority.js'
 import {GROUP_ARCHIVE} from '../decide/archive.js'
@@ -34,6 +35,8 @@ export function checkCommand(
   if (unknownCriticalExtension(command.extensions) !== null) return 'UNKNOWN_CRITICAL_EXTENSION'
   const forbidden = authorize(authority, command)
   if (forbidden) return forbidden
+  const taken = principalNamedGroup(authority, command)
+  if (taken) return taken
   return withEmbedded(authority, command, bytes)
 }
 
@@ -54,6 +57,26 @@ function authorize(authority: Authority, c: GroupCommand): ErrorCode | null {
       : 'AUTH_FORBIDDEN'
   }
   return null
+}
+
+/** The Command kinds that open a Group, whose payload.groupId names the new Group. */
+const OPENING_KINDS: ReadonlySet<string> = new Set([
+  'mission.create',
+  'mission.create_follow_up',
+  'mission.create_child',
+])
+
+/**
+ * INVALID_COMMAND when a Group would be opened under the ID of a principal the Registry knows.
+ * On the wire a SUBSCRIBE naming one's own principal ID asks for the directory of one's Groups
+ * (wire/directory.ts), never for a Group: such a Group could not be subscribed to by that principal.
+ */
+function principalNamedGroup(authority: Authority, c: GroupCommand): ErrorCode | null {
+  if (!OPENING_KINDS.has(c.kind)) return null
+  const groupId = (c.payload as {groupId?: unknown}).groupId
+  const registry = authority.registry.resolve()
+  if (registry instanceof RegistryFault) return 'INTERNAL_ERROR'
+  return [...registry.bindings.values()].some((b) => b.principal.id === groupId) ? 'INVALID_COMMAND' : null
 }
 
 /**

@@ -13,11 +13,18 @@ import {signedEvent} from './event-envelope.js'
 import type {GroupCommand} from './group-command.js'
 import {policyRecordOf} from './policy-records.js'
 import {type MessageRow, messageRowOf} from '../../store/message-table.js'
+import {type MemberRow, memberRowsOf} from '../../store/member-table.js'
 
 /** `{message}` for an Event that posts or follows up a Message (its group_messages row), `{}` otherwise. */
 function messageRowFor(draft: EventDraft): {message?: MessageRow} {
   const message = messageRowOf(draft.kind, draft.payload)
   return message !== undefined ? {message} : {}
+}
+
+/** `{members}` for an Event that carries Membership documents (their group_members rows), `{}` otherwise. */
+function memberRowsFor(draft: EventDraft): {members?: MemberRow[]} {
+  const members = memberRowsOf(draft.kind, draft.payload)
+  return members.length > 0 ? {members} : {}
 }
 
 export interface Sealed {
@@ -58,6 +65,7 @@ export function seal(
       bytes,
       ...policyRecordOf(draft),
       ...messageRowFor(draft),
+      ...memberRowsFor(draft),
     })
     next = apply(next, document as unknown as Parameters<typeof apply>[1])
   }
