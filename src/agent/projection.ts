@@ -163,6 +163,9 @@ export function touchedWorkItems(event: KnownEvent, known: () => readonly WorkEn
 const UNFINISHED: ReadonlySet<WorkState> = new Set(['open', 'offered', 'queued', 'active', 'blocked', 'submitted'])
 
 /** The Group view after `event`, for Agent `agentId`. */
+/** The Events after which a Group is over for every member. */
+const MISSION_ENDS: ReadonlySet<string> = new Set(['mission.cancelled', 'mission.terminated', 'mission.approved'])
+
 export function foldGroup(view: GroupView, event: KnownEvent, agentId: string): GroupView {
   const own = (m: MembershipDocument | undefined, v: GroupView = view): GroupView => {
     if (m === undefined || m.member.id !== agentId) return v
@@ -171,7 +174,14 @@ export function foldGroup(view: GroupView, event: KnownEvent, agentId: string): 
       state: m.state,
       visibilityStartSequence: m.visibilityStartSequence,
     }
-    const ended = m.state === 'ended' && v.ended === null ? {kind: event.kind, reason: null} : v.ended
+    // A Membership granted again (a later just-in-time offer) reopens a Group its ended Membership
+    // had closed; a Mission's end stays final.
+    const ended =
+      m.state === 'ended'
+        ? (v.ended ?? {kind: event.kind, reason: null})
+        : v.ended !== null && !MISSION_ENDS.has(v.ended.kind)
+          ? null
+          : v.ended
     return {...v, missionId: v.missionId ?? m.missionId, membership, ended}
   }
   switch (event.kind) {

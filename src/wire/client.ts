@@ -87,6 +87,12 @@ export interface SubscribeOptions {
    * sequence. Without a handler the subscription stops and `onError` gets CURSOR_TOO_OLD.
    */
   onSnapshot?: (snapshot: SnapshotReference) => void | Promise<void>
+  /**
+   * The server's "delivered through" marker: sequences up to it that never arrive were not for
+   * this subscriber (before its visibility start, or filtered). A client keeping its own durable
+   * Cursor (the Agent runtime) records it so its Cursor may pass them.
+   */
+  onDeliveredThrough?: (sequence: number) => void
   /** GROUP_NOT_FOUND (absent or not visible), CURSOR_TOO_OLD without handler, integrity failures. */
   onError?: (error: ProtocolError) => void
 }
@@ -562,6 +568,7 @@ export class WireClient {
           const sub = this.#subs.get(a.groupId)
           if (sub && a.sequence > sub.skipThrough) {
             sub.skipThrough = a.sequence
+            sub.options.onDeliveredThrough?.(a.sequence)
             this.#drain(sub)
           } else if (!sub) {
             // Not subscribed here: a directory announcement (watchGroups), or nothing.

@@ -1,0 +1,77 @@
+import {Flags} from '@oclif/core'
+import {resolve} from 'node:path'
+import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {DEFAULT_CONFIG_FILE, loadOrgConfig} from '../../src/config/org-config.js'
+import {resolveAgent} from '../../src/agent/identity.js'
+import {startAgent} from '../../src/agent/runtime.js'
+
+export default class AgentRun extends MwpCommand {
+  static summary =
+    'Run an Agent: per-Group queues in local SQLite, a weighted-fair Scheduler, isolated execution slots.'
+  static description = `One OS process per Agent. It connects to the Group Authority over wss (HELLO, Session Epochs, SUBSCRIBE from its durable Cursors, ACK), learns the Groups it is offered work in, accepts or declines each offer by admission control, schedules owned WorkItems fairly across Groups in slot-time, and runs each in its own child process through your handler:
+
+  --handler MODULE   a JavaScript module exporting {onOffer?, execute(work, ctx)} (see the README)
+  --exec "CMD …"     any program: the WorkItem as JSON on stdin, NDJSON lines on stdout (see the README)
+
+Local state (--db, default AGENTS_DIR/NAME.db beside the configuration) can be deleted: replay rebuilds it. Logs are JSON lines on stderr. SIGINT/SIGTERM: running work is asked to checkpoint, then the Agent disconnects.
+
+${EXIT_CODES_HELP}`
+
+  static examples = [
+    '<%= config.bin %> agent run --config dev-org/mwp.config.json --agent worker-1 --exec "bash ./work.sh"',
+    '<%= config.bin %> agent run --agent worker-2 --slots 2 --handler ./handler.mjs',
+  ]
+
+  static flags = {
+    config: Flags.string({
+      char: 'c',
+      description: 'Organization configuration file.',
+      env: 'MWP_CONFIG',
+      default: DEFAULT_CONFIG_FILE,
+    }),
+    agent: Flags.string({description: 'The Agent: its name (cards/NAME.card.json) or its Agent ID.', required: true}),
+    key: Flags.string({description: "The Agent's private key file (default keys/NAME.key.json).", env: 'MWP_KEY'}),
+    db: Flags.string({description: 'Local state file (SQLite).', env: 'MWP_AGENT_DB'}),
+    url: Flags.string({description: "Authority URL (default: the configuration's server).", env: 'MWP_URL'}),
+    ca: Flags.string({description: 'CA certificate file to trust.', env: 'MWP_CA'}),
+    slots: Flags.integer({description: "Execution slots (capped by the Agent Card's maxConcurrency).", min: 1}),
+    handler: Flags.string({description: 'Handler module (JavaScript).', exclusive: ['exec']}),
+    exec: Flags.string({description: 'Handler program, run with /bin/sh -c.', exclusive: ['handler']}),
+    'lease-seconds': Flags.integer({description: 'Requested lease length at each renewal.', min: 30, max: 3600}),
+  }
+
+  protected async execute(): Promise<Outcome> {
+    const {flags} = await this.parse(AgentRun)
+    if (!flags.handler && !flags.exec) throw usage('give --handler MODULE or --exec "CMD …"')
+    const config = loadOrgConfig(flags.config)
+    const id = resolveAgent(config, {
+      agent: flags.agent,
+      ...(flags.key ? {key: flags.key} : {}),
+      ...(flags.db ? {db: resolve(flags.db)} : {}),
+      ...(flags.url ? {url: flags.url} : {}),
+      ...(flags.ca ? {ca: flags.ca} : {}),
+    })
+    let agent
+    try {
+      agent = await startAgent({
+        url: id.url,
+        ...(id.ca ? {ca: id.ca} : {}),
+        key: id.key,
+        registry: id.registry,
+        card: id.card,
+        db: id.db,
+        ...(flags.slots ? {slots: flags.slots} : {}),
+        handler: flags.handler ? {module: resolve(flags.handler)} : {exec: flags.exec!},
+        ...(flags['lease-seconds'] ? {leaseSeconds: flags['lease-seconds']} : {}),
+      })
+    } catch (e) {
+      throw environment(`cannot start ${id.name}: ${(e as Error).message}`, {cause: e})
+    }
+    const signal = await new Promise<string>((r) => {
+      process.once('SIGINT', () => r('SIGINT'))
+      process.once('SIGTERM', () => r('SIGTERM'))
+    })
+    await agent.stop()
+    return {status: 'ok', result: {agentId: agent.agentId, stoppedBy: signal}, text: `stopped (${signal})`}
+  }
+}

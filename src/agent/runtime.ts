@@ -1,0 +1,578 @@
+// The Agent runtime (spec §8, §10.3, §11, §12, §13, §16): one OS process per Agent identity,
+// talking to the Group Authority only over `wss` through the wire client.
+//
+//   Events ──▶ AgentStore.apply (one local transaction: dedupe, contiguity, projection, intent,
+//              Cursor) ──▶ ACK ──▶ intents: evaluate an offer, queue owned work, stop lost work
+//   Scheduler (pure, slot-time fair) ──▶ work.start ──▶ a slot process runs the handler ──▶
+//              lease renewals while it runs ──▶ work.submit | work.checkpoint | work.block | work.fail
+//
+// Everything the runtime decides comes from Events applied to its local store, so deleting the
+// store and replaying rebuilds the same queues; the runtime's in-memory state is only what is
+// running right now. The Agent's key stays in this process; slots get their WorkSpec only.
+
+import {mkdirSync} from 'node:fs'
+import {dirname, join} from 'node:path'
+import type {UsageDelta} from '../authority/model/budget.js'
+import {sha256Hex} from '../crypto/hash.js'
+import type {SigningKey} from '../crypto/keyfile.js'
+import type {ProtocolError} from '../errors.js'
+import {parseJsonBytes, type JsonObject} from '../json/parse.js'
+import {canonicalize} from '../json/jcs.js'
+import type {RegistryEvidence} from '../signing/registry.js'
+import {type DeliveredEvent, WireClient} from '../wire/client.js'
+import {admit, type Capability} from './admission.js'
+import {AgentCommands, type CommandTarget, type LeaseRef, documentHash} from './agent-commands.js'
+import {BlobStore} from './blobs.js'
+import type {AgentHandler, EvidenceClaim, Progress, WorkSpec} from './handler.js'
+import {AgentStore, type QueueEntry} from './local-store.js'
+import {type GroupPolicy, Scheduler} from './scheduler.js'
+import {type HandlerSpec, type SlotResult, type SlotRun, startSlot} from './slots.js'
+
+export interface AgentOptions {
+  url: string
+  ca?: string | Buffer
+  key: SigningKey
+  registry: RegistryEvidence
+  /** The Agent's verified Agent Card document (capabilities, maxConcurrency). */
+  card: JsonObject
+  /** The local SQLite file; blobs and slot working directories live beside it. */
+  db: string
+  /** Execution slots (capped by the Agent Card's maxConcurrency). */
+  slots?: number
+  handler: HandlerSpec
+  /** Owned, unfinished WorkItems the Agent commits to at most (default 4 per slot). */
+  capacity?: number
+  /** Requested lease length at each renewal (default: the authority's policy). */
+  leaseSeconds?: number
+  /** Organization policy: a Group's weight and priority class (default 1 and 0). */
+  groupPolicy?: (groupId: string) => GroupPolicy
+  /** The Group Authority services trusted to accept Events. */
+  acceptedBy?: string[]
+  /** JSON log lines (default: stderr). */
+  log?: (entry: Record<string, unknown>) => void
+  /** Milliseconds since the epoch (tests inject a clock). */
+  clock?: () => number
+}
+
+export interface AgentStatus {
+  agentId: string
+  sessionEpoch: number | undefined
+  slots: number
+  running: {groupId: string; workItemId: string; since: number}[]
+  groups: number
+}
+
+export interface RunningAgent {
+  readonly agentId: string
+  status(): AgentStatus
+  /** Graceful: no new starts, running work asked to checkpoint (up to `graceMs`), then disconnect. */
+  stop(graceMs?: number): Promise<void>
+}
+
+interface Run {
+  entry: QueueEntry
+  target: CommandTarget
+  lease: LeaseRef
+  leaseExpiresAt: number
+  slot: SlotRun | null
+  since: number
+  progress: Progress
+  checkpointHash: string | null
+  artifacts: string[]
+  evidence: {criterionIds: string[]; claim: EvidenceClaim}[]
+  usage: UsageDelta
+  renewTimer: NodeJS.Timeout | null
+  yielding: boolean
+}
+
+const key = (groupId: string, workItemId: string) => `${groupId}\n${workItemId}`
+const PREEMPTIBLE_RISK: ReadonlySet<unknown> = new Set(['none', 'reversible'])
+const TICK_MS = 1000
+
+export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
+  const runtime = new AgentRuntime(options)
+  await runtime.start()
+  return runtime
+}
+
+class AgentRuntime implements RunningAgent {
+  readonly agentId: string
+  readonly #o: AgentOptions
+  readonly #store: AgentStore
+  readonly #blobs: BlobStore
+  readonly #commands: AgentCommands
+  readonly #scheduler: Scheduler
+  readonly #slots: number
+  readonly #runs = new Map<string, Run>()
+  /** Groups this process is subscribed to. */
+  readonly #followed = new Set<string>()
+  /** Runs started per WorkItem by this process (the WorkSpec's attempt number). */
+  readonly #attempts = new Map<string, number>()
+  readonly #now: () => number
+  readonly #log: (entry: Record<string, unknown>) => void
+  #client!: WireClient
+  #tick: NodeJS.Timeout | null = null
+  #pumping: Promise<void> | null = null
+  #again = false
+  #stopping = false
+  #handler: AgentHandler | null = null
+
+  constructor(o: AgentOptions) {
+    this.#o = o
+    this.agentId = o.key.principal!.id
+    this.#now = o.clock ?? Date.now
+    this.#log = o.log ?? ((e) => process.stderr.write(JSON.stringify({at: new Date().toISOString(), ...e}) + '\n'))
+    const max = typeof o.card.maxConcurrency === 'number' ? o.card.maxConcurrency : 1
+    this.#slots = Math.max(1, Math.min(o.slots ?? max, max))
+    mkdirSync(dirname(o.db), {recursive: true})
+    this.#store = AgentStore.open(o.db, {agentId: this.agentId})
+    this.#blobs = new BlobStore(join(dirname(o.db), 'blobs'))
+    this.#commands = new AgentCommands(o.key)
+    this.#scheduler = new Scheduler({slots: this.#slots, maxWaitMs: 10 * 60_000})
+  }
+
+  async start(): Promise<void> {
+    if ('module' in this.#o.handler) {
+      const m = (await import(new URL(`file://${this.#o.handler.module}`).href)) as {
+        default?: AgentHandler
+        handler?: AgentHandler
+      }
+      this.#handler = m.handler ?? m.default ?? null
+    }
+    const store = this.#store
+    this.#client = await WireClient.connect({
+      url: this.#o.url,
+      key: this.#o.key,
+      registry: this.#o.registry,
+      ...(this.#o.ca ? {ca: this.#o.ca} : {}),
+      ...(this.#o.acceptedBy ? {acceptedBy: this.#o.acceptedBy} : {}),
+      autoAck: false,
+      // The local store is the durable Cursor: it commits the Cursor with the Event it applied.
+      cursors: {load: (g) => store.cursor(g), save: () => undefined},
+      onSession: ({sessionEpoch, reconnect}) => {
+        this.#log({level: 'info', event: reconnect ? 'reconnected' : 'connected', sessionEpoch})
+        // §11.3: a replacement session revokes this Agent's active leases; the Events say so.
+        if (reconnect) for (const run of this.#runs.values()) run.target.sessionEpoch = sessionEpoch ?? 1
+      },
+      onNotice: (n) => this.#log({level: 'warn', event: 'notice', ...n}),
+    })
+    for (const g of store.groups()) if (g.ended === null) await this.#subscribe(g.groupId)
+    await this.#client.watchGroups(({groupId, afterSequence}) => {
+      const known = store.group(groupId)
+      // Known and followed: nothing to do. Known but over (its Membership ended): a new Membership
+      // reopens it, and the replay from the Cursor passes the invisible stretch by the server's marker.
+      if (known && this.#followed.has(groupId)) return
+      if (!known) store.join(groupId, afterSequence)
+      this.#log({level: 'info', event: 'group-announced', groupId, afterSequence})
+      void this.#subscribe(groupId)
+    })
+    this.#tick = setInterval(() => this.#wake(), TICK_MS)
+    this.#tick.unref()
+    this.#wake()
+  }
+
+  async #subscribe(groupId: string): Promise<void> {
+    this.#followed.add(groupId)
+    const policy = this.#o.groupPolicy?.(groupId) ?? {weight: 1, priorityClass: 0}
+    this.#scheduler.setGroup(groupId, policy)
+    await this.#client.subscribe(
+      groupId,
+      {
+        onDeliveredThrough: (sequence) => {
+          if (this.#store.deliveredThrough(groupId, sequence) > 0) this.#wake()
+        },
+        onError: (e: ProtocolError) => {
+          this.#followed.delete(groupId)
+          this.#log({level: 'warn', event: 'subscription-ended', groupId, code: e.code})
+        },
+      },
+      (e) => this.#onEvent(e),
+    )
+  }
+
+  async #onEvent(e: DeliveredEvent): Promise<void> {
+    this.#store.apply(e)
+    const cursor = this.#store.cursor(e.groupId)
+    if (cursor !== null) void this.#client.ack(e.groupId, cursor)
+    this.#wake()
+  }
+
+  /** Runs one pass of intents and scheduling; passes never overlap, and a wake during one runs another. */
+  #wake(): void {
+    if (this.#pumping) {
+      this.#again = true
+      return
+    }
+    this.#pumping = this.#pass()
+      .catch((e: Error) => this.#log({level: 'error', event: 'pass-failed', reason: e.stack ?? e.message}))
+      .finally(() => {
+        this.#pumping = null
+        if (this.#again) {
+          this.#again = false
+          this.#wake()
+        }
+      })
+  }
+
+  async #pass(): Promise<void> {
+    for (const intent of this.#store.pendingIntents()) {
+      if (intent.workItemId === null) {
+        // group-ended: the Mission ended or this Agent's Membership did; nothing more to do there.
+        this.#client.unsubscribe(intent.groupId)
+        this.#followed.delete(intent.groupId)
+        this.#log({level: 'info', event: 'group-ended', groupId: intent.groupId, cause: intent.payload.cause})
+        this.#store.resolveIntent(intent.id)
+        continue
+      }
+      const entry = this.#store.entry(intent.groupId, intent.workItemId)
+      if (!entry || (await this.#act(intent.kind, entry))) this.#store.resolveIntent(intent.id)
+    }
+    if (this.#stopping) return
+    this.#checkLeases()
+    const victim = this.#scheduler.preemption(this.#now())
+    if (victim) this.#runs.get(key(victim.groupId, victim.workItemId))?.slot?.stop('yield')
+    while (this.#busySlots() < this.#slots) {
+      const next = this.#scheduler.dispatch(this.#now())
+      if (!next) break
+      const entry = this.#store.entry(next.groupId, next.workItemId)
+      if (!entry || !entry.mine || entry.state !== 'queued') {
+        this.#scheduler.remove(next.groupId, next.workItemId)
+        continue
+      }
+      void this.#startRun(entry)
+    }
+  }
+
+  #busySlots(): number {
+    return this.#runs.size
+  }
+
+  /** Returns true when the intent is handled (false: try again at the next pass). */
+  async #act(kind: string, entry: QueueEntry): Promise<boolean> {
+    switch (kind) {
+      case 'evaluate-offer':
+        return this.#evaluateOffer(entry)
+      case 'schedule':
+        if (entry.mine && entry.state === 'queued') this.#enqueue(entry)
+        return true
+      case 'stop': {
+        const run = this.#runs.get(key(entry.groupId, entry.workItemId))
+        if (run) this.#lost(run, 'the authority ended this lease')
+        this.#scheduler.remove(entry.groupId, entry.workItemId)
+        return true
+      }
+      default:
+        return true
+    }
+  }
+
+  #target(entry: QueueEntry): CommandTarget | null {
+    const membershipEpoch = this.#store.group(entry.groupId)?.view.membership?.membershipEpoch ?? null
+    const sessionEpoch = this.#client.sessionEpoch
+    if (membershipEpoch === null || sessionEpoch === undefined) return null
+    return {
+      groupId: entry.groupId,
+      workItemId: entry.workItemId,
+      ...(entry.conversationId ? {conversationId: entry.conversationId} : {}),
+      sessionEpoch,
+      membershipEpoch,
+    }
+  }
+
+  async #evaluateOffer(entry: QueueEntry): Promise<boolean> {
+    const offer = entry.offer
+    if (!offer || !offer.candidate || entry.state !== 'offered') return true
+    const now = this.#now()
+    const committed = this.#store.ownedUnfinished()
+    const contextPackage = entry.contextPackage ?? undefined
+    let answer = admit({
+      now,
+      contract: entry.contract,
+      offerExpiresAt: offer.expiresAt,
+      capabilities: (this.#o.card.capabilities as unknown as Capability[]) ?? [],
+      committed,
+      capacity: this.#o.capacity ?? this.#slots * 4,
+      // The authority refuses an offer to a candidate the Coordinator does not find eligible (§10.3).
+      authorizationEligible: true,
+      unresolvedQuestions: (contextPackage?.unresolvedQuestions as string[] | undefined) ?? [],
+    })
+    if (answer.accept && this.#handler?.onOffer && entry.contract) {
+      answer = await this.#handler.onOffer({
+        groupId: entry.groupId,
+        missionId: entry.missionId ?? '',
+        workItemId: entry.workItemId,
+        contract: entry.contract,
+        expiresAt: offer.expiresAt,
+        ...(contextPackage ? {contextPackage} : {}),
+      })
+    }
+    const target = this.#target(entry)
+    if (!target) return false
+    if (!answer.accept) {
+      this.#log({
+        level: 'info',
+        event: 'offer-declined',
+        groupId: entry.groupId,
+        workItemId: entry.workItemId,
+        ...answer,
+      })
+      // v0.1 has no decline Command (§15.1): the structured reason goes to the WorkItem Conversation.
+      await this.#submit(
+        this.#commands.post(
+          target,
+          JSON.stringify({offerDeclined: offer.offerId, reason: answer.reason, detail: answer.detail ?? ''}),
+        ),
+        'decline',
+      )
+      return true
+    }
+    const r = await this.#submit(this.#commands.acceptOffer(target, offer.offerId), 'accept-offer')
+    this.#log({
+      level: 'info',
+      event: r ? 'offer-accepted' : 'offer-lost',
+      groupId: entry.groupId,
+      workItemId: entry.workItemId,
+    })
+    return true
+  }
+
+  #enqueue(entry: QueueEntry): void {
+    const c = entry.contract
+    if (c === null) return // a WorkItem whose contract this Agent never saw is never run
+    const gated = entry.executionApproval.required !== false && !entry.executionApproval.satisfied
+    const item = {
+      groupId: entry.groupId,
+      workItemId: entry.workItemId,
+      estimateMs: 60_000,
+      enqueuedAt: this.#now(),
+      deadline: Date.parse(c.deadline),
+      urgency: c.requestedUrgency,
+      eligible: !gated,
+      preemptible: PREEMPTIBLE_RISK.has(c.sideEffectRisk),
+    }
+    this.#scheduler.upsert(item, this.#now())
+  }
+
+  /** work.start, then the run in a slot once the Execution Lease is known. */
+  async #startRun(entry: QueueEntry): Promise<void> {
+    const k = key(entry.groupId, entry.workItemId)
+    const target = this.#target(entry)
+    if (!target || !entry.owner) return this.#scheduler.release(entry.groupId, entry.workItemId, 0, this.#now(), true)
+    const run: Run = {
+      entry,
+      target,
+      lease: {ownershipEpoch: entry.owner.ownershipEpoch, leaseId: ''},
+      leaseExpiresAt: 0,
+      slot: null,
+      since: this.#now(),
+      progress: {phase: 'starting'},
+      checkpointHash: null,
+      artifacts: [],
+      evidence: [],
+      usage: {},
+      renewTimer: null,
+      yielding: false,
+    }
+    this.#runs.set(k, run)
+    this.#attempts.set(k, (this.#attempts.get(k) ?? 0) + 1)
+    const started = await this.#submit(this.#commands.start(target, run.lease.ownershipEpoch), 'start')
+    const active = started ? await this.#awaitEntry(entry, (e) => e.state === 'active' && e.lease !== null) : null
+    if (!active || !active.lease) {
+      this.#runs.delete(k)
+      this.#scheduler.remove(entry.groupId, entry.workItemId)
+      return
+    }
+    run.entry = active
+    run.lease.leaseId = active.lease.leaseId
+    run.leaseExpiresAt = Date.parse(active.lease.expiresAt)
+    this.#scheduleRenewal(run)
+    const resume = this.#resumeState(active)
+    const spec: WorkSpec = {
+      groupId: active.groupId,
+      missionId: active.missionId ?? '',
+      workItemId: active.workItemId,
+      conversationId: active.conversationId ?? '',
+      ownershipEpoch: run.lease.ownershipEpoch,
+      leaseId: run.lease.leaseId,
+      contract: active.contract!,
+      ...(active.contextPackage ? {contextPackage: active.contextPackage} : {}),
+      resume,
+      attempt: this.#attempts.get(k)!,
+    }
+    const workDir = join(dirname(this.#o.db), 'slots', sha256Hex(k).slice(0, 32))
+    mkdirSync(workDir, {recursive: true})
+    this.#log({
+      level: 'info',
+      event: 'run-started',
+      groupId: spec.groupId,
+      workItemId: spec.workItemId,
+      leaseId: spec.leaseId,
+    })
+    run.slot = startSlot(this.#o.handler, spec, workDir, {
+      checkpoint: async (state) => (run.checkpointHash = this.#blobs.put(Buffer.from(canonicalize(state ?? null)))),
+      artifact: async (content) => {
+        const hash = this.#blobs.put(content)
+        if (!run.artifacts.includes(hash)) run.artifacts.push(hash)
+        return hash
+      },
+      progress: (p) => (run.progress = p),
+      evidence: (criterionIds, claim) => run.evidence.push({criterionIds, claim}),
+      usage: (delta) => {
+        for (const [d, v] of Object.entries(delta))
+          if (typeof v === 'number')
+            (run.usage as Record<string, number>)[d] = ((run.usage as Record<string, number>)[d] ?? 0) + v
+      },
+      log: (line) => this.#log({level: 'info', event: 'handler', workItemId: spec.workItemId, line}),
+    })
+    const result = await run.slot.done
+    await this.#finish(run, result)
+  }
+
+  #resumeState(entry: QueueEntry): WorkSpec['resume'] {
+    // The checkpoint this ownership left (a preempted run), else one of an earlier ownership.
+    const hash = (entry.checkpoint ?? entry.resumeFrom)?.artifactHashes[0]
+    if (!hash) return null
+    const bytes = this.#blobs.get(hash)
+    return bytes ? {state: parseJsonBytes(bytes) as unknown, checkpointHash: hash} : null
+  }
+
+  async #finish(run: Run, result: SlotResult): Promise<void> {
+    const {entry, target, lease} = run
+    const k = key(entry.groupId, entry.workItemId)
+    if (run.renewTimer) clearTimeout(run.renewTimer)
+    const used = this.#now() - run.since
+    this.#log({level: 'info', event: 'run-ended', groupId: entry.groupId, workItemId: entry.workItemId, result})
+    if (result.type !== 'stopped') await this.#recordUsage(run)
+    switch (result.type) {
+      case 'submit': {
+        const scope = {missionId: entry.missionId ?? '', groupId: entry.groupId, workItemId: entry.workItemId}
+        const evidence = run.evidence.map((e) => this.#commands.evidence(scope, e.criterionIds, e.claim))
+        await this.#submit(this.#commands.submit(target, lease, run.artifacts, evidence), 'submit')
+        this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
+        break
+      }
+      case 'yield':
+        await this.#submit(
+          this.#commands.checkpoint(target, lease, run.progress.phase, run.checkpointHash),
+          'checkpoint',
+        )
+        this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), true)
+        break
+      case 'block':
+        await this.#submit(this.#commands.block(target, lease, result.resolution), 'block')
+        this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
+        break
+      case 'fail':
+      case 'crashed': {
+        const reason = result.reason.slice(0, 4000)
+        const report = this.#commands.evidence(
+          {missionId: entry.missionId ?? '', groupId: entry.groupId, workItemId: entry.workItemId},
+          ((entry.contract?.acceptanceCriteria as {criterionId: string}[] | undefined) ?? [])
+            .map((c) => c.criterionId)
+            .slice(0, 1),
+          {method: 'the handler reported the failure', result: 'failed', type: 'failure_report'},
+        )
+        const hash = this.#blobs.put(Buffer.from(canonicalize(report)))
+        await this.#submit(this.#commands.fail(target, lease, reason, [hash]), 'fail')
+        this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
+        void documentHash
+        break
+      }
+      case 'stopped':
+        this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
+        break
+    }
+    this.#runs.delete(k)
+    this.#wake()
+  }
+
+  async #recordUsage(run: Run): Promise<void> {
+    if (!Object.values(run.usage).some((v) => typeof v === 'number' && v > 0)) return
+    await this.#submit(this.#commands.usage(run.target, run.lease, run.usage), 'usage')
+    run.usage = {}
+  }
+
+  /** Renews at half the remaining lease; a refused renewal means the lease is gone (§11.3). */
+  #scheduleRenewal(run: Run): void {
+    const delay = Math.max(1000, (run.leaseExpiresAt - this.#now()) / 2)
+    run.renewTimer = setTimeout(async () => {
+      if (!this.#runs.has(key(run.entry.groupId, run.entry.workItemId))) return
+      const ok = await this.#submit(
+        this.#commands.renew(run.target, run.lease, run.progress, this.#o.leaseSeconds),
+        'renew',
+      )
+      if (!ok) return this.#lost(run, 'the lease renewal was refused')
+      const e = this.#store.entry(run.entry.groupId, run.entry.workItemId)
+      if (e?.lease?.leaseId === run.lease.leaseId) run.leaseExpiresAt = Date.parse(e.lease.expiresAt)
+      else run.leaseExpiresAt = this.#now() + (this.#o.leaseSeconds ?? 600) * 1000
+      this.#scheduleRenewal(run)
+    }, delay)
+    run.renewTimer.unref()
+  }
+
+  /** A lease past its expiry stops its slot before any further side effect. */
+  #checkLeases(): void {
+    const now = this.#now()
+    for (const run of this.#runs.values())
+      if (run.leaseExpiresAt > 0 && run.leaseExpiresAt <= now) this.#lost(run, 'the lease expired')
+  }
+
+  #lost(run: Run, why: string): void {
+    this.#log({level: 'warn', event: 'lease-lost', groupId: run.entry.groupId, workItemId: run.entry.workItemId, why})
+    if (run.renewTimer) clearTimeout(run.renewTimer)
+    run.slot?.stop('lease-lost')
+  }
+
+  /** Waits (bounded) until the local projection of the WorkItem satisfies `ready`. */
+  async #awaitEntry(entry: QueueEntry, ready: (e: QueueEntry) => boolean): Promise<QueueEntry | null> {
+    for (let i = 0; i < 300; i++) {
+      const e = this.#store.entry(entry.groupId, entry.workItemId)
+      if (e && ready(e)) return e
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    return null
+  }
+
+  /** Submits a signed Command; logs and returns false on a refusal. */
+  async #submit(bytes: Buffer, what: string): Promise<boolean> {
+    const r = await this.#client.submit(bytes)
+    if ('error' in r) {
+      this.#log({
+        level: 'warn',
+        event: 'command-refused',
+        what,
+        code: r.error.code,
+        detail: r.error.detail ?? r.error.message,
+      })
+      return false
+    }
+    return true
+  }
+
+  status(): AgentStatus {
+    return {
+      agentId: this.agentId,
+      sessionEpoch: this.#client?.sessionEpoch,
+      slots: this.#slots,
+      running: [...this.#runs.values()].map((r) => ({
+        groupId: r.entry.groupId,
+        workItemId: r.entry.workItemId,
+        since: r.since,
+      })),
+      groups: this.#store.groups().length,
+    }
+  }
+
+  async stop(graceMs = 10_000): Promise<void> {
+    this.#stopping = true
+    if (this.#tick) clearInterval(this.#tick)
+    for (const run of this.#runs.values())
+      if (run.slot && PREEMPTIBLE_RISK.has(run.entry.contract?.sideEffectRisk)) run.slot.stop('yield')
+    const deadline = Date.now() + graceMs
+    while (this.#runs.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    for (const run of this.#runs.values()) run.slot?.stop('lease-lost')
+    await this.#pumping
+    await this.#client.close()
+    this.#store.close()
+  }
+}
