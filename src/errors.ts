@@ -150,7 +150,8 @@ export type ConformanceErrorCode = 'bundle-invalid' | 'results-invalid'
 export type AgentErrorCode = 'blob-integrity' | 'agent-invalid' | 'agent-unusable'
 
 /** Artifact content (src/store/artifact-blobs.ts, src/wire/artifact-client.ts): identity, size, integrity. */
-export type ArtifactErrorCode = 'artifact-not-a-hash' | 'artifact-mismatch' | 'artifact-too-large' | 'artifact-integrity'
+export type ArtifactErrorCode =
+  'artifact-not-a-hash' | 'artifact-mismatch' | 'artifact-too-large' | 'artifact-integrity'
 
 export type LocalErrorCode =
   | AgentErrorCode

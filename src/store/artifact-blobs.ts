@@ -98,7 +98,8 @@ export class ArtifactBlobs {
       throw e
     }
     const actual = contentHash(bytes)
-    if (actual !== hash) throw new ArtifactBlobError('artifact-integrity', `${this.pathOf(hash)} hashes to ${actual}, not ${hash}`)
+    if (actual !== hash)
+      throw new ArtifactBlobError('artifact-integrity', `${this.pathOf(hash)} hashes to ${actual}, not ${hash}`)
     return bytes
   }
 

@@ -99,7 +99,13 @@ export function addArtifactRoutes(routes: HttpRoutes, context: ArtifactContext):
       if (!(e instanceof ArtifactBlobError) || e.code !== 'artifact-integrity') throw e
       log({level: 'error', event: 'artifact-damaged', groupId, hash, reason: e.message})
       await authority.store
-        .audit({at: authority.clock(), stage: 'artifact-integrity', reason: 'damaged', subject: hash, detail: e.message})
+        .audit({
+          at: authority.clock(),
+          stage: 'artifact-integrity',
+          reason: 'damaged',
+          subject: hash,
+          detail: e.message,
+        })
         .catch((a: Error) => log({level: 'error', event: 'audit-failed', reason: a.message}))
       return sendError(res, 500, 'INTERNAL_ERROR', 'the stored content of this Artifact is damaged; it is not served')
     }
