@@ -211,6 +211,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   if (artifactDir !== undefined) {
     const blobs = new ArtifactBlobs(artifactDir, options.artifactMaxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES)
     addArtifactRoutes(routes, {authority, tokens: context.tokens, blobs, log})
+  } else {
+    log({level: 'warn', event: 'artifacts-not-served', reason: 'no Artifact directory for this store (artifactDir)'})
   }
   options.addRoutes?.(routes, context)
   http.on('request', (req, res) => {
