@@ -149,8 +149,13 @@ export type ConformanceErrorCode = 'bundle-invalid' | 'results-invalid'
 /** The Agent runtime (src/agent/): its local blobs, its configuration and its environment. */
 export type AgentErrorCode = 'blob-integrity' | 'agent-invalid' | 'agent-unusable'
 
+/** Artifact content (src/store/artifact-blobs.ts, src/wire/artifact-client.ts): identity, size, integrity. */
+export type ArtifactErrorCode =
+  'artifact-not-a-hash' | 'artifact-mismatch' | 'artifact-too-large' | 'artifact-integrity'
+
 export type LocalErrorCode =
   | AgentErrorCode
+  | ArtifactErrorCode
   | CliErrorCode
   | KeyFileErrorCode
   | SignErrorCode
@@ -215,6 +220,11 @@ const LOCAL_CATEGORY: Record<LocalErrorCode, Exclude<ErrorCategory, 'rejected'>>
   'blob-integrity': 'environment',
   'agent-invalid': 'usage',
   'agent-unusable': 'environment',
+  'artifact-not-a-hash': 'usage',
+  'artifact-mismatch': 'usage',
+  'artifact-too-large': 'usage',
+  // Stored bytes that no longer match their hash, or a server that sent other bytes.
+  'artifact-integrity': 'environment',
 }
 
 /** Whether a code read from outside (a JSON envelope, a log) is one this toolkit uses. */

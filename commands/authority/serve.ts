@@ -1,9 +1,10 @@
 import {Flags, type Interfaces} from '@oclif/core'
 import {readFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {join, resolve} from 'node:path'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {storeFlag} from '../../src/cli/flags.js'
 import {DEFAULT_CONFIG_FILE, loadOrgConfig, openAuthorityFromConfig} from '../../src/config/org-config.js'
+import {DEFAULT_ARTIFACT_MAX_BYTES} from '../../src/store/artifact-blobs.js'
 import {writeDevTls} from '../../src/wire/dev-tls.js'
 import {tuneHeapForServing} from '../../src/wire/serving-heap.js'
 import {DEFAULT_DELIVERY_BATCH_MS, type TlsSetting, isLoopbackHost, startServer} from '../../src/wire/server.js'
@@ -17,6 +18,8 @@ const storeOverride: Interfaces.OptionFlag<string | undefined> = {
 export default class AuthorityServe extends MwpCommand {
   static summary = 'Run the Group Authority behind the MissionWeaveProtocol WebSocket binding (wss, TLS 1.3 only).'
   static description = `Reads the Organization configuration (--config, MWP_CONFIG, default ${DEFAULT_CONFIG_FILE}): registry, authority and admission keys, store, policy and server endpoint. Serves HELLO (Session Epochs), SUBSCRIBE, COMMAND, ACK and PING until SIGINT or SIGTERM, then shuts down gracefully. Structured logs go to stderr as JSON lines.
+
+Artifacts (spec §13.1): the same listener serves PUT and GET /mwp/0.1/groups/{groupId}/artifacts/{hash} over HTTPS, authenticated by a live session's token (Authorization: Bearer). Their bytes are files beside a SQLite store (<store file>.artifacts/), never in the Group log; a PostgreSQL store needs --artifact-dir (a directory every server of that store shares), else the Artifact routes are not served.
 
 TLS: --tls-cert/--tls-key (or the configuration's server.tls), or --dev-tls to generate a throwaway development CA and a loopback certificate (the CA file path is printed; give it to clients). Plain ws only with --insecure-loopback, which refuses any non-loopback bind.
 
@@ -52,6 +55,16 @@ ${EXIT_CODES_HELP}`
       description: 'Plain ws without TLS, loopback addresses only (development).',
       default: false,
       exclusive: ['tls-cert', 'dev-tls'],
+    }),
+    'artifact-dir': Flags.string({
+      description:
+        'Directory of Artifact content (default: <store file>.artifacts beside a SQLite store; required to serve Artifacts from a PostgreSQL store).',
+      env: 'MWP_ARTIFACT_DIR',
+    }),
+    'artifact-max-bytes': Flags.integer({
+      description: 'Largest Artifact accepted, in bytes.',
+      default: DEFAULT_ARTIFACT_MAX_BYTES,
+      min: 1,
     }),
     'delivery-batch-ms': Flags.integer({
       description:
@@ -108,6 +121,8 @@ ${EXIT_CODES_HELP}`
         port,
         tls,
         deliveryBatchMs: flags['delivery-batch-ms'],
+        artifactMaxBytes: flags['artifact-max-bytes'],
+        ...(flags['artifact-dir'] !== undefined ? {artifactDir: resolve(flags['artifact-dir'])} : {}),
       })
     } catch (e) {
       await opened.close()

@@ -53,6 +53,14 @@ export interface Transport {
     onEvent: (event: EventDoc) => void,
     onEnd: (code: ErrorCode) => void,
   ): Promise<Subscription>
+  /**
+   * The Artifact store of the server (wire sessions only: it is served over HTTPS beside the
+   * WebSocket binding, src/wire/artifact-client.ts); absent on the local transport.
+   */
+  readonly artifacts?: {
+    put(groupId: string, bytes: Uint8Array): Promise<string>
+    get(groupId: string, hash: string): Promise<Buffer>
+  }
   close(): Promise<void>
 }
 

@@ -103,6 +103,10 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
         },
       }
     },
+    artifacts: {
+      put: (groupId, bytes) => client.putArtifact(groupId, bytes),
+      get: (groupId, hash) => client.getArtifact(groupId, hash),
+    },
     close: () => client.close(),
   }
 }

@@ -35,6 +35,7 @@ import {type CursorStore, MemoryCursorStore} from './cursor-store.js'
 import {type Frame, PROTOCOL_VERSION, frame, newFrameId, parseFrame, receiptPosition} from './frames.js'
 import {transcriptBytes} from './hello.js'
 import type {OrganizationReceipt, OrganizationSubmitResult} from '../authority/ingress/organization.js'
+import {type ArtifactSession, getArtifact, putArtifact} from './artifact-client.js'
 
 export {FileCursorStore, MemoryCursorStore, type CursorStore} from './cursor-store.js'
 
@@ -216,6 +217,21 @@ export class WireClient {
 
   get connected(): boolean {
     return this.#ws?.readyState === WebSocket.OPEN
+  }
+
+  /** Puts Artifact content into a Group over HTTPS with this session's token (artifact-client.ts); its hash. */
+  putArtifact(groupId: string, bytes: Uint8Array): Promise<string> {
+    return putArtifact(this.#artifactSession(), groupId, bytes)
+  }
+
+  /** Artifact content of a Group, refused unless it hashes to `hash` (artifact-client.ts). */
+  getArtifact(groupId: string, hash: string): Promise<Buffer> {
+    return getArtifact(this.#artifactSession(), groupId, hash)
+  }
+
+  #artifactSession(): ArtifactSession {
+    if (this.#sessionToken === undefined || !this.connected) throw new WireError('CLOSED', 'no open session')
+    return {url: this.#options.url, ca: this.#options.ca, token: this.#sessionToken}
   }
 
   /** Submits one signed Group Command: its receipt (from the Events it produced) or its error. */

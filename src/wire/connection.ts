@@ -78,6 +78,8 @@ export class Connection {
   #fenced = false
   /** The directory subscription (directory.ts), once the principal asked for it. */
   #directory: Directory | null = null
+  /** The session token issued in server_accept (session-tokens.ts): revoked when closed or fenced. */
+  #token: string | undefined
 
   constructor(
     private readonly context: ServerContext,
@@ -146,6 +148,7 @@ export class Connection {
     }
     this.#pumps.clear()
     this.#stopDirectory()
+    this.context.tokens.revoke(this.#token)
     if (this.principal?.type === 'agent') this.context.sessions.closed(this.principal.id, this)
     this.context.log({level: 'info', event: 'disconnected', peer: this.peer, principal: this.principal?.id})
   }
@@ -164,6 +167,7 @@ export class Connection {
     }
     this.#pumps.clear()
     this.#stopDirectory()
+    this.context.tokens.revoke(this.#token)
     if (this.principal) this.context.sessions.closed(this.principal.id, this)
     this.#error('AUTH_STALE_SESSION')
     this.context.log({
@@ -173,6 +177,12 @@ export class Connection {
       principal: this.principal?.id,
       sessionEpoch: this.sessionEpoch,
     })
+  }
+
+  /** Whether this session still speaks for its principal (its token's check): authenticated, open, not superseded. */
+  async live(): Promise<boolean> {
+    if (this.#phase.name !== 'ready' || this.ws.readyState !== this.ws.OPEN) return false
+    return !(await this.#superseded())
   }
 
   /** Whether this Agent session is superseded: fenced here, or a newer epoch is in the store (another process). */
@@ -311,12 +321,17 @@ export class Connection {
       } catch (e) {
         return this.#refuseHello(e instanceof SessionError ? e.code : 'INTERNAL_ERROR', f)
       }
+      // The socket closed while the epoch was issued: no session (and no token) for it.
+      if ((this.#phase as Phase).name === 'closed') return
       // The new epoch fences this Agent's older sessions on this server before it is announced.
       this.context.sessions.issued(binding.principal.id, this)
     }
     this.#phase = {name: 'ready'}
     const ttl = this.context.options.sessionTtlSeconds
-    const expiresAt = new Date(Date.now() + ttl * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
+    // By the Authority's clock, which also judges the token's expiry on the HTTPS routes.
+    const expiresAt = new Date(Date.parse(this.context.authority.clock()) + ttl * 1000)
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z')
     const expiry = setTimeout(() => {
       // The short-lived token expired: the client authenticates again (and gets a new epoch).
       this.#error('AUTH_REQUIRED', {fatal: true})
@@ -324,11 +339,13 @@ export class Connection {
     }, ttl * 1000)
     expiry.unref()
     this.#timers.push(expiry)
+    this.#token = encodeBase64url(randomBytes(32))
+    this.context.tokens.issue(this.#token, this, expiresAt)
     this.#send(
       frame('HELLO', {
         phase: 'server_accept',
         selectedVersion: PROTOCOL_VERSION,
-        sessionToken: encodeBase64url(randomBytes(32)),
+        sessionToken: this.#token,
         // Humans and services have no Agent Session Epoch (§6.3); the frame requires a number, and
         // 1 carries no fencing meaning for them — their Commands never carry one.
         sessionEpoch: this.sessionEpoch ?? 1,

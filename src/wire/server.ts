@@ -14,6 +14,10 @@
 // refreshed the same ways: at an append of this process that carries a Membership document of
 // their principal, at a pushed membership change (Store.watchMembers), and at each connection's
 // liveness tick.
+//
+// The same listener answers HTTPS routes (http-routes.ts): the Artifact store's PUT and GET
+// (artifact-routes.ts), authenticated by the session tokens HELLO issued (session-tokens.ts), and
+// whatever a service adds with ServerOptions.addRoutes. Other requests get 426.
 
 import {createServer as createHttpServer, type Server as HttpServer} from 'node:http'
 import {createServer as createHttpsServer} from 'node:https'
@@ -27,6 +31,10 @@ import type {Directory} from './directory.js'
 import {DEFAULT_PAGE_BYTES, GroupFeed} from './group-feed.js'
 import type {GroupPump} from './group-pump.js'
 import {SessionFence} from './session-fence.js'
+import {ArtifactBlobs, DEFAULT_ARTIFACT_MAX_BYTES, artifactDirFor} from '../store/artifact-blobs.js'
+import {addArtifactRoutes} from './artifact-routes.js'
+import {HttpRoutes} from './http-routes.js'
+import {SessionTokens} from './session-tokens.js'
 
 export type TlsSetting = {cert: string | Buffer; key: string | Buffer} | 'insecure-loopback'
 
@@ -68,6 +76,16 @@ export interface ServerOptions {
   sessionTtlSeconds?: number
   /** Server PING interval; a peer silent for 3 intervals is dropped (default 15 s). */
   pingIntervalMs?: number
+  /**
+   * Directory of the Artifact store's content (store/artifact-blobs.ts). Default: beside a SQLite
+   * store, `<store file>.artifacts`; a PostgreSQL store has no default, and without this option
+   * its server answers the Artifact routes with 426 like any other HTTP request.
+   */
+  artifactDir?: string
+  /** Largest Artifact accepted, in bytes (default DEFAULT_ARTIFACT_MAX_BYTES, 64 MiB). */
+  artifactMaxBytes?: number
+  /** Adds a service's HTTPS routes (e.g. the Authorization Service) to the binding's listener. */
+  addRoutes?: (routes: HttpRoutes, context: ServerContext) => void
 }
 
 export interface RunningServer {
@@ -103,6 +121,8 @@ export interface ServerContext {
   /** A directory subscription is refreshed when its principal's Memberships may have changed. */
   watchDirectory(directory: Directory): void
   unwatchDirectory(directory: Directory): void
+  /** The session tokens issued in HELLO, for the HTTPS routes (session-tokens.ts). */
+  readonly tokens: SessionTokens
 }
 
 const MEMBERSHIP_KINDS = new Set(MEMBERSHIP_EVENT_KINDS)
@@ -170,6 +190,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     log,
     sessions: new SessionFence(),
+    tokens: new SessionTokens(authority.clock),
     feed(groupId) {
       let feed = feeds.get(groupId)
       if (!feed) {
@@ -221,7 +242,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     options.tls === 'insecure-loopback'
       ? createHttpServer()
       : createHttpsServer({cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3'})
-  http.on('request', (_req, res) => {
+  const routes = new HttpRoutes(log)
+  const artifactDir = options.artifactDir ?? artifactDirFor(authority.store.url)
+  if (artifactDir !== undefined) {
+    const blobs = new ArtifactBlobs(artifactDir, options.artifactMaxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES)
+    addArtifactRoutes(routes, {authority, tokens: context.tokens, blobs, log})
+  } else {
+    log({level: 'warn', event: 'artifacts-not-served', reason: 'no Artifact directory for this store (artifactDir)'})
+  }
+  options.addRoutes?.(routes, context)
+  http.on('request', (req, res) => {
+    if (routes.handle(req, res)) return
+    req.resume()
     res.writeHead(426, {'content-type': 'text/plain'}).end('MissionWeaveProtocol 0.1: WebSocket only\n')
   })
   http.on('tlsClientError', (e: Error) => log({level: 'info', event: 'tls-refused', reason: e.message}))
@@ -243,7 +275,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = (http.address() as AddressInfo).port
   const host = options.host.includes(':') ? `[${options.host}]` : options.host
   const url = `${secure ? 'wss' : 'ws'}://${host}:${port}`
-  log({level: 'info', event: 'listening', url})
+  log({level: 'info', event: 'listening', url, ...(artifactDir !== undefined ? {artifactDir} : {})})
 
   // Appends by other processes sharing the store: pushed when the store can (a notice for a
   // Group nobody here subscribes to is dropped; after a lost listener connection every

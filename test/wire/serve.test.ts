@@ -3,7 +3,6 @@
 // logs on stderr, graceful shutdown on SIGTERM, and --insecure-loopback refusing a public bind.
 // Build first: npx tsc -p tsconfig.json && node dist/scripts/oclif-manifest.js
 
-import {spawn} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -12,9 +11,9 @@ import {readKeyFile} from '../../src/crypto/keyfile.js'
 import {createDevOrganization, type DevOrganization} from '../../src/config/dev-org.js'
 import {RegistryEvidence} from '../../src/signing/registry.js'
 import {WireClient} from '../../src/wire/client.js'
+import {serveProcess} from '../support/authority-process.js'
 import {mwp} from '../support/cli.js'
 import {devContract, humanGatedChild, inDays} from '../support/operator-helpers.js'
-import {PROJECT_ROOT} from '../support/upstream.js'
 
 let dir: string
 let org: DevOrganization
@@ -25,28 +24,7 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
 
-function serve(args: string[]) {
-  const child = spawn(
-    process.execPath,
-    [join(PROJECT_ROOT, 'bin/run.js'), 'authority', 'serve', '--config', org.config, ...args],
-    {env: {...process.env, NO_COLOR: '1'}},
-  )
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => (stdout += d))
-  child.stderr.on('data', (d) => (stderr += d))
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
-  const listening = new Promise<{url: string; ca?: string}>((resolve, reject) => {
-    const check = () => {
-      const url = /listening on (\S+)/.exec(stdout)?.[1]
-      if (url && (!args.includes('--dev-tls') || /CA file: (\S+)/.test(stdout)))
-        resolve({url, ca: /CA file: (\S+)/.exec(stdout)?.[1]})
-    }
-    child.stdout.on('data', check)
-    void exited.then((code) => reject(new Error(`serve exited ${code}: ${stderr}`)))
-  })
-  return {child, listening, exited, out: () => ({stdout, stderr})}
-}
+const serve = (args: string[]) => serveProcess(org.config, args)
 
 describe('mwp authority serve', () => {
   it('serves wss with a development CA, authenticates a session, logs JSON lines and stops gracefully on SIGTERM', async () => {
