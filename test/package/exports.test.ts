@@ -84,6 +84,12 @@ describe('the packed tarball', () => {
         strict: true,
       },
       authz: {verified: true, tampered: 'AUTH_INVALID_SIGNATURE', issue: 'function'},
+      agent: {
+        dispatched: 'urn:example:work:1',
+        key: 'idem:',
+        exec: {type: 'outcome', outcome: {type: 'submit'}},
+        start: 'function',
+      },
       errors: {code: 'GROUP_NOT_FOUND', listed: true},
       admission: {fresh: null, stale: 'AUTH_INVALID_SIGNATURE', acceptNew: 'function'},
       store: {organizationId: 'urn:mwp:dev:org:example', unknownScheme: 'unknown-scheme'},

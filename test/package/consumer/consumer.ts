@@ -35,6 +35,7 @@ import {
   submit,
   submitOrganizationCommand,
 } from 'mwp/authority'
+import {type AgentHandler, type AgentOptions, Scheduler, startAgent} from 'mwp/agent'
 import {type CapabilityClaims, type TokenRequest, AuthorizationService, verifyToken} from 'mwp/authz'
 import {
   type DeliveredEvent,
@@ -104,5 +105,14 @@ export async function embed(keyText: string, registryBytes: Uint8Array, unsigned
     new JsonParseError('duplicate-member', 0, 'x').reason,
     claims?.tokenId,
     checked.ok,
+    agentTypes(),
   ].join(' ')
+}
+
+/** mwp/agent's types as a user's handler and runtime options name them. */
+function agentTypes(): string {
+  const handler: AgentHandler = {execute: async (work, ctx) => ctx.progress({phase: work.workItemId})}
+  const options: Pick<AgentOptions, 'handler' | 'slots'> = {handler: {module: './handler.mjs'}, slots: 2}
+  const scheduler = new Scheduler({slots: options.slots ?? 1, maxWaitMs: 1000})
+  return `${typeof handler.execute} ${typeof startAgent} ${scheduler.running().length}`
 }

@@ -15,6 +15,7 @@ const store = await import('mwp/store')
 const authority = await import('mwp/authority')
 const wire = await import('mwp/wire')
 const authz = await import('mwp/authz')
+const agent = await import('mwp/agent')
 const pkg = (await import('mwp/package.json', {with: {type: 'json'}})).default
 
 const report = {package: pkg.name}
@@ -83,6 +84,26 @@ const checkToken = (token) =>
 const good = await checkToken(capability)
 const bad = await checkToken(capability.slice(0, -2) + (capability.endsWith('AA') ? 'BA' : 'AA'))
 report.authz = {verified: good.ok, tampered: bad.ok ? 'accepted' : bad.code, issue: typeof authz.issueToken}
+
+const scheduler = new agent.Scheduler({slots: 1, maxWaitMs: 60_000})
+scheduler.setGroup('urn:example:group:a', {weight: 1, priorityClass: 0})
+scheduler.upsert(
+  {
+    groupId: 'urn:example:group:a',
+    workItemId: 'urn:example:work:1',
+    estimateMs: 1000,
+    enqueuedAt: 0,
+    eligible: true,
+    preemptible: true,
+  },
+  0,
+)
+report.agent = {
+  dispatched: scheduler.dispatch(0)?.workItemId ?? null,
+  key: agent.idempotencyKey('urn:m', 'urn:w', 1, 'publish').slice(0, 5),
+  exec: agent.parseExecLine('{"type":"submit"}'),
+  start: typeof agent.startAgent,
+}
 
 report.errors = {
   code: errors.protocolError('GROUP_NOT_FOUND').code,
