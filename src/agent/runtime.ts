@@ -25,7 +25,7 @@ import {AgentCommands, type CommandTarget, type LeaseRef, documentHash} from './
 import {BlobStore} from './blobs.js'
 import type {AgentHandler, EvidenceClaim, Progress, WorkSpec} from './handler.js'
 import {AgentStore, type QueueEntry} from './local-store.js'
-import {type GroupPolicy, Scheduler} from './scheduler.js'
+import {type GroupPolicy, Scheduler, type SchedulerOptions} from './scheduler.js'
 import {type HandlerSpec, type SlotResult, type SlotRun, startSlot} from './slots.js'
 
 export interface AgentOptions {
@@ -44,6 +44,12 @@ export interface AgentOptions {
   capacity?: number
   /** Requested lease length at each renewal (default: the authority's policy). */
   leaseSeconds?: number
+  /**
+   * Scheduler tuning (slots come from `slots`). maxWaitMs (default 10 minutes) bounds how long a
+   * Group with ready work and nothing running waits before a preemptible run is asked to
+   * checkpoint for it; preemptLagMs (default none) also preempts on share lag.
+   */
+  scheduler?: Partial<Omit<SchedulerOptions, 'slots'>>
   /** Organization policy: a Group's weight and priority class (default 1 and 0). */
   groupPolicy?: (groupId: string) => GroupPolicy
   /** The Group Authority services trusted to accept Events. */
@@ -128,7 +134,7 @@ class AgentRuntime implements RunningAgent {
     this.#store = AgentStore.open(o.db, {agentId: this.agentId})
     this.#blobs = new BlobStore(join(dirname(o.db), 'blobs'))
     this.#commands = new AgentCommands(o.key)
-    this.#scheduler = new Scheduler({slots: this.#slots, maxWaitMs: 10 * 60_000})
+    this.#scheduler = new Scheduler({maxWaitMs: 10 * 60_000, ...o.scheduler, slots: this.#slots})
   }
 
   async start(): Promise<void> {
