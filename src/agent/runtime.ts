@@ -242,7 +242,10 @@ class AgentRuntime implements RunningAgent {
       if (!next) break
       const entry = this.#store.entry(next.groupId, next.workItemId)
       if (!entry || !entry.mine || entry.state !== 'queued') {
-        this.#scheduler.remove(next.groupId, next.workItemId)
+        // Dispatched means running in the Scheduler: release it (remove would throw and leave the
+        // slot counted busy). Queued again later (e.g. its checkpoint Event not yet applied), the
+        // 'schedule' intent puts it back.
+        this.#scheduler.release(next.groupId, next.workItemId, 0, this.#now(), false)
         continue
       }
       void this.#startRun(entry)
@@ -263,8 +266,9 @@ class AgentRuntime implements RunningAgent {
         return true
       case 'stop': {
         const run = this.#runs.get(key(entry.groupId, entry.workItemId))
+        // A running item leaves the Scheduler when its slot ends (#finish releases it).
         if (run) this.#lost(run, 'the authority ended this lease')
-        this.#scheduler.remove(entry.groupId, entry.workItemId)
+        else this.#scheduler.remove(entry.groupId, entry.workItemId)
         return true
       }
       default:
@@ -385,7 +389,9 @@ class AgentRuntime implements RunningAgent {
     const active = started ? await this.#awaitEntry(entry, (e) => e.state === 'active' && e.lease !== null) : null
     if (!active || !active.lease) {
       this.#runs.delete(k)
-      this.#scheduler.remove(entry.groupId, entry.workItemId)
+      // Dispatched, so running in the Scheduler: release (remove would throw, rejecting this
+      // un-awaited promise, and keep the slot counted busy).
+      this.#scheduler.release(entry.groupId, entry.workItemId, 0, this.#now(), false)
       return
     }
     run.entry = active

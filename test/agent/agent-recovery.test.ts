@@ -29,6 +29,9 @@ const ofKind = (es: EventDoc[], kind: string) => es.filter((e) => e.kind === kin
 const leaseOf = (e: EventDoc) => (e.payload as {lease: {leaseId: string; expiresAt: string}}).lease
 const steps = (n: number, label: string) => Array.from({length: n}, (_, i) => `${label} ${i + 1}`)
 
+/** The runtime logs a pass that threw; none may (each would skip that pass's other intents and dispatch). */
+const passFailures = (stderr: string) => stderr.split('\n').filter((l) => l.includes('"event":"pass-failed"'))
+
 /** The contract extension steps-handler.mjs reads (a noncritical Extension Profile datum, §17). */
 const stepsContract = (steps: number, stepLog: string, label: string) => ({
   extensions: {'urn:mwp:test:steps': {version: '1.0.0', critical: false, data: {steps, stepMs: 50, stepLog, label}}},
@@ -80,6 +83,7 @@ describe('mwp agent run: crash and rebuild (F1, §11.3, §11.5)', () => {
     )
     second.child.kill('SIGTERM')
     expect(await second.exited).toBe(0)
+    expect(passFailures(second.out().stderr)).toEqual([])
 
     const started = ofKind(events, 'work.started')
     expect(started).toHaveLength(2)
@@ -129,6 +133,7 @@ describe('mwp agent run: preemption (F7, §11.1, §11.3)', () => {
     const bEvents = await o.events(b.groupId)
     agent.child.kill('SIGTERM')
     expect(await agent.exited).toBe(0)
+    expect(passFailures(agent.out().stderr)).toEqual([])
 
     // B ran whole inside A's pause: A's steps before the checkpoint, B's five, then A's rest,
     // every step exactly once.
@@ -152,5 +157,75 @@ describe('mwp agent run: preemption (F7, §11.1, §11.3)', () => {
     const artifact = (submitted[0]!.payload as {artifactHashes: string[]}).artifactHashes[0]!
     // The resumed run saw work.resume.state: it started at the checkpoint's step.
     expect(JSON.parse(blobs.get(artifact)!.toString())).toEqual({steps: 120, resumedFrom: [paused]})
+  }, 180_000)
+})
+
+describe('mwp agent run: a stale owner (F10, §11.5)', () => {
+  let o2: AgentOrg
+  beforeAll(async () => {
+    o2 = await agentOrg('agent-stale', {workers: 2, policy: {leases: {executionSeconds: 4}}})
+  }, 120_000)
+  afterAll(() => o2?.close())
+
+  it('a Worker stopped past its lease gets no result accepted: the re-offered Worker’s is the only one', async () => {
+    const stepLog = join(o2.dir, 'stale-steps.log')
+    const w1 = o2.agent('worker-1', ['--handler', STEPS])
+    const w2 = o2.agent('worker-2', ['--handler', STEPS])
+    const [worker1, worker2] = [1, 2].map((n) => `${o2.org.organization}:agent:worker-${n}`) as [string, string]
+    const {groupId, missionId} = await o2.mission('Outlive a stalled Worker')
+    const workItemId = await o2.offerWork(groupId, missionId, worker1, stepsContract(60, stepLog, 'run'))
+    await until(
+      async () => lines(stepLog),
+      (l) => l.length >= 3,
+      `worker-1's first steps (stderr: ${w1.out().stderr.slice(-2000)})`,
+    )
+    // Its slot blocks too: each step waits for the stopped Agent to store its checkpoint.
+    w1.child.kill('SIGSTOP')
+    try {
+      await until(
+        () => o2.events(groupId),
+        (es) => Date.now() > leaseExpiry(es) + 1000,
+        'worker-1’s lease to lapse',
+        150,
+      )
+      await o2.reoffer(groupId, missionId, workItemId, worker2)
+      await until(
+        () => o2.events(groupId),
+        (es) => es.some((e) => e.kind === 'work.submitted'),
+        `worker-2's work.submitted (stderr: ${w2.out().stderr.slice(-2000)})`,
+      )
+    } finally {
+      w1.child.kill('SIGCONT')
+    }
+    // Resumed, worker-1 learns its lease is gone (a refused renewal, its lease past expiry, or the
+    // new ownership's Events) and stops its slot.
+    await until(
+      async () => w1.out().stderr,
+      (s) => s.includes('"event":"lease-lost"'),
+      `worker-1 to stop its run (stderr: ${w1.out().stderr.slice(-2000)})`,
+    )
+    await o2.command('coordinator', 'work.accept_result', groupId, {workItemId})
+    const events = await until(
+      () => o2.events(groupId),
+      (es) => es.some((e) => e.kind === 'work.result.accepted'),
+      'work.result.accepted',
+    )
+    for (const w of [w1, w2]) w.child.kill('SIGTERM')
+    expect(await w1.exited).toBe(0)
+    expect(await w2.exited).toBe(0)
+    // The 'stop' intent for the running item used to throw in every pass until its slot ended.
+    expect(passFailures(w1.out().stderr)).toEqual([])
+
+    const submitted = ofKind(events, 'work.submitted')
+    expect(submitted.map((e) => e.actor.id)).toEqual([worker2])
+    const started = ofKind(events, 'work.started')
+    expect(started.map((e) => e.actor.id)).toEqual([worker1, worker2])
+    expect((submitted[0]!.payload as {leaseId: string}).leaseId).toBe(leaseOf(started[1]!).leaseId)
+    expect(ofKind(events, 'work.result.accepted')).toHaveLength(1)
+    // Whatever worker-1 sent after waking was refused: nothing else of its ownership was appended
+    // (a late submission would only be kept as a non-authoritative record).
+    const after = events.slice(events.indexOf(started[1]!) + 1)
+    for (const e of after.filter((x) => x.actor.id === worker1))
+      expect(e.kind).toBe('ext.missionweaveprotocol.core.late_result_recorded')
   }, 180_000)
 })
