@@ -163,7 +163,8 @@ describe('mwp agent run: preemption (F7, §11.1, §11.3)', () => {
 describe('mwp agent run: a stale owner (F10, §11.5)', () => {
   let o2: AgentOrg
   beforeAll(async () => {
-    o2 = await agentOrg('agent-stale', {workers: 2, policy: {leases: {executionSeconds: 4}}})
+    // Short start-by deadlines too (ownershipSeconds) for the refused work.start case below.
+    o2 = await agentOrg('agent-stale', {workers: 2, policy: {leases: {executionSeconds: 4, ownershipSeconds: 2}}})
   }, 120_000)
   afterAll(() => o2?.close())
 
@@ -227,5 +228,36 @@ describe('mwp agent run: a stale owner (F10, §11.5)', () => {
     const after = events.slice(events.indexOf(started[1]!) + 1)
     for (const e of after.filter((x) => x.actor.id === worker1))
       expect(e.kind).toBe('ext.missionweaveprotocol.core.late_result_recorded')
+  }, 180_000)
+
+  it('a WorkItem whose start-by deadline passed while the slot was busy is dropped, and the Agent goes on', async () => {
+    const stepLog = join(o2.dir, 'refused-steps.log')
+    const worker1 = `${o2.org.organization}:agent:worker-1`
+    const agent = o2.agent('worker-1', ['--handler', STEPS, '--slots', '1', '--db', join(o2.dir, 'refused', 'w1.db')])
+    const {groupId, missionId} = await o2.mission('Miss a start-by deadline')
+    await o2.offerWork(groupId, missionId, worker1, stepsContract(60, stepLog, 'A'))
+    await until(
+      async () => lines(stepLog),
+      (l) => l.length >= 1,
+      `A's first step (stderr: ${agent.out().stderr.slice(-2000)})`,
+    )
+    // B waits for the one slot longer than its 2 s start-by deadline: its work.start is refused.
+    await o2.offerWork(groupId, missionId, worker1, stepsContract(3, stepLog, 'B'))
+    await until(
+      async () => agent.out().stderr,
+      (s) => s.includes('"what":"start"'),
+      `the refused work.start (stderr: ${agent.out().stderr.slice(-2000)})`,
+    )
+    const c = await o2.offerWork(groupId, missionId, worker1, stepsContract(3, stepLog, 'C'))
+    const events = await until(
+      () => o2.events(groupId),
+      (es) => es.some((e) => e.kind === 'work.submitted' && (e.payload as {workItemId: string}).workItemId === c),
+      `C's work.submitted (exit ${agent.child.exitCode}, stderr: ${agent.out().stderr.slice(-2000)})`,
+    )
+    agent.child.kill('SIGTERM')
+    expect(await agent.exited).toBe(0)
+    expect(ofKind(events, 'work.submitted')).toHaveLength(2)
+    expect(lines(stepLog).filter((l) => l.startsWith('B'))).toEqual([])
+    expect(passFailures(agent.out().stderr)).toEqual([])
   }, 180_000)
 })
