@@ -2,24 +2,17 @@
 // just-in-time offer, and the README's exec handler driving the WorkItem through start,
 // checkpoint, Artifact, Evidence and submission.
 
-import {writeFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {contentHash} from '../../src/crypto/hash.js'
 import {type AgentOrg, agentOrg, until} from '../support/agent-org.js'
 import {devContract} from '../support/operator-helpers.js'
+import {PROJECT_ROOT} from '../support/upstream.js'
 
-/** The README's exec handler (kept equal to it by test/project/readme.test.ts). */
-export const WORK_SH = `read -r work   # the WorkItem, as one JSON line
-goal=$(node -pe 'JSON.parse(process.argv[1]).work.contract.goal' "$work")
-criteria=$(node -pe 'JSON.stringify(JSON.parse(process.argv[1]).work.contract.acceptanceCriteria.map(c => c.criterionId))' "$work")
-echo '{"type":"progress","phase":"writing","nextCheckpoint":"draft saved"}'
-printf '# %s\\n\\nDone.\\n' "$goal" > result.md
-echo '{"type":"checkpoint","state":{"draft":"result.md"}}'
-echo '{"type":"artifact","path":"result.md","mediaType":"text/markdown"}'
-echo "{\\"type\\":\\"evidence\\",\\"criteria\\":$criteria,\\"method\\":\\"wrote result.md\\",\\"result\\":\\"passed\\"}"
-echo '{"type":"submit"}'
-`
+/** The README's exec handler, as the README shows it. */
+const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')
+const WORK_SH = /cat > work\.sh <<'SCRIPT'\n([\s\S]*?\n)SCRIPT\n/.exec(readme)![1]!
 
 let o: AgentOrg
 beforeAll(async () => {
