@@ -88,6 +88,8 @@ interface Run {
 const key = (groupId: string, workItemId: string) => `${groupId}\n${workItemId}`
 const PREEMPTIBLE_RISK: ReadonlySet<unknown> = new Set(['none', 'reversible'])
 const TICK_MS = 1000
+/** §6.2/§11.1: Presence (free slots) rides on a PING this often, and when the slots change. */
+const PRESENCE_MS = 10_000
 
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const runtime = new AgentRuntime(options)
@@ -112,6 +114,7 @@ class AgentRuntime implements RunningAgent {
   readonly #log: (entry: Record<string, unknown>) => void
   #client!: WireClient
   #tick: NodeJS.Timeout | null = null
+  #presenceAt = 0
   #pumping: Promise<void> | null = null
   #again = false
   #stopping = false
@@ -166,7 +169,10 @@ class AgentRuntime implements RunningAgent {
       this.#log({level: 'info', event: 'group-announced', groupId, afterSequence})
       void this.#subscribe(groupId)
     })
-    this.#tick = setInterval(() => this.#wake(), TICK_MS)
+    this.#tick = setInterval(() => {
+      if (this.#now() - this.#presenceAt >= PRESENCE_MS) this.#presence()
+      this.#wake()
+    }, TICK_MS)
     this.#tick.unref()
     this.#wake()
   }
@@ -243,6 +249,34 @@ class AgentRuntime implements RunningAgent {
     }
   }
 
+  /** §6.2 Presence: capacity and capability availability, never another Group's data. */
+  #presence(): void {
+    const now = this.#now()
+    this.#presenceAt = now
+    const sessionEpoch = this.#client.sessionEpoch
+    if (sessionEpoch === undefined || !this.#client.connected) return
+    const active = this.#busySlots()
+    const queued = Math.max(0, this.#store.ownedUnfinished() - active)
+    const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+    void this.#client.ping({
+      agentId: this.agentId,
+      sessionEpoch,
+      status: this.#stopping ? 'draining' : active >= this.#slots ? 'busy' : 'online',
+      capacity: {maxSlots: this.#slots, activeSlots: active, availableSlots: this.#slots - active, queuedItems: queued},
+      capabilityAvailability: this.#capabilities().map(({id, version}) => ({
+        capability: {id, version},
+        status: 'available',
+      })),
+      lastHeartbeat: stamp(now),
+      expiresAt: stamp(now + 3 * PRESENCE_MS),
+    })
+  }
+
+  #capabilities(): Capability[] {
+    const declared = Array.isArray(this.#o.card.capabilities) ? this.#o.card.capabilities : []
+    return declared.map((c) => ({id: String((c as JsonObject).id), version: String((c as JsonObject).version)}))
+  }
+
   #busySlots(): number {
     return this.#runs.size
   }
@@ -289,7 +323,7 @@ class AgentRuntime implements RunningAgent {
       now,
       contract: entry.contract,
       offerExpiresAt: offer.expiresAt,
-      capabilities: (this.#o.card.capabilities as unknown as Capability[]) ?? [],
+      capabilities: this.#capabilities(),
       committed,
       capacity: this.#o.capacity ?? this.#slots * 4,
       // The authority refuses an offer to a candidate the Coordinator does not find eligible (§10.3).
@@ -424,6 +458,7 @@ class AgentRuntime implements RunningAgent {
       },
       log: (line) => this.#log({level: 'info', event: 'handler', workItemId: spec.workItemId, line}),
     })
+    this.#presence()
     const result = await run.slot.done
     await this.#finish(run, result)
   }
@@ -483,6 +518,7 @@ class AgentRuntime implements RunningAgent {
         break
     }
     this.#runs.delete(k)
+    this.#presence()
     this.#wake()
   }
 

@@ -64,5 +64,15 @@ describe('mwp agent run --exec', () => {
     expect(p.evidence[0]!.document.criterionIds).toEqual(['notes'])
     agent.child.kill('SIGTERM')
     expect(await agent.exited).toBe(0)
+    // The Presence PINGs (free slots) and every frame were accepted: the server sent no ERROR notice.
+    const log = agent
+      .out()
+      .stderr.split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as {event: string})
+    expect(log.filter((l) => l.event === 'notice')).toEqual([])
+    expect(log.map((l) => l.event)).toEqual(
+      expect.arrayContaining(['connected', 'offer-accepted', 'run-started', 'run-ended']),
+    )
   })
 })
