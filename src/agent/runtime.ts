@@ -287,7 +287,7 @@ class AgentRuntime implements RunningAgent {
       case 'evaluate-offer':
         return this.#evaluateOffer(entry)
       case 'schedule':
-        if (entry.mine && entry.state === 'queued') this.#enqueue(entry)
+        if (entry.mine && entry.state === 'queued' && this.#enqueue(entry)) await this.#disclose(entry)
         return true
       case 'stop': {
         const run = this.#runs.get(key(entry.groupId, entry.workItemId))
@@ -370,9 +370,10 @@ class AgentRuntime implements RunningAgent {
     return true
   }
 
-  #enqueue(entry: QueueEntry): void {
+  /** Queues an owned WorkItem with the Scheduler; false when it cannot be run (its contract is unknown). */
+  #enqueue(entry: QueueEntry): boolean {
     const c = entry.contract
-    if (c === null) return // a WorkItem whose contract this Agent never saw is never run
+    if (c === null) return false // a WorkItem whose contract this Agent never saw is never run
     const gated = entry.executionApproval.required !== false && !entry.executionApproval.satisfied
     const item = {
       groupId: entry.groupId,
@@ -385,6 +386,29 @@ class AgentRuntime implements RunningAgent {
       preemptible: PREEMPTIBLE_RISK.has(c.sideEffectRisk),
     }
     this.#scheduler.upsert(item, this.#now())
+    return true
+  }
+
+  /**
+   * §11.2: on acceptance, the estimated start window, completion, confidence, capacity status and
+   * calculation time, posted to the WorkItem's Conversation. The Scheduler computes it from this
+   * Group's own queue and Worker-wide aggregates only (scheduler-disclosure.ts): nothing of
+   * another Group's names, content, assignments or positions.
+   */
+  async #disclose(entry: QueueEntry): Promise<void> {
+    const d = this.#scheduler.disclosure(entry.groupId, entry.workItemId, this.#now())
+    const target = this.#target(entry)
+    if (!d || !target) return
+    const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+    const scheduleEstimate = {
+      estimatedStart: stamp(d.estimatedStart),
+      estimatedCompletion: stamp(d.estimatedCompletion),
+      confidence: d.confidence,
+      capacityStatus: d.capacityStatus,
+      lastCalculatedAt: stamp(d.calculatedAt),
+    }
+    const startWindow = {earliest: stamp(d.startWindow.earliest), latest: stamp(d.startWindow.latest)}
+    await this.#submit(this.#commands.post(target, JSON.stringify({scheduleEstimate, startWindow})), 'disclose')
   }
 
   /** work.start, then the run in a slot once the Execution Lease is known. */

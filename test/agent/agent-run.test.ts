@@ -62,6 +62,16 @@ describe('mwp agent run --exec', () => {
     expect(p.leaseId).toBe((started.payload as {lease: {leaseId: string}}).lease.leaseId)
     expect(p.artifactHashes).toEqual([contentHash(Buffer.from('# Draft the notes\n\nDone.\n'))])
     expect(p.evidence[0]!.document.criterionIds).toEqual(['notes'])
+    // §11.2: the schedule disclosure, posted on acceptance to the WorkItem's Conversation.
+    const disclosure = events.find((e) => e.kind === 'message.posted' && e.actor.id === worker)
+    expect(disclosure).toBeDefined()
+    const message = (disclosure!.payload as {message: {conversationId: string; content: {text: string}[]}}).message
+    expect(Object.keys(JSON.parse(message.content[0]!.text))).toEqual(['scheduleEstimate', 'startWindow'])
+    const authorized = events.find((e) => e.kind === 'work.authorized')!
+    expect(message.conversationId).toBe(
+      (authorized.payload as {workItem: {conversationId: string}}).workItem.conversationId,
+    )
+    expect(JSON.parse(message.content[0]!.text).scheduleEstimate).toMatchObject({capacityStatus: 'available'})
     agent.child.kill('SIGTERM')
     expect(await agent.exited).toBe(0)
     // The Presence PINGs (free slots) and every frame were accepted: the server sent no ERROR notice.
