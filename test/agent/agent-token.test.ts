@@ -5,7 +5,7 @@
 // appears nowhere else: not in the Group's Events, not in the Agent's log, not in any file the
 // deployment or the Agent wrote (the local store, the slot's working directory).
 
-import {readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {WorkSpec} from '../../src/agent/handler.js'
@@ -35,6 +35,32 @@ function filesUnder(dir: string): string[] {
 }
 
 let o: AgentOrg
+const worker = () => `${o.org.organization}:agent:worker-1`
+
+/** A Mission whose Coordinator authorizes a WorkItem under `contract` and offers it to worker-1 just in time. */
+async function offerWork(contract: Record<string, unknown>) {
+  const {groupId, missionId} = await o.mission('Use the repository')
+  const workItemId = `urn:uuid:${crypto.randomUUID()}`
+  await o.command('coordinator', 'work.authorize', groupId, {workItemId, contract})
+  await o.command('coordinator', 'work.offer', groupId, {
+    workItemId,
+    candidates: [worker()],
+    expiresAt: new Date(Date.now() + 120_000).toISOString(),
+    selectionBasis: {
+      [worker()]: {
+        verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
+        authorizationEligible: true,
+        availabilityEstimate: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        expectedCost: 1,
+        reliabilityEvidence: [],
+        policyRulesApplied: ['dev: capability match'],
+      },
+    },
+    contextPackage: o.contextPackage(groupId, missionId, workItemId),
+  })
+  return {groupId, missionId, workItemId}
+}
+
 beforeAll(async () => {
   o = await agentOrg('agent-token')
 }, 120_000)
@@ -45,27 +71,9 @@ describe('mwp agent run: the capability token of the lease (§12)', () => {
     const received = join(o.dir, 'received-work.json')
     writeFileSync(join(o.dir, 'work.sh'), WORK_SH)
     const agent = o.agent('worker-1', ['--exec', `bash ${join(o.dir, 'work.sh')} ${received}`])
-    const {groupId, missionId} = await o.mission('Use the repository')
-    const workItemId = `urn:uuid:${crypto.randomUUID()}`
-    const worker = `${o.org.organization}:agent:worker-1`
-    const contract = devContract({allowedResources: [{resource: REPO, operations: ['read', 'write']}]})
-    await o.command('coordinator', 'work.authorize', groupId, {workItemId, contract})
-    await o.command('coordinator', 'work.offer', groupId, {
-      workItemId,
-      candidates: [worker],
-      expiresAt: new Date(Date.now() + 120_000).toISOString(),
-      selectionBasis: {
-        [worker]: {
-          verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-          authorizationEligible: true,
-          availabilityEstimate: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-          expectedCost: 1,
-          reliabilityEvidence: [],
-          policyRulesApplied: ['dev: capability match'],
-        },
-      },
-      contextPackage: o.contextPackage(groupId, missionId, workItemId),
-    })
+    const {groupId, missionId, workItemId} = await offerWork(
+      devContract({allowedResources: [{resource: REPO, operations: ['read', 'write']}]}),
+    )
     const events = await until(
       () => o.events(groupId),
       (es) => es.some((e) => e.kind === 'work.submitted'),
@@ -94,7 +102,7 @@ describe('mwp agent run: the capability token of the lease (§12)', () => {
     expect(verdict).toMatchObject({
       ok: true,
       claims: {
-        agentId: worker,
+        agentId: worker(),
         sessionEpoch: lease.sessionEpoch,
         groupId,
         missionId,
@@ -123,5 +131,31 @@ describe('mwp agent run: the capability token of the lease (§12)', () => {
     expect(holding).toEqual([])
     // The Agent's log does say it ran the lease (so the canary looked at a real log).
     expect(agent.out().stderr).toContain(lease.leaseId)
+  })
+
+  it('a refused token (an exhausted budget: BUDGET_EXCEEDED) means the handler never runs: the WorkItem is blocked with the reason', async () => {
+    const received = join(o.dir, 'refused-work.json')
+    writeFileSync(join(o.dir, 'work.sh'), WORK_SH)
+    const agent = o.agent('worker-1', ['--exec', `bash ${join(o.dir, 'work.sh')} ${received}`])
+    const {groupId} = await offerWork(
+      devContract({
+        allowedResources: [{resource: REPO, operations: ['read']}],
+        budget: {currency: 'EUR', financialLimit: 10, toolCallLimit: 0},
+      }),
+    )
+    const events = await until(
+      () => o.events(groupId),
+      (es) => es.some((e) => e.kind === 'work.blocked'),
+      `work.blocked (agent stderr: ${agent.out().stderr.slice(-2000)})`,
+    )
+    agent.child.kill('SIGTERM')
+    expect(await agent.exited).toBe(0)
+    const kinds = events.map((e) => e.kind)
+    expect(kinds).toContain('work.started')
+    expect(kinds).not.toContain('work.submitted')
+    const blocked = events.find((e) => e.kind === 'work.blocked')!
+    expect(JSON.stringify(blocked.payload)).toContain('BUDGET_EXCEEDED')
+    expect(existsSync(received)).toBe(false)
+    expect(agent.out().stderr).toContain('token-refused')
   })
 })
