@@ -23,8 +23,9 @@ export interface Answer {
   body: Buffer
 }
 
+/** `session` without a token: an unauthenticated request (the public key route). */
 export function exchange(
-  session: HttpsSession,
+  session: Omit<HttpsSession, 'token'> & {token?: string},
   method: 'GET' | 'PUT' | 'POST',
   path: string,
   body?: {bytes: Uint8Array; contentType: string},
@@ -41,7 +42,7 @@ export function exchange(
         method,
         path,
         headers: {
-          authorization: `Bearer ${session.token}`,
+          ...(session.token !== undefined ? {authorization: `Bearer ${session.token}`} : {}),
           ...(body ? {'content-type': body.contentType, 'content-length': body.bytes.length} : {}),
         },
         ...(secure ? {ca: session.ca, minVersion: 'TLSv1.3' as const} : {}),

@@ -38,7 +38,7 @@ export async function requestToken(
 export async function fetchAuthzKey(
   session: Omit<HttpsSession, 'token'>,
 ): Promise<Omit<AuthzKey, 'publicKey'> & {publicKey: Uint8Array}> {
-  const answer = await exchange({...session, token: 'none'}, 'GET', KEY_ROUTE)
+  const answer = await exchange(session, 'GET', KEY_ROUTE)
   if (answer.status !== 200) throw refusal(answer)
   const served = JSON.parse(answer.body.toString('utf8')) as AuthzKey
   const publicKey = decodeBase64url(served.publicKey)
