@@ -261,6 +261,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   } else {
     log({level: 'warn', event: 'artifacts-not-served', reason: 'no Artifact directory for this store (artifactDir)'})
   }
+  if (options.authorizationKey !== undefined && options.authorizationKey.principal?.type !== 'service')
+    throw new Error('the authorization key must belong to a service Principal (the token issuer)')
   const authorization = new AuthorizationService(authority, {key: options.authorizationKey ?? authority.key})
   addTokenRoutes(routes, {service: authorization, tokens: context.tokens, log})
   options.addRoutes?.(routes, context)

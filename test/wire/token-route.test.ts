@@ -25,7 +25,7 @@ import {
   reviewer,
   sqliteStore,
 } from '../support/authority-helpers.js'
-import {REPO, toolContract} from '../support/authz-helpers.js'
+import {REPO, authzKey, toolContract} from '../support/authz-helpers.js'
 import {missionGroup} from '../support/groups.js'
 import {type Running, connect, serve, tls} from '../support/wire-helpers.js'
 import {workDriver} from '../support/work-driver.js'
@@ -222,5 +222,19 @@ describe('POST …/work-items/{workItemId}/token (§12)', () => {
     expect(key.json).toMatchObject({algorithm: 'Ed25519', keyId: authorityKey.keyId})
     const get = await raw('GET', tokenPath(g, 'urn:uuid:any'), dev.sessionToken)
     expect(get.status).toBe(405)
+  })
+
+  it('a server given its own authorizationKey serves that key, not the authority key', async () => {
+    const other = await serve(store, {authority: running.authority, authorizationKey: authzKey})
+    try {
+      const served = await fetchAuthzKey({url: other.server.url, ca: tls().ca})
+      expect(Buffer.from(served.publicKey)).toEqual(Buffer.from(authzKey.publicKey))
+      expect(served.issuer).toBe(authzKey.principal!.id)
+    } finally {
+      await other.server.close()
+    }
+    await expect(serve(store, {authority: running.authority, authorizationKey: developer})).rejects.toThrow(
+      /service Principal/,
+    )
   })
 })
