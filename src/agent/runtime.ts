@@ -19,7 +19,7 @@ import type {ProtocolError} from '../errors.js'
 import {parseJsonBytes, type JsonObject} from '../json/parse.js'
 import {canonicalize} from '../json/jcs.js'
 import type {RegistryEvidence} from '../signing/registry.js'
-import {type DeliveredEvent, WireClient} from '../wire/client.js'
+import {type DeliveredEvent, WireClient, WireError} from '../wire/client.js'
 import {admit, type Capability} from './admission.js'
 import {AgentCommands, type CommandTarget, type LeaseRef, documentHash} from './agent-commands.js'
 import {BlobStore} from './blobs.js'
@@ -444,6 +444,8 @@ class AgentRuntime implements RunningAgent {
     run.lease.leaseId = active.lease.leaseId
     run.leaseExpiresAt = Date.parse(active.lease.expiresAt)
     this.#scheduleRenewal(run)
+    const capabilityToken = await this.#capabilityToken(run)
+    if (capabilityToken === null) return
     const resume = this.#resumeState(active)
     const spec: WorkSpec = {
       groupId: active.groupId,
@@ -456,6 +458,7 @@ class AgentRuntime implements RunningAgent {
       ...(active.contextPackage ? {contextPackage: active.contextPackage} : {}),
       resume,
       attempt: this.#attempts.get(k)!,
+      ...(capabilityToken !== undefined ? {capabilityToken} : {}),
     }
     const workDir = join(dirname(this.#o.db), 'slots', sha256Hex(k).slice(0, 32))
     mkdirSync(workDir, {recursive: true})
@@ -485,6 +488,52 @@ class AgentRuntime implements RunningAgent {
     this.#presence()
     const result = await run.slot.done
     await this.#finish(run, result)
+  }
+
+  /**
+   * §12: the capability token for the run's lease, from the Authorization Service of the server
+   * this session is on; undefined when the contract allows no resource (nothing to authorize). It
+   * goes to the slot in the WorkSpec only — never logged or stored (ACCEPTANCE G3). It expires no
+   * later than the lease it was issued under: a renewal does not refresh it, so a handler needing
+   * tools for longer than one lease period is not served yet.
+   *
+   * null: no token, so the run does not start. A refusal (APPROVAL_REQUIRED, BUDGET_EXCEEDED …)
+   * blocks the WorkItem with the reason: the Coordinator resolves it, and the unblocked item is
+   * scheduled again, where the request is re-checked. (Checkpointing instead would re-queue it at
+   * once and ask again at its own Event, forever.) A failure to ask at all (no answer,
+   * INTERNAL_ERROR) checkpoints, so it is retried at the next Event.
+   */
+  async #capabilityToken(run: Run): Promise<string | undefined | null> {
+    const {entry, target, lease} = run
+    if ((entry.contract?.allowedResources ?? []).length === 0) return undefined
+    try {
+      return (
+        await this.#client.requestToken(entry.groupId, entry.workItemId, {
+          ownershipEpoch: lease.ownershipEpoch,
+          leaseId: lease.leaseId,
+        })
+      ).token
+    } catch (e) {
+      const refused = e instanceof WireError && e.code !== 'INTERNAL_ERROR' && e.code !== 'CLOSED'
+      const code = e instanceof WireError ? e.code : 'unreachable'
+      const detail = (e as Error).message
+      this.#log({
+        level: 'warn',
+        event: 'token-refused',
+        groupId: entry.groupId,
+        workItemId: entry.workItemId,
+        code,
+        detail,
+      })
+      if (run.renewTimer) clearTimeout(run.renewTimer)
+      if (refused)
+        await this.#submit(this.#commands.block(target, lease, `no capability token: ${code} ${detail}`), 'block')
+      else await this.#submit(this.#commands.checkpoint(target, lease, run.progress.phase, null), 'checkpoint')
+      this.#runs.delete(key(entry.groupId, entry.workItemId))
+      this.#scheduler.release(entry.groupId, entry.workItemId, 0, this.#now(), false)
+      this.#wake()
+      return null
+    }
   }
 
   #resumeState(entry: QueueEntry): WorkSpec['resume'] {
