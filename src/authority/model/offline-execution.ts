@@ -61,7 +61,7 @@ export function outsideWindow(
     return `the grace deadline exceeds the lease expiry plus ${graceSeconds} s`
   if (before(b.disconnectedAt, lease.issuedAt)) return `disconnected before the lease started at ${lease.issuedAt}`
   if (before(b.bufferedAt, lease.issuedAt)) return `buffered before the lease started at ${lease.issuedAt}`
-  if (!before(b.bufferedAt, plusSeconds(expiresAt, graceSeconds))) return 'buffered after the lease grace period'
+  // bufferedAt < graceDeadline (bindingTimeProblem) ≤ claimed expiry + grace ≤ granted expiry + grace.
   if (!atOrBefore(b.bufferedAt, acceptedAt)) return 'buffered in the future'
   return null
 }
