@@ -25,9 +25,12 @@ import type {Store} from '../../src/store/index.js'
 import {
   authorityKey,
   codeOf,
+  contract,
   coord,
+  coordinator,
   developer,
   groupCommand,
+  newGroup,
   owner,
   receiptOf,
   registry,
@@ -35,6 +38,7 @@ import {
   sqliteStore,
 } from '../support/authority-helpers.js'
 import {missionGroup} from '../support/groups.js'
+import {treeSteps} from '../support/mission-tree-helpers.js'
 import {workDriver} from '../support/work-driver.js'
 
 const GRACE = 120
@@ -87,12 +91,15 @@ const work = workDriver(() => authority, {
 /** A Group with one WorkItem the developer is working on under Execution Lease 1 (Session Epoch 1). */
 async function activeItem() {
   const g = await missionGroup(run, 'offline')
-  const w = await work.drive(g, 'active')
+  return leased(g, await work.drive(g, 'active'))
+}
+/** WorkItem `w` of `g` under its current Execution Lease, as the Worker knows it when it loses the service. */
+async function leased(g: string, w: string) {
   const it = await item(g, w)
   const lease = it.lease!
   return {g, w, conversationId: it.conversationId, lease, start: lease.issuedAt, expiry: lease.expiresAt!}
 }
-type Active = Awaited<ReturnType<typeof activeItem>>
+type Active = Awaited<ReturnType<typeof leased>>
 
 /** The binding for work buffered `bufferedAfter` seconds into the lease, disconnected 10 s in. */
 function bindingFor(a: Active, bufferedAfter: number, delta: UsageDelta = {}, edit: Partial<OfflineBinding> = {}) {
@@ -197,6 +204,33 @@ describe('reconciling buffered progress (§11.5, F12/F14)', () => {
     expect(receiptOf(await run(messageBytes))).toEqual(m)
     expect(await code(rebased(checkpoint, s2))).toBe('ACTION_ID_COLLISION')
     expect(await head(a.g)).toBe(h)
+  })
+
+  it('[+cmd:work.checkpoint] [+evt:ext.missionweaveprotocol.core.resource_usage_recorded] in a child Mission the offline charge climbs the tree: the child WorkItem and Mission, the parent WorkItem and the root Mission are charged in the same multi-Group append as the checkpoint', async () => {
+    const t = treeSteps(() => ({authority, store}))
+    const g = await t.rootGroup()
+    const w = await t.workItem(g, 'open', contract({budget: {currency: 'EUR', financialLimit: 10}}))
+    const cg = newGroup('offline-child')
+    receiptOf(await run(t.createChild(g, w, cg, {budget: {currency: 'EUR', financialLimit: 5}})))
+    receiptOf(
+      await run(groupCommand(coordinator, 'membership.change', cg, {member: developer.principal, role: 'worker'})),
+    )
+    const cw = await t.workItem(cg, 'active', contract({budget: {currency: 'EUR', financialLimit: 3}}), reviewer)
+    const a = await leased(cg, cw)
+    const checkpoint = checkpointOf(a, bindingFor(a, 200, {currency: 'EUR', financial: 1.25}))
+    const s2 = await reconnect(a, 240)
+    const [rootHead, childHead] = [await head(g), await head(cg)]
+    const r = receiptOf(await run(rebased(checkpoint, s2)))
+    expect([r.firstSequence, r.lastSequence]).toEqual([childHead + 1, childHead + 2])
+    expect((await events(cg)).slice(childHead).map((e) => e.kind)).toEqual([RESOURCE_USAGE_RECORDED, CHECKPOINTED])
+    const rootEvents = (await events(g)).slice(rootHead)
+    expect(rootEvents).toHaveLength(1)
+    expect(rootEvents[0]).toMatchObject({
+      kind: RESOURCE_USAGE_RECORDED,
+      payload: {workItemId: w, delta: {financial: 1.25}, source: {groupId: cg, workItemId: cw}},
+    })
+    expect(workItemUsage((await authority.current(g))!.budgetLedger, w).financial).toBe(1.25)
+    expect(workItemUsage((await authority.current(cg))!.budgetLedger, cw).financial).toBe(1.25)
   })
 
   it('[+cmd:work.checkpoint] a zero delta reconciles the checkpoint alone; the WorkItem ledger is untouched', async () => {
