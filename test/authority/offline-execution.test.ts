@@ -198,6 +198,9 @@ describe('reconciling buffered progress (§11.5, F12/F14)', () => {
       lease: {leaseId: a.lease.leaseId, state: 'released'},
       checkpoint: {leaseId: a.lease.leaseId, progress: 'Sections 1-3 drafted.'},
     })
+    // Replay: a fresh authority folds the same log to the same state (the Events carry every fact).
+    const fresh = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}})
+    expect(await fresh.current(a.g)).toEqual(state)
     // A resend of the same re-signed bytes gets the original receipt; a second rebase of the same
     // buffered Command (new issuedAt, same Action ID) is a collision: never a second charge.
     const h = await head(a.g)

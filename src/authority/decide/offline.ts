@@ -16,7 +16,7 @@
 
 import {isZeroDelta} from '../model/budget.js'
 import {type OfflineBinding, bindingTimeProblem, outsideWindow} from '../model/offline-execution.js'
-import type {GroupState} from '../model/state.js'
+import type {GroupState, WorkItemView} from '../model/state.js'
 import {leaseLengths} from '../model/work-leases.js'
 import {usageCharge} from './budget.js'
 import type {ReceivedCommand} from './command.js'
@@ -32,9 +32,8 @@ export function reconcileOffline(
   decideBuffered: (ctx: DecideContext) => Decision,
 ): Decision {
   if (state === null) return refuse('INVALID_COMMAND', 'a buffered Command for a Group that does not exist')
-  const unbound = commandMismatch(state, command, binding)
-  if (unbound !== null) return unbound
-  const item = state.workItems[binding.workItemId]!
+  const item = boundItem(state, command, binding)
+  if (isRefusal(item)) return item
   // §11.5 "for a changed owner": a reassignment raised the Ownership Epoch, or the ownership ended.
   const owned = ownerCheck(item, command.actor, binding.ownershipEpoch)
   if (owned !== null) return owned
@@ -64,11 +63,12 @@ export function reconcileOffline(
 }
 
 /**
- * Where the binding and the Command it is on disagree: another Agent, Group or WorkItem, a
- * Session Epoch newer than the re-signed Command's, times that contradict each other, a
- * checkpoint citing another lease, or a Message outside the bound WorkItem's Conversation.
+ * The WorkItem the binding names, or where the binding and the Command it is on disagree: another
+ * Agent, Group or WorkItem, a Session Epoch newer than the re-signed Command's, times that
+ * contradict each other, a checkpoint citing another lease, or a Message outside the bound
+ * WorkItem's Conversation.
  */
-function commandMismatch(state: GroupState, command: ReceivedCommand, b: OfflineBinding): Refusal | null {
+function boundItem(state: GroupState, command: ReceivedCommand, b: OfflineBinding): WorkItemView | Refusal {
   if (command.actor.type !== 'agent' || command.actor.id !== b.agentId)
     return refuse('INVALID_COMMAND', 'the binding names another Agent')
   if (command.groupId !== b.groupId) return refuse('INVALID_COMMAND', 'the binding names another Group')
@@ -82,10 +82,10 @@ function commandMismatch(state: GroupState, command: ReceivedCommand, b: Offline
   if (command.kind === 'work.checkpoint') {
     if (p.workItemId !== b.workItemId || p.ownershipEpoch !== b.ownershipEpoch || p.leaseId !== b.leaseId)
       return refuse('INVALID_COMMAND', 'the checkpoint cites another WorkItem, ownership or lease than its binding')
-    return null
+    return item
   }
   // message.post: §11.5 "outside the bound WorkItem Conversation".
   return p.conversationId === item.conversationId
-    ? null
+    ? item
     : refuse('INVALID_COMMAND', "the Message is not in the bound WorkItem's Conversation")
 }
