@@ -55,6 +55,11 @@ if (process.env.MWP_BENCH_ONLY === 'scheduler') {
   ;(await import('./scheduler.js')).runSchedulerBench()
   process.exit(0)
 }
+// MWP_BENCH_ONLY=agent-rss: one Agent process in 100 Groups next to the same process idle (bench/agent-rss.ts).
+if (process.env.MWP_BENCH_ONLY === 'agent-rss') {
+  await (await import('./agent-rss.js')).runAgentRssBench()
+  process.exit(0)
+}
 // MWP_BENCH_ONLY=agent-store: the Agent's local store next to raw SQLite commits (bench/agent-store.ts).
 if (process.env.MWP_BENCH_ONLY === 'agent-store') {
   await (await import('./agent-store.js')).runAgentStoreBench()
@@ -155,7 +160,8 @@ console.log(
 // MWP_BENCH_COLD_START=0 skips it) and six concurrent full replays of a 77 MiB history
 // (bench/wire-replay.ts; MWP_BENCH_WIRE_REPLAY=0 skips it) follow, each in a process of its own too,
 // then the Agent Scheduler's decisions on 10,000 queued items (bench/scheduler.ts; MWP_BENCH_SCHEDULER=0
-// skips it) and the Agent's local store (bench/agent-store.ts; MWP_BENCH_AGENT_STORE=0 skips it).
+// skips it), the Agent's local store (bench/agent-store.ts; MWP_BENCH_AGENT_STORE=0 skips it) and one
+// Agent process in 100 Groups (bench/agent-rss.ts; MWP_BENCH_AGENT_RSS=0 skips it).
 for (const [only, skip] of [
   ['ingress', 'MWP_BENCH_INGRESS'],
   ['wire', 'MWP_BENCH_WIRE'],
@@ -163,6 +169,7 @@ for (const [only, skip] of [
   ['wire-replay', 'MWP_BENCH_WIRE_REPLAY'],
   ['scheduler', 'MWP_BENCH_SCHEDULER'],
   ['agent-store', 'MWP_BENCH_AGENT_STORE'],
+  ['agent-rss', 'MWP_BENCH_AGENT_RSS'],
 ] as const) {
   if (process.env[skip] === '0') continue
   const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {

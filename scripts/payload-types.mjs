@@ -256,7 +256,7 @@ function refWithSiblings(schema, file, where) {
 }
 
 /** Whole-document schemas beside the payloads whose types the decider needs. */
-const DOCUMENTS = ['work-contract.schema.json']
+const DOCUMENTS = ['work-contract.schema.json', 'extensions/bounded-offline-execution.schema.json']
 
 function generate() {
   const kinds = readdirSync(payloadDir)

@@ -37,6 +37,11 @@ ${EXIT_CODES_HELP}`
     slots: Flags.integer({description: "Execution slots (capped by the Agent Card's maxConcurrency).", min: 1}),
     handler: Flags.string({description: 'Handler module (JavaScript).', exclusive: ['exec']}),
     exec: Flags.string({description: 'Handler program, run with /bin/sh -c.', exclusive: ['handler']}),
+    capacity: Flags.integer({
+      description:
+        'Owned, unfinished WorkItems it commits to at most; offers beyond are declined (capacity). Default: 4 per slot.',
+      min: 1,
+    }),
     'lease-seconds': Flags.integer({description: 'Requested lease length at each renewal.', min: 30, max: 3600}),
     'max-wait-ms': Flags.integer({
       description:
@@ -69,6 +74,7 @@ ${EXIT_CODES_HELP}`
         handler: flags.handler ? {module: resolve(flags.handler)} : {exec: flags.exec!},
         ...(flags['lease-seconds'] ? {leaseSeconds: flags['lease-seconds']} : {}),
         ...(flags['max-wait-ms'] !== undefined ? {scheduler: {maxWaitMs: flags['max-wait-ms']}} : {}),
+        ...(flags.capacity ? {capacity: flags.capacity} : {}),
       })
     } catch (e) {
       throw environment(`cannot start ${id.name}: ${(e as Error).message}`, {cause: e})

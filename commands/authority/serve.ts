@@ -21,6 +21,8 @@ export default class AuthorityServe extends MwpCommand {
 
 Artifacts (spec §13.1): the same listener serves PUT and GET /mwp/0.1/groups/{groupId}/artifacts/{hash} over HTTPS, authenticated by a live session's token (Authorization: Bearer). Their bytes are files beside a SQLite store (<store file>.artifacts/), never in the Group log; a PostgreSQL store needs --artifact-dir (a directory every server of that store shares), else the Artifact routes are not served.
 
+Capability tokens (spec §12): POST /mwp/0.1/groups/{groupId}/work-items/{workItemId}/token issues the token of the caller's current execution (the caller is its session's Agent and Session Epoch, never the request body), and GET /mwp/0.1/authz/key serves the public key tool services verify tokens with offline. Tokens are signed with the authority key (authorityKey in the configuration): their signature domain keeps them apart from signed documents.
+
 TLS: --tls-cert/--tls-key (or the configuration's server.tls), or --dev-tls to generate a throwaway development CA and a loopback certificate (the CA file path is printed; give it to clients). Plain ws only with --insecure-loopback, which refuses any non-loopback bind.
 
 ${EXIT_CODES_HELP}`

@@ -19,7 +19,7 @@ import type {ProtocolError} from '../errors.js'
 import {parseJsonBytes, type JsonObject} from '../json/parse.js'
 import {canonicalize} from '../json/jcs.js'
 import type {RegistryEvidence} from '../signing/registry.js'
-import {type DeliveredEvent, WireClient} from '../wire/client.js'
+import {type DeliveredEvent, WireClient, WireError} from '../wire/client.js'
 import {admit, type Capability} from './admission.js'
 import {AgentCommands, type CommandTarget, type LeaseRef, documentHash} from './agent-commands.js'
 import {BlobStore} from './blobs.js'
@@ -94,6 +94,8 @@ interface Run {
 const key = (groupId: string, workItemId: string) => `${groupId}\n${workItemId}`
 const PREEMPTIBLE_RISK: ReadonlySet<unknown> = new Set(['none', 'reversible'])
 const TICK_MS = 1000
+/** §6.2/§11.1: Presence (free slots) rides on a PING this often, and when the slots change. */
+const PRESENCE_MS = 10_000
 
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const runtime = new AgentRuntime(options)
@@ -118,6 +120,7 @@ class AgentRuntime implements RunningAgent {
   readonly #log: (entry: Record<string, unknown>) => void
   #client!: WireClient
   #tick: NodeJS.Timeout | null = null
+  #presenceAt = 0
   #pumping: Promise<void> | null = null
   #again = false
   #stopping = false
@@ -172,7 +175,10 @@ class AgentRuntime implements RunningAgent {
       this.#log({level: 'info', event: 'group-announced', groupId, afterSequence})
       void this.#subscribe(groupId)
     })
-    this.#tick = setInterval(() => this.#wake(), TICK_MS)
+    this.#tick = setInterval(() => {
+      if (this.#now() - this.#presenceAt >= PRESENCE_MS) this.#presence()
+      this.#wake()
+    }, TICK_MS)
     this.#tick.unref()
     this.#wake()
   }
@@ -252,6 +258,34 @@ class AgentRuntime implements RunningAgent {
     }
   }
 
+  /** §6.2 Presence: capacity and capability availability, never another Group's data. */
+  #presence(): void {
+    const now = this.#now()
+    this.#presenceAt = now
+    const sessionEpoch = this.#client.sessionEpoch
+    if (sessionEpoch === undefined || !this.#client.connected) return
+    const active = this.#busySlots()
+    const queued = Math.max(0, this.#store.ownedUnfinished() - active)
+    const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+    void this.#client.ping({
+      agentId: this.agentId,
+      sessionEpoch,
+      status: this.#stopping ? 'draining' : active >= this.#slots ? 'busy' : 'online',
+      capacity: {maxSlots: this.#slots, activeSlots: active, availableSlots: this.#slots - active, queuedItems: queued},
+      capabilityAvailability: this.#capabilities().map(({id, version}) => ({
+        capability: {id, version},
+        status: 'available',
+      })),
+      lastHeartbeat: stamp(now),
+      expiresAt: stamp(now + 3 * PRESENCE_MS),
+    })
+  }
+
+  #capabilities(): Capability[] {
+    const declared = Array.isArray(this.#o.card.capabilities) ? this.#o.card.capabilities : []
+    return declared.map((c) => ({id: String((c as JsonObject).id), version: String((c as JsonObject).version)}))
+  }
+
   #busySlots(): number {
     return this.#runs.size
   }
@@ -262,7 +296,7 @@ class AgentRuntime implements RunningAgent {
       case 'evaluate-offer':
         return this.#evaluateOffer(entry)
       case 'schedule':
-        if (entry.mine && entry.state === 'queued') this.#enqueue(entry)
+        if (entry.mine && entry.state === 'queued' && this.#enqueue(entry)) await this.#disclose(entry)
         return true
       case 'stop': {
         const run = this.#runs.get(key(entry.groupId, entry.workItemId))
@@ -299,7 +333,7 @@ class AgentRuntime implements RunningAgent {
       now,
       contract: entry.contract,
       offerExpiresAt: offer.expiresAt,
-      capabilities: (this.#o.card.capabilities as unknown as Capability[]) ?? [],
+      capabilities: this.#capabilities(),
       committed,
       capacity: this.#o.capacity ?? this.#slots * 4,
       // The authority refuses an offer to a candidate the Coordinator does not find eligible (§10.3).
@@ -346,9 +380,10 @@ class AgentRuntime implements RunningAgent {
     return true
   }
 
-  #enqueue(entry: QueueEntry): void {
+  /** Queues an owned WorkItem with the Scheduler; false when it cannot be run (its contract is unknown). */
+  #enqueue(entry: QueueEntry): boolean {
     const c = entry.contract
-    if (c === null) return // a WorkItem whose contract this Agent never saw is never run
+    if (c === null) return false // a WorkItem whose contract this Agent never saw is never run
     const gated = entry.executionApproval.required !== false && !entry.executionApproval.satisfied
     const item = {
       groupId: entry.groupId,
@@ -361,6 +396,29 @@ class AgentRuntime implements RunningAgent {
       preemptible: PREEMPTIBLE_RISK.has(c.sideEffectRisk),
     }
     this.#scheduler.upsert(item, this.#now())
+    return true
+  }
+
+  /**
+   * §11.2: on acceptance, the estimated start window, completion, confidence, capacity status and
+   * calculation time, posted to the WorkItem's Conversation. The Scheduler computes it from this
+   * Group's own queue and Worker-wide aggregates only (scheduler-disclosure.ts): nothing of
+   * another Group's names, content, assignments or positions.
+   */
+  async #disclose(entry: QueueEntry): Promise<void> {
+    const d = this.#scheduler.disclosure(entry.groupId, entry.workItemId, this.#now())
+    const target = this.#target(entry)
+    if (!d || !target) return
+    const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
+    const scheduleEstimate = {
+      estimatedStart: stamp(d.estimatedStart),
+      estimatedCompletion: stamp(d.estimatedCompletion),
+      confidence: d.confidence,
+      capacityStatus: d.capacityStatus,
+      lastCalculatedAt: stamp(d.calculatedAt),
+    }
+    const startWindow = {earliest: stamp(d.startWindow.earliest), latest: stamp(d.startWindow.latest)}
+    await this.#submit(this.#commands.post(target, JSON.stringify({scheduleEstimate, startWindow})), 'disclose')
   }
 
   /** work.start, then the run in a slot once the Execution Lease is known. */
@@ -398,6 +456,8 @@ class AgentRuntime implements RunningAgent {
     run.lease.leaseId = active.lease.leaseId
     run.leaseExpiresAt = Date.parse(active.lease.expiresAt)
     this.#scheduleRenewal(run)
+    const capabilityToken = await this.#capabilityToken(run)
+    if (capabilityToken === null) return
     const resume = this.#resumeState(active)
     const spec: WorkSpec = {
       groupId: active.groupId,
@@ -410,6 +470,7 @@ class AgentRuntime implements RunningAgent {
       ...(active.contextPackage ? {contextPackage: active.contextPackage} : {}),
       resume,
       attempt: this.#attempts.get(k)!,
+      ...(capabilityToken !== undefined ? {capabilityToken} : {}),
     }
     const workDir = join(dirname(this.#o.db), 'slots', sha256Hex(k).slice(0, 32))
     mkdirSync(workDir, {recursive: true})
@@ -436,8 +497,55 @@ class AgentRuntime implements RunningAgent {
       },
       log: (line) => this.#log({level: 'info', event: 'handler', workItemId: spec.workItemId, line}),
     })
+    this.#presence()
     const result = await run.slot.done
     await this.#finish(run, result)
+  }
+
+  /**
+   * §12: the capability token for the run's lease, from the Authorization Service of the server
+   * this session is on; undefined when the contract allows no resource (nothing to authorize). It
+   * goes to the slot in the WorkSpec only — never logged or stored (ACCEPTANCE G3). It expires no
+   * later than the lease it was issued under: a renewal does not refresh it, so a handler needing
+   * tools for longer than one lease period is not served yet.
+   *
+   * null: no token, so the run does not start. A refusal (APPROVAL_REQUIRED, BUDGET_EXCEEDED …)
+   * blocks the WorkItem with the reason: the Coordinator resolves it, and the unblocked item is
+   * scheduled again, where the request is re-checked. (Checkpointing instead would re-queue it at
+   * once and ask again at its own Event, forever.) A failure to ask at all (no answer,
+   * INTERNAL_ERROR) checkpoints, so it is retried at the next Event.
+   */
+  async #capabilityToken(run: Run): Promise<string | undefined | null> {
+    const {entry, target, lease} = run
+    if ((entry.contract?.allowedResources ?? []).length === 0) return undefined
+    try {
+      return (
+        await this.#client.requestToken(entry.groupId, entry.workItemId, {
+          ownershipEpoch: lease.ownershipEpoch,
+          leaseId: lease.leaseId,
+        })
+      ).token
+    } catch (e) {
+      const refused = e instanceof WireError && e.code !== 'INTERNAL_ERROR' && e.code !== 'CLOSED'
+      const code = e instanceof WireError ? e.code : 'unreachable'
+      const detail = (e as Error).message
+      this.#log({
+        level: 'warn',
+        event: 'token-refused',
+        groupId: entry.groupId,
+        workItemId: entry.workItemId,
+        code,
+        detail,
+      })
+      if (run.renewTimer) clearTimeout(run.renewTimer)
+      if (refused)
+        await this.#submit(this.#commands.block(target, lease, `no capability token: ${code} ${detail}`), 'block')
+      else await this.#submit(this.#commands.checkpoint(target, lease, run.progress.phase, null), 'checkpoint')
+      this.#runs.delete(key(entry.groupId, entry.workItemId))
+      this.#scheduler.release(entry.groupId, entry.workItemId, 0, this.#now(), false)
+      this.#wake()
+      return null
+    }
   }
 
   #resumeState(entry: QueueEntry): WorkSpec['resume'] {
@@ -495,6 +603,7 @@ class AgentRuntime implements RunningAgent {
         break
     }
     this.#runs.delete(k)
+    this.#presence()
     this.#wake()
   }
 

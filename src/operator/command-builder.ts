@@ -37,6 +37,8 @@ export interface CommandSpec {
   workItemId?: string
   conversationId?: string
   causedByEventId?: string
+  /** §18: Extension Profile data, keyed by profile URI (e.g. §11.5's offline binding, agent/offline-binding.ts). */
+  extensions?: Record<string, {version: string; critical: boolean; data: unknown}>
 }
 
 export interface BuiltCommand {
@@ -86,7 +88,7 @@ export function buildCommand(key: SigningKey, spec: CommandSpec): BuiltCommand {
   const actionId = spec.actionId ?? newUrn()
   const correlationId = spec.correlationId ?? newUrn()
   const optional: Record<string, unknown> = {}
-  for (const field of ['expectedRevision', 'workItemId', 'conversationId', 'causedByEventId'] as const) {
+  for (const field of ['expectedRevision', 'workItemId', 'conversationId', 'causedByEventId', 'extensions'] as const) {
     if (spec[field] !== undefined) optional[field] = spec[field]
   }
   const unsigned = {

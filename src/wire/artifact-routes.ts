@@ -49,9 +49,10 @@ interface ArtifactContext {
   log(entry: Record<string, unknown>): void
 }
 
-type Access = 'none' | 'read' | 'write'
+export type Access = 'none' | 'read' | 'write'
 
-async function accessOf(authority: Authority, groupId: string, principal: Principal): Promise<Access> {
+/** What `principal` may do with the Group's content: read it (SUBSCRIBE's rule), also write it (an active member), or nothing. */
+export async function accessOf(authority: Authority, groupId: string, principal: Principal): Promise<Access> {
   const state = await authority.current(groupId)
   if (state === null) return 'none'
   const member = state.members[principal.id]

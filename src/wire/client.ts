@@ -35,7 +35,9 @@ import {type CursorStore, MemoryCursorStore} from './cursor-store.js'
 import {type Frame, PROTOCOL_VERSION, frame, newFrameId, parseFrame, receiptPosition} from './frames.js'
 import {transcriptBytes} from './hello.js'
 import type {OrganizationReceipt, OrganizationSubmitResult} from '../authority/ingress/organization.js'
-import {type ArtifactSession, getArtifact, putArtifact} from './artifact-client.js'
+import {getArtifact, putArtifact} from './artifact-client.js'
+import type {HttpsSession} from './https-exchange.js'
+import {type IssuedToken, type TokenAsk, requestToken} from './token-client.js'
 
 export {FileCursorStore, MemoryCursorStore, type CursorStore} from './cursor-store.js'
 
@@ -221,15 +223,20 @@ export class WireClient {
 
   /** Puts Artifact content into a Group over HTTPS with this session's token (artifact-client.ts); its hash. */
   putArtifact(groupId: string, bytes: Uint8Array): Promise<string> {
-    return putArtifact(this.#artifactSession(), groupId, bytes)
+    return putArtifact(this.#httpsSession(), groupId, bytes)
   }
 
   /** Artifact content of a Group, refused unless it hashes to `hash` (artifact-client.ts). */
   getArtifact(groupId: string, hash: string): Promise<Buffer> {
-    return getArtifact(this.#artifactSession(), groupId, hash)
+    return getArtifact(this.#httpsSession(), groupId, hash)
   }
 
-  #artifactSession(): ArtifactSession {
+  /** §12: the capability token of this session's current execution of the WorkItem (token-client.ts). */
+  requestToken(groupId: string, workItemId: string, ask: TokenAsk): Promise<IssuedToken> {
+    return requestToken(this.#httpsSession(), groupId, workItemId, ask)
+  }
+
+  #httpsSession(): HttpsSession {
     if (this.#sessionToken === undefined || !this.connected) throw new WireError('CLOSED', 'no open session')
     return {url: this.#options.url, ca: this.#options.ca, token: this.#sessionToken}
   }

@@ -22,3 +22,6 @@ export type {Frame, FrameType, ParsedFrame} from './frames.js'
 export {generateDevTls, writeDevTls} from './dev-tls.js'
 export type {DevTls} from './dev-tls.js'
 export {tuneHeapForServing} from './serving-heap.js'
+// The Authorization Service's routes' client side: a Worker's token, a tool service's key (§12).
+export {fetchAuthzKey, requestToken} from './token-client.js'
+export type {IssuedToken, TokenAsk} from './token-client.js'

@@ -17,7 +17,8 @@
 //
 // The same listener answers HTTPS routes (http-routes.ts): the Artifact store's PUT and GET
 // (artifact-routes.ts), authenticated by the session tokens HELLO issued (session-tokens.ts), and
-// whatever a service adds with ServerOptions.addRoutes. Other requests get 426.
+// the Authorization Service's token and key routes (token-routes.ts), and whatever a service adds
+// with ServerOptions.addRoutes. Other requests get 426.
 
 import {createServer as createHttpServer, type Server as HttpServer} from 'node:http'
 import {createServer as createHttpsServer} from 'node:https'
@@ -33,6 +34,9 @@ import type {GroupPump} from './group-pump.js'
 import {SessionFence} from './session-fence.js'
 import {ArtifactBlobs, DEFAULT_ARTIFACT_MAX_BYTES, artifactDirFor} from '../store/artifact-blobs.js'
 import {addArtifactRoutes} from './artifact-routes.js'
+import {AuthorizationService} from '../authz/issuer.js'
+import type {SigningKey} from '../crypto/keyfile.js'
+import {addTokenRoutes} from './token-routes.js'
 import {HttpRoutes} from './http-routes.js'
 import {SessionTokens} from './session-tokens.js'
 
@@ -84,6 +88,13 @@ export interface ServerOptions {
   artifactDir?: string
   /** Largest Artifact accepted, in bytes (default DEFAULT_ARTIFACT_MAX_BYTES, 64 MiB). */
   artifactMaxBytes?: number
+  /**
+   * The Authorization Service's signing key (§12), a service Principal's. Default: the authority
+   * key. Sharing it is safe: a token's signature covers its own domain (authz/token.ts), so it can
+   * never verify as a Signed Document's, and a tool service already trusts that key. A deployment
+   * that wants to rotate token keys apart from the authority's gives its own.
+   */
+  authorizationKey?: SigningKey
   /** Adds a service's HTTPS routes (e.g. the Authorization Service) to the binding's listener. */
   addRoutes?: (routes: HttpRoutes, context: ServerContext) => void
 }
@@ -250,6 +261,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   } else {
     log({level: 'warn', event: 'artifacts-not-served', reason: 'no Artifact directory for this store (artifactDir)'})
   }
+  if (options.authorizationKey !== undefined && options.authorizationKey.principal?.type !== 'service')
+    throw new Error('the authorization key must belong to a service Principal (the token issuer)')
+  const authorization = new AuthorizationService(authority, {key: options.authorizationKey ?? authority.key})
+  addTokenRoutes(routes, {service: authorization, tokens: context.tokens, log})
   options.addRoutes?.(routes, context)
   http.on('request', (req, res) => {
     if (routes.handle(req, res)) return

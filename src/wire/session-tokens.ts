@@ -38,6 +38,11 @@ export class SessionTokens {
 
   /** The principal `token` speaks for now, or null: unknown, expired, closed, fenced or superseded. */
   async principalOf(token: string): Promise<Principal | null> {
+    return (await this.sessionOf(token))?.principal ?? null
+  }
+
+  /** The live session `token` speaks for (its principal and Session Epoch), or null as for principalOf. */
+  async sessionOf(token: string): Promise<TokenSession | null> {
     const issued = this.#issued.get(token)
     if (!issued) return null
     if (compareTimestampText(this.clock(), issued.expiresAt) >= 0) {
@@ -48,7 +53,7 @@ export class SessionTokens {
       this.#issued.delete(token)
       return null
     }
-    return issued.session.principal
+    return issued.session
   }
 
   get size(): number {

@@ -2,23 +2,16 @@
 // just-in-time offer, and the README's exec handler driving the WorkItem through start,
 // checkpoint, Artifact, Evidence and submission.
 
-import {writeFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {contentHash} from '../../src/crypto/hash.js'
 import {type AgentOrg, agentOrg, until} from '../support/agent-org.js'
+import {PROJECT_ROOT} from '../support/upstream.js'
 
-/** The README's exec handler (kept equal to it by test/project/readme.test.ts). */
-export const WORK_SH = `read -r work   # the WorkItem, as one JSON line
-goal=$(node -pe 'JSON.parse(process.argv[1]).work.contract.goal' "$work")
-criteria=$(node -pe 'JSON.stringify(JSON.parse(process.argv[1]).work.contract.acceptanceCriteria.map(c => c.criterionId))' "$work")
-echo '{"type":"progress","phase":"writing","nextCheckpoint":"draft saved"}'
-printf '# %s\\n\\nDone.\\n' "$goal" > result.md
-echo '{"type":"checkpoint","state":{"draft":"result.md"}}'
-echo '{"type":"artifact","path":"result.md","mediaType":"text/markdown"}'
-echo "{\\"type\\":\\"evidence\\",\\"criteria\\":$criteria,\\"method\\":\\"wrote result.md\\",\\"result\\":\\"passed\\"}"
-echo '{"type":"submit"}'
-`
+/** The README's exec handler, as the README shows it. */
+const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')
+const WORK_SH = /cat > work\.sh <<'SCRIPT'\n([\s\S]*?\n)SCRIPT\n/.exec(readme)![1]!
 
 let o: AgentOrg
 beforeAll(async () => {
@@ -51,7 +44,27 @@ describe('mwp agent run --exec', () => {
     expect(p.leaseId).toBe((started.payload as {lease: {leaseId: string}}).lease.leaseId)
     expect(p.artifactHashes).toEqual([contentHash(Buffer.from('# Draft the notes\n\nDone.\n'))])
     expect(p.evidence[0]!.document.criterionIds).toEqual(['notes'])
+    // §11.2: the schedule disclosure, posted on acceptance to the WorkItem's Conversation.
+    const disclosure = events.find((e) => e.kind === 'message.posted' && e.actor.id === worker)
+    expect(disclosure).toBeDefined()
+    const message = (disclosure!.payload as {message: {conversationId: string; content: {text: string}[]}}).message
+    expect(Object.keys(JSON.parse(message.content[0]!.text))).toEqual(['scheduleEstimate', 'startWindow'])
+    const authorized = events.find((e) => e.kind === 'work.authorized')!
+    expect(message.conversationId).toBe(
+      (authorized.payload as {workItem: {conversationId: string}}).workItem.conversationId,
+    )
+    expect(JSON.parse(message.content[0]!.text).scheduleEstimate).toMatchObject({capacityStatus: 'available'})
     agent.child.kill('SIGTERM')
     expect(await agent.exited).toBe(0)
+    // The Presence PINGs (free slots) and every frame were accepted: the server sent no ERROR notice.
+    const log = agent
+      .out()
+      .stderr.split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as {event: string})
+    expect(log.filter((l) => l.event === 'notice')).toEqual([])
+    expect(log.map((l) => l.event)).toEqual(
+      expect.arrayContaining(['connected', 'offer-accepted', 'run-started', 'run-ended']),
+    )
   })
 })

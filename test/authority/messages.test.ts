@@ -13,6 +13,7 @@ import {verify} from '../../src/signing/verify.js'
 import {
   authorityOn,
   codeOf,
+  contract,
   coordinator,
   developer,
   groupCommand,
@@ -78,6 +79,27 @@ describe('message.post indexes the Message', () => {
 })
 
 describe('message.correct', () => {
+  it("[+cmd:message.post] [-cmd:message.post] a Message in a WorkItem's own Conversation is accepted (§9); an unknown Conversation → INVALID_COMMAND, nothing appended", async () => {
+    const g = await missionGroup(run, 'messages-workitem')
+    touched.push(g)
+    const workItemId = uuid(7)
+    receiptOf(
+      await run(
+        groupCommand(coordinator, 'work.authorize', g, {workItemId, contract: contract()}, {coordinatorEpoch: 1}),
+      ),
+    )
+    const item = (await suite.authority.current(g))!.workItems[workItemId]!
+    const posted = receiptOf(
+      await run(post(coordinator, g, {payload: {conversationId: item.conversationId, text: 'Which branch?'}})),
+    )
+    const [event] = (await events(g)).filter((e) => e.sequence === posted.firstSequence)
+    expect(event!.doc.conversationId).toBe(item.conversationId)
+    expect(event!.doc.payload.message.conversationId).toBe(item.conversationId)
+    const before = await head(g)
+    expect(await code(post(coordinator, g, {payload: {conversationId: uuid(9), text: 'lost'}}))).toBe('INVALID_COMMAND')
+    expect(await head(g)).toBe(before)
+  })
+
   it('[+cmd:message.correct] [+evt:message.corrected] the author corrects: a new Event names the original; the original bytes are unchanged', async () => {
     const {g, messageId} = await groupWithMessage()
     const before = await events(g)

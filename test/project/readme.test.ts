@@ -69,10 +69,15 @@ describe('README examples', () => {
     if (block.includes('--historical')) expect(r.stdout).toMatch(/first admitted: /)
     if (block.includes('authority serve')) {
       // The walkthrough's EXIT trap stops the server it started (regression: it once outlived the test).
-      const log = join(dir, 'dev-org', 'serve.log')
+      const log = join(dir, /org init (\S+)/.exec(block)![1]!, 'serve.log')
       for (let i = 0; i < 100 && !readFileSync(log, 'utf8').includes('"event":"shutdown"'); i++)
         await new Promise((resolve) => setTimeout(resolve, 50))
       expect(readFileSync(log, 'utf8')).toContain('"event":"shutdown"')
+    }
+    if (block.includes('agent run')) {
+      // The Agent did the WorkItem: the follower saw its submission.
+      expect(readFileSync(join(dir, 'agent-org', 'events.ndjson'), 'utf8')).toContain('"work.submitted"')
+      expect(r.stdout).toContain('"kind":"work.submitted"')
     }
   })
 })

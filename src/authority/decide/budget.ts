@@ -75,13 +75,43 @@ function recordUsage(
   ctx: DecideContext,
 ): Decision {
   const p = command.payload
-  const workItemId = p.workItemId
-  const ownershipEpoch = p.ownershipEpoch
-  if (state.workItems[workItemId] === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
-
+  if (state.workItems[p.workItemId] === undefined) return refuse('INVALID_COMMAND', 'no such WorkItem')
   const delta: UsageDelta = p.delta
   if (isZeroDelta(delta)) return refuse('INVALID_COMMAND', 'a usage record needs a nonzero delta')
+  const events = usageCharge(state, ctx, p.workItemId, delta, {
+    agentId: command.actor.id,
+    ownershipEpoch: p.ownershipEpoch,
+    leaseId: p.leaseId,
+    sessionEpoch: command.sessionEpoch ?? null,
+  })
+  return isRefusal(events) ? events : {events}
+}
 
+/**
+ * Who spent a charge: the execution, on the charged WorkItem's level. A reconciled offline delta
+ * (§11.5, decide/offline.ts) names the historical execution session in `sessionEpoch` and the
+ * session that reconciled it in `reconciliation`.
+ */
+export interface ChargedExecution {
+  agentId: string
+  ownershipEpoch: number
+  leaseId: string
+  sessionEpoch: number | null
+  reconciliation?: {sessionEpoch: number; bufferedAt: string}
+}
+
+/**
+ * §12: the `…resource_usage_recorded` Events charging a nonzero `delta` to `workItemId` of
+ * `state` and to its complete WorkItem/Mission ancestry (one per Group, ctx.groups holding the
+ * ancestors), or the refusal: one overflowing dimension anywhere rejects everything.
+ */
+export function usageCharge(
+  state: GroupState,
+  ctx: DecideContext,
+  workItemId: string,
+  delta: UsageDelta,
+  execution: ChargedExecution,
+): EventDraft[] | Refusal {
   const ancestors = ancestorsOf(state, ctx)
   if (isRefusal(ancestors)) return ancestors
   const levels: Charged[] = [{state, workItemId}, ...ancestors]
@@ -120,9 +150,7 @@ function recordUsage(
         cumulative: {workItem: wUsed, mission: mUsed},
         remaining: left,
         // The charged execution (level 0) or the descendant it came from (ancestors).
-        ...(i === 0
-          ? {agentId: command.actor.id, ownershipEpoch, leaseId: p.leaseId, sessionEpoch: command.sessionEpoch ?? null}
-          : {source: {missionId: state.missionId, groupId: state.groupId, workItemId}}),
+        ...(i === 0 ? {...execution} : {source: {missionId: state.missionId, groupId: state.groupId, workItemId}}),
       },
     })
   }
@@ -130,7 +158,7 @@ function recordUsage(
   // authoritative cap for the Worker's capability-token budget.
   const first = events[0]!.payload as {remaining: Record<string, Remaining>}
   first.remaining = {...first.remaining, effective: tightest(remainders)}
-  return {events}
+  return events
 }
 
 /**

@@ -5,6 +5,7 @@
 import type {Principal} from '../../signing/profiles.js'
 import type {ContextPackageDocument, EvidenceDocument} from '../model/events.js'
 import type {CommandKind, CommandPayloads} from '../model/payloads.generated.js'
+import type {OfflineBinding} from '../model/offline-execution.js'
 
 export type {CommandKind, CommandPayloads} from '../model/payloads.generated.js'
 
@@ -62,6 +63,8 @@ export interface CommandFields {
   contextPackage?: VerifiedContextPackage
   /** ext.missionweaveprotocol.core.group_archive only: the verified payload.snapshot (snapshot.ts). */
   snapshot?: VerifiedSnapshot
+  /** §11.5 a buffered Command only: its bounded-offline-execution binding, schema-checked by ingress (ingress/extensions.ts). */
+  offline?: OfflineBinding
 }
 
 /** A verified Command as ingress hands it to decide(): any kind, its payload not yet typed. */

@@ -35,6 +35,11 @@ export interface DecideContext {
    * Looked up by ingress (ingress/message-lookup.ts); undefined for every other kind.
    */
   message?: MessageIndexEntry | null
+  /**
+   * §11.5: the historical Execution Lease of a buffered Command, set by decide/offline.ts once
+   * the binding was checked against it; the gate then accepts this lease in place of the current one.
+   */
+  reconciledLeaseId?: string
 }
 
 /** An Event before the authority numbers and signs it. */

@@ -244,8 +244,13 @@ function itemGate<K extends CommandKind>(
     }
     const lease = spec.lease
     if (lease !== undefined && (lease.cited === 'always' || item.lease?.state === 'active')) {
-      const current = currentLease(item, lease.leaseId(command.payload), command.sessionEpoch, ctx.acceptedAt)
-      if (isRefusal(current)) return current
+      const cited = lease.leaseId(command.payload)
+      // §11.5: a reconciled buffered Command ran under its historical lease (decide/offline.ts).
+      const current =
+        cited !== undefined && cited === ctx.reconciledLeaseId
+          ? null
+          : currentLease(item, cited, command.sessionEpoch, ctx.acceptedAt)
+      if (current !== null && isRefusal(current)) return current
     }
   }
   if (spec.from !== undefined && !spec.from.has(item.state))

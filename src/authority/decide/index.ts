@@ -18,6 +18,7 @@ import {LEASE_HANDLERS} from './lease.js'
 import {MEMBERSHIP_HANDLERS} from './membership.js'
 import {MESSAGE_HANDLERS} from './message.js'
 import {MISSION_HANDLERS} from './mission.js'
+import {reconcileOffline} from './offline.js'
 import {OVERRIDE_HANDLERS} from './override.js'
 import {WORK_HANDLERS} from './work.js'
 import type {GroupState} from '../model/state.js'
@@ -53,6 +54,9 @@ export function decide(state: GroupState | null, command: ReceivedCommand, ctx: 
   if (state?.archive !== undefined) return refuse('INVALID_STATE_TRANSITION', 'the Group is archived')
   const kind = command.kind
   if (!isDecided(kind)) return refuse('INVALID_COMMAND', `this authority does not implement ${kind} yet`)
+  // §11.5: a Command buffered offline is checked against its historical lease, then decided as usual.
+  if (command.offline !== undefined)
+    return reconcileOffline(state, command, command.offline, ctx, (c) => dispatch(kind, state, command, c))
   return dispatch(kind, state, command, ctx)
 }
 

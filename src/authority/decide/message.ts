@@ -10,11 +10,17 @@ import {type DecideContext, type Decision, refuse} from './common.js'
 import {type Handler, type Handlers, type InGroup, live} from './gate.js'
 import {TERMINAL} from '../model/state.js'
 
+const workItemConversation = (state: InGroup['state'], conversationId: string) =>
+  Object.values(state.workItems).some((w) => w.conversationId === conversationId)
+
 function messagePost({state}: InGroup, command: DecidedCommand<'message.post'>, ctx: DecideContext): Decision {
   const p = command.payload
   const conversationId = p.conversationId ?? state.conversationId
-  // Only the Group-level Conversation exists until WorkItems and restricted Conversations do.
-  if (conversationId !== state.conversationId) return refuse('INVALID_COMMAND', 'unknown conversationId')
+  // §9: the Group's planning Conversation, or the dedicated Conversation every WorkItem owns (a
+  // Worker's questions, schedule disclosure and offer declines go there). Restricted
+  // Conversations do not exist yet.
+  if (conversationId !== state.conversationId && !workItemConversation(state, conversationId))
+    return refuse('INVALID_COMMAND', `no Conversation ${conversationId} in this Group`)
 
   const eventId = ctx.newId()
   const message: Record<string, unknown> = {

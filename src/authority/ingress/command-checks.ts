@@ -13,7 +13,7 @@ import type {VerifiedApproval} from '../decide/index.js'
 import {verifyOfferedContextPackage} from './context-package.js'
 import type {EmbeddedRejection} from './embedded-rejection.js'
 import {verifySubmittedEvidence} from './evidence.js'
-import {unknownCriticalExtension} from './extensions.js'
+import {offlineBinding, unknownCriticalExtension} from './extensions.js'
 import type {GroupCommand} from './group-command.js'
 import {payloadError} from './payloads.js'
 import {servicePolicyAct} from './policy-records.js'
@@ -33,11 +33,14 @@ export function checkCommand(
   const invalid = payloadError(command.kind, command.payload)
   if (invalid) return invalid
   if (unknownCriticalExtension(command.extensions) !== null) return 'UNKNOWN_CRITICAL_EXTENSION'
+  const offline = offlineBinding(command.kind, command.extensions)
+  if (typeof offline === 'string') return offline
   const forbidden = authorize(authority, command)
   if (forbidden) return forbidden
   const taken = principalNamedGroup(authority, command)
   if (taken) return taken
-  return withEmbedded(authority, command, bytes)
+  // §11.5: the decider checks the binding against the historical lease (decide/offline.ts).
+  return withEmbedded(authority, offline === null ? command : {...command, offline}, bytes)
 }
 
 /** Role and Organization policy (AUTH_FORBIDDEN); Membership checks are the decider's. */

@@ -4,11 +4,13 @@
 // (store/multi-append.ts). Every other Command keeps the single-Group path unchanged.
 
 import type {ErrorCode} from '../../errors.js'
+import type {JsonObject} from '../../json/parse.js'
 import type {Receipt, StoredEvent} from '../../store/group-log.js'
 import type {GroupAppend} from '../../store/multi-append.js'
 import type {Authority} from '../authority.js'
 import type {EventDraft, ReceivedCommand} from '../decide/index.js'
 import {RESOURCE_USAGE_RECORD, runningChild} from '../model/mission-tree.js'
+import {BOUNDED_OFFLINE_EXECUTION} from '../model/offline-execution.js'
 import type {GroupState} from '../model/state.js'
 import {appendAnswer} from './idempotency.js'
 import type {Retry} from './retry.js'
@@ -37,7 +39,7 @@ const MAX_CHAIN = 1000
  */
 export async function involvedGroups(
   authority: Authority,
-  command: ReceivedCommand & {groupId: string},
+  command: ReceivedCommand & {groupId: string; extensions?: JsonObject},
 ): Promise<string[]> {
   const ids = [command.groupId]
   const p = command.payload as Record<string, unknown> | undefined
@@ -46,7 +48,9 @@ export async function involvedGroups(
     if (typeof earlier === 'string') ids.push(earlier)
     return [...new Set(ids)]
   }
-  if (!ANCESTRY_KINDS.has(command.kind)) return ids
+  // §11.5: a reconciled offline delta is charged up the ancestry like a usage record.
+  const offline = command.extensions !== undefined && Object.hasOwn(command.extensions, BOUNDED_OFFLINE_EXECUTION)
+  if (!ANCESTRY_KINDS.has(command.kind) && !offline) return ids
   if (command.kind === 'mission.create_child' && typeof p?.groupId === 'string') ids.push(p.groupId)
   const chain = new Set([command.groupId])
   let state = await authority.current(command.groupId)

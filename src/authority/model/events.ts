@@ -491,7 +491,15 @@ export type ResourceUsageRecordedPayload = {
   /** `effective` (the least remainder up the tree) on the charged execution's level only. */
   remaining: {workItem: Remaining; mission: Remaining; effective?: Remaining}
 } & (
-  | {agentId: string; ownershipEpoch: number; leaseId: string; sessionEpoch: number | null}
+  | {
+      agentId: string
+      ownershipEpoch: number
+      leaseId: string
+      /** The session that spent it: for a reconciled offline delta (§11.5), the historical execution session. */
+      sessionEpoch: number | null
+      /** §11.5: a reconciled offline delta only — the session that reconciled it and when the Worker buffered it. */
+      reconciliation?: {sessionEpoch: number; bufferedAt: string}
+    }
   | {source: {missionId: string; groupId: string; workItemId: string}}
 )
 

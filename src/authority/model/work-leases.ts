@@ -12,6 +12,11 @@ export const EXECUTION_LEASE_SECONDS = 600
 export const OWNERSHIP_LEASE_SECONDS = 900
 /** §11.4: "Ownership MAY remain during a bounded blocked lease" (default of leases.blockedSeconds). */
 export const BLOCKED_LEASE_SECONDS = 3600
+/**
+ * §11.5: how long past its historical Execution Lease expiry a disconnected Worker may keep
+ * buffering reversible progress (default of leases.offlineGraceSeconds; model/offline-execution.ts).
+ */
+export const OFFLINE_GRACE_SECONDS = 300
 
 /**
  * The Organization's lease lengths in seconds (AuthorityPolicy.leases); an unset member takes the
@@ -22,6 +27,7 @@ export interface LeasePolicy {
   ownershipSeconds?: number
   executionSeconds?: number
   blockedSeconds?: number
+  offlineGraceSeconds?: number
 }
 
 /** The effective lease lengths a decision uses: the policy's, else the defaults. */
@@ -30,6 +36,7 @@ export function leaseLengths(policy: LeasePolicy | undefined): Required<LeasePol
     ownershipSeconds: policy?.ownershipSeconds ?? OWNERSHIP_LEASE_SECONDS,
     executionSeconds: policy?.executionSeconds ?? EXECUTION_LEASE_SECONDS,
     blockedSeconds: policy?.blockedSeconds ?? BLOCKED_LEASE_SECONDS,
+    offlineGraceSeconds: policy?.offlineGraceSeconds ?? OFFLINE_GRACE_SECONDS,
   }
 }
 
@@ -38,7 +45,7 @@ export function checkLeasePolicy(policy: LeasePolicy | undefined): void {
   if (policy === undefined) return
   if (policy === null || typeof policy !== 'object' || Array.isArray(policy))
     throw new Error('leases must be an object')
-  const known = new Set(['ownershipSeconds', 'executionSeconds', 'blockedSeconds'])
+  const known = new Set(['ownershipSeconds', 'executionSeconds', 'blockedSeconds', 'offlineGraceSeconds'])
   for (const [name, value] of Object.entries(policy)) {
     if (!known.has(name)) throw new Error(`leases.${name} is not a lease length`)
     if (value === undefined) continue
