@@ -57,7 +57,12 @@ export interface AgentOrg {
   /** A Context Package for a WorkItem, signed by the Coordinator (§13.3). */
   contextPackage(groupId: string, missionId: string, workItemId: string, unresolved?: string[]): JsonObject
   /** Authorizes a WorkItem (the dev contract plus `contractExtra`) and offers it to `worker`; returns its ID. */
-  offerWork(groupId: string, missionId: string, worker: string, contractExtra?: JsonObject): Promise<string>
+  offerWork(
+    groupId: string,
+    missionId: string,
+    worker: string,
+    contractExtra?: Record<string, unknown>,
+  ): Promise<string>
   /** Offers an existing WorkItem (again) to `worker`. */
   reoffer(groupId: string, missionId: string, workItemId: string, worker: string): Promise<void>
   agent(name: string, args: string[]): Proc
