@@ -43,6 +43,11 @@ ${EXIT_CODES_HELP}`
       min: 1,
     }),
     'lease-seconds': Flags.integer({description: 'Requested lease length at each renewal.', min: 30, max: 3600}),
+    'max-wait-ms': Flags.integer({
+      description:
+        'Longest wait of a Group with ready work and nothing running before a preemptible run is asked to checkpoint for it (default 600000).',
+      min: 0,
+    }),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -68,6 +73,7 @@ ${EXIT_CODES_HELP}`
         ...(flags.slots ? {slots: flags.slots} : {}),
         handler: flags.handler ? {module: resolve(flags.handler)} : {exec: flags.exec!},
         ...(flags['lease-seconds'] ? {leaseSeconds: flags['lease-seconds']} : {}),
+        ...(flags['max-wait-ms'] !== undefined ? {scheduler: {maxWaitMs: flags['max-wait-ms']}} : {}),
         ...(flags.capacity ? {capacity: flags.capacity} : {}),
       })
     } catch (e) {

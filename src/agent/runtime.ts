@@ -25,7 +25,7 @@ import {AgentCommands, type CommandTarget, type LeaseRef, documentHash} from './
 import {BlobStore} from './blobs.js'
 import type {AgentHandler, EvidenceClaim, Progress, WorkSpec} from './handler.js'
 import {AgentStore, type QueueEntry} from './local-store.js'
-import {type GroupPolicy, Scheduler} from './scheduler.js'
+import {type GroupPolicy, Scheduler, type SchedulerOptions} from './scheduler.js'
 import {type HandlerSpec, type SlotResult, type SlotRun, startSlot} from './slots.js'
 
 export interface AgentOptions {
@@ -44,6 +44,12 @@ export interface AgentOptions {
   capacity?: number
   /** Requested lease length at each renewal (default: the authority's policy). */
   leaseSeconds?: number
+  /**
+   * Scheduler tuning (slots come from `slots`). maxWaitMs (default 10 minutes) bounds how long a
+   * Group with ready work and nothing running waits before a preemptible run is asked to
+   * checkpoint for it; preemptLagMs (default none) also preempts on share lag.
+   */
+  scheduler?: Partial<Omit<SchedulerOptions, 'slots'>>
   /** Organization policy: a Group's weight and priority class (default 1 and 0). */
   groupPolicy?: (groupId: string) => GroupPolicy
   /** The Group Authority services trusted to accept Events. */
@@ -131,7 +137,7 @@ class AgentRuntime implements RunningAgent {
     this.#store = AgentStore.open(o.db, {agentId: this.agentId})
     this.#blobs = new BlobStore(join(dirname(o.db), 'blobs'))
     this.#commands = new AgentCommands(o.key)
-    this.#scheduler = new Scheduler({slots: this.#slots, maxWaitMs: 10 * 60_000})
+    this.#scheduler = new Scheduler({maxWaitMs: 10 * 60_000, ...o.scheduler, slots: this.#slots})
   }
 
   async start(): Promise<void> {
@@ -242,7 +248,10 @@ class AgentRuntime implements RunningAgent {
       if (!next) break
       const entry = this.#store.entry(next.groupId, next.workItemId)
       if (!entry || !entry.mine || entry.state !== 'queued') {
-        this.#scheduler.remove(next.groupId, next.workItemId)
+        // Dispatched means running in the Scheduler: release it (remove would throw and leave the
+        // slot counted busy). Queued again later (e.g. its checkpoint Event not yet applied), the
+        // 'schedule' intent puts it back.
+        this.#scheduler.release(next.groupId, next.workItemId, 0, this.#now(), false)
         continue
       }
       void this.#startRun(entry)
@@ -291,8 +300,9 @@ class AgentRuntime implements RunningAgent {
         return true
       case 'stop': {
         const run = this.#runs.get(key(entry.groupId, entry.workItemId))
+        // A running item leaves the Scheduler when its slot ends (#finish releases it).
         if (run) this.#lost(run, 'the authority ended this lease')
-        this.#scheduler.remove(entry.groupId, entry.workItemId)
+        else this.#scheduler.remove(entry.groupId, entry.workItemId)
         return true
       }
       default:
@@ -437,7 +447,9 @@ class AgentRuntime implements RunningAgent {
     const active = started ? await this.#awaitEntry(entry, (e) => e.state === 'active' && e.lease !== null) : null
     if (!active || !active.lease) {
       this.#runs.delete(k)
-      this.#scheduler.remove(entry.groupId, entry.workItemId)
+      // Dispatched, so running in the Scheduler: release (remove would throw, rejecting this
+      // un-awaited promise, and keep the slot counted busy).
+      this.#scheduler.release(entry.groupId, entry.workItemId, 0, this.#now(), false)
       return
     }
     run.entry = active

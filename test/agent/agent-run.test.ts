@@ -7,7 +7,6 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {contentHash} from '../../src/crypto/hash.js'
 import {type AgentOrg, agentOrg, until} from '../support/agent-org.js'
-import {devContract} from '../support/operator-helpers.js'
 import {PROJECT_ROOT} from '../support/upstream.js'
 
 /** The README's exec handler, as the README shows it. */
@@ -25,25 +24,8 @@ describe('mwp agent run --exec', () => {
     writeFileSync(join(o.dir, 'work.sh'), WORK_SH)
     const agent = o.agent('worker-1', ['--exec', `bash ${join(o.dir, 'work.sh')}`])
     const {groupId, missionId} = await o.mission('Publish the release notes')
-    const workItemId = `urn:uuid:${crypto.randomUUID()}`
     const worker = `${o.org.organization}:agent:worker-1`
-    await o.command('coordinator', 'work.authorize', groupId, {workItemId, contract: devContract()})
-    await o.command('coordinator', 'work.offer', groupId, {
-      workItemId,
-      candidates: [worker],
-      expiresAt: new Date(Date.now() + 120_000).toISOString(),
-      selectionBasis: {
-        [worker]: {
-          verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-          authorizationEligible: true,
-          availabilityEstimate: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-          expectedCost: 1,
-          reliabilityEvidence: [],
-          policyRulesApplied: ['dev: capability match'],
-        },
-      },
-      contextPackage: o.contextPackage(groupId, missionId, workItemId),
-    })
+    await o.offerWork(groupId, missionId, worker)
     const events = await until(
       () => o.events(groupId),
       (es) => es.some((e) => e.kind === 'work.submitted'),

@@ -13,7 +13,6 @@ import {verifyToken} from '../../src/authz/verifier.js'
 import {decodeBase64url} from '../../src/json/base64url.js'
 import {fetchAuthzKey} from '../../src/wire/token-client.js'
 import {type AgentOrg, agentOrg, readText, until} from '../support/agent-org.js'
-import {devContract} from '../support/operator-helpers.js'
 
 const REPO = 'urn:mwp:dev:tool:repo'
 
@@ -37,27 +36,10 @@ function filesUnder(dir: string): string[] {
 let o: AgentOrg
 const worker = () => `${o.org.organization}:agent:worker-1`
 
-/** A Mission whose Coordinator authorizes a WorkItem under `contract` and offers it to worker-1 just in time. */
-async function offerWork(contract: Record<string, unknown>) {
+/** A Mission whose Coordinator authorizes a WorkItem (the dev contract plus `extra`) and offers it to worker-1 just in time. */
+async function offerWork(extra: Record<string, unknown>) {
   const {groupId, missionId} = await o.mission('Use the repository')
-  const workItemId = `urn:uuid:${crypto.randomUUID()}`
-  await o.command('coordinator', 'work.authorize', groupId, {workItemId, contract})
-  await o.command('coordinator', 'work.offer', groupId, {
-    workItemId,
-    candidates: [worker()],
-    expiresAt: new Date(Date.now() + 120_000).toISOString(),
-    selectionBasis: {
-      [worker()]: {
-        verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-        authorizationEligible: true,
-        availabilityEstimate: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-        expectedCost: 1,
-        reliabilityEvidence: [],
-        policyRulesApplied: ['dev: capability match'],
-      },
-    },
-    contextPackage: o.contextPackage(groupId, missionId, workItemId),
-  })
+  const workItemId = await o.offerWork(groupId, missionId, worker(), extra)
   return {groupId, missionId, workItemId}
 }
 
@@ -71,9 +53,9 @@ describe('mwp agent run: the capability token of the lease (§12)', () => {
     const received = join(o.dir, 'received-work.json')
     writeFileSync(join(o.dir, 'work.sh'), WORK_SH)
     const agent = o.agent('worker-1', ['--exec', `bash ${join(o.dir, 'work.sh')} ${received}`])
-    const {groupId, missionId, workItemId} = await offerWork(
-      devContract({allowedResources: [{resource: REPO, operations: ['read', 'write']}]}),
-    )
+    const {groupId, missionId, workItemId} = await offerWork({
+      allowedResources: [{resource: REPO, operations: ['read', 'write']}],
+    })
     const events = await until(
       () => o.events(groupId),
       (es) => es.some((e) => e.kind === 'work.submitted'),
@@ -137,12 +119,10 @@ describe('mwp agent run: the capability token of the lease (§12)', () => {
     const received = join(o.dir, 'refused-work.json')
     writeFileSync(join(o.dir, 'work.sh'), WORK_SH)
     const agent = o.agent('worker-1', ['--exec', `bash ${join(o.dir, 'work.sh')} ${received}`])
-    const {groupId} = await offerWork(
-      devContract({
-        allowedResources: [{resource: REPO, operations: ['read']}],
-        budget: {currency: 'EUR', financialLimit: 10, toolCallLimit: 0},
-      }),
-    )
+    const {groupId} = await offerWork({
+      allowedResources: [{resource: REPO, operations: ['read']}],
+      budget: {currency: 'EUR', financialLimit: 10, toolCallLimit: 0},
+    })
     const events = await until(
       () => o.events(groupId),
       (es) => es.some((e) => e.kind === 'work.blocked'),

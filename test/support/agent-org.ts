@@ -3,9 +3,10 @@
 // the setting of the Agent runtime's end-to-end tests.
 
 import {type ChildProcess, spawn} from 'node:child_process'
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {AgentStore} from '../../src/agent/local-store.js'
 import {createDevOrganization, type DevOrganization} from '../../src/config/dev-org.js'
 import {readKeyFile, type SigningKey} from '../../src/crypto/keyfile.js'
 import type {JsonObject} from '../../src/json/parse.js'
@@ -15,7 +16,10 @@ import {missionCreatePayload} from '../../src/operator/mission-payloads.js'
 import type {EventDoc, Transport} from '../../src/operator/transport.js'
 import {foldGroup} from '../../src/operator/views.js'
 import {openWireTransport} from '../../src/operator/wire-transport.js'
+import {RegistryEvidence} from '../../src/signing/registry.js'
 import {sign} from '../../src/signing/sign.js'
+import {WireClient} from '../../src/wire/client.js'
+import {devContract} from './operator-helpers.js'
 import {PROJECT_ROOT} from './upstream.js'
 
 const BIN = join(PROJECT_ROOT, 'bin/run.js')
@@ -52,13 +56,38 @@ export interface AgentOrg {
   mission(objective: string): Promise<{groupId: string; missionId: string}>
   /** A Context Package for a WorkItem, signed by the Coordinator (§13.3). */
   contextPackage(groupId: string, missionId: string, workItemId: string, unresolved?: string[]): JsonObject
+  /** Authorizes a WorkItem (the dev contract plus `contractExtra`) and offers it to `worker`; returns its ID. */
+  offerWork(
+    groupId: string,
+    missionId: string,
+    worker: string,
+    contractExtra?: Record<string, unknown>,
+  ): Promise<string>
+  /** Offers an existing WorkItem (again) to `worker`. */
+  reoffer(groupId: string, missionId: string, workItemId: string, worker: string): Promise<void>
   agent(name: string, args: string[]): Proc
+  /**
+   * A clean replay: a fresh AgentStore at `path`, fed over a new wss session of `name` exactly as
+   * the runtime feeds its own (joined where the directory says its visibility starts, Events and
+   * delivered-through markers), until its Cursor reaches `throughSequence`. Opening the session
+   * replaces any other session of `name`: call it when that Agent's process is stopped.
+   */
+  replay(name: string, groupId: string, path: string, throughSequence: number): Promise<AgentStore>
   close(): Promise<void>
 }
 
-export async function agentOrg(tag: string, options: {workers?: number} = {}): Promise<AgentOrg> {
+export async function agentOrg(
+  tag: string,
+  options: {workers?: number; policy?: Record<string, unknown>} = {},
+): Promise<AgentOrg> {
   const dir = mkdtempSync(join(tmpdir(), `mwp-${tag}-`))
   const org = await createDevOrganization(join(dir, 'org'), {port: 0, workers: options.workers ?? 1})
+  if (options.policy) {
+    // Authority policy for the test (e.g. short leases), merged into the dev configuration.
+    const config = JSON.parse(readFileSync(org.config, 'utf8')) as {policy: Record<string, unknown>}
+    config.policy = {...config.policy, ...options.policy}
+    writeFileSync(org.config, JSON.stringify(config, null, 2))
+  }
   const server = cli(['authority', 'serve', '--config', org.config, '--dev-tls', '--port', '0'])
   const {url, ca} = await new Promise<{url: string; ca: string}>((resolve, reject) => {
     const check = () => {
@@ -130,6 +159,68 @@ export async function agentOrg(tag: string, options: {workers?: number} = {}): P
         generatedAt: formatUtcNow(),
       }
       return sign('context-package', unsigned, key('coordinator')).document
+    },
+    async offerWork(groupId, missionId, worker, contractExtra = {}) {
+      const workItemId = `urn:uuid:${crypto.randomUUID()}`
+      await self.command('coordinator', 'work.authorize', groupId, {
+        workItemId,
+        contract: devContract(contractExtra),
+      })
+      await self.reoffer(groupId, missionId, workItemId, worker)
+      return workItemId
+    },
+    async reoffer(groupId, missionId, workItemId, worker) {
+      await self.command('coordinator', 'work.offer', groupId, {
+        workItemId,
+        candidates: [worker],
+        expiresAt: new Date(Date.now() + 120_000).toISOString(),
+        selectionBasis: {
+          [worker]: {
+            verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
+            authorizationEligible: true,
+            availabilityEstimate: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+            expectedCost: 1,
+            reliabilityEvidence: [],
+            policyRulesApplied: ['dev: capability match'],
+          },
+        },
+        contextPackage: self.contextPackage(groupId, missionId, workItemId),
+      })
+    },
+    async replay(name, groupId, path, throughSequence) {
+      const store = AgentStore.open(path, {agentId: key(name).principal!.id})
+      const client = await WireClient.connect({
+        url,
+        key: key(name),
+        registry: RegistryEvidence.fromBytes(readFileSync(org.registry)),
+        ca: readFileSync(ca),
+        autoAck: false,
+      })
+      try {
+        let announced: number | undefined
+        await client.watchGroups((g) => {
+          if (g.groupId === groupId) announced ??= g.afterSequence
+        })
+        const afterSequence = (await until(
+          async () => announced,
+          (a) => a !== undefined,
+          'the directory announcement',
+        ))!
+        store.join(groupId, afterSequence)
+        await client.subscribe(
+          groupId,
+          {afterSequence, onDeliveredThrough: (sequence) => void store.deliveredThrough(groupId, sequence)},
+          (e) => void store.apply(e),
+        )
+        await until(
+          async () => store.cursor(groupId) ?? 0,
+          (c) => c >= throughSequence,
+          `the replay through ${throughSequence}`,
+        )
+      } finally {
+        await client.close()
+      }
+      return store
     },
     agent(name, args) {
       const p = cli(['agent', 'run', '--config', org.config, '--agent', name, '--url', url, '--ca', ca, ...args], dir)
