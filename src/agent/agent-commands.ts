@@ -4,9 +4,7 @@
 
 import type {UsageDelta} from '../authority/model/budget.js'
 import type {SigningKey} from '../crypto/keyfile.js'
-import {contentHash} from '../crypto/hash.js'
 import type {JsonObject} from '../json/parse.js'
-import {canonicalize} from '../json/jcs.js'
 import {formatUtcNow} from '../json/timestamp.js'
 import {buildCommand, newUrn} from '../operator/command-builder.js'
 import {sign} from '../signing/sign.js'
@@ -133,6 +131,3 @@ function progressPayload(p: Progress): Record<string, unknown> {
     ...(p.estimate ? {revisedEstimate: p.estimate} : {}),
   }
 }
-
-/** The content hash of a signed document (how work.fail cites its failure Evidence). */
-export const documentHash = (doc: JsonObject) => contentHash(Buffer.from(canonicalize(doc)))

@@ -15,13 +15,13 @@ import {dirname, join} from 'node:path'
 import type {UsageDelta} from '../authority/model/budget.js'
 import {sha256Hex} from '../crypto/hash.js'
 import type {SigningKey} from '../crypto/keyfile.js'
-import type {ProtocolError} from '../errors.js'
+import type {ErrorCode, ProtocolError} from '../errors.js'
 import {parseJsonBytes, type JsonObject} from '../json/parse.js'
 import {canonicalize} from '../json/jcs.js'
 import type {RegistryEvidence} from '../signing/registry.js'
 import {type DeliveredEvent, WireClient, WireError} from '../wire/client.js'
 import {admit, type Capability} from './admission.js'
-import {AgentCommands, type CommandTarget, type LeaseRef, documentHash} from './agent-commands.js'
+import {AgentCommands, type CommandTarget, type LeaseRef} from './agent-commands.js'
 import {BlobStore} from './blobs.js'
 import type {AgentHandler, EvidenceClaim, Progress, WorkSpec} from './handler.js'
 import {AgentStore, type QueueEntry} from './local-store.js'
@@ -92,6 +92,19 @@ interface Run {
 }
 
 const key = (groupId: string, workItemId: string) => `${groupId}\n${workItemId}`
+/**
+ * Refusals of a submission that are no verdict on it: this run no longer holds the WorkItem, or
+ * the authority could not decide now (retryable). Nothing to fail.
+ */
+const NO_VERDICT: ReadonlySet<ErrorCode> = new Set([
+  'INTERNAL_ERROR',
+  'BACKPRESSURE',
+  'RATE_LIMITED',
+  'WORK_LEASE_EXPIRED',
+  'WORK_STALE_OWNERSHIP',
+  'AUTH_STALE_SESSION',
+  'INVALID_STATE_TRANSITION',
+])
 const PREEMPTIBLE_RISK: ReadonlySet<unknown> = new Set(['none', 'reversible'])
 const TICK_MS = 1000
 /** §6.2/§11.1: Presence (free slots) rides on a PING this often, and when the slots change. */
@@ -567,7 +580,12 @@ class AgentRuntime implements RunningAgent {
       case 'submit': {
         const scope = {missionId: entry.missionId ?? '', groupId: entry.groupId, workItemId: entry.workItemId}
         const evidence = run.evidence.map((e) => this.#commands.evidence(scope, e.criterionIds, e.claim))
-        await this.#submit(this.#commands.submit(target, lease, run.artifacts, evidence), 'submit')
+        const refused = await this.#send(this.#commands.submit(target, lease, run.artifacts, evidence), 'submit')
+        // A submission the authority refuses for what it holds (no Evidence for a criterion, an
+        // Artifact it cannot cite …) will not pass on a retry: the WorkItem fails with the reason,
+        // rather than staying active until its lease runs out. A lost lease or session is not ours to fail.
+        if (refused !== null && !NO_VERDICT.has(refused))
+          await this.#fail(run, `the submission was refused: ${refused}`)
         this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
         break
       }
@@ -583,21 +601,10 @@ class AgentRuntime implements RunningAgent {
         this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
         break
       case 'fail':
-      case 'crashed': {
-        const reason = result.reason.slice(0, 4000)
-        const report = this.#commands.evidence(
-          {missionId: entry.missionId ?? '', groupId: entry.groupId, workItemId: entry.workItemId},
-          ((entry.contract?.acceptanceCriteria as {criterionId: string}[] | undefined) ?? [])
-            .map((c) => c.criterionId)
-            .slice(0, 1),
-          {method: 'the handler reported the failure', result: 'failed', type: 'failure_report'},
-        )
-        const hash = this.#blobs.put(Buffer.from(canonicalize(report)))
-        await this.#submit(this.#commands.fail(target, lease, reason, [hash]), 'fail')
+      case 'crashed':
+        await this.#fail(run, result.reason)
         this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
-        void documentHash
         break
-      }
       case 'stopped':
         this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
         break
@@ -605,6 +612,19 @@ class AgentRuntime implements RunningAgent {
     this.#runs.delete(k)
     this.#presence()
     this.#wake()
+  }
+
+  /** work.fail with a signed failure report (§11.4: failure Evidence is required). */
+  async #fail(run: Run, why: string): Promise<void> {
+    const {entry, target, lease} = run
+    const criteria = entry.contract?.acceptanceCriteria.map((c) => c.criterionId).slice(0, 1) ?? []
+    const report = this.#commands.evidence(
+      {missionId: entry.missionId ?? '', groupId: entry.groupId, workItemId: entry.workItemId},
+      criteria,
+      {method: `the handler's run ended: ${why}`.slice(0, 4000), result: 'failed', type: 'failure_report'},
+    )
+    const hash = this.#blobs.put(Buffer.from(canonicalize(report)))
+    await this.#submit(this.#commands.fail(target, lease, why.slice(0, 4000), [hash]), 'fail')
   }
 
   async #recordUsage(run: Run): Promise<void> {
@@ -656,18 +676,21 @@ class AgentRuntime implements RunningAgent {
 
   /** Submits a signed Command; logs and returns false on a refusal. */
   async #submit(bytes: Buffer, what: string): Promise<boolean> {
+    return (await this.#send(bytes, what)) === null
+  }
+
+  /** Submits a signed Command; null when accepted, else the refusal's code (logged). */
+  async #send(bytes: Buffer, what: string): Promise<ErrorCode | null> {
     const r = await this.#client.submit(bytes)
-    if ('error' in r) {
-      this.#log({
-        level: 'warn',
-        event: 'command-refused',
-        what,
-        code: r.error.code,
-        detail: r.error.detail ?? r.error.message,
-      })
-      return false
-    }
-    return true
+    if (!('error' in r)) return null
+    this.#log({
+      level: 'warn',
+      event: 'command-refused',
+      what,
+      code: r.error.code,
+      detail: r.error.detail ?? r.error.message,
+    })
+    return r.error.code
   }
 
   status(): AgentStatus {

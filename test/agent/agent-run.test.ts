@@ -67,4 +67,42 @@ describe('mwp agent run --exec', () => {
       expect.arrayContaining(['connected', 'offer-accepted', 'run-started', 'run-ended']),
     )
   })
+
+  it('declines an offer it has no capability for, with the structured reason in the WorkItem Conversation', async () => {
+    const agent = o.agent('worker-1', ['--exec', 'exit 1'])
+    const {groupId, missionId} = await o.mission('Translate the notes')
+    const worker = `${o.org.organization}:agent:worker-1`
+    await o.offerWork(groupId, missionId, worker, {
+      requiredCapabilities: [{id: 'mwp.dev.translation', version: '1.0.0'}],
+    })
+    const events = await until(
+      () => o.events(groupId),
+      (es) => es.some((e) => e.kind === 'message.posted' && e.actor.id === worker),
+      'the decline',
+    )
+    const text = (events.find((e) => e.kind === 'message.posted')!.payload as {message: {content: {text: string}[]}})
+      .message.content[0]!.text
+    expect(JSON.parse(text)).toMatchObject({reason: 'capability', detail: 'no capability mwp.dev.translation'})
+    expect(events.some((e) => e.kind === 'work.offer.accepted')).toBe(false)
+    expect(JSON.stringify(events)).not.toContain('"work.started"')
+    agent.child.kill('SIGTERM')
+    expect(await agent.exited).toBe(0)
+  })
+
+  it('fails the WorkItem with the reason when the authority refuses its submission (no Evidence)', async () => {
+    const agent = o.agent('worker-1', ['--exec', `read -r work; echo '{"type":"submit"}'`])
+    const {groupId, missionId} = await o.mission('Submit without Evidence')
+    const worker = `${o.org.organization}:agent:worker-1`
+    await o.offerWork(groupId, missionId, worker)
+    const events = await until(
+      () => o.events(groupId),
+      (es) => es.some((e) => e.kind === 'work.failed'),
+      `work.failed (agent stderr: ${agent.out().stderr.slice(-1500)})`,
+    )
+    const failed = events.find((e) => e.kind === 'work.failed')!
+    expect(failed.actor.id).toBe(worker)
+    expect((failed.payload as {reason: string}).reason).toBe('the submission was refused: SCHEMA_VALIDATION_FAILED')
+    agent.child.kill('SIGTERM')
+    expect(await agent.exited).toBe(0)
+  })
 })

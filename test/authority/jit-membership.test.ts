@@ -54,8 +54,11 @@ describe('just-in-time Worker Membership (§8)', () => {
       scopes: [`workitem:${w}`],
       provisional: {workItemId: w, contextPackageId: pkg},
     })
-    // Provisional is not active: it can do nothing but accept its offer.
+    // Provisional is not active: it can do nothing but accept its offer — and speak in that
+    // WorkItem's Conversation (a question, or why it declines; §10.3), nowhere else.
     expect(codeOf(await run(post(developer, g)))).toBe('MEMBERSHIP_REQUIRED')
+    const conversationId = (await state(g)).workItems[w]!.conversationId
+    receiptOf(await run(post(developer, g, {payload: {conversationId, text: 'Declined: capacity'}})))
 
     receiptOf(
       await run(

@@ -79,7 +79,7 @@ export interface GroupGate<K extends CommandKind> {
    * looked at (Organization services). provisionalFor: an active Membership, or the provisional
    * one an offer granted for the WorkItem the payload names (§8 just-in-time Worker Membership).
    */
-  membership: 'active' | 'none' | {provisionalFor: (payload: CommandPayloads[K]) => string}
+  membership: 'active' | 'none' | {provisionalFor: (payload: CommandPayloads[K], state: GroupState) => string}
   /**
    * 'policy': a service actor skips the Membership and `who` — one that reaches the decider was
    * authorized by Organization policy in ingress (terminators, redactors, override issuers), and
@@ -175,7 +175,7 @@ function groupGate<K extends CommandKind>(
         ? activeMember(state, command)
         : spec.membership === 'none'
           ? null
-          : provisionalMember(state, command, spec.membership.provisionalFor(command.payload), ctx.acceptedAt)
+          : provisionalMember(state, command, spec.membership.provisionalFor(command.payload, state), ctx.acceptedAt)
     if (m !== null && isRefusal(m)) return m
     member = m
     const denied = authority(spec.who, state, command, ctx)

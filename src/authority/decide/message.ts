@@ -10,8 +10,11 @@ import {type DecideContext, type Decision, refuse} from './common.js'
 import {type Handler, type Handlers, type InGroup, live} from './gate.js'
 import {TERMINAL} from '../model/state.js'
 
-const workItemConversation = (state: InGroup['state'], conversationId: string) =>
-  Object.values(state.workItems).some((w) => w.conversationId === conversationId)
+/** The WorkItem whose dedicated Conversation this is (§9), if any. */
+const workItemOf = (state: InGroup['state'], conversationId: string | undefined) =>
+  conversationId === undefined
+    ? undefined
+    : Object.values(state.workItems).find((w) => w.conversationId === conversationId)?.workItemId
 
 function messagePost({state}: InGroup, command: DecidedCommand<'message.post'>, ctx: DecideContext): Decision {
   const p = command.payload
@@ -19,7 +22,7 @@ function messagePost({state}: InGroup, command: DecidedCommand<'message.post'>, 
   // §9: the Group's planning Conversation, or the dedicated Conversation every WorkItem owns (a
   // Worker's questions, schedule disclosure and offer declines go there). Restricted
   // Conversations do not exist yet.
-  if (conversationId !== state.conversationId && !workItemConversation(state, conversationId))
+  if (conversationId !== state.conversationId && workItemOf(state, conversationId) === undefined)
     return refuse('INVALID_COMMAND', `no Conversation ${conversationId} in this Group`)
 
   const eventId = ctx.newId()
@@ -116,7 +119,13 @@ export const MESSAGE_HANDLERS: Handlers = {
   // §7.1: a terminal Mission is not reopened, not even by conversation; follow-ups get a new Group.
   'message.post': {
     on: 'group',
-    gate: {membership: 'active', who: {by: 'member'}, mission: live((_, s) => `the Mission is ${s}`)},
+    gate: {
+      // §8/§10.3: a just-in-time candidate may speak in the Conversation of the WorkItem it was
+      // offered (a question, or why it declines: v0.1 has no decline Command), and nowhere else.
+      membership: {provisionalFor: (p, state) => workItemOf(state, p.conversationId) ?? ''},
+      who: {by: 'member'},
+      mission: live((_, s) => `the Mission is ${s}`),
+    },
     decide: messagePost,
   },
   'message.correct': followUp('message.correct'),
