@@ -55,6 +55,11 @@ if (process.env.MWP_BENCH_ONLY === 'scheduler') {
   ;(await import('./scheduler.js')).runSchedulerBench()
   process.exit(0)
 }
+// MWP_BENCH_ONLY=agent-preempt: yield request to slot release, 20 trials (bench/agent-preempt.ts).
+if (process.env.MWP_BENCH_ONLY === 'agent-preempt') {
+  await (await import('./agent-preempt.js')).runAgentPreemptBench()
+  process.exit(0)
+}
 // MWP_BENCH_ONLY=agent-rss: one Agent process in 100 Groups next to the same process idle (bench/agent-rss.ts).
 if (process.env.MWP_BENCH_ONLY === 'agent-rss') {
   await (await import('./agent-rss.js')).runAgentRssBench()
@@ -161,7 +166,8 @@ console.log(
 // (bench/wire-replay.ts; MWP_BENCH_WIRE_REPLAY=0 skips it) follow, each in a process of its own too,
 // then the Agent Scheduler's decisions on 10,000 queued items (bench/scheduler.ts; MWP_BENCH_SCHEDULER=0
 // skips it), the Agent's local store (bench/agent-store.ts; MWP_BENCH_AGENT_STORE=0 skips it) and one
-// Agent process in 100 Groups (bench/agent-rss.ts; MWP_BENCH_AGENT_RSS=0 skips it).
+// Agent process in 100 Groups (bench/agent-rss.ts; MWP_BENCH_AGENT_RSS=0 skips it) and the slot
+// preemption latency (bench/agent-preempt.ts; MWP_BENCH_AGENT_PREEMPT=0 skips it).
 for (const [only, skip] of [
   ['ingress', 'MWP_BENCH_INGRESS'],
   ['wire', 'MWP_BENCH_WIRE'],
@@ -170,6 +176,7 @@ for (const [only, skip] of [
   ['scheduler', 'MWP_BENCH_SCHEDULER'],
   ['agent-store', 'MWP_BENCH_AGENT_STORE'],
   ['agent-rss', 'MWP_BENCH_AGENT_RSS'],
+  ['agent-preempt', 'MWP_BENCH_AGENT_PREEMPT'],
 ] as const) {
   if (process.env[skip] === '0') continue
   const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
