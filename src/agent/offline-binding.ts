@@ -15,6 +15,7 @@ import {
 import {OFFLINE_GRACE_SECONDS, plusSeconds} from '../authority/model/work-leases.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {type BuiltCommand, buildCommand, newUrn} from '../operator/command-builder.js'
+import {MwpError} from '../errors.js'
 
 export {BOUNDED_OFFLINE_EXECUTION, type OfflineBinding}
 
@@ -30,7 +31,11 @@ export interface HistoricalExecution {
 }
 
 /** Why a binding cannot be built: the Worker must not buffer this work (§11.5). */
-export class OfflineBufferError extends Error {}
+export class OfflineBufferError extends MwpError<'offline-buffer-refused'> {
+  constructor(message: string) {
+    super('offline-buffer-refused', message)
+  }
+}
 
 /**
  * The binding for a Command buffered at `bufferedAt`, after losing the service at
