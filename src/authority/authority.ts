@@ -22,7 +22,7 @@ import type {Principal} from '../signing/profiles.js'
 import type {RegistryEvidence} from '../signing/registry.js'
 import {Rejection, verify} from '../signing/verify.js'
 import type {Store} from '../store/types.js'
-import type {LoggedEvent} from '../store/group-log.js'
+import type {StoredEvent} from '../store/group-log.js'
 import {type AppliedEvent, apply} from './apply/index.js'
 import type {GroupState} from './model/state.js'
 import {type CooperationLimits, checkLimits} from './decide/rate-limits.js'
@@ -86,7 +86,7 @@ const PAGE = 500
 const SLICE_MS = 10
 
 /** Told of every append this process commits (Authority.onAppended). */
-export type AppendListener = (state: GroupState, events: readonly LoggedEvent[]) => void
+export type AppendListener = (state: GroupState, events: readonly StoredEvent[]) => void
 
 /** What every view of one Authority shares (requiringAgentSessions). */
 class Shared {
@@ -355,7 +355,7 @@ export class Authority {
   }
 
   /** The live path's append committed: remember the state it produced and tell the listeners. */
-  committed(state: GroupState, events: readonly LoggedEvent[]): void {
+  committed(state: GroupState, events: readonly StoredEvent[]): void {
     this.#remember(state)
     const last = events[events.length - 1]
     if (last !== undefined && state.sequence - (this.#shared.checkpointed.get(state.groupId) ?? 0) >= CHECKPOINT_EVERY)

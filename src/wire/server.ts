@@ -25,8 +25,7 @@ import {createServer as createHttpsServer} from 'node:https'
 import type {AddressInfo} from 'node:net'
 import {WebSocketServer} from 'ws'
 import type {Authority} from '../authority/authority.js'
-import {MEMBERSHIP_EVENT_KINDS, membershipDocumentsOf} from '../authority/model/membership-documents.js'
-import type {LoggedEvent} from '../store/group-log.js'
+import type {StoredEvent} from '../store/group-log.js'
 import {Connection} from './connection.js'
 import type {Directory} from './directory.js'
 import {DEFAULT_PAGE_BYTES, GroupFeed} from './group-feed.js'
@@ -136,16 +135,10 @@ export interface ServerContext {
   readonly tokens: SessionTokens
 }
 
-const MEMBERSHIP_KINDS = new Set(MEMBERSHIP_EVENT_KINDS)
-
-/** The principals whose Membership documents `events` carry (only Events of a Membership kind are parsed). */
-function membersIn(events: readonly LoggedEvent[]): Set<string> {
+/** The principals whose Membership rows an append wrote (the rows the append pipeline derived, StoredEvent.members). */
+function membersIn(events: readonly StoredEvent[]): Set<string> {
   const ids = new Set<string>()
-  for (const e of events) {
-    if (!MEMBERSHIP_KINDS.has(e.kind)) continue
-    const doc = JSON.parse(Buffer.from(e.bytes).toString('utf8')) as {payload?: unknown}
-    for (const m of membershipDocumentsOf(e.kind, doc.payload)) ids.add(m.member.id)
-  }
+  for (const e of events) for (const m of e.members ?? []) ids.add(m.principalId)
   return ids
 }
 
