@@ -17,6 +17,7 @@ import {sha256Hex} from '../crypto/hash.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {ErrorCode, ProtocolError} from '../errors.js'
 import {parseJsonBytes, type JsonObject} from '../json/parse.js'
+import {formatUtcNow} from '../json/timestamp.js'
 import {canonicalize} from '../json/jcs.js'
 import type {RegistryEvidence} from '../signing/registry.js'
 import {type DeliveredEvent, WireClient, WireError} from '../wire/client.js'
@@ -91,6 +92,8 @@ interface Run {
   yielding: boolean
 }
 
+/** Protocol time of an instant in ms. */
+const stamp = (ms: number) => formatUtcNow(new Date(ms))
 const key = (groupId: string, workItemId: string) => `${groupId}\n${workItemId}`
 /**
  * Refusals of a submission that are no verdict on it: this run no longer holds the WorkItem, or
@@ -107,6 +110,8 @@ const NO_VERDICT: ReadonlySet<ErrorCode> = new Set([
 ])
 const PREEMPTIBLE_RISK: ReadonlySet<unknown> = new Set(['none', 'reversible'])
 const TICK_MS = 1000
+/** How long a started run waits for its work.started Event to reach the local projection. */
+const ENTRY_WAIT_MS = 6000
 /** §6.2/§11.1: Presence (free slots) rides on a PING this often, and when the slots change. */
 const PRESENCE_MS = 10_000
 
@@ -125,6 +130,8 @@ class AgentRuntime implements RunningAgent {
   readonly #scheduler: Scheduler
   readonly #slots: number
   readonly #runs = new Map<string, Run>()
+  /** Per Group, the runs waiting for an Event to reach their WorkItem's projection (#awaitEntry). */
+  readonly #waiters = new Map<string, Set<() => void>>()
   /** Groups this process is subscribed to. */
   readonly #followed = new Set<string>()
   /** Runs started per WorkItem by this process (the WorkSpec's attempt number). */
@@ -204,7 +211,10 @@ class AgentRuntime implements RunningAgent {
       groupId,
       {
         onDeliveredThrough: (sequence) => {
-          if (this.#store.deliveredThrough(groupId, sequence) > 0) this.#wake()
+          if (this.#store.deliveredThrough(groupId, sequence) > 0) {
+            this.#appliedTo(groupId)
+            this.#wake()
+          }
         },
         onError: (e: ProtocolError) => {
           this.#followed.delete(groupId)
@@ -219,6 +229,7 @@ class AgentRuntime implements RunningAgent {
     this.#store.apply(e)
     const cursor = this.#store.cursor(e.groupId)
     if (cursor !== null) void this.#client.ack(e.groupId, cursor)
+    this.#appliedTo(e.groupId)
     this.#wake()
   }
 
@@ -256,7 +267,7 @@ class AgentRuntime implements RunningAgent {
     this.#checkLeases()
     const victim = this.#scheduler.preemption(this.#now())
     if (victim) this.#runs.get(key(victim.groupId, victim.workItemId))?.slot?.stop('yield')
-    while (this.#busySlots() < this.#slots) {
+    while (this.#runs.size < this.#slots) {
       const next = this.#scheduler.dispatch(this.#now())
       if (!next) break
       const entry = this.#store.entry(next.groupId, next.workItemId)
@@ -277,9 +288,8 @@ class AgentRuntime implements RunningAgent {
     this.#presenceAt = now
     const sessionEpoch = this.#client.sessionEpoch
     if (sessionEpoch === undefined || !this.#client.connected) return
-    const active = this.#busySlots()
+    const active = this.#runs.size
     const queued = Math.max(0, this.#store.ownedUnfinished() - active)
-    const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
     void this.#client.ping({
       agentId: this.agentId,
       sessionEpoch,
@@ -297,10 +307,6 @@ class AgentRuntime implements RunningAgent {
   #capabilities(): Capability[] {
     const declared = Array.isArray(this.#o.card.capabilities) ? this.#o.card.capabilities : []
     return declared.map((c) => ({id: String((c as JsonObject).id), version: String((c as JsonObject).version)}))
-  }
-
-  #busySlots(): number {
-    return this.#runs.size
   }
 
   /** Returns true when the intent is handled (false: try again at the next pass). */
@@ -422,7 +428,6 @@ class AgentRuntime implements RunningAgent {
     const d = this.#scheduler.disclosure(entry.groupId, entry.workItemId, this.#now())
     const target = this.#target(entry)
     if (!d || !target) return
-    const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
     const scheduleEstimate = {
       estimatedStart: stamp(d.estimatedStart),
       estimatedCompletion: stamp(d.estimatedCompletion),
@@ -664,14 +669,35 @@ class AgentRuntime implements RunningAgent {
     run.slot?.stop('lease-lost')
   }
 
-  /** Waits (bounded) until the local projection of the WorkItem satisfies `ready`. */
+  /**
+   * Waits (at most ENTRY_WAIT_MS) until the local projection of the WorkItem satisfies `ready`:
+   * re-read after each Event applied to its Group, not polled.
+   */
   async #awaitEntry(entry: QueueEntry, ready: (e: QueueEntry) => boolean): Promise<QueueEntry | null> {
-    for (let i = 0; i < 300; i++) {
+    const deadline = Date.now() + ENTRY_WAIT_MS
+    for (;;) {
       const e = this.#store.entry(entry.groupId, entry.workItemId)
       if (e && ready(e)) return e
-      await new Promise((r) => setTimeout(r, 20))
+      const left = deadline - Date.now()
+      if (left <= 0) return null
+      await new Promise<void>((resolve) => {
+        const waiters = this.#waiters.get(entry.groupId) ?? new Set()
+        this.#waiters.set(entry.groupId, waiters)
+        const done = () => {
+          clearTimeout(timer)
+          waiters.delete(done)
+          if (waiters.size === 0) this.#waiters.delete(entry.groupId)
+          resolve()
+        }
+        const timer = setTimeout(done, left)
+        waiters.add(done)
+      })
     }
-    return null
+  }
+
+  /** Wakes whatever waits on this Group's projection (an Event was applied to it). */
+  #appliedTo(groupId: string): void {
+    for (const done of [...(this.#waiters.get(groupId) ?? [])]) done()
   }
 
   /** Submits a signed Command; logs and returns false on a refusal. */
