@@ -12,13 +12,14 @@ const stored = new Map<number, (hash: string) => void>()
 let nextId = 0
 const abort = new AbortController()
 
-function request(
-  m: {t: 'checkpoint'; state: unknown} | {t: 'artifact'; content: string; meta: never},
-): Promise<string> {
+/** A report the parent answers with the content hash it stored (slot-protocol.ts `stored`). */
+type StoreRequest = Omit<Extract<FromSlot, {t: 'checkpoint'}>, 'id'> | Omit<Extract<FromSlot, {t: 'artifact'}>, 'id'>
+
+function request(m: StoreRequest): Promise<string> {
   const id = ++nextId
   return new Promise((resolve) => {
     stored.set(id, resolve)
-    send({...m, id} as FromSlot)
+    send({...m, id})
   })
 }
 
@@ -41,7 +42,7 @@ async function run(m: Extract<ToSlot, {t: 'run'}>): Promise<void> {
       request({
         t: 'artifact',
         content: Buffer.from(typeof content === 'string' ? Buffer.from(content, 'utf8') : content).toString('base64'),
-        meta: meta as never,
+        meta,
       }),
     evidence: (criterionIds, claim) =>
       send({t: 'evidence', criterionIds: typeof criterionIds === 'string' ? [criterionIds] : criterionIds, claim}),
