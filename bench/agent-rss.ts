@@ -19,6 +19,7 @@ import {packageRoot} from '../src/schema/catalog.js'
 import {RegistryEvidence} from '../src/signing/registry.js'
 import {WireClient} from '../src/wire/client.js'
 import {startServer} from '../src/wire/server.js'
+import {benchContract} from './contract.js'
 import {fmt} from './measure.js'
 
 const GROUPS = Number(process.env.MWP_BENCH_AGENT_GROUPS ?? 100)
@@ -31,26 +32,11 @@ function rss(pid: number): {rss: number; peak: number} {
   return {rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024}
 }
 
-/** A complete Work Contract the dev Worker's card can do (capability mwp.dev.general-work). */
-const contract = {
-  contractVersion: 1,
-  goal: 'Bench item',
-  requiredDeliverables: [
-    {deliverableId: 'out', description: 'Output', mediaType: 'text/plain', schema: 'urn:mwp:bench:out'},
-  ],
-  acceptanceCriteria: [{criterionId: 'done', description: 'Done', evidenceRequired: ['deterministic_test']}],
-  inputArtifacts: [],
-  dependencyWorkItemIds: [],
-  allowedResources: [],
+/** A Work Contract the dev Worker's card can do (capability mwp.dev.general-work), due tomorrow. */
+const contract = benchContract({
   requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
   deadline: new Date(Date.now() + 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-  requestedUrgency: 'normal',
-  businessImpact: 'bench',
-  retryPolicy: {maxAttempts: 1, backoff: 'none', maxDelay: 'PT1M', retryableFailures: []},
-  budget: {currency: 'EUR', financialLimit: 1},
-  sideEffectRisk: 'none',
-  executionApproval: 'not_required',
-}
+})
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

@@ -25,6 +25,7 @@ import {RegistryEvidence} from '../src/signing/registry.js'
 import {DEFAULT_FRESHNESS, initStore, openStore} from '../src/store/index.js'
 import type {DeliveredEvent} from '../src/wire/client.js'
 import {fmt} from './measure.js'
+import {benchContract} from './contract.js'
 
 const root = packageRoot()
 const key = (name: string): SigningKey => readKeyFile(join(root, 'fixtures/keys', `${name}.key.json`))
@@ -33,32 +34,7 @@ const coordinator = key('coordinator')
 const worker = key('developer')
 const registry = RegistryEvidence.fromBytes(readFileSync(join(root, 'fixtures/registry.json')))
 
-const contract = {
-  contractVersion: 1,
-  goal: 'Draft the release notes for 0.1',
-  requiredDeliverables: [
-    {
-      deliverableId: 'notes',
-      description: 'Release notes',
-      mediaType: 'text/markdown',
-      schema: 'urn:mwp:dev:schema:notes',
-    },
-  ],
-  acceptanceCriteria: [
-    {criterionId: 'notes', description: 'Every change is listed', evidenceRequired: ['human_review']},
-  ],
-  inputArtifacts: [],
-  dependencyWorkItemIds: [],
-  allowedResources: [],
-  requiredCapabilities: [{id: 'writing.release-notes', version: '1.0.0'}],
-  deadline: '2027-01-15T00:00:00Z',
-  requestedUrgency: 'normal',
-  businessImpact: 'Release blocker',
-  retryPolicy: {maxAttempts: 2, backoff: 'fixed', maxDelay: 'PT10M', retryableFailures: []},
-  budget: {currency: 'EUR', financialLimit: 10},
-  sideEffectRisk: 'none',
-  executionApproval: 'not_required',
-}
+const contract = benchContract()
 const basis = {
   verifiedMatches: [{id: 'writing.release-notes', version: '1.0.0'}],
   authorizationEligible: true,
