@@ -4,6 +4,7 @@ import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../
 import {DEFAULT_CONFIG_FILE, loadOrgConfig} from '../../src/config/org-config.js'
 import {resolveAgent} from '../../src/agent/identity.js'
 import {startAgent} from '../../src/agent/runtime.js'
+import {leaseLengths} from '../../src/authority/model/work-leases.js'
 
 export default class AgentRun extends MwpCommand {
   static summary =
@@ -75,6 +76,8 @@ ${EXIT_CODES_HELP}`
         ...(flags['lease-seconds'] ? {leaseSeconds: flags['lease-seconds']} : {}),
         ...(flags['max-wait-ms'] !== undefined ? {scheduler: {maxWaitMs: flags['max-wait-ms']}} : {}),
         ...(flags.capacity ? {capacity: flags.capacity} : {}),
+        // §11.5: how long active work may go on past its lease while the service is unreachable.
+        offlineGraceSeconds: leaseLengths(config.policy.leases).offlineGraceSeconds,
       })
     } catch (e) {
       throw environment(`cannot start ${id.name}: ${(e as Error).message}`, {cause: e})

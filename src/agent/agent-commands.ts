@@ -62,12 +62,7 @@ export class AgentCommands {
   }
 
   checkpoint(t: CommandTarget, lease: LeaseRef, progress: string, checkpointHash: string | null) {
-    return this.#build(t, 'work.checkpoint', {
-      workItemId: t.workItemId,
-      ...lease,
-      progress: progress.slice(0, 4096),
-      ...(checkpointHash ? {artifactHashes: [checkpointHash]} : {}),
-    })
+    return this.#build(t, 'work.checkpoint', checkpointPayload(t, lease, progress, checkpointHash))
   }
 
   block(t: CommandTarget, lease: LeaseRef, requiredResolution: string) {
@@ -91,10 +86,7 @@ export class AgentCommands {
   }
 
   post(t: CommandTarget, text: string) {
-    return this.#build(t, 'message.post', {
-      ...(t.conversationId ? {conversationId: t.conversationId} : {}),
-      text: text.slice(0, 16_000),
-    })
+    return this.#build(t, 'message.post', postPayload(t, text))
   }
 
   /** One signed Evidence document (§13.2) produced by this Agent about the WorkItem. */
@@ -121,8 +113,23 @@ export class AgentCommands {
   }
 }
 
+/** work.checkpoint's payload (also buffered offline, §11.5). */
+export function checkpointPayload(t: CommandTarget, lease: LeaseRef, progress: string, checkpointHash: string | null) {
+  return {
+    workItemId: t.workItemId,
+    ...lease,
+    progress: progress.slice(0, 4096),
+    ...(checkpointHash ? {artifactHashes: [checkpointHash]} : {}),
+  }
+}
+
+/** message.post's payload: a text Message in the WorkItem's Conversation (also buffered offline, §11.5). */
+export function postPayload(t: CommandTarget, text: string) {
+  return {...(t.conversationId ? {conversationId: t.conversationId} : {}), text: text.slice(0, 16_000)}
+}
+
 /** The lease_renew progress member (§11.4: phase, milestones, next checkpoint, blockers, estimate). */
-function progressPayload(p: Progress): Record<string, unknown> {
+export function progressPayload(p: Progress): Record<string, unknown> {
   return {
     phase: p.phase.slice(0, 200),
     ...(p.milestones?.length ? {completedMilestones: p.milestones.slice(-100).map((m) => m.slice(0, 500))} : {}),

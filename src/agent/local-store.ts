@@ -38,6 +38,7 @@ import {canonicalize} from '../json/jcs.js'
 import {type JsonObject, parseJsonBytes} from '../json/parse.js'
 import type {DeliveredEvent} from '../wire/client.js'
 import {knownEvent} from '../authority/model/events.js'
+import type {BufferedCommand} from './offline-binding.js'
 import {
   type GroupView,
   type IntentDraft,
@@ -144,6 +145,10 @@ CREATE TABLE IF NOT EXISTS agent_intents (
   done INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 CREATE INDEX IF NOT EXISTS agent_intents_open ON agent_intents (done, group_id, work_item_id);
+CREATE TABLE IF NOT EXISTS agent_offline (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  command TEXT NOT NULL
+) STRICT;
 `
 
 interface GroupDbRow {
@@ -257,6 +262,9 @@ export class AgentStore {
       advance: db.prepare(
         'UPDATE agent_groups SET cursor = ?, mission_id = ?, ended = ?, view = ? WHERE group_id = ? AND cursor = ?',
       ),
+      bufferOffline: db.prepare('INSERT INTO agent_offline (command) VALUES (?)'),
+      offline: db.prepare<[], {id: number; command: string}>('SELECT id, command FROM agent_offline ORDER BY id'),
+      unbufferOffline: db.prepare('DELETE FROM agent_offline WHERE id = ?'),
       setClass: db.prepare('UPDATE agent_groups SET priority_class = ? WHERE group_id = ?'),
       setQueueClass: db.prepare('UPDATE agent_queue SET priority_class = ? WHERE group_id = ?'),
     }
@@ -443,6 +451,26 @@ export class AgentStore {
 
   resolveIntent(id: number): void {
     this.#stmt.closeIntent.run(id)
+  }
+
+  /**
+   * §11.5: a Command buffered while the Group service was unreachable, committed before the work
+   * goes on (synchronous=FULL), so a crash before reconnecting still reconciles it. Not derived
+   * from Events: deleting the database loses what was not yet reconciled.
+   */
+  bufferOffline(command: BufferedCommand): void {
+    this.#stmt.bufferOffline.run(JSON.stringify(command))
+  }
+
+  /** The buffered Commands, oldest first (the order they are reconciled in). */
+  offlineBuffer(): {id: number; command: BufferedCommand}[] {
+    // Rows are written only by bufferOffline from BufferedCommand values.
+    return this.#stmt.offline.all().map((r) => ({id: r.id, command: JSON.parse(r.command) as BufferedCommand}))
+  }
+
+  /** Drops a buffered Command the authority answered (accepted, or refused for good). */
+  unbufferOffline(id: number): void {
+    this.#stmt.unbufferOffline.run(id)
   }
 
   setPriorityClass(groupId: string, cls: number): void {

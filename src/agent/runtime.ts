@@ -13,6 +13,7 @@
 import {mkdirSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import type {UsageDelta} from '../authority/model/budget.js'
+import {OFFLINE_GRACE_SECONDS} from '../authority/model/work-leases.js'
 import {sha256Hex} from '../crypto/hash.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {ErrorCode, ProtocolError} from '../errors.js'
@@ -20,12 +21,20 @@ import {parseJsonBytes, type JsonObject} from '../json/parse.js'
 import {formatUtcNow} from '../json/timestamp.js'
 import {canonicalize} from '../json/jcs.js'
 import type {RegistryEvidence} from '../signing/registry.js'
-import {type DeliveredEvent, WireClient, WireError} from '../wire/client.js'
+import {type DeliveredEvent, WireClient, WireError, isIndeterminate} from '../wire/client.js'
 import {admit, type Capability} from './admission.js'
-import {AgentCommands, type CommandTarget, type LeaseRef} from './agent-commands.js'
+import {
+  AgentCommands,
+  type CommandTarget,
+  type LeaseRef,
+  checkpointPayload,
+  postPayload,
+  progressPayload,
+} from './agent-commands.js'
 import {BlobStore} from './blobs.js'
 import type {AgentHandler, EvidenceClaim, Progress, WorkSpec} from './handler.js'
-import {AgentStore, type QueueEntry} from './local-store.js'
+import {OfflineBufferError, bufferCommand, offlineBinding, rebaseBuffered} from './offline-binding.js'
+import {AgentStore, type Intent, type QueueEntry} from './local-store.js'
 import {type GroupPolicy, Scheduler, type SchedulerOptions} from './scheduler.js'
 import {type HandlerSpec, type SlotResult, type SlotRun, startSlot} from './slots.js'
 
@@ -57,6 +66,8 @@ export interface AgentOptions {
   acceptedBy?: string[]
   /** JSON log lines (default: stderr). */
   log?: (entry: Record<string, unknown>) => void
+  /** The Organization's offline grace after a lease expiry (leases.offlineGraceSeconds, §11.5). */
+  offlineGraceSeconds?: number
   /** Milliseconds since the epoch (tests inject a clock). */
   clock?: () => number
 }
@@ -89,8 +100,16 @@ interface Run {
   evidence: {criterionIds: string[]; claim: EvidenceClaim}[]
   usage: UsageDelta
   renewTimer: NodeJS.Timeout | null
-  yielding: boolean
+  /** §11.5: how the slot ended while the service was unreachable, sent once the run has a new lease. */
+  held: SlotResult | null
 }
+
+/**
+ * The link to the Group service (§11.5): `offline` while unreachable (progress and checkpoints are
+ * buffered), `reconciling` from the new session until the buffer is reconciled and every surviving
+ * run holds a new lease. Only `online` acts on intents or starts work.
+ */
+type Link = 'online' | 'offline' | 'reconciling'
 
 /** Protocol time of an instant in ms. */
 const stamp = (ms: number) => formatUtcNow(new Date(ms))
@@ -108,7 +127,10 @@ const NO_VERDICT: ReadonlySet<ErrorCode> = new Set([
   'AUTH_STALE_SESSION',
   'INVALID_STATE_TRANSITION',
 ])
-const PREEMPTIBLE_RISK: ReadonlySet<unknown> = new Set(['none', 'reversible'])
+/** Work that may be preempted, and may go on while the service is unreachable (§11.3, §11.5). */
+/** Refusals that say "not now": a buffered Command stays for the next try. */
+const RETRY_LATER: ReadonlySet<ErrorCode> = new Set(['INTERNAL_ERROR', 'BACKPRESSURE', 'RATE_LIMITED'])
+const REVERSIBLE_RISK: ReadonlySet<unknown> = new Set(['none', 'reversible'])
 const TICK_MS = 1000
 /** How long a started run waits for its work.started Event to reach the local projection. */
 const ENTRY_WAIT_MS = 6000
@@ -145,6 +167,10 @@ class AgentRuntime implements RunningAgent {
   #again = false
   #stopping = false
   #handler: AgentHandler | null = null
+  #link: Link = 'online'
+  /** When the service was lost (the binding's disconnectedAt). */
+  #offlineSince = 0
+  #reconciling: Promise<void> | null = null
 
   constructor(o: AgentOptions) {
     this.#o = o
@@ -180,11 +206,13 @@ class AgentRuntime implements RunningAgent {
       cursors: {load: (g) => store.cursor(g), save: () => undefined},
       onSession: ({sessionEpoch, reconnect}) => {
         this.#log({level: 'info', event: reconnect ? 'reconnected' : 'connected', sessionEpoch})
-        // §11.3: a replacement session revokes this Agent's active leases; the Events say so.
-        if (reconnect) for (const run of this.#runs.values()) run.target.sessionEpoch = sessionEpoch ?? 1
+        if (reconnect) this.#reconnected()
       },
+      onDisconnected: () => this.#disconnected(),
       onNotice: (n) => this.#log({level: 'warn', event: 'notice', ...n}),
     })
+    // What a previous process buffered offline is reconciled before this one acts (§11.5).
+    if (store.offlineBuffer().length > 0) this.#reconnected()
     for (const g of store.groups()) if (g.ended === null) await this.#subscribe(g.groupId)
     await this.#client.watchGroups(({groupId, afterSequence}) => {
       const known = store.group(groupId)
@@ -251,6 +279,9 @@ class AgentRuntime implements RunningAgent {
   }
 
   async #pass(): Promise<void> {
+    this.#checkLeases()
+    // §11.5: nothing new while the service is unreachable or not yet reconciled.
+    if (this.#link !== 'online') return
     for (const intent of this.#store.pendingIntents()) {
       if (intent.workItemId === null) {
         // group-ended: the Mission ended or this Agent's Membership did; nothing more to do there.
@@ -261,10 +292,9 @@ class AgentRuntime implements RunningAgent {
         continue
       }
       const entry = this.#store.entry(intent.groupId, intent.workItemId)
-      if (!entry || (await this.#act(intent.kind, entry))) this.#store.resolveIntent(intent.id)
+      if (!entry || (await this.#act(intent, entry))) this.#store.resolveIntent(intent.id)
     }
     if (this.#stopping) return
-    this.#checkLeases()
     const victim = this.#scheduler.preemption(this.#now())
     if (victim) this.#runs.get(key(victim.groupId, victim.workItemId))?.slot?.stop('yield')
     while (this.#runs.size < this.#slots) {
@@ -310,8 +340,8 @@ class AgentRuntime implements RunningAgent {
   }
 
   /** Returns true when the intent is handled (false: try again at the next pass). */
-  async #act(kind: string, entry: QueueEntry): Promise<boolean> {
-    switch (kind) {
+  async #act(intent: Intent, entry: QueueEntry): Promise<boolean> {
+    switch (intent.kind) {
       case 'evaluate-offer':
         return this.#evaluateOffer(entry)
       case 'schedule':
@@ -319,8 +349,11 @@ class AgentRuntime implements RunningAgent {
         return true
       case 'stop': {
         const run = this.#runs.get(key(entry.groupId, entry.workItemId))
-        // A running item leaves the Scheduler when its slot ends (#finish releases it).
-        if (run) this.#lost(run, 'the authority ended this lease')
+        // A running item leaves the Scheduler when its slot ends (#finish releases it). A run that
+        // went on under a new lease after a reconnect (#resume) is not the one this stops.
+        const ended = intent.payload.leaseId
+        if (run && (ended === null || ended === run.lease.leaseId)) this.#lost(run, 'the authority ended this lease')
+        else if (run) return true
         else this.#scheduler.remove(entry.groupId, entry.workItemId)
         return true
       }
@@ -412,7 +445,7 @@ class AgentRuntime implements RunningAgent {
       deadline: Date.parse(c.deadline),
       urgency: c.requestedUrgency,
       eligible: !gated,
-      preemptible: PREEMPTIBLE_RISK.has(c.sideEffectRisk),
+      preemptible: REVERSIBLE_RISK.has(c.sideEffectRisk),
     }
     this.#scheduler.upsert(item, this.#now())
     return true
@@ -457,19 +490,16 @@ class AgentRuntime implements RunningAgent {
       evidence: [],
       usage: {},
       renewTimer: null,
-      yielding: false,
+      held: null,
     }
     this.#runs.set(k, run)
     this.#attempts.set(k, (this.#attempts.get(k) ?? 0) + 1)
     const started = await this.#submit(this.#commands.start(target, run.lease.ownershipEpoch), 'start')
     const active = started ? await this.#awaitEntry(entry, (e) => e.state === 'active' && e.lease !== null) : null
-    if (!active || !active.lease) {
-      this.#runs.delete(k)
-      // Dispatched, so running in the Scheduler: release (remove would throw, rejecting this
-      // un-awaited promise, and keep the slot counted busy).
-      this.#scheduler.release(entry.groupId, entry.workItemId, 0, this.#now(), false)
-      return
-    }
+    // Dispatched, so running in the Scheduler: release (remove would throw, rejecting this
+    // un-awaited promise, and keep the slot counted busy).
+    // Lost the service meanwhile: the new session revokes this lease, and the Events requeue it.
+    if (!active || !active.lease || this.#link !== 'online') return this.#release(run, 0, false)
     run.entry = active
     run.lease.leaseId = active.lease.leaseId
     run.leaseExpiresAt = Date.parse(active.lease.expiresAt)
@@ -517,7 +547,36 @@ class AgentRuntime implements RunningAgent {
     })
     this.#presence()
     const result = await run.slot.done
-    await this.#finish(run, result)
+    await this.#ended(run, result)
+  }
+
+  /**
+   * A slot ended. Online, its result is sent. Offline (§11.5) nothing is sent: a checkpoint is
+   * buffered, any other result is held until reconciliation gives the run a new lease (#resume),
+   * and a run that lost its lease ends.
+   */
+  async #ended(run: Run, result: SlotResult): Promise<void> {
+    if (this.#link === 'online' || result.type === 'stopped') return this.#finish(run, result)
+    if (result.type === 'yield' && this.#link === 'offline') {
+      if (
+        this.#buffer(
+          run,
+          'work.checkpoint',
+          checkpointPayload(run.target, run.lease, run.progress.phase, run.checkpointHash),
+        )
+      )
+        this.#log({
+          level: 'info',
+          event: 'run-ended',
+          groupId: run.entry.groupId,
+          workItemId: run.entry.workItemId,
+          result,
+          buffered: true,
+        })
+      return this.#release(run, this.#now() - run.since, false)
+    }
+    if (run.renewTimer) clearTimeout(run.renewTimer)
+    run.held = result
   }
 
   /**
@@ -559,9 +618,7 @@ class AgentRuntime implements RunningAgent {
       if (refused)
         await this.#submit(this.#commands.block(target, lease, `no capability token: ${code} ${detail}`), 'block')
       else await this.#submit(this.#commands.checkpoint(target, lease, run.progress.phase, null), 'checkpoint')
-      this.#runs.delete(key(entry.groupId, entry.workItemId))
-      this.#scheduler.release(entry.groupId, entry.workItemId, 0, this.#now(), false)
-      this.#wake()
+      this.#release(run, 0, false)
       return null
     }
   }
@@ -576,7 +633,6 @@ class AgentRuntime implements RunningAgent {
 
   async #finish(run: Run, result: SlotResult): Promise<void> {
     const {entry, target, lease} = run
-    const k = key(entry.groupId, entry.workItemId)
     if (run.renewTimer) clearTimeout(run.renewTimer)
     const used = this.#now() - run.since
     this.#log({level: 'info', event: 'run-ended', groupId: entry.groupId, workItemId: entry.workItemId, result})
@@ -591,7 +647,6 @@ class AgentRuntime implements RunningAgent {
         // rather than staying active until its lease runs out. A lost lease or session is not ours to fail.
         if (refused !== null && !NO_VERDICT.has(refused))
           await this.#fail(run, `the submission was refused: ${refused}`)
-        this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
         break
       }
       case 'yield':
@@ -599,22 +654,24 @@ class AgentRuntime implements RunningAgent {
           this.#commands.checkpoint(target, lease, run.progress.phase, run.checkpointHash),
           'checkpoint',
         )
-        this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), true)
         break
       case 'block':
         await this.#submit(this.#commands.block(target, lease, result.resolution), 'block')
-        this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
         break
       case 'fail':
       case 'crashed':
         await this.#fail(run, result.reason)
-        this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
         break
       case 'stopped':
-        this.#scheduler.release(entry.groupId, entry.workItemId, used, this.#now(), false)
         break
     }
-    this.#runs.delete(k)
+    this.#release(run, used, result.type === 'yield')
+  }
+
+  /** The run's slot is free: out of the Scheduler's running set (requeued or not) and of this process. */
+  #release(run: Run, used: number, requeue: boolean): void {
+    this.#scheduler.release(run.entry.groupId, run.entry.workItemId, used, this.#now(), requeue)
+    this.#runs.delete(key(run.entry.groupId, run.entry.workItemId))
     this.#presence()
     this.#wake()
   }
@@ -638,35 +695,218 @@ class AgentRuntime implements RunningAgent {
     run.usage = {}
   }
 
-  /** Renews at half the remaining lease; a refused renewal means the lease is gone (§11.3). */
+  /**
+   * Renews at half the remaining lease; a refused renewal means the lease is gone (§11.3). While
+   * the service is unreachable (§11.5) the progress is buffered instead, at half the time left to
+   * the end of the grace; once reconnected nothing is (the new session closed this lease).
+   */
   #scheduleRenewal(run: Run): void {
-    const delay = Math.max(1000, (run.leaseExpiresAt - this.#now()) / 2)
-    run.renewTimer = setTimeout(async () => {
-      if (!this.#runs.has(key(run.entry.groupId, run.entry.workItemId))) return
-      const ok = await this.#submit(
-        this.#commands.renew(run.target, run.lease, run.progress, this.#o.leaseSeconds),
-        'renew',
-      )
-      if (!ok) return this.#lost(run, 'the lease renewal was refused')
-      const e = this.#store.entry(run.entry.groupId, run.entry.workItemId)
-      if (e?.lease?.leaseId === run.lease.leaseId) run.leaseExpiresAt = Date.parse(e.lease.expiresAt)
-      else run.leaseExpiresAt = this.#now() + (this.#o.leaseSeconds ?? 600) * 1000
-      this.#scheduleRenewal(run)
-    }, delay)
+    const until = this.#link === 'online' ? run.leaseExpiresAt : this.#graceEnd(run)
+    run.renewTimer = setTimeout(
+      async () => {
+        if (!this.#runs.has(key(run.entry.groupId, run.entry.workItemId))) return
+        if (this.#link !== 'online') {
+          if (this.#link === 'offline') this.#buffer(run, 'message.post', this.#progressMessage(run))
+          return this.#scheduleRenewal(run)
+        }
+        const ok = await this.#submit(
+          this.#commands.renew(run.target, run.lease, run.progress, this.#o.leaseSeconds),
+          'renew',
+        )
+        // Refused while the link went down: the lease is not lost, the renewal is now a buffered progress.
+        if (!ok && this.#link !== 'online') return this.#scheduleRenewal(run)
+        if (!ok) return this.#lost(run, 'the lease renewal was refused')
+        const e = this.#store.entry(run.entry.groupId, run.entry.workItemId)
+        if (e?.lease?.leaseId === run.lease.leaseId) run.leaseExpiresAt = Date.parse(e.lease.expiresAt)
+        else run.leaseExpiresAt = this.#now() + (this.#o.leaseSeconds ?? 600) * 1000
+        this.#scheduleRenewal(run)
+      },
+      Math.max(1000, (until - this.#now()) / 2),
+    )
     run.renewTimer.unref()
   }
 
-  /** A lease past its expiry stops its slot before any further side effect. */
+  /** When a run's work must stop if the service stays unreachable: lease expiry plus the Organization's grace. */
+  #graceEnd(run: Run): number {
+    return run.leaseExpiresAt + (this.#o.offlineGraceSeconds ?? OFFLINE_GRACE_SECONDS) * 1000
+  }
+
+  /**
+   * A lease past its expiry stops its slot before any further side effect; offline (§11.5), past
+   * the grace — and a result held for reconciliation is dropped then.
+   */
   #checkLeases(): void {
     const now = this.#now()
-    for (const run of this.#runs.values())
-      if (run.leaseExpiresAt > 0 && run.leaseExpiresAt <= now) this.#lost(run, 'the lease expired')
+    for (const run of [...this.#runs.values()]) {
+      const end = this.#link === 'online' ? run.leaseExpiresAt : this.#graceEnd(run)
+      if (run.leaseExpiresAt === 0 || end > now) continue
+      if (run.held === null) this.#lost(run, this.#link === 'online' ? 'the lease expired' : 'the offline grace ended')
+      else {
+        this.#log({level: 'warn', event: 'held-result-dropped', workItemId: run.entry.workItemId, result: run.held})
+        this.#release(run, now - run.since, false)
+      }
+    }
   }
 
   #lost(run: Run, why: string): void {
     this.#log({level: 'warn', event: 'lease-lost', groupId: run.entry.groupId, workItemId: run.entry.workItemId, why})
     if (run.renewTimer) clearTimeout(run.renewTimer)
     run.slot?.stop('lease-lost')
+  }
+
+  /**
+   * §11.5: the service is unreachable. Already-active reversible work goes on for the lease grace;
+   * other work is asked to checkpoint now (it may not act without a valid lease and token).
+   */
+  #disconnected(): void {
+    if (this.#link === 'online') this.#offlineSince = this.#now()
+    this.#link = 'offline'
+    this.#log({level: 'warn', event: 'offline', running: this.#runs.size})
+    for (const run of this.#runs.values())
+      if (!REVERSIBLE_RISK.has(run.entry.contract?.sideEffectRisk)) run.slot?.stop('yield')
+  }
+
+  /** A new session after a lost one (or a buffer left by a previous process): reconcile before anything else. */
+  #reconnected(): void {
+    this.#link = 'reconciling'
+    this.#reconciling ??= this.#reconcile()
+      .catch((e: Error) => this.#log({level: 'error', event: 'reconcile-failed', reason: e.stack ?? e.message}))
+      .finally(() => {
+        this.#reconciling = null
+        // Lost and regained while this one ran, or the authority could not answer: try again.
+        if (this.#link === 'reconciling' && !this.#stopping)
+          setTimeout(() => this.#link === 'reconciling' && this.#reconnected(), TICK_MS).unref()
+      })
+  }
+
+  /**
+   * §11.5 "reconcile on reconnect before submission or further side effects": every buffered
+   * Command, oldest first, rebased and re-signed under the current session (rebaseBuffered keeps
+   * its binding and Action ID, so a resend after another loss is answered by its receipt, never
+   * charged twice); the authority charges its usage delta in the same decision or refuses both,
+   * and a refused one is dropped with the reason logged. Then every run that lived through the
+   * disconnect continues under a new lease (#resume). Returns early when the link is lost again.
+   */
+  async #reconcile(): Promise<void> {
+    let reconciled = 0
+    let refused = 0
+    for (const {id, command} of this.#store.offlineBuffer()) {
+      const membershipEpoch = this.#store.group(command.binding.groupId)?.view.membership?.membershipEpoch
+      const sessionEpoch = this.#client?.sessionEpoch
+      if (this.#link !== 'reconciling' || sessionEpoch === undefined) return
+      if (membershipEpoch === undefined) {
+        this.#log({
+          level: 'warn',
+          event: 'offline-dropped',
+          actionId: command.actionId,
+          why: 'no Membership in its Group',
+        })
+        this.#store.unbufferOffline(id)
+        continue
+      }
+      const rebased = rebaseBuffered(this.#o.key, command, {
+        issuedAt: stamp(this.#now()),
+        sessionEpoch,
+        membershipEpoch,
+      })
+      const r = await this.#client.submit(rebased.bytes)
+      // No answer, or none now: kept, and sent again (same Action ID) at the next try.
+      if ('error' in r && (isIndeterminate(r.error) || RETRY_LATER.has(r.error.code))) return
+      if ('error' in r) {
+        refused++
+        this.#log({
+          level: 'warn',
+          event: 'offline-refused',
+          kind: command.kind,
+          workItemId: command.binding.workItemId,
+          code: r.error.code,
+          detail: r.error.detail ?? r.error.message,
+        })
+      } else reconciled++
+      this.#store.unbufferOffline(id)
+    }
+    for (const run of [...this.#runs.values()]) {
+      if (this.#link !== 'reconciling') return
+      await this.#resume(run)
+    }
+    if (this.#link !== 'reconciling') return
+    this.#link = 'online'
+    this.#log({level: 'info', event: 'reconciled', reconciled, refused, running: this.#runs.size})
+    this.#presence()
+    this.#wake()
+  }
+
+  /**
+   * A run that lived through a disconnect, under a new lease: the new session revoked its old one
+   * and returned the WorkItem to `queued` (§11.3, ACCEPTANCE B9), so it starts again under this
+   * session — the slot goes on, or the result held offline is sent now. Refused (reassigned
+   * meanwhile, or the Mission ended): the work stops.
+   */
+  async #resume(run: Run): Promise<void> {
+    if (run.renewTimer) clearTimeout(run.renewTimer)
+    const old = run.lease.leaseId
+    const target = this.#target(run.entry)
+    const started =
+      target !== null && (await this.#submit(this.#commands.start(target, run.lease.ownershipEpoch), 'start'))
+    const active = started
+      ? await this.#awaitEntry(run.entry, (e) => e.state === 'active' && e.lease !== null && e.lease.leaseId !== old)
+      : null
+    if (!active?.lease || target === null) {
+      if (run.held === null) return this.#lost(run, 'it could not be started again after reconnecting')
+      this.#log({level: 'warn', event: 'held-result-dropped', workItemId: run.entry.workItemId, result: run.held})
+      return this.#release(run, this.#now() - run.since, false)
+    }
+    run.entry = active
+    run.target = target
+    run.lease = {ownershipEpoch: run.lease.ownershipEpoch, leaseId: active.lease.leaseId}
+    run.leaseExpiresAt = Date.parse(active.lease.expiresAt)
+    this.#log({level: 'info', event: 'run-resumed', workItemId: active.workItemId, leaseId: run.lease.leaseId})
+    const held = run.held
+    run.held = null
+    if (held !== null) return this.#finish(run, held)
+    this.#scheduleRenewal(run)
+  }
+
+  /**
+   * §11.5: buffers a progress Message or checkpoint of `run` durably, under the
+   * bounded-offline-execution binding of its lease, with the usage metered since the last report.
+   * False when it may not be buffered (past the grace): the work stops.
+   */
+  #buffer(run: Run, kind: 'message.post' | 'work.checkpoint', payload: Record<string, unknown>): boolean {
+    const {entry, target, lease} = run
+    // The expiry the authority granted, as its Events said; a renewal not yet seen claims less, never more.
+    const granted = this.#store.entry(entry.groupId, entry.workItemId)?.lease
+    const execution = {
+      agentId: this.agentId,
+      groupId: entry.groupId,
+      workItemId: entry.workItemId,
+      sessionEpoch: target.sessionEpoch,
+      ownershipEpoch: lease.ownershipEpoch,
+      leaseId: lease.leaseId,
+      leaseExpiresAt: granted?.leaseId === lease.leaseId ? granted.expiresAt : stamp(run.leaseExpiresAt),
+    }
+    try {
+      const times = {
+        disconnectedAt: stamp(this.#offlineSince),
+        bufferedAt: stamp(this.#now()),
+        ...(this.#o.offlineGraceSeconds !== undefined ? {graceSeconds: this.#o.offlineGraceSeconds} : {}),
+      }
+      const binding = offlineBinding(execution, times, run.usage)
+      this.#store.bufferOffline(bufferCommand(kind, payload, binding, entry.conversationId ?? undefined))
+      run.usage = {}
+      this.#log({level: 'info', event: 'offline-buffered', kind, workItemId: entry.workItemId})
+      return true
+    } catch (e) {
+      if (!(e instanceof OfflineBufferError)) throw e
+      this.#log({level: 'warn', event: 'offline-buffer-refused', workItemId: entry.workItemId, why: e.message})
+      this.#lost(run, e.message)
+      return false
+    }
+  }
+
+  /** A progress Message (§11.4: phase, milestones, next checkpoint, blockers, estimate; never a percentage). */
+  #progressMessage(run: Run): Record<string, unknown> {
+    return postPayload(run.target, JSON.stringify({progress: progressPayload(run.progress)}))
   }
 
   /**
@@ -737,11 +977,14 @@ class AgentRuntime implements RunningAgent {
     this.#stopping = true
     if (this.#tick) clearInterval(this.#tick)
     for (const run of this.#runs.values())
-      if (run.slot && PREEMPTIBLE_RISK.has(run.entry.contract?.sideEffectRisk)) run.slot.stop('yield')
+      if (run.slot && REVERSIBLE_RISK.has(run.entry.contract?.sideEffectRisk)) run.slot.stop('yield')
     const deadline = Date.now() + graceMs
-    while (this.#runs.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    // A result held for reconciliation (§11.5) is not waited for: its checkpoint is the last reconciled one.
+    const running = () => [...this.#runs.values()].some((r) => r.held === null)
+    while (running() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
     for (const run of this.#runs.values()) run.slot?.stop('lease-lost')
     await this.#pumping
+    await this.#reconciling
     await this.#client.close()
     this.#store.close()
   }

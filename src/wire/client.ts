@@ -128,6 +128,8 @@ export interface ConnectOptions {
   autoAck?: boolean
   /** Called after every (re)authentication with the new Session Epoch (Agents). */
   onSession?: (session: {sessionEpoch: number | undefined; reconnect: boolean}) => void
+  /** Called when an open connection is lost (before reconnecting); not on close(). */
+  onDisconnected?: () => void
   /** Connection-level notices: BACKPRESSURE, unsolicited ERROR frames, reconnect failures. */
   onNotice?: (notice: {
     code: ErrorCode | 'RECONNECTING' | 'RECONNECTED' | 'GAVE_UP'
@@ -491,6 +493,7 @@ export class WireClient {
     for (const p of this.#pending.values()) p.resolve({error: indeterminate()})
     this.#pending.clear()
     if (this.#closed) return
+    this.#options.onDisconnected?.()
     const r = this.#options.reconnect ?? true
     if (r === false) return
     void this.#reconnect(r === true ? {} : r)
@@ -811,6 +814,10 @@ function dropBuffered(sub: Subscription): void {
   for (const e of sub.buffer.values()) sub.seen.delete(e.eventId)
   sub.buffer.clear()
 }
+
+/** Whether a submission got no authoritative answer (the connection was lost): resend the same bytes. */
+export const isIndeterminate = (error: ProtocolError): boolean =>
+  (error.details as {indeterminate?: unknown} | undefined)?.indeterminate === true
 
 function indeterminate(): ProtocolError {
   // No authoritative answer arrived: retry the same bytes (same Action ID) or look the receipt up.

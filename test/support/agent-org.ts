@@ -65,7 +65,8 @@ export interface AgentOrg {
   ): Promise<string>
   /** Offers an existing WorkItem (again) to `worker`. */
   reoffer(groupId: string, missionId: string, workItemId: string, worker: string): Promise<void>
-  agent(name: string, args: string[]): Proc
+  /** `mwp agent run` as `name`, talking to the authority at `url` (default: directly; e.g. a tcpProxy's). */
+  agent(name: string, args: string[], url?: string): Proc
   /**
    * A clean replay: a fresh AgentStore at `path`, fed over a new wss session of `name` exactly as
    * the runtime feeds its own (joined where the directory says its visibility starts, Events and
@@ -222,8 +223,8 @@ export async function agentOrg(
       }
       return store
     },
-    agent(name, args) {
-      const p = cli(['agent', 'run', '--config', org.config, '--agent', name, '--url', url, '--ca', ca, ...args], dir)
+    agent(name, args, via = url) {
+      const p = cli(['agent', 'run', '--config', org.config, '--agent', name, '--url', via, '--ca', ca, ...args], dir)
       agents.push(p)
       return p
     },
