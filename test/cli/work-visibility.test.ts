@@ -299,7 +299,7 @@ describe('operator Commands of members with late visibility (§8)', () => {
     expect(foldGroup((await coordinator.events(g))!)!.mission.state).toBe('active')
   })
 
-  it('`mwp mission inspect|tree`, which need the whole history, refuse a late member with AUTH_FORBIDDEN and say why', async () => {
+  it('`mwp mission inspect|approve|tree`, which need the whole history, refuse a late member with AUTH_FORBIDDEN and say why', async () => {
     const inspected = await cli('worker-1', ['mission', 'inspect', g, '--json'])
     expect(inspected.status, inspected.stdout + inspected.stderr).toBe(1)
     expect(json(inspected)).toMatchObject({
@@ -308,6 +308,11 @@ describe('operator Commands of members with late visibility (§8)', () => {
       note: `mission inspect needs the whole history of ${g}, and history before sequence ${offerSequence} is outside your visibility (§8)`,
     })
     noStack(inspected)
+    const approve = await cli('worker-1', ['mission', 'approve', g, '--yes', '--json'])
+    expect(approve.status, approve.stdout + approve.stderr).toBe(1)
+    expect(json(approve)).toMatchObject({status: 'rejected', error: {code: 'AUTH_FORBIDDEN'}})
+    expect(json(approve).note).toContain('mission approve needs the whole history')
+    noStack(approve)
     const tree = await cli('worker-2', ['mission', 'tree', g])
     expect(tree.status, tree.stdout + tree.stderr).toBe(1)
     expect(tree.stdout.trim()).toBe('AUTH_FORBIDDEN')
