@@ -3,11 +3,10 @@ import type {Outcome} from '../../src/cli/base.js'
 import {GROUP_CREATING_KINDS} from '../../src/operator/command-builder.js'
 import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
-import {foldGroup} from '../../src/operator/views.js'
 
 export default class CommandIssue extends OperatorCommand {
   static summary = 'Build, sign (locally, with your key) and send a Command of any kind; print the receipt.'
-  static description = `The envelope is filled for your principal type: a fresh actionId and correlationId, issuedAt now, and the epochs (membership, coordinator) looked up from the Group's current state; --membership-epoch / --coordinator-epoch / --session-epoch override them. The payload is a JSON object from a file or - (stdin).
+  static description = `The envelope is filled for your principal type: a fresh actionId and correlationId, issuedAt now, and the epochs (membership, coordinator) looked up from the Group as you see it — a member whose visibility starts late (§8) finds its Membership Epoch in the Events it sees; --membership-epoch / --coordinator-epoch / --session-epoch override them. The payload is a JSON object from a file or - (stdin).
 
 Prints the receipt; a refusal exits 1 with the wire code (spec §19).
 
@@ -37,7 +36,7 @@ ${OPERATOR_EXIT_CODES}`
     const {flags} = await this.parse(CommandIssue)
     const payload = await this.readJsonObject(flags.payload, '--payload')
     return this.withContext(flags, async (ctx) => {
-      const state = GROUP_CREATING_KINDS.has(flags.kind) ? null : foldGroup(await ctx.events(flags.group))
+      const state = GROUP_CREATING_KINDS.has(flags.kind) ? null : await ctx.signing(flags.group)
       const built = ctx.build({
         kind: flags.kind,
         groupId: flags.group,

@@ -52,7 +52,7 @@ ${OPERATOR_EXIT_CODES}`
         ? undefined
         : await this.readJsonObject(flags['root-approval'], '--root-approval', 'one signed Approval')
     return this.withContext(flags, async (ctx) => {
-      const {events, state} = await ctx.folded(args.group)
+      const {events, state} = await ctx.folded(args.group, 'mission approve')
       const view = inspectFolded(state, events)
       if (view.submission === null)
         throw usage(`Mission ${view.missionId} has nothing awaiting approval (state ${view.state})`)

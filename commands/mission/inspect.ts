@@ -8,7 +8,7 @@ import {inspectFolded} from '../../src/operator/views.js'
 export default class MissionInspect extends OperatorCommand {
   static summary =
     'Show a Mission: state, Coordinator, members, derived work progress, the Evidence WorkItems were submitted with and any submission awaiting approval.'
-  static description = `Folded from the Group's verified Events. Progress is derived from the WorkItem graph (counts, blockers, overdue items, critical path), never a percentage.
+  static description = `Folded from the Group's verified Events, so it needs the whole history: a member whose visibility starts late (§8) is refused with AUTH_FORBIDDEN (exit 1) and can use \`mwp work list\` instead. Progress is derived from the WorkItem graph (counts, blockers, overdue items, critical path), never a percentage.
 
 ${OPERATOR_EXIT_CODES}`
 
@@ -22,7 +22,7 @@ ${OPERATOR_EXIT_CODES}`
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionInspect)
     return this.withContext(flags, async (ctx) => {
-      const {events, state} = await ctx.folded(args.group)
+      const {events, state} = await ctx.folded(args.group, 'mission inspect')
       const view = inspectFolded(state, events)
       return {status: 'ok', result: view, text: renderInspection(view)}
     })

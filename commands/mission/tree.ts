@@ -7,7 +7,7 @@ import {missionTree} from '../../src/operator/views.js'
 
 export default class MissionTree extends OperatorCommand {
   static summary = 'Show the Mission tree: the Mission and every child Mission reachable from it.'
-  static description = `Follows mission.child.created links Group by Group; a child Group that cannot be read is shown as unavailable.
+  static description = `Follows mission.child.created links Group by Group; a child Group that cannot be read, or whose history starts outside your visibility (§8), is shown as unavailable.
 
 ${OPERATOR_EXIT_CODES}`
 
@@ -18,7 +18,9 @@ ${OPERATOR_EXIT_CODES}`
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionTree)
     return this.withContext(flags, async (ctx) => {
-      const tree = await missionTree(args.group, (g) => ctx.events(g)) // GROUP_NOT_FOUND for an unknown root
+      // GROUP_NOT_FOUND for an unknown root, AUTH_FORBIDDEN for a root whose history starts outside
+      // your visibility (§8); such a child is shown as unavailable, saying so.
+      const tree = await missionTree(args.group, (g) => ctx.history(g, 'mission tree'))
       return {status: 'ok', result: tree, text: renderTree(tree)}
     })
   }

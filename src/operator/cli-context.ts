@@ -9,6 +9,14 @@
 //   neither               the configuration's server URL over the wire
 // A missing configuration, key or store is an environment error (exit 3); conflicting flags are
 // usage errors (exit 2).
+//
+// What a command reads of a Group depends on where the principal's visibility starts (§8): a
+// member that sees the whole history folds the Group (views.ts); a member whose visibility starts
+// later (a just-in-time Worker, from its offer; a member granted by membership.change, from the
+// grant) folds what it sees (visible-work.ts) — enough for the WorkItem views (work()) and for
+// signing a Command under its own Membership Epoch (signing()). A command that needs the whole
+// Group (history(), folded()) refuses such a member with AUTH_FORBIDDEN (exit 1), never by
+// folding from the middle (ApplyError).
 
 import {Flags} from '@oclif/core'
 import {existsSync} from 'node:fs'
@@ -20,10 +28,10 @@ import {DEFAULT_CONFIG_FILE, type OrgConfig, loadOrgConfig, resolveStoreUrl} fro
 import type {SigningKey} from '../crypto/keyfile.js'
 import {protocolError} from '../errors.js'
 import {SignError} from '../signing/sign.js'
-import {type BuiltCommand, type CommandSpec, buildCommand} from './command-builder.js'
+import {type BuiltCommand, type CommandSpec, type EpochSource, buildCommand} from './command-builder.js'
 import {EventIntegrityError, type EventDoc, type Transport, openLocalTransport} from './transport.js'
 import {visibleWork} from './visible-work.js'
-import {type WorkSource, foldGroup} from './views.js'
+import {type WorkSource, foldGroup, outsideVisibility} from './views.js'
 import {openWireTransport} from './wire-transport.js'
 
 export const operatorFlags = {
@@ -57,6 +65,17 @@ export interface OperatorFlags {
   ca?: string
   key?: string
   registry?: string
+}
+
+/**
+ * What signing a Command in an existing Group reads (OperatorContext.signing): the epochs and the
+ * aggregate revision (an expectedRevision guard, §15.3), of the whole Group's state or, for a
+ * member whose visibility starts late, of what it sees (`visibleFrom` then says where that is).
+ */
+export interface SigningView extends EpochSource {
+  groupId: string
+  revision: number
+  visibleFrom?: number
 }
 
 export class OperatorContext {
@@ -132,9 +151,25 @@ export class OperatorContext {
     return events
   }
 
-  /** The Group's Events and the state they fold to (GROUP_NOT_FOUND as in events()). */
-  async folded(groupId: string): Promise<{events: EventDoc[]; state: GroupState}> {
+  /**
+   * The Group's whole history, from sequence 1 (GROUP_NOT_FOUND as in events()). A member whose
+   * visibility starts later (§8) does not have it: AUTH_FORBIDDEN, saying that `needs` (what the
+   * command shows or signs) needs it and where this member's visibility starts.
+   */
+  async history(groupId: string, needs: string): Promise<EventDoc[]> {
     const events = await this.events(groupId)
+    const from = lateStart(events)
+    if (from !== undefined)
+      throw new CliRejection(
+        'AUTH_FORBIDDEN',
+        `${needs} needs the whole history of ${groupId}, and ${outsideVisibility(from)} (§8)`,
+      )
+    return events
+  }
+
+  /** The Group's whole history and the state it folds to (GROUP_NOT_FOUND, AUTH_FORBIDDEN as in history()). */
+  async folded(groupId: string, needs: string): Promise<{events: EventDoc[]; state: GroupState}> {
+    const events = await this.history(groupId, needs)
     return {events, state: foldedOrNone(groupId, events)}
   }
 
@@ -145,13 +180,26 @@ export class OperatorContext {
    */
   async work(groupId: string): Promise<WorkSource> {
     const events = await this.events(groupId)
-    const late = events[0] !== undefined && events[0].sequence > 1
-    return late ? visibleWork(events)! : foldedOrNone(groupId, events)
+    return lateStart(events) !== undefined ? visibleWork(events)! : foldedOrNone(groupId, events)
   }
 
-  /** The Group's current state (GROUP_NOT_FOUND as in events()). */
-  async state(groupId: string): Promise<GroupState> {
-    return (await this.folded(groupId)).state
+  /**
+   * What signing a Command in the Group needs (GROUP_NOT_FOUND as in events()): the Group's state
+   * when this principal sees its whole history, else the Memberships — its own among them — and
+   * the revision it sees from its visibility start on (visible-work.ts).
+   */
+  async signing(groupId: string): Promise<SigningView> {
+    const events = await this.events(groupId)
+    if (lateStart(events) === undefined) return foldedOrNone(groupId, events)
+    const seen = visibleWork(events)!
+    return {
+      groupId: seen.groupId,
+      revision: seen.revision,
+      visibleFrom: seen.visibleFrom,
+      members: seen.members,
+      // A Coordinator's Membership sees the whole Group (§8): a late reader holds no lease.
+      mission: {coordinator: null},
+    }
   }
 
   /** Builds with the operator's key (epochs from `spec.state`); a build failure is a usage error. */
@@ -226,9 +274,10 @@ export function submissionOutcome(
 }
 
 /**
- * Sends one human control Command to an existing Group: epochs from the current state and, for a
- * structured transition, `expectedRevision` = the revision the operator is looking at (§15.3),
- * so a decision made on a view that has since changed is refused rather than misapplied.
+ * Sends one human control Command to an existing Group: epochs from what the principal sees of it
+ * (OperatorContext.signing) and, for a structured transition, `expectedRevision` = the revision
+ * the operator is looking at (§15.3), so a decision made on a view that has since changed is
+ * refused rather than misapplied. Whether the principal may send it is the authority's to say.
  */
 export async function sendToGroup(
   ctx: OperatorContext,
@@ -237,15 +286,21 @@ export async function sendToGroup(
   payload: Record<string, unknown>,
   options: {guardRevision?: boolean} = {},
 ) {
-  const state = await ctx.state(groupId)
+  const view = await ctx.signing(groupId)
   const built = ctx.build({
     kind,
     groupId,
     payload,
-    state,
-    ...((options.guardRevision ?? true) ? {expectedRevision: state.revision} : {}),
+    state: view,
+    ...((options.guardRevision ?? true) ? {expectedRevision: view.revision} : {}),
   })
   return submissionOutcome(await ctx.send(built.bytes), {groupId, actionId: built.actionId})
+}
+
+/** Where this principal's visibility starts when it is after sequence 1 (§8), else undefined. */
+function lateStart(events: readonly EventDoc[]): number | undefined {
+  const first = events[0]?.sequence
+  return first !== undefined && first > 1 ? first : undefined
 }
 
 function foldedOrNone(groupId: string, events: readonly EventDoc[]): GroupState {

@@ -12,7 +12,7 @@
 // An explicit value always wins, so a caller can deliberately send a stale epoch.
 
 import {randomUUID} from 'node:crypto'
-import type {GroupState} from '../authority/model/state.js'
+import type {CoordinatorState, GroupState, MemberState} from '../authority/model/state.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {MwpError} from '../errors.js'
 import type {JsonObject} from '../json/parse.js'
@@ -21,12 +21,22 @@ import {sign} from '../signing/sign.js'
 
 export const GROUP_CREATING_KINDS: ReadonlySet<string> = new Set(['mission.create', 'mission.create_follow_up'])
 
+/**
+ * What the builder reads from a Group to fill the epochs: the Memberships and the Coordinator
+ * lease. A GroupState is one; so is what a member whose visibility starts late (§8) sees of them
+ * (OperatorContext.signing, from operator/visible-work.ts).
+ */
+export interface EpochSource {
+  members: Readonly<Record<string, Pick<MemberState, 'membershipEpoch'>>>
+  mission: {coordinator: Pick<CoordinatorState, 'agentId' | 'coordinatorEpoch'> | null}
+}
+
 export interface CommandSpec {
   kind: string
   groupId: string
   payload: Record<string, unknown>
-  /** The Group's current state; null/undefined when it does not exist (or is not known). */
-  state?: GroupState | null
+  /** The Group's current epochs (its state); null/undefined when it does not exist (or is not known). */
+  state?: EpochSource | null
   actionId?: string
   correlationId?: string
   issuedAt?: string

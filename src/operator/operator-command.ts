@@ -21,7 +21,8 @@ export abstract class OperatorCommand extends MwpCommand {
 
 export const OPERATOR_EXIT_CODES = `EXIT CODES
   0  success
-  1  rejected: the authority refused the Command, or the Group is unknown or not visible to you
-     (GROUP_NOT_FOUND); the wire code is printed
+  1  rejected: the authority refused the Command, the Group is unknown or not visible to you
+     (GROUP_NOT_FOUND), or the command needs Group history outside your visibility
+     (AUTH_FORBIDDEN, §8); the wire code is printed
   2  usage error (bad flags or arguments)
   3  environment error (cannot read the configuration or a key, cannot reach the authority)`

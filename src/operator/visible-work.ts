@@ -1,32 +1,54 @@
-// The WorkItems of a Group as a member whose visibility starts late sees them (spec §8: a
-// just-in-time Worker "MUST NOT automatically receive unrestricted history"; its Membership sees
-// Events only from its offer on). apply() folds a Group from mission.created and cannot start in
-// the middle, so this projection folds only the WorkItems whose Events are visible, each from the
-// first of them — work.authorized, or the offer, which carries the current Work Contract
-// (work.offer.created `workItem`) — with the authority's own row functions. What happened to a
-// WorkItem before that is not known here: the caller says so ("history before sequence N is
-// outside your visibility"). Members with complete visibility fold the whole Group (views.ts).
+// What a member whose visibility starts late sees of a Group (spec §8: a just-in-time Worker
+// "MUST NOT automatically receive unrestricted history"; its Membership sees Events only from its
+// offer on, a member granted by membership.change from that grant on). apply() folds a Group from
+// mission.created and cannot start in the middle, so this projection folds only what the visible
+// Events show:
+//   - the WorkItems whose Events are visible, each from the first of them — work.authorized, or
+//     the offer, which carries the current Work Contract (work.offer.created `workItem`) — with
+//     the authority's own row functions;
+//   - the Memberships granted or changed in them — the reader's own among them, since the Event
+//     that grants a Membership is where its visibility starts — so the reader can sign Commands
+//     under its current Membership Epoch;
+//   - the aggregate revision, which every Event carries (an expectedRevision guard, §15.3).
+// What happened before that is not known here: the caller says so ("history before sequence N is
+// outside your visibility"), and a command that needs the whole Group refuses (cli-context.ts).
+// Members with complete visibility fold the whole Group (views.ts).
 
 import {authorizedWorkItem, workItemTransition} from '../authority/apply/index.js'
 import {endUnfinishedWork, leaseEventOn} from '../authority/apply/lease.js'
-import {type EventIn, knownEvent} from '../authority/model/events.js'
-import type {WorkItemCore, WorkProposalView} from '../authority/model/state.js'
+import {
+  type EventIn,
+  type MembershipDocument,
+  type ProvisionalMembershipDocument,
+  knownEvent,
+} from '../authority/model/events.js'
+import type {MemberState, WorkItemCore, WorkProposalView} from '../authority/model/state.js'
 import type {EventDoc} from './transport.js'
 
-/** The part of a Group's state a late-joining member can fold: its visible WorkItems and proposals. */
+/**
+ * The part of a Group's state a late-joining member can fold: its visible WorkItems, proposals and
+ * Memberships, and the Group's revision.
+ */
 export interface VisibleWork {
   groupId: string
   /** The first sequence this member sees; history before it is outside its visibility. */
   visibleFrom: number
   /** The last sequence seen. */
   sequence: number
+  /** The aggregate revision the last seen Event carries: the Group's revision as of `sequence`. */
+  revision: number
   workItems: Record<string, WorkItemCore>
   proposals: Record<string, WorkProposalView>
+  /**
+   * The Memberships granted, changed, activated or ended in the visible Events, as apply() holds
+   * them (by principal ID); the reader's own is among them.
+   */
+  members: Record<string, MemberState>
 }
 
 /**
- * Folds Events (in sequence order, from the member's visibility start) into the WorkItems they
- * show; null for no Events.
+ * Folds Events (in sequence order, from the member's visibility start) into the WorkItems,
+ * proposals and Memberships they show; null for no Events.
  */
 export function visibleWork(events: readonly EventDoc[]): VisibleWork | null {
   const first = events[0]
@@ -35,10 +57,12 @@ export function visibleWork(events: readonly EventDoc[]): VisibleWork | null {
     groupId: first.groupId,
     visibleFrom: first.sequence,
     sequence: first.sequence - 1,
+    revision: first.aggregateRevision,
     workItems: {},
     proposals: {},
+    members: {},
   }
-  for (const e of events) view = {...foldVisible(view, e), sequence: e.sequence}
+  for (const e of events) view = {...foldVisible(view, e), sequence: e.sequence, revision: e.aggregateRevision}
   return view
 }
 
@@ -52,6 +76,12 @@ function foldVisible(view: VisibleWork, event: EventDoc): VisibleWork {
   if (e === null) return view
   const held = (workItemId: string) => view.workItems[workItemId]
   switch (e.kind) {
+    case 'mission.created': // seen only by a reader from sequence 1
+    case 'mission.follow_up.created':
+    case 'mission.coordinator.assigned':
+    case 'membership.changed':
+    case 'membership.ended':
+      return withMember(view, memberOf(e.payload.membership))
     case 'work.proposed':
       return {...view, proposals: {...view.proposals, [e.payload.proposal.proposalId]: e.payload.proposal}}
     case 'work.authorized': {
@@ -60,9 +90,17 @@ function foldVisible(view: VisibleWork, event: EventDoc): VisibleWork {
     }
     case 'work.offer.created': {
       const item = held(e.payload.workItemId) ?? offeredItem(e)
-      return put(view, workItemTransition(item, e))
+      let next = put(view, workItemTransition(item, e))
+      for (const m of e.payload.provisionalMemberships ?? [])
+        next = withMember(next, provisionalMember(m, e.payload.workItemId))
+      return next
     }
-    case 'work.offer.accepted':
+    case 'work.offer.accepted': {
+      const item = held(e.payload.workItemId)
+      const next = item === undefined ? view : put(view, workItemTransition(item, e))
+      const activated = e.payload.activatedMembership
+      return activated === undefined ? next : withMember(next, memberOf(activated))
+    }
     case 'work.started':
     case 'work.submitted':
     case 'work.result.accepted':
@@ -87,6 +125,33 @@ function foldVisible(view: VisibleWork, event: EventDoc): VisibleWork {
       return view
   }
 }
+
+// apply()'s Membership rows (authority/apply/index.ts memberOf, provisionalMember), which it does
+// not export; test/operator/visible-work.test.ts holds the two equal.
+const membershipFields = (m: MembershipDocument) => ({
+  membershipId: m.membershipId,
+  principal: {type: m.member.type, id: m.member.id},
+  role: m.role,
+  membershipEpoch: m.membershipEpoch,
+  active: m.state === 'active',
+  scopes: [...m.scopes],
+  visibilityStartSequence: m.visibilityStartSequence,
+})
+
+const memberOf = (m: Exclude<MembershipDocument, ProvisionalMembershipDocument>): MemberState => ({
+  ...membershipFields(m),
+  ...(m.state === 'active' && m.contextPackageId !== undefined ? {justInTime: true as const} : {}),
+})
+
+const provisionalMember = (m: ProvisionalMembershipDocument, workItemId: string): MemberState => ({
+  ...membershipFields(m),
+  provisional: {workItemId, expiresAt: m.provisionalExpiresAt, contextPackageId: m.contextPackageId},
+})
+
+const withMember = (view: VisibleWork, m: MemberState): VisibleWork => ({
+  ...view,
+  members: {...view.members, [m.principal.id]: m},
+})
 
 /**
  * A WorkItem first seen in its offer, as it stood just before it: the offer's WorkItem revision

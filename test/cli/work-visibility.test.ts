@@ -1,9 +1,15 @@
-// `mwp work list|show` by a member that sees only part of the Group's history (spec §8: a
-// just-in-time Worker's Membership sees Events from its offer on). A real server (TLS 1.3 on
-// loopback, the dev CA `org init` made) in this process, the `mwp` CLI as a subprocess with the
-// Worker's own key: the Worker's view is folded from the Events it receives — its WorkItem from
-// the offer, which carries the Work Contract — and says what lies outside its visibility, while
-// the Coordinator's (complete visibility) folds the whole Group as before.
+// The operator CLI run by a member that sees only part of the Group's history (spec §8: a
+// just-in-time Worker's Membership sees Events from its offer on, a member granted by
+// membership.change from that grant on). A real server (TLS 1.3 on loopback, the dev CA `org init`
+// made, the embedded SQLite store) in this process, the `mwp` CLI as a subprocess with the
+// member's own key:
+//   - `mwp work list|show`: the Worker's view is folded from the Events it receives — its WorkItem
+//     from the offer, which carries the Work Contract — and says what lies outside its
+//     visibility, while the Coordinator's (complete visibility) folds the whole Group as before;
+//   - `mwp command issue` and `mwp mission direct|cancel`: signed under the Membership Epoch the
+//     member finds in the Events it sees (they folded the Group from sequence 1 and died with an
+//     ApplyError before); what the member may not do is the authority's refusal, exit 1;
+//   - `mwp mission inspect|tree`, which need the whole history: AUTH_FORBIDDEN, exit 1, saying why.
 
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -33,7 +39,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mwp-work-visibility-'))
   org = await createDevOrganization(join(dir, 'org'), {
     organization: 'urn:mwp:test:org:visibility',
-    workers: 1,
+    workers: 2,
     devTls: devTlsHook,
   })
   const config = loadOrgConfig(org.config)
@@ -92,9 +98,9 @@ async function issue(
   return r.receipt
 }
 
-/** `mwp ARGS` against the server, signing and reading as `name`. */
-const cli = (name: string, args: string[]) =>
-  mwpAsync([...args, '--config', org.config, '--url', server.url, '--key', keyFile(name)])
+/** `mwp ARGS` against the server, signing and reading as `name`; `input` is its stdin. */
+const cli = (name: string, args: string[], input?: string) =>
+  mwpAsync([...args, '--config', org.config, '--url', server.url, '--key', keyFile(name)], {input})
 
 describe('work views of a member with late visibility (§8)', () => {
   it('[+cmd:work.offer] [+evt:work.offer.created] a just-in-time Worker lists and shows its WorkItem from the Events it sees, and is told where its visibility starts; the Coordinator sees the whole Group', async () => {
@@ -165,5 +171,156 @@ describe('work views of a member with late visibility (§8)', () => {
         .result.items.map((n: {workItemId: string}) => n.workItemId)
         .sort(),
     ).toEqual([other, w].sort())
+  })
+})
+
+/** No ApplyError, no stack trace: a refusal is the code and one note (or the --json envelope). */
+const noStack = (r: {stderr: string}) => expect(r.stderr).not.toMatch(/ApplyError|\n\s+at /)
+
+describe('operator Commands of members with late visibility (§8)', () => {
+  let g: string
+  let worker: string
+  let observer: string
+  let conversationId: string
+  let offerSequence: number
+  let grantSequence: number
+  let coordinator: Transport
+
+  // A Mission with two late members: worker-1, offered its WorkItem just in time (visibility from
+  // the offer), which it accepted; worker-2, granted a Membership by the MissionOwner
+  // (membership.change, visibility from the grant) whose epoch was then raised to 2.
+  beforeAll(async () => {
+    worker = `${org.organization}:agent:worker-1`
+    observer = `${org.organization}:agent:worker-2`
+    const owner = await connect('owner')
+    coordinator = await connect('coordinator')
+    const mission = missionCreatePayload({
+      organization: org.organization,
+      objective: 'Security review',
+      coordinatorAgentId: `${org.organization}:agent:coordinator`,
+    })
+    g = mission.groupId as string
+    await issue(owner, 'owner', 'mission.create', g, mission)
+    const w = 'urn:mwp:test:work-item:review'
+    await issue(coordinator, 'coordinator', 'work.authorize', g, {workItemId: w, contract: devContract()})
+    await issue(coordinator, 'coordinator', 'message.post', g, {text: 'Before anyone else joins.'})
+    await issue(coordinator, 'coordinator', 'work.offer', g, {
+      workItemId: w,
+      candidates: [worker],
+      expiresAt: new Date(Date.now() + 600_000).toISOString(),
+      selectionBasis: {[worker]: candidateBasis({verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}]})},
+      contextPackageId: 'urn:mwp:test:context-package:review',
+    })
+    const offered = foldGroup((await coordinator.events(g))!)!
+    offerSequence = offered.sequence
+    conversationId = offered.workItems[w]!.conversationId
+    const workerWire = await connect('worker-1')
+    const offerId = offered.workItems[w]!.offer!.offerId
+    await issue(workerWire, 'worker-1', 'work.accept_offer', g, {workItemId: w, offerId}, coordinator)
+    const member = {type: 'agent', id: observer}
+    await issue(owner, 'owner', 'membership.change', g, {member, role: 'observer'})
+    grantSequence = foldGroup((await owner.events(g))!)!.sequence
+    await issue(owner, 'owner', 'membership.change', g, {
+      member,
+      role: 'observer',
+      scopes: ['group.read', 'mission.comment'],
+    })
+    const state = foldGroup((await owner.events(g))!)!
+    expect(state.members[worker]).toMatchObject({
+      membershipEpoch: 1,
+      active: true,
+      visibilityStartSequence: offerSequence,
+    })
+    expect(state.members[observer]).toMatchObject({membershipEpoch: 2, visibilityStartSequence: grantSequence})
+    expect(offerSequence).toBeGreaterThan(1)
+    expect((await workerWire.events(g))![0]!.sequence).toBe(offerSequence)
+  })
+
+  const posted = async (author: string) =>
+    (await coordinator.events(g))!
+      .filter((e) => e.kind === 'message.posted')
+      .map((e) => e.payload.message as {author: {id: string}; conversationId: string; content: {text: string}[]})
+      .filter((m) => m.author.id === author)
+
+  it('[+cmd:message.post] [+evt:message.posted] `mwp command issue` by a just-in-time Worker is signed under the Membership Epoch it finds in the Events it sees, and accepted', async () => {
+    const payload = JSON.stringify({conversationId, text: 'Starting the review.'})
+    const r = await cli(
+      'worker-1',
+      ['command', 'issue', '--kind', 'message.post', '--group', g, '--payload', '-', '--json'],
+      payload,
+    )
+    expect(r.status, r.stdout + r.stderr).toBe(0)
+    expect(json(r)).toMatchObject({status: 'ok', result: {receipt: {eventIds: [expect.any(String)]}}})
+    expect(await posted(worker)).toEqual([
+      expect.objectContaining({conversationId, content: [{type: 'text', text: 'Starting the review.'}]}),
+    ])
+  })
+
+  it('[+cmd:message.post] `mwp mission direct` by a member granted late signs under its raised Membership Epoch (2) and is accepted', async () => {
+    const r = await cli('worker-2', ['mission', 'direct', g, '--text', 'Watching the review.', '--json'])
+    expect(r.status, r.stdout + r.stderr).toBe(0)
+    expect((await posted(observer)).map((m) => m.content[0]!.text)).toEqual(['Watching the review.'])
+  })
+
+  it('[-cmd:mission.cancel] a late member issuing what it may not is refused by the authority with the protocol code, exit 1, no stack', async () => {
+    const issued = await cli(
+      'worker-1',
+      ['command', 'issue', '--kind', 'mission.cancel', '--group', g, '--payload', '-', '--json'],
+      JSON.stringify({reason: 'not mine to cancel'}),
+    )
+    expect(issued.status, issued.stdout + issued.stderr).toBe(1)
+    expect(json(issued)).toMatchObject({status: 'rejected', error: {code: 'AUTH_FORBIDDEN'}})
+    noStack(issued)
+    // The same through `mission cancel`, guarded by the revision the Worker sees (the Group's).
+    const cancelled = await cli('worker-1', ['mission', 'cancel', g, '--reason', 'not mine to cancel'])
+    expect(cancelled.status, cancelled.stdout + cancelled.stderr).toBe(1)
+    expect(cancelled.stdout.trim()).toBe('AUTH_FORBIDDEN')
+    noStack(cancelled)
+    // A stale Membership Epoch is fenced (§8): MEMBERSHIP_STALE.
+    const stale = await cli(
+      'worker-2',
+      [
+        'command',
+        'issue',
+        '--kind',
+        'message.post',
+        '--group',
+        g,
+        '--membership-epoch',
+        '1',
+        '--payload',
+        '-',
+        '--json',
+      ],
+      JSON.stringify({text: 'under the old epoch'}),
+    )
+    expect(stale.status, stale.stdout + stale.stderr).toBe(1)
+    expect(json(stale)).toMatchObject({status: 'rejected', error: {code: 'MEMBERSHIP_STALE'}})
+    expect(foldGroup((await coordinator.events(g))!)!.mission.state).toBe('active')
+  })
+
+  it('`mwp mission inspect|approve|tree`, which need the whole history, refuse a late member with AUTH_FORBIDDEN and say why', async () => {
+    const inspected = await cli('worker-1', ['mission', 'inspect', g, '--json'])
+    expect(inspected.status, inspected.stdout + inspected.stderr).toBe(1)
+    expect(json(inspected)).toMatchObject({
+      status: 'rejected',
+      error: {code: 'AUTH_FORBIDDEN'},
+      note: `mission inspect needs the whole history of ${g}, and history before sequence ${offerSequence} is outside your visibility (§8)`,
+    })
+    noStack(inspected)
+    const approve = await cli('worker-1', ['mission', 'approve', g, '--yes', '--json'])
+    expect(approve.status, approve.stdout + approve.stderr).toBe(1)
+    expect(json(approve)).toMatchObject({status: 'rejected', error: {code: 'AUTH_FORBIDDEN'}})
+    expect(json(approve).note).toContain('mission approve needs the whole history')
+    noStack(approve)
+    const tree = await cli('worker-2', ['mission', 'tree', g])
+    expect(tree.status, tree.stdout + tree.stderr).toBe(1)
+    expect(tree.stdout.trim()).toBe('AUTH_FORBIDDEN')
+    expect(tree.stderr).toContain(`history before sequence ${grantSequence} is outside your visibility`)
+    noStack(tree)
+    // The MissionOwner sees the whole Group: inspect works as before.
+    const full = await cli('owner', ['mission', 'inspect', g, '--json'])
+    expect(full.status, full.stderr).toBe(0)
+    expect(json(full).result).toMatchObject({groupId: g, objective: 'Security review'})
   })
 })
