@@ -14,14 +14,9 @@
 // outside your visibility"), and a command that needs the whole Group refuses (cli-context.ts).
 // Members with complete visibility fold the whole Group (views.ts).
 
-import {authorizedWorkItem, workItemTransition} from '../authority/apply/index.js'
+import {authorizedWorkItem, memberOf, provisionalMember, workItemTransition} from '../authority/apply/index.js'
 import {endUnfinishedWork, leaseEventOn} from '../authority/apply/lease.js'
-import {
-  type EventIn,
-  type MembershipDocument,
-  type ProvisionalMembershipDocument,
-  knownEvent,
-} from '../authority/model/events.js'
+import {type EventIn, knownEvent} from '../authority/model/events.js'
 import type {MemberState, WorkItemCore, WorkProposalView} from '../authority/model/state.js'
 import type {EventDoc} from './transport.js'
 
@@ -125,28 +120,6 @@ function foldVisible(view: VisibleWork, event: EventDoc): VisibleWork {
       return view
   }
 }
-
-// apply()'s Membership rows (authority/apply/index.ts memberOf, provisionalMember), which it does
-// not export; test/operator/visible-work.test.ts holds the two equal.
-const membershipFields = (m: MembershipDocument) => ({
-  membershipId: m.membershipId,
-  principal: {type: m.member.type, id: m.member.id},
-  role: m.role,
-  membershipEpoch: m.membershipEpoch,
-  active: m.state === 'active',
-  scopes: [...m.scopes],
-  visibilityStartSequence: m.visibilityStartSequence,
-})
-
-const memberOf = (m: Exclude<MembershipDocument, ProvisionalMembershipDocument>): MemberState => ({
-  ...membershipFields(m),
-  ...(m.state === 'active' && m.contextPackageId !== undefined ? {justInTime: true as const} : {}),
-})
-
-const provisionalMember = (m: ProvisionalMembershipDocument, workItemId: string): MemberState => ({
-  ...membershipFields(m),
-  provisional: {workItemId, expiresAt: m.provisionalExpiresAt, contextPackageId: m.contextPackageId},
-})
 
 const withMember = (view: VisibleWork, m: MemberState): VisibleWork => ({
   ...view,

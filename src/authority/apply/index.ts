@@ -91,14 +91,15 @@ const membershipFields = (m: MembershipDocument) => ({
   visibilityStartSequence: m.visibilityStartSequence,
 })
 
-const memberOf = (m: ActiveMembershipDocument | EndedMembershipDocument): MemberState => ({
+/** A Membership Event's member row (also folded by a late joiner's reader, operator/visible-work.ts). */
+export const memberOf = (m: ActiveMembershipDocument | EndedMembershipDocument): MemberState => ({
   ...membershipFields(m),
   // An active Membership citing a Context Package was activated by accepting a just-in-time offer.
   ...(m.state === 'active' && m.contextPackageId !== undefined ? {justInTime: true as const} : {}),
 })
 
 /** §8 just-in-time Worker Membership: granted with the offer of `workItemId`, inactive until accepted. */
-const provisionalMember = (m: ProvisionalMembershipDocument, workItemId: string): MemberState => ({
+export const provisionalMember = (m: ProvisionalMembershipDocument, workItemId: string): MemberState => ({
   ...membershipFields(m),
   provisional: {workItemId, expiresAt: m.provisionalExpiresAt, contextPackageId: m.contextPackageId},
 })
