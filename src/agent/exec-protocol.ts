@@ -10,7 +10,7 @@
 //           {"type":"artifact","content":"text","mediaType":"text/plain"}
 //           {"type":"evidence","criterion":"tests-pass","method":"npm test","result":"passed"}   ("criteria":[…] for several)
 //           {"type":"usage","toolCalls":1,"computeSeconds":2}
-//           and one outcome: {"type":"submit"} | {"type":"fail","reason":"…"} | {"type":"block","resolution":"…"} | {"type":"yield"}
+//           and one outcome: {"type":"submit"} | {"type":"fail","reason":"…","code"?:"FAILURE_CLASS"} | {"type":"block","resolution":"…"} | {"type":"yield"}
 //   stderr  copied to the Agent's log
 //   cwd     a per-slot working directory; the environment holds only PATH, HOME (= that directory) and MWP_WORK_DIR
 //
@@ -29,6 +29,8 @@ export type ExecLine =
   | {type: 'usage'; delta: UsageDelta}
   | {type: 'outcome'; outcome: Outcome}
 
+/** A failure class, as work-contract.schema.json retryPolicy.retryableFailures spells them. */
+export const FAILURE_CODE = /^[A-Z][A-Z0-9_]{1,127}$/
 const RESULTS: ReadonlySet<string> = new Set<EvidenceResult>(['passed', 'failed', 'inconclusive'])
 const USAGE = [
   'financial',
@@ -97,9 +99,10 @@ export function parseExecLine(text: string): ExecLine | {error: string} {
     case 'yield':
       return {type: 'outcome', outcome: {type: o.type}}
     case 'fail':
-      return str(o.reason)
-        ? {type: 'outcome', outcome: {type: 'fail', reason: o.reason}}
-        : {error: 'fail needs a "reason"'}
+      if (!str(o.reason)) return {error: 'fail needs a "reason"'}
+      if (o.code !== undefined && !(typeof o.code === 'string' && FAILURE_CODE.test(o.code)))
+        return {error: 'fail "code" must match ^[A-Z][A-Z0-9_]{1,127}$'}
+      return {type: 'outcome', outcome: {type: 'fail', reason: o.reason, ...(o.code ? {code: o.code} : {})}}
     case 'block':
       return str(o.resolution)
         ? {type: 'outcome', outcome: {type: 'block', resolution: o.resolution}}

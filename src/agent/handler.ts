@@ -41,7 +41,10 @@ export interface WorkSpec {
   contextPackage?: Record<string, unknown>
   /** The state of the checkpoint this run resumes from (§11.3 step 5), or null for a first run. */
   resume: {state: unknown; checkpointHash: string} | null
-  /** 1 for the first run of this ownership, counting every resumed or retried run. */
+  /**
+   * §11.4: the retry attempt of this ownership — 1, then one more after each retryable failure
+   * (a resumed run after preemption keeps its attempt). Part of the attempt key (attemptKey).
+   */
   attempt: number
   /** §12: the capability token for this lease, when the deployment issues one. */
   capabilityToken?: string
@@ -75,7 +78,14 @@ export interface EvidenceClaim {
 
 /** How a run ends. Returning nothing from execute() submits. */
 export type Outcome =
-  {type: 'submit'} | {type: 'yield'} | {type: 'block'; resolution: string} | {type: 'fail'; reason: string}
+  | {type: 'submit'}
+  | {type: 'yield'}
+  | {type: 'block'; resolution: string}
+  /**
+   * `code` classifies the failure (`^[A-Z][A-Z0-9_]{1,127}$`): when the contract's
+   * retryPolicy.retryableFailures lists it, the runtime retries within the policy (§11.4).
+   */
+  | {type: 'fail'; reason: string; code?: string}
 
 export interface WorkContext {
   readonly work: WorkSpec
@@ -98,6 +108,8 @@ export interface WorkContext {
   usage(delta: UsageDelta): void
   /** §16: the stable key of one logical external operation (Mission, WorkItem, Ownership Epoch, operation). */
   idempotencyKey(operationId: string): string
+  /** §11.4: the key of one external attempt of an operation: idempotencyKey's inputs plus work.attempt. */
+  attemptKey(operationId: string): string
 }
 
 export interface AgentHandler {

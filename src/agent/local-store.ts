@@ -145,6 +145,13 @@ CREATE TABLE IF NOT EXISTS agent_intents (
   done INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 CREATE INDEX IF NOT EXISTS agent_intents_open ON agent_intents (done, group_id, work_item_id);
+CREATE TABLE IF NOT EXISTS agent_attempts (
+  group_id TEXT NOT NULL,
+  work_item_id TEXT NOT NULL,
+  ownership_epoch INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  PRIMARY KEY (group_id, work_item_id, ownership_epoch)
+) STRICT;
 CREATE TABLE IF NOT EXISTS agent_offline (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   command TEXT NOT NULL
@@ -261,6 +268,13 @@ export class AgentStore {
       markApplied: db.prepare('INSERT INTO agent_applied (group_id, event_id, sequence) VALUES (?, ?, ?)'),
       advance: db.prepare(
         'UPDATE agent_groups SET cursor = ?, mission_id = ?, ended = ?, view = ? WHERE group_id = ? AND cursor = ?',
+      ),
+      attempt: db.prepare<[string, string, number], {attempt: number}>(
+        'SELECT attempt FROM agent_attempts WHERE group_id = ? AND work_item_id = ? AND ownership_epoch = ?',
+      ),
+      setAttempt: db.prepare(
+        `INSERT INTO agent_attempts (group_id, work_item_id, ownership_epoch, attempt) VALUES (?, ?, ?, ?)
+         ON CONFLICT DO UPDATE SET attempt = excluded.attempt`,
       ),
       bufferOffline: db.prepare('INSERT INTO agent_offline (command) VALUES (?)'),
       offline: db.prepare<[], {id: number; command: string}>('SELECT id, command FROM agent_offline ORDER BY id'),
@@ -451,6 +465,19 @@ export class AgentStore {
 
   resolveIntent(id: number): void {
     this.#stmt.closeIntent.run(id)
+  }
+
+  /**
+   * §11.4: the retry attempt of one ownership of a WorkItem (1 until a retryable failure). Kept
+   * across restarts so the contract's maxAttempts bounds the runs, not the processes; not derived
+   * from Events: deleting the database starts the count again.
+   */
+  attempt(groupId: string, workItemId: string, ownershipEpoch: number): number {
+    return this.#stmt.attempt.get(groupId, workItemId, ownershipEpoch)?.attempt ?? 1
+  }
+
+  setAttempt(groupId: string, workItemId: string, ownershipEpoch: number, attempt: number): void {
+    this.#stmt.setAttempt.run(groupId, workItemId, ownershipEpoch, attempt)
   }
 
   /**

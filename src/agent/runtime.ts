@@ -18,7 +18,7 @@ import {sha256Hex} from '../crypto/hash.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import type {ErrorCode, ProtocolError} from '../errors.js'
 import {parseJsonBytes, type JsonObject} from '../json/parse.js'
-import {formatUtcNow} from '../json/timestamp.js'
+import {durationMs, formatUtcNow} from '../json/timestamp.js'
 import {canonicalize} from '../json/jcs.js'
 import type {RegistryEvidence} from '../signing/registry.js'
 import {type DeliveredEvent, WireClient, WireError, isIndeterminate} from '../wire/client.js'
@@ -93,6 +93,8 @@ interface Run {
   lease: LeaseRef
   leaseExpiresAt: number
   slot: SlotRun | null
+  /** What the slot was given (null until the lease is known). */
+  spec: WorkSpec | null
   since: number
   progress: Progress
   checkpointHash: string | null
@@ -131,6 +133,8 @@ const NO_VERDICT: ReadonlySet<ErrorCode> = new Set([
 /** Refusals that say "not now": a buffered Command stays for the next try. */
 const RETRY_LATER: ReadonlySet<ErrorCode> = new Set(['INTERNAL_ERROR', 'BACKPRESSURE', 'RATE_LIMITED'])
 const REVERSIBLE_RISK: ReadonlySet<unknown> = new Set(['none', 'reversible'])
+/** The failure class of a handler process that died without an outcome (retryable if the contract lists it). */
+const HANDLER_CRASHED = 'HANDLER_CRASHED'
 const TICK_MS = 1000
 /** How long a started run waits for its work.started Event to reach the local projection. */
 const ENTRY_WAIT_MS = 6000
@@ -156,8 +160,8 @@ class AgentRuntime implements RunningAgent {
   readonly #waiters = new Map<string, Set<() => void>>()
   /** Groups this process is subscribed to. */
   readonly #followed = new Set<string>()
-  /** Runs started per WorkItem by this process (the WorkSpec's attempt number). */
-  readonly #attempts = new Map<string, number>()
+  /** §11.4: when a WorkItem waiting out its retry backoff becomes eligible again (ms). */
+  readonly #retryAt = new Map<string, number>()
   readonly #now: () => number
   readonly #log: (entry: Record<string, unknown>) => void
   #client!: WireClient
@@ -437,6 +441,15 @@ class AgentRuntime implements RunningAgent {
     const c = entry.contract
     if (c === null) return false // a WorkItem whose contract this Agent never saw is never run
     const gated = entry.executionApproval.required !== false && !entry.executionApproval.satisfied
+    // §11.4 backoff: not eligible before its retry time; queued again for the Scheduler then.
+    const k = key(entry.groupId, entry.workItemId)
+    const retryIn = (this.#retryAt.get(k) ?? 0) - this.#now()
+    if (retryIn > 0)
+      setTimeout(() => {
+        this.#retryAt.delete(k)
+        const now = this.#store.entry(entry.groupId, entry.workItemId)
+        if (now?.mine && now.state === 'queued' && this.#enqueue(now)) this.#wake()
+      }, retryIn).unref()
     const item = {
       groupId: entry.groupId,
       workItemId: entry.workItemId,
@@ -444,7 +457,7 @@ class AgentRuntime implements RunningAgent {
       enqueuedAt: this.#now(),
       deadline: Date.parse(c.deadline),
       urgency: c.requestedUrgency,
-      eligible: !gated,
+      eligible: !gated && retryIn <= 0,
       preemptible: REVERSIBLE_RISK.has(c.sideEffectRisk),
     }
     this.#scheduler.upsert(item, this.#now())
@@ -483,6 +496,7 @@ class AgentRuntime implements RunningAgent {
       lease: {ownershipEpoch: entry.owner.ownershipEpoch, leaseId: ''},
       leaseExpiresAt: 0,
       slot: null,
+      spec: null,
       since: this.#now(),
       progress: {phase: 'starting'},
       checkpointHash: null,
@@ -493,7 +507,6 @@ class AgentRuntime implements RunningAgent {
       held: null,
     }
     this.#runs.set(k, run)
-    this.#attempts.set(k, (this.#attempts.get(k) ?? 0) + 1)
     const started = await this.#submit(this.#commands.start(target, run.lease.ownershipEpoch), 'start')
     const active = started ? await this.#awaitEntry(entry, (e) => e.state === 'active' && e.lease !== null) : null
     // Dispatched, so running in the Scheduler: release (remove would throw, rejecting this
@@ -517,9 +530,10 @@ class AgentRuntime implements RunningAgent {
       contract: active.contract!,
       ...(active.contextPackage ? {contextPackage: active.contextPackage} : {}),
       resume,
-      attempt: this.#attempts.get(k)!,
+      attempt: this.#store.attempt(active.groupId, active.workItemId, run.lease.ownershipEpoch),
       ...(capabilityToken !== undefined ? {capabilityToken} : {}),
     }
+    run.spec = spec
     const workDir = join(dirname(this.#o.db), 'slots', sha256Hex(k).slice(0, 32))
     mkdirSync(workDir, {recursive: true})
     this.#log({
@@ -636,7 +650,7 @@ class AgentRuntime implements RunningAgent {
     if (run.renewTimer) clearTimeout(run.renewTimer)
     const used = this.#now() - run.since
     this.#log({level: 'info', event: 'run-ended', groupId: entry.groupId, workItemId: entry.workItemId, result})
-    if (result.type !== 'stopped') await this.#recordUsage(run)
+    const charged = result.type === 'stopped' ? null : await this.#recordUsage(run)
     switch (result.type) {
       case 'submit': {
         const scope = {missionId: entry.missionId ?? '', groupId: entry.groupId, workItemId: entry.workItemId}
@@ -659,9 +673,24 @@ class AgentRuntime implements RunningAgent {
         await this.#submit(this.#commands.block(target, lease, result.resolution), 'block')
         break
       case 'fail':
-      case 'crashed':
-        await this.#fail(run, result.reason)
+      case 'crashed': {
+        const code = result.type === 'crashed' ? HANDLER_CRASHED : (result.code ?? null)
+        const delay = this.#retryDelay(run, code, charged)
+        if (delay === null) {
+          await this.#fail(run, result.reason)
+          break
+        }
+        // §11.4: a retry resumes from the last safe checkpoint under the next attempt (key).
+        const {attempt} = run.spec!
+        this.#store.setAttempt(entry.groupId, entry.workItemId, lease.ownershipEpoch, attempt + 1)
+        this.#retryAt.set(key(entry.groupId, entry.workItemId), this.#now() + delay)
+        this.#log({level: 'info', event: 'retry', workItemId: entry.workItemId, code, attempt: attempt + 1, delay})
+        await this.#submit(
+          this.#commands.checkpoint(target, lease, `retry ${attempt + 1} after ${code}`, run.checkpointHash),
+          'checkpoint',
+        )
         break
+      }
       case 'stopped':
         break
     }
@@ -674,6 +703,26 @@ class AgentRuntime implements RunningAgent {
     this.#runs.delete(key(run.entry.groupId, run.entry.workItemId))
     this.#presence()
     this.#wake()
+  }
+
+  /**
+   * §11.4: how long to wait before retrying a failed run, or null when it fails for good — its
+   * failure class is not retryable, the contract's attempts are spent, the retry would start
+   * after the deadline, or the cost budget refused the usage.
+   */
+  #retryDelay(run: Run, code: string | null, charged: ErrorCode | null): number | null {
+    const contract = run.entry.contract
+    const policy = contract?.retryPolicy
+    if (!contract || !policy || code === null || !policy.retryableFailures.includes(code)) return null
+    if (charged === 'BUDGET_EXCEEDED' || run.spec === null || run.spec.attempt >= policy.maxAttempts) return null
+    const max = durationMs(policy.maxDelay) ?? 0
+    const delay =
+      policy.backoff === 'none'
+        ? 0
+        : policy.backoff === 'fixed'
+          ? max
+          : Math.min(max, 1000 * 2 ** (run.spec.attempt - 1))
+    return this.#now() + delay < Date.parse(contract.deadline) ? delay : null
   }
 
   /** work.fail with a signed failure report (§11.4: failure Evidence is required). */
@@ -689,10 +738,12 @@ class AgentRuntime implements RunningAgent {
     await this.#submit(this.#commands.fail(target, lease, why.slice(0, 4000), [hash]), 'fail')
   }
 
-  async #recordUsage(run: Run): Promise<void> {
-    if (!Object.values(run.usage).some((v) => typeof v === 'number' && v > 0)) return
-    await this.#submit(this.#commands.usage(run.target, run.lease, run.usage), 'usage')
+  /** Records the run's metered usage under its lease; the refusal's code, or null. */
+  async #recordUsage(run: Run): Promise<ErrorCode | null> {
+    if (!Object.values(run.usage).some((v) => typeof v === 'number' && v > 0)) return null
+    const refused = await this.#send(this.#commands.usage(run.target, run.lease, run.usage), 'usage')
     run.usage = {}
+    return refused
   }
 
   /**

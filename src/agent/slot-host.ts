@@ -4,7 +4,7 @@
 
 import {pathToFileURL} from 'node:url'
 import type {AgentHandler, Outcome, WorkContext} from './handler.js'
-import {idempotencyKey} from './idempotency.js'
+import {attemptKey, idempotencyKey} from './idempotency.js'
 import type {FromSlot, ToSlot} from './slot-protocol.js'
 
 const send = (m: FromSlot) => process.send!(m)
@@ -48,6 +48,8 @@ async function run(m: Extract<ToSlot, {t: 'run'}>): Promise<void> {
       send({t: 'evidence', criterionIds: typeof criterionIds === 'string' ? [criterionIds] : criterionIds, claim}),
     usage: (delta) => send({t: 'usage', delta}),
     idempotencyKey: (operationId) => idempotencyKey(spec.missionId, spec.workItemId, spec.ownershipEpoch, operationId),
+    attemptKey: (operationId) =>
+      attemptKey(spec.missionId, spec.workItemId, spec.ownershipEpoch, operationId, spec.attempt),
   }
   process.chdir(m.workDir)
   const handler = await loadHandler(m.handler)

@@ -120,3 +120,13 @@ export function formatUtcNow(date: Date = new Date()): string {
   if (!isUppercaseUtcZ(text)) throw new RangeError(`date outside the timestamp profile: ${text}`)
   return text
 }
+
+const DURATION = /^P(?!$)(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/
+
+/** Milliseconds of a common.schema.json `duration` (`P1D`, `PT10M`, `PT1.5S`), or null when it is not one. */
+export function durationMs(text: string): number | null {
+  const m = DURATION.exec(text)
+  if (m === null) return null
+  const [d, h, min, s] = m.slice(1).map((v) => Number(v ?? 0)) as [number, number, number, number]
+  return Math.round((((d * 24 + h) * 60 + min) * 60 + s) * 1000)
+}

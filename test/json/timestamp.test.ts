@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 import fc from 'fast-check'
 import {
+  durationMs,
   compareInstants,
   compareTimestampText,
   formatUtcNow,
@@ -215,5 +216,17 @@ describe('formatUtcNow', () => {
   it('refuses dates outside years 0001-9999', () => {
     expect(() => formatUtcNow(new Date('+010000-01-01T00:00:00Z'))).toThrow(RangeError)
     expect(() => formatUtcNow(new Date(Number.NaN))).toThrow(RangeError)
+  })
+})
+
+describe('durationMs (common.schema.json duration)', () => {
+  it('reads days, hours, minutes and fractional seconds', () => {
+    expect(durationMs('PT10M')).toBe(600_000)
+    expect(durationMs('P1DT1H')).toBe(90_000_000)
+    expect(durationMs('PT1.5S')).toBe(1500)
+    expect(durationMs('PT0S')).toBe(0)
+  })
+  it('refuses what the schema refuses', () => {
+    for (const bad of ['P', 'PT', '10M', 'PT1.S', 'P1W', 'pt1s', 'PT-1S']) expect(durationMs(bad)).toBeNull()
   })
 })
