@@ -77,6 +77,11 @@ export class AgentCommands {
     return this.#build(t, 'work.fail', {workItemId: t.workItemId, ...lease, reason, evidenceHashes})
   }
 
+  /** §13.1: the signed manifest of an Artifact this run produced, under the current lease. */
+  publish(t: CommandTarget, lease: LeaseRef, manifest: JsonObject) {
+    return this.#build(t, 'artifact.publish', {artifact: manifest, ...lease})
+  }
+
   usage(t: CommandTarget, lease: LeaseRef, delta: UsageDelta) {
     return this.#build(t, 'ext.missionweaveprotocol.core.resource_usage_record', {
       workItemId: t.workItemId,

@@ -60,10 +60,19 @@ export interface Progress {
   estimate?: string
 }
 
+/** What the signed manifest says about an Artifact (§13.1); only mediaType is required. */
 export interface ArtifactMeta {
   mediaType: string
   /** A file name for people (the Artifact is identified by its content hash only). */
   name?: string
+  /** The schema the content follows (default: the contract deliverable of this media type). */
+  schemaUri?: string
+  /** The Artifacts it was made from (e.g. the contract's input Artifacts). */
+  sourceArtifactHashes?: string[]
+  /** The tools that made it (default: this runtime). */
+  toolVersions?: {name: string; version: string}[]
+  modelVersions?: {provider: string; model: string; version: string}[]
+  classification?: 'public' | 'internal' | 'confidential' | 'restricted'
 }
 
 export type EvidenceResult = 'passed' | 'failed' | 'inconclusive'

@@ -31,6 +31,7 @@ import {
   postPayload,
   progressPayload,
 } from './agent-commands.js'
+import {type ProducedArtifact, artifactManifest, artifactUri} from './artifact-manifest.js'
 import {BlobStore} from './blobs.js'
 import type {AgentHandler, EvidenceClaim, Progress, WorkSpec} from './handler.js'
 import {OfflineBufferError, bufferCommand, offlineBinding, rebaseBuffered} from './offline-binding.js'
@@ -98,7 +99,7 @@ interface Run {
   since: number
   progress: Progress
   checkpointHash: string | null
-  artifacts: string[]
+  artifacts: ProducedArtifact[]
   evidence: {criterionIds: string[]; claim: EvidenceClaim}[]
   usage: UsageDelta
   renewTimer: NodeJS.Timeout | null
@@ -519,7 +520,7 @@ class AgentRuntime implements RunningAgent {
     this.#scheduleRenewal(run)
     const capabilityToken = await this.#capabilityToken(run)
     if (capabilityToken === null) return
-    const resume = this.#resumeState(active)
+    const resume = await this.#resumeState(active)
     const spec: WorkSpec = {
       groupId: active.groupId,
       missionId: active.missionId ?? '',
@@ -545,9 +546,9 @@ class AgentRuntime implements RunningAgent {
     })
     run.slot = startSlot(this.#o.handler, spec, workDir, {
       checkpoint: async (state) => (run.checkpointHash = this.#blobs.put(Buffer.from(canonicalize(state ?? null)))),
-      artifact: async (content) => {
+      artifact: async (content, meta) => {
         const hash = this.#blobs.put(content)
-        if (!run.artifacts.includes(hash)) run.artifacts.push(hash)
+        if (!run.artifacts.some((a) => a.hash === hash)) run.artifacts.push({hash, sizeBytes: content.length, meta})
         return hash
       },
       progress: (p) => (run.progress = p),
@@ -637,12 +638,76 @@ class AgentRuntime implements RunningAgent {
     }
   }
 
-  #resumeState(entry: QueueEntry): WorkSpec['resume'] {
-    // The checkpoint this ownership left (a preempted run), else one of an earlier ownership.
+  /**
+   * The checkpoint this ownership left (a preempted run), else one of an earlier ownership: from
+   * the local cache, else from the authority's Artifact store (§13.1: it survives the loss of
+   * this disk, and another Agent's checkpoint is resumable). Unreachable: a fresh start.
+   */
+  async #resumeState(entry: QueueEntry): Promise<WorkSpec['resume']> {
     const hash = (entry.checkpoint ?? entry.resumeFrom)?.artifactHashes[0]
     if (!hash) return null
-    const bytes = this.#blobs.get(hash)
-    return bytes ? {state: parseJsonBytes(bytes) as unknown, checkpointHash: hash} : null
+    let bytes = this.#blobs.get(hash)
+    if (bytes === null)
+      try {
+        bytes = await this.#client.getArtifact(entry.groupId, hash)
+        this.#blobs.put(bytes)
+      } catch (e) {
+        this.#log({level: 'warn', event: 'checkpoint-unavailable', workItemId: entry.workItemId, hash, why: String(e)})
+        return null
+      }
+    return {state: parseJsonBytes(bytes) as unknown, checkpointHash: hash}
+  }
+
+  /**
+   * Copies locally stored content the authority is about to see cited into its Artifact store
+   * (§13.1), so it outlives this disk. False, logged, when the store cannot be reached.
+   */
+  async #upload(groupId: string, hashes: string[]): Promise<boolean> {
+    try {
+      for (const hash of hashes) {
+        const bytes = this.#blobs.get(hash)
+        if (bytes !== null) await this.#client.putArtifact(groupId, bytes)
+      }
+      return true
+    } catch (e) {
+      this.#log({level: 'warn', event: 'upload-failed', groupId, why: (e as Error).message})
+      return false
+    }
+  }
+
+  /** work.checkpoint with the checkpoint state stored in the authority's Artifact store first. */
+  async #checkpoint(run: Run, progress: string): Promise<void> {
+    if (run.checkpointHash !== null) await this.#upload(run.entry.groupId, [run.checkpointHash])
+    await this.#submit(this.#commands.checkpoint(run.target, run.lease, progress, run.checkpointHash), 'checkpoint')
+  }
+
+  /**
+   * §13.1 before a submission: each Artifact's bytes into the authority's store, then its signed
+   * manifest (`artifact.publish`). null when all are published, else the refusal's code (or
+   * UNREACHABLE when the store could not be reached).
+   */
+  async #publish(run: Run): Promise<ErrorCode | 'UNREACHABLE' | null> {
+    const {entry, target, lease} = run
+    if (
+      !(await this.#upload(
+        entry.groupId,
+        run.artifacts.map((a) => a.hash),
+      ))
+    )
+      return 'UNREACHABLE'
+    for (const a of run.artifacts) {
+      const scope = {
+        missionId: entry.missionId ?? '',
+        groupId: entry.groupId,
+        workItemId: entry.workItemId,
+        contract: entry.contract!,
+        uri: artifactUri(this.#o.url, entry.groupId, a.hash),
+      }
+      const manifest = artifactManifest(this.#o.key, this.#o.card, scope, a)
+      const refused = await this.#send(this.#commands.publish(target, lease, manifest), 'publish')
+      if (refused !== null) return refused
+    }
+    return null
   }
 
   async #finish(run: Run, result: SlotResult): Promise<void> {
@@ -653,9 +718,20 @@ class AgentRuntime implements RunningAgent {
     const charged = result.type === 'stopped' ? null : await this.#recordUsage(run)
     switch (result.type) {
       case 'submit': {
+        const unpublished = await this.#publish(run)
+        // Not now (the store or the authority could not answer): keep the work, try again later.
+        if (unpublished === 'UNREACHABLE' || (unpublished !== null && NO_VERDICT.has(unpublished))) {
+          await this.#checkpoint(run, 'the Artifacts could not be published yet')
+          break
+        }
+        if (unpublished !== null) {
+          await this.#fail(run, `an Artifact manifest was refused: ${unpublished}`)
+          break
+        }
         const scope = {missionId: entry.missionId ?? '', groupId: entry.groupId, workItemId: entry.workItemId}
         const evidence = run.evidence.map((e) => this.#commands.evidence(scope, e.criterionIds, e.claim))
-        const refused = await this.#send(this.#commands.submit(target, lease, run.artifacts, evidence), 'submit')
+        const hashes = run.artifacts.map((a) => a.hash)
+        const refused = await this.#send(this.#commands.submit(target, lease, hashes, evidence), 'submit')
         // A submission the authority refuses for what it holds (no Evidence for a criterion, an
         // Artifact it cannot cite …) will not pass on a retry: the WorkItem fails with the reason,
         // rather than staying active until its lease runs out. A lost lease or session is not ours to fail.
@@ -664,10 +740,7 @@ class AgentRuntime implements RunningAgent {
         break
       }
       case 'yield':
-        await this.#submit(
-          this.#commands.checkpoint(target, lease, run.progress.phase, run.checkpointHash),
-          'checkpoint',
-        )
+        await this.#checkpoint(run, run.progress.phase)
         break
       case 'block':
         await this.#submit(this.#commands.block(target, lease, result.resolution), 'block')
@@ -685,10 +758,7 @@ class AgentRuntime implements RunningAgent {
         this.#store.setAttempt(entry.groupId, entry.workItemId, lease.ownershipEpoch, attempt + 1)
         this.#retryAt.set(key(entry.groupId, entry.workItemId), this.#now() + delay)
         this.#log({level: 'info', event: 'retry', workItemId: entry.workItemId, code, attempt: attempt + 1, delay})
-        await this.#submit(
-          this.#commands.checkpoint(target, lease, `retry ${attempt + 1} after ${code}`, run.checkpointHash),
-          'checkpoint',
-        )
+        await this.#checkpoint(run, `retry ${attempt + 1} after ${code}`)
         break
       }
       case 'stopped':
@@ -735,6 +805,7 @@ class AgentRuntime implements RunningAgent {
       {method: `the handler's run ended: ${why}`.slice(0, 4000), result: 'failed', type: 'failure_report'},
     )
     const hash = this.#blobs.put(Buffer.from(canonicalize(report)))
+    await this.#upload(entry.groupId, [hash])
     await this.#submit(this.#commands.fail(target, lease, why.slice(0, 4000), [hash]), 'fail')
   }
 
@@ -855,6 +926,9 @@ class AgentRuntime implements RunningAgent {
         this.#store.unbufferOffline(id)
         continue
       }
+      // A buffered checkpoint's state goes to the Artifact store before the authority sees it cited.
+      const cited = command.payload.artifactHashes
+      if (Array.isArray(cited)) await this.#upload(command.binding.groupId, cited as string[])
       const rebased = rebaseBuffered(this.#o.key, command, {
         issuedAt: stamp(this.#now()),
         sessionEpoch,

@@ -44,6 +44,23 @@ describe('mwp agent run --exec', () => {
     expect(p.leaseId).toBe((started.payload as {lease: {leaseId: string}}).lease.leaseId)
     expect(p.artifactHashes).toEqual([contentHash(Buffer.from('# Draft the notes\n\nDone.\n'))])
     expect(p.evidence[0]!.document.criterionIds).toEqual(['notes'])
+    // §13.1: before submitting, the bytes went to the authority's Artifact store and the signed
+    // manifest was published, with the producer's Agent Card and capability versions.
+    const published = events.filter((e) => e.kind === 'artifact.published')
+    expect(published.map((e) => (e.payload as {artifact: {contentHash: string}}).artifact.contentHash)).toEqual(
+      p.artifactHashes,
+    )
+    expect(events.indexOf(published[0]!)).toBeLessThan(events.indexOf(submitted))
+    const manifest = (published[0]!.payload as {artifact: Record<string, unknown>}).artifact
+    expect(manifest).toMatchObject({
+      mediaType: 'text/markdown',
+      sizeBytes: Buffer.byteLength('# Draft the notes\n\nDone.\n'),
+      producer: {agentId: worker, agentCardVersion: 1, capabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}]},
+      workItemId: (started.payload as {workItemId: string}).workItemId,
+      toolVersions: [{name: 'mwp agent run', version: '0.1.0'}],
+    })
+    const owner = await o.as('owner')
+    expect((await owner.artifacts!.get(groupId, p.artifactHashes[0]!)).toString()).toBe('# Draft the notes\n\nDone.\n')
     // §11.2: the schedule disclosure, posted on acceptance to the WorkItem's Conversation.
     const disclosure = events.find((e) => e.kind === 'message.posted' && e.actor.id === worker)
     expect(disclosure).toBeDefined()
