@@ -112,6 +112,47 @@ describe('mwp agent run: crash and rebuild (F1, §11.3, §11.5)', () => {
 })
 
 describe('mwp agent run: preemption (F7, §11.1, §11.3)', () => {
+  it('a checkpoint outlives the disk: after a graceful stop and the loss of the whole agent directory, the restarted Agent resumes from the checkpoint it fetches from the authority (§13.1)', async () => {
+    const stepLog = join(o.dir, 'disk-loss-steps.log')
+    const dir = join(o.dir, 'disk-loss')
+    const args = ['--handler', STEPS, '--db', join(dir, 'worker-1.db')]
+    const first = o.agent('worker-1', args)
+    const {groupId, missionId} = await o.mission('Survive the loss of a disk')
+    await o.offerWork(groupId, missionId, worker, stepsContract(60, stepLog, 'run'))
+    await until(
+      async () => lines(stepLog),
+      (l) => l.length >= 5,
+      `the first steps (${first.out().stderr.slice(-2000)})`,
+    )
+    first.child.kill('SIGTERM')
+    expect(await first.exited).toBe(0)
+    const checkpointed = ofKind(await o.events(groupId), 'work.checkpointed')
+    expect(checkpointed).toHaveLength(1)
+    const [hash] = (checkpointed[0]!.payload as {checkpoint: {artifactHashes: string[]}}).checkpoint.artifactHashes
+    const ran = lines(stepLog).length
+    rmSync(dir, {recursive: true, force: true})
+
+    const second = o.agent('worker-1', args)
+    const events = await until(
+      () => o.events(groupId),
+      (es) => es.some((e) => e.kind === 'work.submitted'),
+      `work.submitted after the restart (agent stderr: ${second.out().stderr.slice(-3000)})`,
+    )
+    second.child.kill('SIGTERM')
+    expect(await second.exited).toBe(0)
+    expect(second.out().stderr).not.toContain('checkpoint-unavailable')
+    // The second run started where the checkpoint left off: no step ran twice, none was lost.
+    expect(lines(stepLog)).toEqual(steps(60, 'run'))
+    const submitted = ofKind(events, 'work.submitted')[0]!
+    const report = (submitted.payload as {artifactHashes: string[]}).artifactHashes[0]!
+    const owner = await o.as('owner')
+    expect(JSON.parse((await owner.artifacts!.get(groupId, report)).toString())).toEqual({
+      steps: 60,
+      resumedFrom: [ran],
+    })
+    expect(JSON.parse((await owner.artifacts!.get(groupId, hash!)).toString())).toMatchObject({step: ran})
+  }, 120_000)
+
   it('with one slot, a waiting Group preempts a running preemptible WorkItem, which resumes from its checkpoint', async () => {
     const stepLog = join(o.dir, 'preempt-steps.log')
     const db = join(o.dir, 'preempt', 'worker-1.db')
