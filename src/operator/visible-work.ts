@@ -10,6 +10,7 @@
 import {authorizedWorkItem, workItemTransition} from '../authority/apply/index.js'
 import {endUnfinishedWork, leaseEventOn} from '../authority/apply/lease.js'
 import {type EventIn, knownEvent} from '../authority/model/events.js'
+import {LEASE_REVOKED} from '../authority/model/work-leases.js'
 import type {WorkItemCore, WorkProposalView} from '../authority/model/state.js'
 import type {EventDoc} from './transport.js'
 
@@ -76,7 +77,8 @@ function foldVisible(view: VisibleWork, event: EventDoc): VisibleWork {
       return item === undefined ? view : put(view, workItemTransition(item, e))
     }
     case 'work.progressed':
-    case 'work.contract.revised': {
+    case 'work.contract.revised':
+    case LEASE_REVOKED: {
       const item = held(e.payload.workItemId)
       return item === undefined ? view : put(view, leaseEventOn(item, e))
     }
