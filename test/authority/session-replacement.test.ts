@@ -9,6 +9,7 @@
 
 import {randomUUID} from 'node:crypto'
 import {describe, expect, it} from 'vitest'
+import {ApplyError, type AppliedEvent, apply} from '../../src/authority/apply/index.js'
 import {type Authority, openAuthority} from '../../src/authority/authority.js'
 import {SESSION_OPEN, submitOrganizationCommand} from '../../src/authority/ingress/organization.js'
 import {openSession, revokeReplacedLeases} from '../../src/authority/ingress/sessions.js'
@@ -300,5 +301,53 @@ describe('the authority stopped after opening the session (B9 crash safety)', ()
       policy: {rootMissionOwners: [owner.principal!.id]},
     })
     expect(await replay.current(g)).toEqual(await suite.authority.current(g))
+  })
+})
+
+describe('apply() of lease_revoked (B9)', () => {
+  const {suite, work, item, log} = setup()
+
+  it('B9 [+evt:ext.missionweaveprotocol.core.lease_revoked] folds only onto the active lease it names at the next WorkItem revision; a reconciled checkpoint after it keeps the lease revoked', async () => {
+    expect(await openSession(suite.authority, dev)).toBe(1)
+    const g = await missionGroup(suite.run, 'apply-revoked')
+    const w = await work.drive(g, 'active')
+    const h = (await suite.store.head(g))!.sequence
+    const before = (await suite.authority.current(g))!
+    expect(await openSession(suite.authority, dev)).toBe(2)
+    const [revoked] = await log(g, h)
+    const event = revoked as unknown as AppliedEvent
+    const after = apply(before, event)
+    expect(after).toEqual(await suite.authority.current(g))
+    expect(after.workItems[w]).toMatchObject({state: 'queued', lease: {state: 'revoked'}})
+    // At a stale WorkItem revision, applied again (the lease is no longer active), or naming another lease: a corrupt log.
+    const again = {...event, sequence: event.sequence + 1, aggregateRevision: event.aggregateRevision + 1}
+    expect(() => apply(after, again)).toThrow(ApplyError)
+    expect(() => apply(after, again)).toThrow(/revision/)
+    const nextRevision = {...again, payload: {...again.payload, revision: (again.payload.revision as number) + 1}}
+    expect(() => apply(after, nextRevision)).toThrow(/does not hold active/)
+    const other = {...event, payload: {...event.payload, leaseId: `urn:uuid:${randomUUID()}`}}
+    expect(() => apply(before, other)).toThrow(/does not hold active/)
+    // A checkpoint folded onto the revoked lease (decide/offline.ts reconciled it) leaves it revoked.
+    const it = after.workItems[w]!
+    const checkpointed = {
+      kind: 'work.checkpointed',
+      groupId: g,
+      sequence: after.sequence + 1,
+      aggregateRevision: after.revision + 1,
+      payload: {
+        workItemId: w,
+        revision: it.revision + 1,
+        leaseId: it.lease!.leaseId,
+        checkpoint: {progress: 'offline half', artifactHashes: []},
+        ownershipLeaseExpiresAt: it.owner!.leaseExpiresAt,
+      },
+    }
+    expect(apply(after, checkpointed).workItems[w]).toMatchObject({
+      state: 'queued',
+      lease: {state: 'revoked', revocation: {sessionEpoch: 2}},
+      checkpoint: {progress: 'offline half', leaseId: it.lease!.leaseId},
+      owner: {leaseExpiresAt: it.owner!.leaseExpiresAt},
+    })
+    expect((await item(g, w)).checkpoint).toBeNull()
   })
 })
