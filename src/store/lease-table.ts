@@ -24,7 +24,7 @@ import {StoreError, tableFailure} from './records.js'
 /**
  * What one Event writes for one WorkItem: the lease it now holds (work.started), or null when the
  * Event closed whatever lease it held. `workItemId: null`: every WorkItem of the Group (a Mission
- * end revokes every active lease, §10.2).
+ * end, MISSION_ENDS).
  */
 export type LeaseRow =
   | {workItemId: string; lease: {agentId: string; leaseId: string; sessionEpoch: number; ownershipEpoch: number} | null}
@@ -77,7 +77,11 @@ const CLOSING_KINDS: ReadonlySet<string> = new Set([
   'mission.child.created',
   'ext.missionweaveprotocol.core.lease_revoked',
 ])
-const MISSION_ENDS: ReadonlySet<string> = new Set(['mission.cancelled', 'mission.terminated'])
+/**
+ * A Mission's end: cancellation and failure revoke every active lease (§10.2); an approved Mission
+ * takes no more leased Commands (§7.1), so none of its leases is left to revoke.
+ */
+const MISSION_ENDS: ReadonlySet<string> = new Set(['mission.cancelled', 'mission.terminated', 'mission.approved'])
 /** The kinds leaseRowsOf reads: the backfill selects only these. */
 export const LEASE_EVENT_KINDS: readonly string[] = [
   'work.started',

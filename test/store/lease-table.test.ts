@@ -168,7 +168,7 @@ describe.each(backends.filter((b) => b.enabled))('the lease index: $name', (back
 })
 
 describe('the rows an Event writes (leaseRowsOf)', () => {
-  it('work.started opens, the closing kinds close, a dependency revision closes only when it revoked, a Mission end closes the Group', () => {
+  it('work.started opens, the closing kinds close, a dependency revision closes only when it revoked, a Mission end (cancelled, failed, approved) closes the Group', () => {
     const lease = {holderAgentId: dev, leaseId: 'urn:mwp:test:lease', sessionEpoch: 3, ownershipEpoch: 2}
     expect(leaseRowsOf('work.started', {workItemId: 'w', lease})).toEqual([
       {workItemId: 'w', lease: {agentId: dev, leaseId: 'urn:mwp:test:lease', sessionEpoch: 3, ownershipEpoch: 2}},
@@ -188,7 +188,8 @@ describe('the rows an Event writes (leaseRowsOf)', () => {
     expect(leaseRowsOf('work.contract.revised', {workItemId: 'w', revokedLeaseId: 'l'})).toEqual([
       {workItemId: 'w', lease: null},
     ])
-    expect(leaseRowsOf('mission.terminated', {reason: 'x'})).toEqual([{workItemId: null, lease: null}])
+    for (const kind of ['mission.terminated', 'mission.cancelled', 'mission.approved'])
+      expect(leaseRowsOf(kind, {reason: 'x'})).toEqual([{workItemId: null, lease: null}])
     for (const kind of ['work.progressed', 'message.posted', 'work.offer.accepted', 'approval.execution.granted'])
       expect(leaseRowsOf(kind, {workItemId: 'w'})).toEqual([])
   })

@@ -23,7 +23,7 @@ import type {Authority} from '../authority.js'
 import {type ErrorCode, MwpError} from '../../errors.js'
 import {sign} from '../../signing/sign.js'
 import type {ActiveLeaseRecord, LeaseCursor} from '../../store/lease-table.js'
-import {LEASE_REVOKE, SESSION_REPLACED} from '../model/work-leases.js'
+import {LEASE_REVOKE, SESSION_REPLACED, executionLeaseExpired, replacedSessionLease} from '../model/work-leases.js'
 import {submit} from './command.js'
 import {SESSION_OPEN, SESSION_OPENED, submitOrganizationCommand} from './organization.js'
 
@@ -77,20 +77,27 @@ async function issueSession(authority: Authority, agentId: string): Promise<numb
 /** Leases read from the index per page. */
 const REVOCATION_PAGE = 100
 
-/** What one revocation came to: the Event appended, or the refusal code (a closed or lapsed lease). */
+/**
+ * What one listed lease came to: revoked (the Event appended); refused with `code`; or `skipped`
+ * without a Command because this authority's state already shows it closed, lapsed or replaced.
+ */
 export interface RevocationOutcome {
   lease: ActiveLeaseRecord
   revoked: boolean
   code?: ErrorCode
+  skipped?: string
 }
 
 /**
  * §11.3 (ACCEPTANCE B9): revokes every active Execution Lease the store's lease index lists for
  * `agentId` under a Session Epoch below `sessionEpoch`, one lease_revoke Command each, the
- * Commands of one index page in parallel (different Groups never wait on each other). A refusal
- * is an answer, not a failure: the decider refuses a lease that has closed or lapsed meanwhile,
- * and appends nothing. Never throws for one lease: the new session's work.start revokes whatever
- * was left (decide/work.ts).
+ * Commands of one index page in parallel (different Groups never wait on each other). A lease
+ * the Group's current state (the state every Command of the Group is decided on) shows closed,
+ * lapsed or not the listed one is skipped: the index keeps a lease that timed out until the
+ * WorkItem's next transition (store/lease-table.ts), and an unneeded Command would only be
+ * refused. A refusal is an answer, not a failure: the decider refuses a lease that closed or
+ * lapsed meanwhile, and appends nothing. Never throws for one lease: the new session's work.start
+ * revokes whatever was left (decide/work.ts).
  */
 export async function revokeReplacedLeases(
   authority: Authority,
@@ -113,6 +120,11 @@ async function revoke(
   lease: ActiveLeaseRecord,
   sessionEpoch: number,
 ): Promise<RevocationOutcome> {
+  const item = (await authority.current(lease.groupId))?.workItems[lease.workItemId]
+  const held = item === undefined ? null : replacedSessionLease(item, sessionEpoch)
+  if (held === null || held.leaseId !== lease.leaseId)
+    return {lease, revoked: false, skipped: 'not an active lease of an older session'}
+  if (executionLeaseExpired(held, authority.clock())) return {lease, revoked: false, skipped: 'expired'}
   const unsigned = {
     protocolVersion: '0.1',
     actionId: `urn:uuid:${randomUUID()}`,
