@@ -369,7 +369,7 @@ describe('buffered progress the authority rejects (§11.5, F13)', () => {
     const checkpoint = checkpointOf(a, bindingFor(a, 300))
     const s2 = await reconnect(a, 320)
     const h = await head(a.g)
-    // Without the binding the historical lease is just a lease of a replaced session.
+    // Without the binding the historical lease is just a lease the replacing session revoked.
     expect(await code(groupCommand(developer, 'work.checkpoint', a.g, checkpoint.payload, {sessionEpoch: s2}))).toBe(
       'WORK_LEASE_EXPIRED',
     )
