@@ -96,8 +96,8 @@ export interface RevocationOutcome {
  * lapsed or not the listed one is skipped: the index keeps a lease that timed out until the
  * WorkItem's next transition (store/lease-table.ts), and an unneeded Command would only be
  * refused. A refusal is an answer, not a failure: the decider refuses a lease that closed or
- * lapsed meanwhile, and appends nothing. Never throws for one lease: the new session's work.start
- * revokes whatever was left (decide/work.ts).
+ * lapsed meanwhile, and appends nothing. Never throws for one lease (only when the index cannot
+ * be read): the new session's work.start revokes whatever was left (decide/work.ts).
  */
 export async function revokeReplacedLeases(
   authority: Authority,
@@ -108,10 +108,23 @@ export async function revokeReplacedLeases(
   let after: LeaseCursor | undefined
   for (;;) {
     const page = await authority.store.leases().olderThan(agentId, sessionEpoch, after, REVOCATION_PAGE)
-    outcomes.push(...(await Promise.all(page.map((lease) => revoke(authority, lease, sessionEpoch)))))
+    outcomes.push(...(await Promise.all(page.map((lease) => revokeOne(authority, lease, sessionEpoch)))))
     const last = page.at(-1)
     if (last === undefined || page.length < REVOCATION_PAGE) return outcomes
     after = {groupId: last.groupId, workItemId: last.workItemId}
+  }
+}
+
+/** revoke(), with a failure to load the Group or to submit answered INTERNAL_ERROR for this lease alone. */
+async function revokeOne(
+  authority: Authority,
+  lease: ActiveLeaseRecord,
+  sessionEpoch: number,
+): Promise<RevocationOutcome> {
+  try {
+    return await revoke(authority, lease, sessionEpoch)
+  } catch {
+    return {lease, revoked: false, code: 'INTERNAL_ERROR'}
   }
 }
 
