@@ -17,6 +17,7 @@ import type {
 import {CHILD_CONCLUDED, RESOURCE_USAGE_RECORDED, type Usage} from '../authority/model/mission-tree.js'
 import type {WorkContract} from '../authority/model/payloads.generated.js'
 import type {CheckpointView, WorkState} from '../authority/model/state.js'
+import {LEASE_REVOKED} from '../authority/model/work-leases.js'
 
 /** The offer as this Agent sees it. */
 export interface EntryOffer {
@@ -154,6 +155,7 @@ export function touchedWorkItems(event: KnownEvent, known: () => readonly WorkEn
     case 'mission.child.created':
     case CHILD_CONCLUDED:
     case RESOURCE_USAGE_RECORDED:
+    case LEASE_REVOKED:
       return [event.payload.workItemId]
     default:
       return []
@@ -383,6 +385,18 @@ function step(e: WorkEntry, event: KnownEvent, agentId: string): WorkEntry | nul
         owner: e.owner === null ? null : {...e.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt},
       }
     }
+    case LEASE_REVOKED: {
+      // §11.3 (ACCEPTANCE B9): a replacement session revoked the lease; the WorkItem is queued
+      // again, still this owner's under the same Ownership Epoch, for the new session to start.
+      const p = event.payload
+      return {
+        ...e,
+        state: 'queued',
+        revision: p.revision,
+        lease: null,
+        owner: e.owner === null ? null : {...e.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt},
+      }
+    }
     case 'work.blocked': {
       const p = event.payload
       return {
@@ -455,8 +469,19 @@ function step(e: WorkEntry, event: KnownEvent, agentId: string): WorkEntry | nul
   }
 }
 
-/** Agent-authored releases: the Agent already stopped the slot when it sent them. */
-const OWN_RELEASES: ReadonlySet<string> = new Set(['work.checkpointed', 'work.blocked', 'work.submitted'])
+/**
+ * Agent-authored releases: the Agent already stopped the slot when it sent them. And a lease its
+ * own session replacement revoked (B9): the runtime that opened the new session is not running it
+ * (a restarted one has no slot; a reconnected one finds its old-lease Commands refused), and the
+ * 'schedule' intent the revocation asks for re-queues the WorkItem — a 'stop' after it would take
+ * the WorkItem out of the Scheduler again.
+ */
+const OWN_RELEASES: ReadonlySet<string> = new Set([
+  'work.checkpointed',
+  'work.blocked',
+  'work.submitted',
+  LEASE_REVOKED,
+])
 
 /**
  * The intents one WorkItem transition asks of the runtime: a pure function of (before, after), so

@@ -17,6 +17,7 @@
 import {authorizedWorkItem, memberOf, provisionalMember, workItemTransition} from '../authority/apply/index.js'
 import {endUnfinishedWork, leaseEventOn} from '../authority/apply/lease.js'
 import {type EventIn, knownEvent} from '../authority/model/events.js'
+import {LEASE_REVOKED} from '../authority/model/work-leases.js'
 import type {MemberState, WorkItemCore, WorkProposalView} from '../authority/model/state.js'
 import type {EventDoc} from './transport.js'
 
@@ -109,7 +110,8 @@ function foldVisible(view: VisibleWork, event: EventDoc): VisibleWork {
       return item === undefined ? view : put(view, workItemTransition(item, e))
     }
     case 'work.progressed':
-    case 'work.contract.revised': {
+    case 'work.contract.revised':
+    case LEASE_REVOKED: {
       const item = held(e.payload.workItemId)
       return item === undefined ? view : put(view, leaseEventOn(item, e))
     }

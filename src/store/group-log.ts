@@ -11,6 +11,7 @@ import type {GroupAppend} from './multi-append.js'
 import type {PolicyRecord} from './policy-log.js'
 import type {MessageRow} from './message-table.js'
 import type {MemberRow} from './member-table.js'
+import type {LeaseRow} from './lease-table.js'
 
 /** One Event to append: the exact signed bytes plus the fields the store indexes and checks. */
 export interface StoredEvent {
@@ -28,6 +29,8 @@ export interface StoredEvent {
   message?: MessageRow
   /** §8: the Membership documents the Event carries; the append writes their group_members rows atomically (member-table.ts). */
   members?: MemberRow[]
+  /** §11.3: the Execution Leases the Event opens or closes; the append writes their group_leases rows atomically (lease-table.ts). */
+  leases?: LeaseRow[]
 }
 
 /** An Event read back from the log. */

@@ -33,6 +33,7 @@ import {
 import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
 import {type GroupMessageRow, messageRowsIn, postgresWriteMessages} from './message-table.js'
 import {type GroupMemberRow, memberRowsIn, postgresWriteMembers} from './member-table.js'
+import {type GroupLeaseRow, leaseRowsIn, postgresWriteLeases} from './lease-table.js'
 import {describeError} from './records.js'
 import {notifyAppendedReturning} from './pg-notify.js'
 
@@ -138,6 +139,8 @@ export interface SqliteAppendStatements {
   writeMessages: (rows: readonly GroupMessageRow[]) => void
   /** The group_members rows of appended Events (member-table.ts). */
   writeMembers: (rows: readonly GroupMemberRow[]) => void
+  /** The group_leases rows of appended Events (lease-table.ts). */
+  writeLeases: (rows: readonly GroupLeaseRow[]) => void
 }
 
 /**
@@ -154,6 +157,7 @@ export function sqliteWriteEvents(s: SqliteAppendStatements, groupId: string, ev
   for (const row of policyRows(groupId, events)) s.insertPolicy.run(...POLICY_LOG_COLUMNS.map((c) => row[c]))
   s.writeMessages(messageRowsIn(groupId, events))
   s.writeMembers(memberRowsIn(groupId, events))
+  s.writeLeases(leaseRowsIn(groupId, events))
 }
 
 export function sqliteAppendGroups(
@@ -256,6 +260,7 @@ export async function postgresAppendGroups(
           const policy = policyRows(a.groupId, a.events)
           if (policy.length > 0) await tx`INSERT INTO policy_log ${tx(policy, ...POLICY_LOG_COLUMNS)}`
           await postgresWriteMessages(tx, messageRowsIn(a.groupId, a.events))
+          await postgresWriteLeases(tx, leaseRowsIn(a.groupId, a.events))
         }
         await tx`INSERT INTO receipts ${tx(receiptRow(receipt), ...RECEIPT_COLUMNS)}`
         // Last: it takes the membership index's write lock (member-table.ts postgresWriteMembers).

@@ -29,6 +29,7 @@ import type {AppendResult, Candidate} from '../admission/log.js'
 import {POLICY_LOG_COLUMNS, policyRows} from './policy-log.js'
 import {type GroupMessageRow, messageRowsIn, postgresWriteMessages} from './message-table.js'
 import {type GroupMemberRow, memberRowsIn, postgresWriteMembers} from './member-table.js'
+import {type GroupLeaseRow, leaseRowsIn, postgresWriteLeases} from './lease-table.js'
 import {type AdmissionAuthority, type AdmissionRow, ROW_COLUMNS, admissionRow, describeError} from './records.js'
 import {notifyAppendedReturning} from './pg-notify.js'
 
@@ -262,6 +263,7 @@ async function decideAndWrite(
   const policy: ReturnType<typeof policyRows> = []
   const messages: GroupMessageRow[] = []
   const members: GroupMemberRow[] = []
+  const leases: GroupLeaseRow[] = []
   const receiptRows: ReturnType<typeof receiptRow>[] = []
   const newHeads = new Map<string, GroupHead>()
   for (const p of batch) {
@@ -291,6 +293,7 @@ async function decideAndWrite(
     policy.push(...policyRows(p.groupId, p.events))
     messages.push(...messageRowsIn(p.groupId, p.events))
     members.push(...memberRowsIn(p.groupId, p.events))
+    leases.push(...leaseRowsIn(p.groupId, p.events))
     const head = headAfter(p.events)
     heads.set(p.groupId, head)
     newHeads.set(p.groupId, head)
@@ -305,6 +308,7 @@ async function decideAndWrite(
     await tx`INSERT INTO group_events ${tx(eventRows.slice(i, i + INSERT_CHUNK), ...EVENT_COLUMNS)}`
   if (policy.length > 0) await tx`INSERT INTO policy_log ${tx(policy, ...POLICY_LOG_COLUMNS)}`
   if (messages.length > 0) await postgresWriteMessages(tx, messages)
+  await postgresWriteLeases(tx, leases)
   const ids = [...newHeads.keys()]
   await tx`UPDATE groups AS g SET head = v.head, revision = v.revision
     FROM (SELECT unnest(${ids}::text[]) AS group_id, unnest(${ids.map((g) => newHeads.get(g)!.sequence)}::bigint[]) AS head,

@@ -41,6 +41,7 @@ import {type CursorTable, postgresCursors} from './cursors.js'
 import {type CheckpointTable, postgresCheckpoints} from './checkpoints.js'
 import {type MessageTable, ensurePostgresMessageTable, postgresMessages} from './message-table.js'
 import {type MemberTable, ensurePostgresMemberTable, postgresMembers} from './member-table.js'
+import {type LeaseTable, ensurePostgresLeaseTable, postgresLeases} from './lease-table.js'
 import {PostgresGroupCommit} from './pg-group-commit.js'
 import {listenAppends, listenMembers} from './pg-notify.js'
 
@@ -179,6 +180,7 @@ export async function openPostgresStore(url: string, admissionKey?: SigningKey):
     await addLaterTables(sql)
     await ensurePostgresMessageTable(sql)
     await ensurePostgresMemberTable(sql)
+    await ensurePostgresLeaseTable(sql)
     return new PostgresStore(sql, url, new AdmissionAuthority(config, admissionKey))
   } catch (e) {
     await sql.end({timeout: 1})
@@ -359,6 +361,11 @@ class PostgresStore implements Store {
   private memberTable: MemberTable | undefined
   members(): MemberTable {
     return (this.memberTable ??= postgresMembers(this.sql))
+  }
+
+  private leaseTable: LeaseTable | undefined
+  leases(): LeaseTable {
+    return (this.leaseTable ??= postgresLeases(this.sql))
   }
   messages(): MessageTable {
     return (this.messageTable ??= postgresMessages(this.sql))

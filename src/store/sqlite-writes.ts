@@ -27,6 +27,7 @@ import {sqliteCursorAdvance} from './cursors.js'
 import {type StoredCheckpoint, sqliteCheckpointPut} from './checkpoints.js'
 import {sqliteMessageWrites} from './message-table.js'
 import {sqliteMemberWrites} from './member-table.js'
+import {sqliteLeaseWrites} from './lease-table.js'
 import {SqliteGroupCommit} from './group-commit.js'
 
 type DB = Database.Database
@@ -94,6 +95,7 @@ export class SqliteWrites {
       ),
       writeMessages: sqliteMessageWrites(db),
       writeMembers: sqliteMemberWrites(db),
+      writeLeases: sqliteLeaseWrites(db),
     }
     this.#orgAppend = sqliteOrgAppend(db)
     this.#advance = sqliteCursorAdvance(db)

@@ -37,6 +37,7 @@ import {type CursorTable, SQLITE_CURSOR_SCHEMA, sqliteCursors} from './cursors.j
 import {type CheckpointTable, SQLITE_CHECKPOINT_SCHEMA, sqliteCheckpoints} from './checkpoints.js'
 import {type MessageTable, SQLITE_MESSAGE_SCHEMA, ensureSqliteMessageTable, sqliteMessages} from './message-table.js'
 import {type MemberTable, SQLITE_MEMBER_SCHEMA, ensureSqliteMemberTable, sqliteMembers} from './member-table.js'
+import {type LeaseTable, SQLITE_LEASE_SCHEMA, ensureSqliteLeaseTable, sqliteLeases} from './lease-table.js'
 import {GroupCommitFailure} from './group-commit.js'
 import {InlineWriter, SqliteWriter, type Writer} from './sqlite-writer.js'
 import {connectSqlite} from './sqlite-writes.js'
@@ -218,6 +219,7 @@ const LATER_TABLES = [
   SQLITE_CHECKPOINT_SCHEMA,
   SQLITE_MESSAGE_SCHEMA,
   SQLITE_MEMBER_SCHEMA,
+  SQLITE_LEASE_SCHEMA,
 ].join(';\n')
 
 export async function initSqliteStore(path: string, config: StoreConfig): Promise<void> {
@@ -264,9 +266,10 @@ export async function openSqliteStore(
     // Tables added after schema version 1 was first released, for stores initialized before them
     // (IF NOT EXISTS: nothing is written when they are there). The Message table is filled from
     // the log when it is added (message-table.ts), so it comes first; so is the membership index
-    // (member-table.ts).
+    // (member-table.ts) and the lease index (lease-table.ts).
     ensureSqliteMessageTable(db)
     ensureSqliteMemberTable(db)
+    ensureSqliteLeaseTable(db)
     db.exec(LATER_TABLES)
     return new SqliteStore(db, path, url, new AdmissionAuthority(config, admissionKey), inlineWrites)
   } catch (e) {
@@ -470,6 +473,11 @@ class SqliteStore implements Store {
   private memberTable: MemberTable | undefined
   members(): MemberTable {
     return (this.memberTable ??= sqliteMembers(this.db))
+  }
+
+  private leaseTable: LeaseTable | undefined
+  leases(): LeaseTable {
+    return (this.leaseTable ??= sqliteLeases(this.db))
   }
   messages(): MessageTable {
     return (this.messageTable ??= sqliteMessages(this.db))

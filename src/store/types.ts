@@ -10,6 +10,7 @@ import type {CursorTable} from './cursors.js'
 import type {CheckpointTable} from './checkpoints.js'
 import type {MessageTable} from './message-table.js'
 import type {MemberTable} from './member-table.js'
+import type {LeaseTable} from './lease-table.js'
 import type {OrgLog} from './org-log.js'
 
 /** Command freshness window (§6.4, last paragraphs): how old / how far ahead `issuedAt` may be. */
@@ -67,6 +68,8 @@ export interface Store extends AdmissionLog, TrustedContextSource, GroupLog, Pol
   messages(): MessageTable
   /** §8: each principal's Memberships across Groups, written by the Group append (member-table.ts). */
   members(): MemberTable
+  /** §6.3/§11.3: each Agent's active Execution Leases across Groups, written by the Group append (lease-table.ts). */
+  leases(): LeaseTable
   /**
    * Push notice of appends committed by any process sharing the store (PostgreSQL LISTEN/NOTIFY,
    * pg-notify.ts): `listener` gets the Group ID of each append after its COMMIT, never for a

@@ -12,9 +12,10 @@ import type {EventDoc} from '../../src/operator/transport.js'
 import {type AgentOrg, agentOrg, until} from '../support/agent-org.js'
 
 const STEPS = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'steps-handler.mjs')
-// Short Execution Leases so a crashed Agent's lease lapses within the test (§11.5); the live
-// Agent renews at half the remaining time.
-const EXECUTION_SECONDS = 8
+// Execution Leases long enough that the crashed Agent's lease is still unexpired when its
+// replacement session opens (B9 revokes an unexpired lease; an expired one is the Coordinator's to
+// reassign, §11.5); the live Agent renews at half the remaining time.
+const EXECUTION_SECONDS = 60
 
 let o: AgentOrg
 let worker: string
@@ -43,13 +44,13 @@ function leaseExpiry(es: EventDoc[]): number {
   return Date.parse(leaseOf(last).expiresAt)
 }
 
-describe('mwp agent run: crash and rebuild (F1, §11.3, §11.5)', () => {
-  it('after SIGKILL and deleting its SQLite, the Agent rebuilds its queue by replay and runs the WorkItem again to one submission', async () => {
+describe('mwp agent run: crash and rebuild (F1, B9, §11.3, §11.5)', () => {
+  it('B9 F1: after SIGKILL and deleting its SQLite, the Agent rebuilds its queue by replay and, its new session having revoked the old lease, runs the WorkItem again by itself to one submission', async () => {
     const stepLog = join(o.dir, 'crash-steps.log')
     const args = ['--handler', STEPS]
     const first = o.agent('worker-1', args)
     const {groupId, missionId} = await o.mission('Survive a crash')
-    const workItemId = await o.offerWork(groupId, missionId, worker, stepsContract(60, stepLog, 'run'))
+    await o.offerWork(groupId, missionId, worker, stepsContract(60, stepLog, 'run'))
     await until(
       async () => lines(stepLog),
       (l) => l.length >= 5,
@@ -62,20 +63,9 @@ describe('mwp agent run: crash and rebuild (F1, §11.3, §11.5)', () => {
     for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, {force: true})
 
     const second = o.agent('worker-1', args)
-    // §11.3 asks the replacement session to revoke the old lease and return the WorkItem to
-    // `queued` (ACCEPTANCE B9); this authority only fences the old lease (every Command under it
-    // is refused) and appends no Event, so the WorkItem stays `active` until its lease lapses and
-    // the Coordinator re-offers it (§11.5). When B9 lands, the Agent restarts it by itself and
-    // this wait and re-offer go.
-    const beforeReoffer = await until(
-      () => o.events(groupId),
-      (es) => Date.now() > leaseExpiry(es) + 1000,
-      'the crashed run’s lease to lapse',
-      (EXECUTION_SECONDS + 10) * 10,
-    )
-    expect(ofKind(beforeReoffer, 'work.started')).toHaveLength(1)
-    expect(ofKind(beforeReoffer, 'work.submitted')).toHaveLength(0)
-    await o.reoffer(groupId, missionId, workItemId, worker)
+    // §11.3 (ACCEPTANCE B9): the replacement session revokes the crashed session's lease and
+    // returns the WorkItem to `queued` under the same ownership, so the restarted Agent starts it
+    // again by itself under its new session — no lapse, no re-offer.
     const events = await until(
       () => o.events(groupId),
       (es) => es.some((e) => e.kind === 'work.submitted'),
@@ -87,6 +77,18 @@ describe('mwp agent run: crash and rebuild (F1, §11.3, §11.5)', () => {
 
     const started = ofKind(events, 'work.started')
     expect(started).toHaveLength(2)
+    const revoked = ofKind(events, 'ext.missionweaveprotocol.core.lease_revoked')
+    expect(revoked).toHaveLength(1)
+    expect(revoked[0]!.payload).toMatchObject({leaseId: leaseOf(started[0]!).leaseId, reason: 'session-replaced'})
+    expect(revoked[0]!.sequence).toBeLessThan(started[1]!.sequence)
+    // The second start is under the new session, same Ownership Epoch (no re-offer), a new Lease ID.
+    const [firstLease, secondLease] = started.map(
+      (e) => (e.payload as {lease: {leaseId: string; sessionEpoch: number; ownershipEpoch: number}}).lease,
+    )
+    expect(secondLease!.sessionEpoch).toBeGreaterThan(firstLease!.sessionEpoch)
+    expect(secondLease!.ownershipEpoch).toBe(firstLease!.ownershipEpoch)
+    expect(secondLease!.leaseId).not.toBe(firstLease!.leaseId)
+    expect(ofKind(events, 'work.offer.created')).toHaveLength(1)
     const submitted = ofKind(events, 'work.submitted')
     expect(submitted).toHaveLength(1)
     expect((submitted[0]!.payload as {leaseId: string}).leaseId).toBe(leaseOf(started[1]!).leaseId)

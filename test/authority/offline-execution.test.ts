@@ -4,7 +4,10 @@
 // new Session Epoch and re-signs them. The authority accepts them only inside the historical
 // lease/grace window, before the lease closed, for the unchanged owner and in the WorkItem's
 // Conversation, and charges the binding's usage delta in the same append — an overflow refuses
-// both. The authority's trusted clock is moved forward (skewMs); Commands are signed now.
+// both. The authority's trusted clock is moved forward (skewMs); Commands are signed now, except
+// the authority's own (session_open, lease_revoke), signed at its clock: the store's freshness
+// window allows that much skew. Reconnecting before the lease expired revokes it (ACCEPTANCE B9):
+// progress buffered before the revocation is still reconciled, later progress is refused.
 
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {
@@ -55,7 +58,7 @@ let skewMs = 0
 // Session Epoch 1.
 beforeEach(async () => {
   skewMs = 0
-  ;({store, cleanup} = await sqliteStore())
+  ;({store, cleanup} = await sqliteStore({maxAgeSeconds: 300, maxFutureSkewSeconds: 3600}))
   authority = openAuthority({
     store,
     registry,
@@ -138,13 +141,13 @@ const progressOf = (a: Active, binding: OfflineBinding, conversationId: string |
     binding,
     conversationId ?? undefined,
   )
-/** Reconnects: a new Session Epoch for the developer, the authority's clock `at` seconds into the lease. */
+/**
+ * Reconnects `at` seconds into the lease (the authority's clock): a new Session Epoch for the
+ * developer, which revokes its lease if that has not expired yet (B9).
+ */
 async function reconnect(a: Active, at: number): Promise<number> {
-  // The authority signs session_open at its own clock time, which freshness judges against real time.
-  skewMs = 0
-  const epoch = await openSession(authority, developer.principal!.id)
   skewMs = Date.parse(plusSeconds(a.start, at)) - Date.now()
-  return epoch
+  return openSession(authority, developer.principal!.id)
 }
 const rebased = (buffered: BufferedCommand, sessionEpoch: number) =>
   rebaseBuffered(developer, buffered, {issuedAt: new Date().toISOString(), sessionEpoch, membershipEpoch: 1}).bytes
@@ -256,7 +259,12 @@ describe('reconciling buffered progress (§11.5, F12/F14)', () => {
     expect(await code(rebased(over, s2))).toBe('BUDGET_EXCEEDED')
     expect(await head(a.g)).toBe(h)
     const state = (await authority.current(a.g))!
-    expect(state.workItems[a.w]).toMatchObject({state: 'active', lease: {leaseId: a.lease.leaseId, state: 'active'}})
+    // The reconnect at 560 s revoked the lease (B9); the refused checkpoint recorded nothing.
+    expect(state.workItems[a.w]).toMatchObject({
+      state: 'queued',
+      lease: {leaseId: a.lease.leaseId, state: 'revoked'},
+      checkpoint: null,
+    })
     expect(workItemUsage(state.budgetLedger, a.w)).toMatchObject({financial: 0, modelTokens: 0})
     // Within the budget, the same progress is reconciled: it was the charge that refused it.
     receiptOf(await run(rebased(checkpointOf(a, bindingFor(a, 500, {currency: 'EUR', financial: 9.5})), s2)))
@@ -361,7 +369,7 @@ describe('buffered progress the authority rejects (§11.5, F13)', () => {
     const checkpoint = checkpointOf(a, bindingFor(a, 300))
     const s2 = await reconnect(a, 320)
     const h = await head(a.g)
-    // Without the binding the historical lease is just a lease of a replaced session.
+    // Without the binding the historical lease is just a lease the replacing session revoked.
     expect(await code(groupCommand(developer, 'work.checkpoint', a.g, checkpoint.payload, {sessionEpoch: s2}))).toBe(
       'WORK_LEASE_EXPIRED',
     )
@@ -403,5 +411,93 @@ describe('buffered progress the authority rejects (§11.5, F13)', () => {
       'UNKNOWN_CRITICAL_EXTENSION',
     )
     expect(await head(a.g)).toBe(h)
+  })
+})
+
+describe('buffered progress and a session replacement that revoked the lease (§11.3, §11.5, B9)', () => {
+  it('B9 [+cmd:work.checkpoint] [+cmd:message.post] [+evt:work.checkpointed] progress buffered before the reconnect revoked the lease is reconciled: the charge, then the Message or the checkpoint, recorded on the queued WorkItem under the same owner and Ownership Epoch; the owner’s new lease resumes from it', async () => {
+    const a = await activeItem()
+    const message = progressOf(a, bindingFor(a, 150, {toolCalls: 2}))
+    const checkpoint = checkpointOf(a, bindingFor(a, 200, {modelTokens: 500}))
+    const s2 = await reconnect(a, 300)
+    const afterRevocation = await item(a.g, a.w)
+    expect(afterRevocation).toMatchObject({
+      state: 'queued',
+      lease: {leaseId: a.lease.leaseId, state: 'revoked', revocation: {sessionEpoch: s2}},
+    })
+    // Revoked at the reconnect, by the authority's clock (300 s into the lease, and a few ms).
+    const revokedAt = afterRevocation.lease!.revocation!.revokedAt
+    expect(Date.parse(revokedAt) - Date.parse(plusSeconds(a.start, 300))).toBeLessThan(1000)
+    const before = await head(a.g)
+    receiptOf(await run(rebased(message, s2)))
+    receiptOf(await run(rebased(checkpoint, s2)))
+    expect((await events(a.g)).slice(before).map((e) => e.kind)).toEqual([
+      RESOURCE_USAGE_RECORDED,
+      'message.posted',
+      RESOURCE_USAGE_RECORDED,
+      CHECKPOINTED,
+    ])
+    const state = (await authority.current(a.g))!
+    expect(workItemUsage(state.budgetLedger, a.w)).toMatchObject({toolCalls: 2, modelTokens: 500})
+    const reconciled = state.workItems[a.w]!
+    expect(reconciled).toMatchObject({
+      state: 'queued',
+      ownershipEpoch: 1,
+      owner: {agentId: developer.principal!.id, ownershipEpoch: 1},
+      lease: {leaseId: a.lease.leaseId, state: 'revoked', revocation: {revokedAt}},
+      checkpoint: {leaseId: a.lease.leaseId, progress: 'Sections 1-3 drafted.', artifactHashes: [H]},
+    })
+    // The start-by deadline the revocation set stands: reconciling does not extend ownership.
+    expect(reconciled.owner!.leaseExpiresAt).toBe(afterRevocation.owner!.leaseExpiresAt)
+
+    const h = await head(a.g)
+    receiptOf(
+      await run(groupCommand(developer, 'work.start', a.g, {workItemId: a.w, ownershipEpoch: 1}, {sessionEpoch: s2})),
+    )
+    const [started] = (await events(a.g)).slice(h)
+    expect(started!.kind).toBe('work.started')
+    expect(started!.payload.resumeFrom).toEqual(reconciled.checkpoint)
+    const lease = (started!.payload as {lease: {leaseId: string; sessionEpoch: number}}).lease
+    expect(lease.sessionEpoch).toBe(s2)
+    expect(lease.leaseId).not.toBe(a.lease.leaseId)
+    const fresh = openAuthority({store, registry, authorityKey, policy: {rootMissionOwners: [owner.principal!.id]}})
+    expect(await fresh.current(a.g)).toEqual(await authority.current(a.g))
+  })
+
+  it('B9 [-cmd:work.checkpoint] [-cmd:message.post] progress buffered at or after the revocation is after lease closure: WORK_LEASE_EXPIRED, nothing charged or appended', async () => {
+    const a = await activeItem()
+    const s2 = await reconnect(a, 300)
+    const revokedAt = (await item(a.g, a.w)).lease!.revocation!.revokedAt
+    skewMs = Date.parse(plusSeconds(a.start, 400)) - Date.now()
+    const h = await head(a.g)
+    for (const bufferedAt of [revokedAt, plusSeconds(a.start, 350)]) {
+      const binding = bindingFor(a, 350, {toolCalls: 1}, {bufferedAt})
+      expect(await code(rebased(checkpointOf(a, binding), s2))).toBe('WORK_LEASE_EXPIRED')
+      expect(await code(rebased(progressOf(a, binding), s2))).toBe('WORK_LEASE_EXPIRED')
+    }
+    expect(await head(a.g)).toBe(h)
+    const state = (await authority.current(a.g))!
+    expect(workItemUsage(state.budgetLedger, a.w).toolCalls).toBe(0)
+    expect(state.workItems[a.w]!.checkpoint).toBeNull()
+    // Just before it, the same checkpoint is reconciled.
+    receiptOf(await run(rebased(checkpointOf(a, bindingFor(a, 299, {toolCalls: 1})), s2)))
+  })
+
+  it('B9 [-cmd:message.post] a lease revoked otherwise — by cancellation — still refuses progress buffered before it; so does the checkpoint the session replacement itself revoked once a new lease was started', async () => {
+    const a = await activeItem()
+    const b = await activeItem()
+    const beforeCancel = progressOf(a, bindingFor(a, 100))
+    const beforeRestart = checkpointOf(b, bindingFor(b, 100))
+    receiptOf(await run(coord('work.cancel', a.g, {workItemId: a.w, reason: 'Not needed.'})))
+    expect(await item(a.g, a.w)).toMatchObject({state: 'cancelled', lease: {state: 'revoked'}})
+    const s2 = await reconnect(b, 200)
+    receiptOf(
+      await run(groupCommand(developer, 'work.start', b.g, {workItemId: b.w, ownershipEpoch: 1}, {sessionEpoch: s2})),
+    )
+    const [ha, hb] = [await head(a.g), await head(b.g)]
+    expect(await code(rebased(beforeCancel, s2))).toBe('WORK_LEASE_EXPIRED')
+    // §11.5: the Worker reconciles before it starts; once a new lease exists, the historical one is not the last.
+    expect(await code(rebased(beforeRestart, s2))).toBe('WORK_LEASE_EXPIRED')
+    expect([await head(a.g), await head(b.g)]).toEqual([ha, hb])
   })
 })

@@ -1,6 +1,7 @@
 // Session replacement revokes the older session's Execution Leases (spec §6.3, §11.3; ACCEPTANCE
-// B-lines and F6): after the Agent's runtime opens Session Epoch n+1, its Commands at epoch n are
-// AUTH_STALE_SESSION, and the new session cannot keep using a lease issued to the old one.
+// B6, B9, F6): after the Agent's runtime opens Session Epoch n+1, its Commands at epoch n are
+// AUTH_STALE_SESSION, and the new session cannot keep using a lease issued to the old one: opening
+// it appended the lease's revocation (session-replacement.test.ts has the rest of B9).
 
 import {describe, expect, it} from 'vitest'
 import {submit} from '../../src/authority/ingress/command.js'
@@ -29,7 +30,7 @@ describe('Execution Leases and Session Epochs', () => {
   const run = suite.run
   const as = (sessionEpoch: number) => ({sessionEpoch})
 
-  it('[-cmd:work.checkpoint] a lease issued to Session Epoch 1 is revoked by Session Epoch 2: the old session is AUTH_STALE_SESSION, the new one WORK_LEASE_EXPIRED', async () => {
+  it('B9 [-cmd:work.checkpoint] a lease issued to Session Epoch 1 is revoked by Session Epoch 2: the old session is AUTH_STALE_SESSION, the new one WORK_LEASE_EXPIRED', async () => {
     const agent = developer.principal!.id
     const s1 = await openSession(suite.authority, agent)
     const g = newGroup('session-lease')
@@ -60,9 +61,15 @@ describe('Execution Leases and Session Epochs', () => {
         as(epoch),
       )
 
+    const opened = (await suite.store.head(g))!.sequence
     const s2 = await openSession(suite.authority, agent)
     expect(s2).toBeGreaterThan(s1)
     const head = (await suite.store.head(g))!.sequence
+    expect(head).toBe(opened + 1)
+    expect((await suite.authority.current(g))!.workItems[w]).toMatchObject({
+      state: 'queued',
+      lease: {leaseId: lease.leaseId, state: 'revoked'},
+    })
     expect(codeOf(await run(checkpoint(s1)))).toBe('AUTH_STALE_SESSION')
     expect(codeOf(await run(checkpoint(s2)))).toBe('WORK_LEASE_EXPIRED')
     expect((await suite.store.head(g))!.sequence).toBe(head)

@@ -38,7 +38,7 @@ describe('behavior catalog', () => {
     expect(new Set(ids).size).toBe(ids.length)
   })
 
-  it('lists every core Command kind of the command schema (§15.1) and the six reference ext Commands', () => {
+  it('lists every core Command kind of the command schema (§15.1) and the seven reference ext Commands', () => {
     for (const kind of schemaEnum('command.schema.json', 'coreKind')) expect(ids).toContain(`cmd:${kind}`)
     const ext = rows.filter((r) => r.category === 'command' && r.scope === 'reference-extension').map((r) => r.kind)
     expect(ext.sort()).toEqual(
@@ -46,6 +46,7 @@ describe('behavior catalog', () => {
         'ext.missionweaveprotocol.core.dependency_insert',
         'ext.missionweaveprotocol.core.group_archive',
         'ext.missionweaveprotocol.core.lease_renew',
+        'ext.missionweaveprotocol.core.lease_revoke',
         'ext.missionweaveprotocol.core.resource_usage_record',
         'ext.missionweaveprotocol.identity.session_open',
         'ext.missionweaveprotocol.registry.agent_card_register',

@@ -20,6 +20,7 @@ import {
   type Store,
   type StoreConfig,
 } from '../../src/store/index.js'
+import type {StoredEvent} from '../../src/store/group-log.js'
 import {type Backend, storeBackends} from '../support/store-backends.js'
 import {ORG, SERVICE, serviceKey, storeConfig as config} from '../support/store-config.js'
 
@@ -409,6 +410,74 @@ describe.each([sqliteBackend, postgresBackend].filter((b) => b.enabled))('store 
       )
       expect((await storeError(store.listAudit({since: '2026-01-01 00:00:00Z'}))).code).toBe('invalid-argument')
       expect((await storeError(store.listAudit({limit: 0}))).code).toBe('invalid-argument')
+    })
+  })
+
+  describe('lease index (lease-table.ts, B9)', () => {
+    const agent = 'https://org.example/agents/worker'
+    const lease = (sessionEpoch: number, n: number) => ({
+      agentId: agent,
+      leaseId: `urn:uuid:00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      sessionEpoch,
+      ownershipEpoch: 1,
+    })
+    let events = 0
+    const event = (sequence: number, leases: StoredEvent['leases']): StoredEvent => ({
+      eventId: `urn:uuid:${crypto.randomUUID()}`,
+      kind: 'work.started',
+      sequence,
+      aggregateRevision: sequence,
+      bytes: Buffer.from(`{"n":${++events}}`),
+      leases,
+    })
+    const receipt = (groupId: string, first: number, last: number) => ({
+      actorId: agent,
+      actionId: `urn:uuid:${crypto.randomUUID()}`,
+      contentHash: hash(events),
+      groupId,
+      firstSequence: first,
+      lastSequence: last,
+      document: '{}',
+    })
+
+    it('olderThan lists the rows the single and multi-Group appends wrote, per Agent, below the epoch, in pages; closes and Group ends remove them; they survive reopening', async () => {
+      const {url, store} = await fresh()
+      const [g1, g2] = ['urn:mwp:test:group:l1', 'urn:mwp:test:group:l2']
+      const opened = event(1, [
+        {workItemId: 'w1', lease: lease(1, 1)},
+        {workItemId: 'w2', lease: lease(1, 2)},
+        {workItemId: 'w3', lease: lease(2, 3)},
+      ])
+      expect((await store.append(g1, 0, [opened], receipt(g1, 1, 1))).status).toBe('appended')
+      const across = await store.appendGroups(
+        [
+          {groupId: g1, expectedHead: 1, events: [event(2, [{workItemId: 'w1', lease: null}])]},
+          {groupId: g2, expectedHead: 0, events: [event(1, [{workItemId: 'w9', lease: lease(1, 9)}])]},
+        ],
+        receipt(g1, 2, 2),
+      )
+      expect(across.status).toBe('appended')
+      const older = (below: number, after?: {groupId: string; workItemId: string}, limit = 10) =>
+        store.leases().olderThan(agent, below, after, limit)
+      expect((await older(2)).map((r) => [r.groupId, r.workItemId, r.sessionEpoch])).toEqual([
+        [g1, 'w2', 1],
+        [g2, 'w9', 1],
+      ])
+      expect((await older(3)).map((r) => r.workItemId)).toEqual(['w2', 'w3', 'w9'])
+      expect(await older(3, {groupId: g1, workItemId: 'w3'}, 1)).toMatchObject([{groupId: g2, workItemId: 'w9'}])
+      expect(await store.leases().olderThan('https://org.example/agents/other', 9, undefined, 10)).toEqual([])
+      expect((await storeError(older(3, undefined, 0))).code).toBe('invalid-argument')
+      // A Mission end (workItemId null) closes every lease of its Group; a new start replaces a row.
+      const ended = event(3, [{workItemId: null, lease: null}])
+      expect((await store.append(g1, 2, [ended], receipt(g1, 3, 3))).status).toBe('appended')
+      const replaced = event(2, [{workItemId: 'w9', lease: lease(4, 10)}])
+      expect((await store.append(g2, 1, [replaced], receipt(g2, 2, 2))).status).toBe('appended')
+      await store.close()
+      const again = await openStore(url)
+      open.push(again)
+      expect(await again.leases().olderThan(agent, 9, undefined, 10)).toEqual([
+        {groupId: g2, workItemId: 'w9', ...lease(4, 10)},
+      ])
     })
   })
 

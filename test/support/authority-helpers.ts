@@ -9,7 +9,7 @@ import {type SubmitResult, submit} from '../../src/authority/ingress/command.js'
 import {readKeyFile, type SigningKey} from '../../src/crypto/keyfile.js'
 import {sign} from '../../src/signing/sign.js'
 import {RegistryEvidence} from '../../src/signing/registry.js'
-import {DEFAULT_FRESHNESS, initStore, openStore, type Store} from '../../src/store/index.js'
+import {DEFAULT_FRESHNESS, type FreshnessWindow, initStore, openStore, type Store} from '../../src/store/index.js'
 import {afterAll, beforeAll} from 'vitest'
 import {withEvidence} from './evidence.js'
 import {PROJECT_ROOT} from './upstream.js'
@@ -168,7 +168,7 @@ export const receiptOf = (r: SubmitResult) => {
 }
 
 /** Initializes the store at `url` for the dev Organization and its admission key, and opens it. */
-export async function devStoreAt(url: string): Promise<Store> {
+export async function devStoreAt(url: string, freshness: FreshnessWindow = DEFAULT_FRESHNESS): Promise<Store> {
   await initStore(url, {
     organizationId: 'urn:mwp:dev:org:example',
     admissionService: {
@@ -176,15 +176,18 @@ export async function devStoreAt(url: string): Promise<Store> {
       keyId: admissionKey.keyId,
       publicKey: admissionKey.publicKeyB64,
     },
-    freshness: DEFAULT_FRESHNESS,
+    freshness,
   })
   return openStore(url, {admissionKey})
 }
 
-/** A fresh SQLite store in a temp directory; `cleanup` closes it and removes the directory. */
-export async function sqliteStore(): Promise<{store: Store; cleanup(): Promise<void>}> {
+/**
+ * A fresh SQLite store in a temp directory; `cleanup` closes it and removes the directory.
+ * `freshness`: the Command freshness window (default DEFAULT_FRESHNESS).
+ */
+export async function sqliteStore(freshness?: FreshnessWindow): Promise<{store: Store; cleanup(): Promise<void>}> {
   const dir = mkdtempSync(join(tmpdir(), 'mwp-authority-'))
-  const store = await devStoreAt(`sqlite:${join(dir, 'authority.db')}`)
+  const store = await devStoreAt(`sqlite:${join(dir, 'authority.db')}`, freshness)
   return {
     store,
     async cleanup() {

@@ -32,7 +32,7 @@ import {applyLeaseEvent, endUnfinishedWork, withLeaseFacts} from './lease.js'
 import {archived, snapshotCreated} from './archive.js'
 import {applyMissionTree, missionLinks} from './mission-tree.js'
 import {CHILD_CONCLUDED, RESOURCE_USAGE_RECORDED} from '../model/mission-tree.js'
-import {LATE_RESULT_RECORDED} from '../model/work-leases.js'
+import {LATE_RESULT_RECORDED, LEASE_REVOKED} from '../model/work-leases.js'
 import {MwpError} from '../../errors.js'
 import {LIMIT_NOTICE, OVERRIDE_CONSUMED} from '../model/cooperation-state.js'
 
@@ -286,6 +286,7 @@ const FOLDS: {readonly [K in FoldKind]: Fold<K>} = {
   'work.progressed': applyLeaseEvent,
   'work.contract.revised': applyLeaseEvent,
   [LATE_RESULT_RECORDED]: applyLeaseEvent,
+  [LEASE_REVOKED]: applyLeaseEvent,
   // Messages live in the log; the state keeps only the index later corrections need (§9.1).
   'message.posted': messageEvent,
   'message.corrected': messageEvent,
@@ -375,9 +376,12 @@ function applyWork<W extends WorkItemCore>(item: W, event: EventIn<WorkTransitio
       return {...base, state: 'verified'}
     case 'work.checkpointed':
     case 'work.blocked': {
-      // §11.3: checkpoint and block release the Execution Lease; ownership is retained.
+      // §11.3: checkpoint and block release the Execution Lease; ownership is retained. A
+      // checkpoint reconciled after session replacement revoked its lease (§11.5, decide/offline.ts)
+      // leaves the lease revoked.
       const p = event.payload
-      const released = item.lease && {...item.lease, state: 'released' as const}
+      const released =
+        item.lease && (item.lease.state === 'active' ? {...item.lease, state: 'released' as const} : item.lease)
       const checkpoint = {
         progress: p.checkpoint.progress,
         leaseId: p.leaseId,

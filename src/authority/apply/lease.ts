@@ -13,7 +13,7 @@ import {
   UNFINISHED_WORK,
   type WorkItemCore,
 } from '../model/state.js'
-import type {LATE_RESULT_RECORDED} from '../model/work-leases.js'
+import {LEASE_REVOKED, type LATE_RESULT_RECORDED} from '../model/work-leases.js'
 
 const withEnded = (item: WorkItemCore, ended: EndedOwnershipView): EndedOwnershipView[] => [
   ...(item.endedOwnerships ?? []),
@@ -80,8 +80,8 @@ export function withLeaseFacts<W extends WorkItemCore>(
   }
 }
 
-/** Folds work.progressed, work.contract.revised and late results into the Group state. */
-export type LeaseKind = 'work.progressed' | 'work.contract.revised' | typeof LATE_RESULT_RECORDED
+/** Folds work.progressed, work.contract.revised, late results and session-replacement revocations into the Group state. */
+export type LeaseKind = 'work.progressed' | 'work.contract.revised' | typeof LATE_RESULT_RECORDED | typeof LEASE_REVOKED
 
 export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): GroupState {
   const item = next.workItems[event.payload.workItemId]
@@ -91,6 +91,7 @@ export function applyLeaseEvent(next: GroupState, event: EventIn<LeaseKind>): Gr
 
 /** applyLeaseEvent's fold of the WorkItem itself, also for a reader holding only the WorkItems it sees (operator/visible-work.ts). */
 export function leaseEventOn<W extends WorkItemCore>(item: W, event: EventIn<LeaseKind>): W {
+  if (event.kind === LEASE_REVOKED) return sessionReplaced(item, event)
   if (event.kind !== 'work.progressed' && event.kind !== 'work.contract.revised') {
     // A late result is non-authoritative: no WorkItem revision, state, submission or owner change.
     const p = event.payload
@@ -137,6 +138,32 @@ export function leaseEventOn<W extends WorkItemCore>(item: W, event: EventIn<Lea
   if (p.revokedLeaseId === undefined) return revised
   const owner = revised.owner === null ? null : {...revised.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt}
   return {...revised, state: 'queued', owner, lease: closeLease(revised.lease, 'revoked')}
+}
+
+/**
+ * §11.3 (ACCEPTANCE B9): a replacement session revoked the owner's active Execution Lease. The
+ * WorkItem is queued again under the same owner and Ownership Epoch, with the ownership lease the
+ * Event states; the lease stays in the WorkItem, revoked, with when and by which session (§11.5
+ * reconciles progress buffered before that, decide/offline.ts).
+ */
+function sessionReplaced<W extends WorkItemCore>(item: W, event: EventIn<typeof LEASE_REVOKED>): W {
+  const p = event.payload
+  if (p.revision !== item.revision + 1)
+    throw new ApplyError(`${event.kind} carries WorkItem revision ${p.revision}, expected ${item.revision + 1}`)
+  const lease = item.lease
+  if (lease === null || lease.leaseId !== p.leaseId || lease.state !== 'active' || item.owner === null)
+    throw new ApplyError(`${event.kind} for a lease WorkItem ${item.workItemId} does not hold active`)
+  return {
+    ...item,
+    revision: p.revision,
+    state: 'queued',
+    owner: {...item.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt},
+    lease: {
+      ...lease,
+      state: 'revoked',
+      revocation: {reason: p.reason, sessionEpoch: p.sessionEpoch, revokedAt: p.revokedAt},
+    },
+  }
 }
 
 /**

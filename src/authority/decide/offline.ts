@@ -12,11 +12,20 @@
 // The WorkItem keeps only its last Execution Lease, and that is all this needs: the lease a
 // buffered Command ran under is the ownership's last one until the Worker starts a new lease,
 // which it may not do before reconciling (§11.5), and every way a lease closes (checkpoint, block,
-// submission, cancellation, failure, re-offer) leaves it in the WorkItem with its closed state.
+// submission, cancellation, failure, re-offer, session replacement) leaves it in the WorkItem
+// with its closed state.
+//
+// Session replacement (§11.3, ACCEPTANCE B9): the Worker reconnects under a new session, whose
+// opening revokes its lease and returns the WorkItem to `queued` before the buffered Commands
+// arrive. That revocation is not the Worker giving up the lease, so progress buffered BEFORE it
+// (the lease's `revocation.revokedAt`) is still reconciled — a buffered checkpoint is recorded
+// on the queued WorkItem (decide/work.ts) — and progress buffered at or after it is "after lease
+// closure" and refused. Every other closure refuses everything.
 
+import {compareTimestampText} from '../../json/timestamp.js'
 import {isZeroDelta} from '../model/budget.js'
 import {type OfflineBinding, bindingTimeProblem, outsideWindow} from '../model/offline-execution.js'
-import type {GroupState, WorkItemView} from '../model/state.js'
+import type {ExecutionLeaseView, GroupState, WorkItemView} from '../model/state.js'
 import {leaseLengths} from '../model/work-leases.js'
 import {usageCharge} from './budget.js'
 import type {ReceivedCommand} from './command.js'
@@ -43,9 +52,11 @@ export function reconcileOffline(
   if (lease.sessionEpoch !== binding.sessionEpoch || lease.ownershipEpoch !== binding.ownershipEpoch)
     return refuse('INVALID_COMMAND', 'the binding does not describe the historical Execution Lease')
   // §11.5 "after lease closure": checkpoint, block and submission release it; cancellation,
-  // failure and reassignment revoke or expire it. Only an unclosed lease (live, timed out, or
-  // issued to a replaced session) can still have buffered work to reconcile.
-  if (lease.state !== 'active') return refuse('WORK_LEASE_EXPIRED', `the Execution Lease was ${lease.state}`)
+  // failure and reassignment revoke or expire it. Only an unclosed lease (live or timed out) can
+  // still have buffered work to reconcile — and one that session replacement revoked, for work
+  // buffered before the revocation (B9).
+  const closed = closure(lease, binding)
+  if (closed !== null) return refuse('WORK_LEASE_EXPIRED', closed)
   const outside = outsideWindow(binding, lease, leaseLengths(ctx.leases).offlineGraceSeconds, ctx.acceptedAt)
   if (outside !== null) return refuse('WORK_LEASE_EXPIRED', outside)
 
@@ -60,6 +71,16 @@ export function reconcileOffline(
   })
   // §11.5: the charge, then the Message or checkpoint — or neither.
   return isRefusal(charged) ? charged : {events: [...charged, ...decided.events]}
+}
+
+/** Why the historical lease no longer takes buffered progress, or null (see reconcileOffline). */
+function closure(lease: ExecutionLeaseView, binding: OfflineBinding): string | null {
+  if (lease.state === 'active') return null
+  const revoked = lease.state === 'revoked' ? lease.revocation : undefined
+  if (revoked === undefined) return `the Execution Lease was ${lease.state}`
+  return compareTimestampText(binding.bufferedAt, revoked.revokedAt) < 0
+    ? null
+    : `buffered at or after session replacement revoked the Execution Lease at ${revoked.revokedAt}`
 }
 
 /**

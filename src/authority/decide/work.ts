@@ -39,7 +39,16 @@ import {
 } from '../model/state.js'
 import {allocationCheck} from './budget.js'
 import type {WorkContract, WorkOfferCandidateBasis} from '../model/payloads.generated.js'
-import {lapsedOwnership, lateResultDraft, leaseLengths, plusSeconds, reached} from '../model/work-leases.js'
+import {
+  executionLeaseExpired,
+  lapsedOwnership,
+  lateResultDraft,
+  leaseLengths,
+  leaseRevokedDraft,
+  plusSeconds,
+  reached,
+  replacedSessionLease,
+} from '../model/work-leases.js'
 
 /** §10.1: the fields every Work Contract must carry (work-contract.schema.json `required`). */
 export const CONTRACT_FIELDS = [
@@ -234,11 +243,18 @@ export const WORK_HANDLERS: Handlers = {
 
   'work.start': onItem(
     workGate(worker('work.start')),
-    {...itemOf, childFence: true, ...ownership, from: states('queued')},
+    {...itemOf, childFence: true, ...ownership, from: states('queued', 'active')},
     (at, command, ctx) => {
       const {state, item} = at
       const now = ctx.acceptedAt
       const owner = item.owner!
+      // §11.3 (ACCEPTANCE B9): the owner's new session finds its old session's lease still active
+      // — the authority stopped after opening the session and before revoking it
+      // (ingress/sessions.ts). The revocation and the start are then one decision: LEASE_REVOKED
+      // first, then work.started under a new lease. Any other start from active is refused.
+      const replaced = item.state === 'active' ? replacedSessionLease(item, command.sessionEpoch) : null
+      if (item.state === 'active' && (replaced === null || executionLeaseExpired(replaced, now)))
+        return refuse('INVALID_STATE_TRANSITION', 'work.start from active')
       // §11.5: a missed start-by deadline ends the right to start.
       if (reached(now, owner.leaseExpiresAt))
         return refuse('WORK_LEASE_EXPIRED', `the start-by deadline ${owner.leaseExpiresAt} has passed`)
@@ -264,7 +280,14 @@ export const WORK_HANDLERS: Handlers = {
         renewalCount: 0,
       }
       // §11.5: a reassigned WorkItem resumes from the latest checkpoint of any earlier ownership.
-      return one(at, 'work.started', {lease, ...(item.checkpoint !== null ? {resumeFrom: item.checkpoint} : {})})
+      const started = one(at, 'work.started', {
+        lease,
+        ...(item.checkpoint !== null ? {resumeFrom: item.checkpoint} : {}),
+      })
+      if (replaced === null || 'error' in started) return started
+      const revoked = leaseRevokedDraft(item, replaced, command.sessionEpoch!, ctx.newId(), now, ctx.leases)
+      const [start] = started.events
+      return {events: [revoked, {...start!, payload: {...start!.payload, revision: item.revision + 2}}]}
     },
   ),
 
@@ -317,11 +340,26 @@ export const WORK_HANDLERS: Handlers = {
   // §11.3/§11.4: ownership stays under a bounded ownership (queued) or blocked lease.
   'work.checkpoint': onItem(
     workGate(worker('work.checkpoint')),
-    {...itemOf, childFence: true, ...ownership, lease: leaseCited, from: states('active')},
+    {...itemOf, childFence: true, ...ownership, lease: leaseCited, from: states('active', 'queued')},
     (at, {payload: p}, ctx) => {
+      const {item} = at
       const checkpoint = {progress: p.progress, artifactHashes: [...(p.artifactHashes ?? [])].sort()}
+      if (item.state === 'queued') {
+        // §11.5 with ACCEPTANCE B9: a checkpoint buffered offline under a lease that session
+        // replacement then revoked (decide/offline.ts admitted it) is recorded on the queued
+        // WorkItem, so the owner resumes from it; owner, Ownership Epoch and start-by deadline stay.
+        const lease = item.lease
+        const reconciled = lease !== null && lease.state === 'revoked' && lease.revocation !== undefined
+        if (!reconciled || ctx.reconciledLeaseId !== lease.leaseId || item.owner?.leaseExpiresAt === undefined)
+          return refuse('INVALID_STATE_TRANSITION', 'work.checkpoint from queued')
+        return one(at, 'work.checkpointed', {
+          leaseId: lease.leaseId,
+          checkpoint,
+          ownershipLeaseExpiresAt: item.owner.leaseExpiresAt,
+        })
+      }
       const ownershipLeaseExpiresAt = plusSeconds(ctx.acceptedAt, leaseLengths(ctx.leases).ownershipSeconds)
-      return one(at, 'work.checkpointed', {leaseId: at.item.lease!.leaseId, checkpoint, ownershipLeaseExpiresAt})
+      return one(at, 'work.checkpointed', {leaseId: item.lease!.leaseId, checkpoint, ownershipLeaseExpiresAt})
     },
   ),
   'work.block': onItem(

@@ -9,6 +9,7 @@ import {RegistryFault} from '../../signing/registry.js'
 import {Rejection, verify} from '../../signing/verify.js'
 import type {Authority} from '../authority.js'
 import {GROUP_ARCHIVE} from '../decide/archive.js'
+import {LEASE_REVOKE} from '../model/work-leases.js'
 import type {VerifiedApproval} from '../decide/index.js'
 import {verifyOfferedContextPackage} from './context-package.js'
 import type {EmbeddedRejection} from './embedded-rejection.js'
@@ -53,6 +54,8 @@ function authorize(authority: Authority, c: GroupCommand): ErrorCode | null {
   if (c.actor.type === 'service') {
     // §20 / §9.1: override grants and redactions by Organization policy actors (servicePolicyActs).
     if (servicePolicyAct(authority.policy, c.kind, c.actor.id)) return null
+    // §6.3/§11.3 (B9): only this authority's own identity service, which opens sessions, revokes their leases.
+    if (c.kind === LEASE_REVOKE) return c.actor.id === authority.principal.id ? null : 'AUTH_FORBIDDEN'
     if (c.kind === GROUP_ARCHIVE)
       return (authority.policy.archivers ?? []).includes(c.actor.id) ? null : 'AUTH_FORBIDDEN' // §7.4
     return c.kind === 'mission.terminate' && (authority.policy.terminators ?? []).includes(c.actor.id)

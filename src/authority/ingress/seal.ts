@@ -14,6 +14,7 @@ import type {GroupCommand} from './group-command.js'
 import {policyRecordOf} from './policy-records.js'
 import {type MessageRow, messageRowOf} from '../../store/message-table.js'
 import {type MemberRow, memberRowsOf} from '../../store/member-table.js'
+import {type LeaseRow, leaseRowsOf} from '../../store/lease-table.js'
 
 /** `{message}` for an Event that posts or follows up a Message (its group_messages row), `{}` otherwise. */
 function messageRowFor(draft: EventDraft): {message?: MessageRow} {
@@ -25,6 +26,12 @@ function messageRowFor(draft: EventDraft): {message?: MessageRow} {
 function memberRowsFor(draft: EventDraft): {members?: MemberRow[]} {
   const members = memberRowsOf(draft.kind, draft.payload)
   return members.length > 0 ? {members} : {}
+}
+
+/** `{leases}` for an Event that opens or closes an Execution Lease (its group_leases rows), `{}` otherwise. */
+function leaseRowsFor(draft: EventDraft): {leases?: LeaseRow[]} {
+  const leases = leaseRowsOf(draft.kind, draft.payload)
+  return leases.length > 0 ? {leases} : {}
 }
 
 export interface Sealed {
@@ -66,6 +73,7 @@ export function seal(
       ...policyRecordOf(draft),
       ...messageRowFor(draft),
       ...memberRowsFor(draft),
+      ...leaseRowsFor(draft),
     })
     next = apply(next, document as unknown as Parameters<typeof apply>[1])
   }

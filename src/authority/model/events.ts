@@ -37,7 +37,7 @@ import type {
   WorkProposalView,
   WorkState,
 } from './state.js'
-import {LATE_RESULT_RECORDED} from './work-leases.js'
+import {LATE_RESULT_RECORDED, LEASE_REVOKED} from './work-leases.js'
 
 // ---------------------------------------------------------------------------------------------
 // Documents carried in payloads
@@ -510,6 +510,24 @@ export interface LateResultRecordedPayload extends LateResultView {
   rejectedWith: 'WORK_STALE_OWNERSHIP'
 }
 
+/**
+ * §11.3 (ACCEPTANCE B9, decide/lease.ts): a replacement Agent Session revoked the owner's active
+ * Execution Lease; the WorkItem is `queued` again under the same owner and Ownership Epoch, with
+ * a fresh ownership lease (start-by deadline) for the new session's work.start.
+ */
+export interface LeaseRevokedPayload extends WorkItemStep {
+  agentId: string
+  ownershipEpoch: number
+  /** The revoked Execution Lease and the Session Epoch it was issued under. */
+  leaseId: string
+  leaseSessionEpoch: number
+  /** The replacing Session Epoch. */
+  sessionEpoch: number
+  reason: 'session-replaced'
+  revokedAt: string
+  ownershipLeaseExpiresAt: string
+}
+
 /** The payload of every Group Event kind this authority emits. */
 export interface EventPayloads {
   'mission.created': MissionCreatedPayload
@@ -553,6 +571,7 @@ export interface EventPayloads {
   [RESOURCE_USAGE_RECORDED]: ResourceUsageRecordedPayload
   [CHILD_CONCLUDED]: ChildConcludedPayload
   [LATE_RESULT_RECORDED]: LateResultRecordedPayload
+  [LEASE_REVOKED]: LeaseRevokedPayload
 }
 
 export type EventKind = keyof EventPayloads
@@ -627,6 +646,7 @@ const KINDS: {readonly [K in EventKind]: true} = {
   [RESOURCE_USAGE_RECORDED]: true,
   [CHILD_CONCLUDED]: true,
   [LATE_RESULT_RECORDED]: true,
+  [LEASE_REVOKED]: true,
 }
 
 export const isEventKind = (kind: string): kind is EventKind => Object.hasOwn(KINDS, kind)

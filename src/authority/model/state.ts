@@ -186,6 +186,12 @@ export interface ExecutionLeaseView {
   expiresAt?: string
   renewalCount?: number
   lastRenewedAt?: string
+  /**
+   * §11.3 (ACCEPTANCE B9): set when a replacement Agent Session revoked the lease
+   * (ext.missionweaveprotocol.core.lease_revoked): the replacing Session Epoch and when. §11.5
+   * still reconciles progress buffered before `revokedAt` under it (decide/offline.ts).
+   */
+  revocation?: {reason: 'session-replaced'; sessionEpoch: number; revokedAt: string}
 }
 
 export interface WorkItemView {

@@ -57,6 +57,17 @@ export function checkLeasePolicy(policy: LeasePolicy | undefined): void {
 /** §4 invariant 5: the Event kind that keeps a stale owner's result as non-authoritative Evidence. */
 export const LATE_RESULT_RECORDED = 'ext.missionweaveprotocol.core.late_result_recorded'
 
+/**
+ * §11.3 (ACCEPTANCE B9): the Command the authority's own identity service issues, for each
+ * active Execution Lease of an older session, when it opens a replacement Agent Session
+ * (ingress/sessions.ts), and the Event that answers it (also drafted by a work.start of the new
+ * session that finds the revocation still missing, decide/work.ts).
+ */
+export const LEASE_REVOKE = 'ext.missionweaveprotocol.core.lease_revoke'
+export const LEASE_REVOKED = 'ext.missionweaveprotocol.core.lease_revoked'
+/** The one revocation reason LEASE_REVOKED carries. */
+export const SESSION_REPLACED = 'session-replaced'
+
 /** RFC 3339 UTC text `seconds` after `at` (at is a trusted acceptance time). */
 export function plusSeconds(at: string, seconds: number): string {
   return new Date(Date.parse(at) + seconds * 1000).toISOString()
@@ -74,7 +85,9 @@ export const executionLeaseExpired = (lease: ExecutionLeaseView, at: string): bo
  * §11.3 / ACCEPTANCE F5-F6: the one check every leased Command (renewal, checkpoint, block,
  * publication, usage, submission) makes: the cited Lease ID is the current, active, unexpired
  * lease, and it was issued to the session presenting it. A newer Session Epoch (§6.3: session
- * replacement) revokes the leases of older sessions, so the new session must start afresh.
+ * replacement) revokes the leases of older sessions (ACCEPTANCE B9: a LEASE_REVOKED Event, or a
+ * work.start of the new session that revokes and starts in one decision), so the new session
+ * must start afresh under a new Lease ID: it never continues the old one.
  */
 export function currentLease(
   item: WorkItemView,
@@ -154,6 +167,54 @@ export function lateResultDraft(
       artifactHashes: [...payload.artifactHashes].sort(),
       rejectedWith: 'WORK_STALE_OWNERSHIP',
       recordedAt: at,
+    },
+  }
+}
+
+/**
+ * §6.3/§11.3 (ACCEPTANCE B9): the owner's active Execution Lease on an `active` WorkItem when it
+ * was issued under a Session Epoch older than `sessionEpoch` (the Agent's current one), else null.
+ * Such a lease is fenced already (currentLease refuses it); revoking it returns the WorkItem to
+ * `queued` so the new session can start it under a new lease.
+ */
+export function replacedSessionLease(item: WorkItemView, sessionEpoch: number | undefined): ExecutionLeaseView | null {
+  const {lease, owner} = item
+  if (sessionEpoch === undefined || item.state !== 'active' || lease === null || owner === null) return null
+  if (lease.state !== 'active' || lease.holderAgentId !== owner.agentId) return null
+  if (lease.ownershipEpoch !== owner.ownershipEpoch) return null
+  return lease.sessionEpoch < sessionEpoch ? lease : null
+}
+
+/**
+ * The LEASE_REVOKED Event revoking `lease` (replacedSessionLease) for Session Epoch `sessionEpoch`
+ * at `at`: the WorkItem returns to `queued` under the same owner and Ownership Epoch with a fresh
+ * ownership lease (start-by deadline) from the Organization's policy. `revision` is the WorkItem
+ * revision it carries (the next one unless another Event of the decision comes first).
+ */
+export function leaseRevokedDraft(
+  item: WorkItemView,
+  lease: ExecutionLeaseView,
+  sessionEpoch: number,
+  eventId: string,
+  at: string,
+  policy: LeasePolicy | undefined,
+  revision: number = item.revision + 1,
+): EventDraft {
+  return {
+    eventId,
+    kind: LEASE_REVOKED,
+    conversationId: item.conversationId,
+    payload: {
+      workItemId: item.workItemId,
+      revision,
+      agentId: lease.holderAgentId,
+      ownershipEpoch: lease.ownershipEpoch,
+      leaseId: lease.leaseId,
+      leaseSessionEpoch: lease.sessionEpoch,
+      sessionEpoch,
+      reason: SESSION_REPLACED,
+      revokedAt: at,
+      ownershipLeaseExpiresAt: plusSeconds(at, leaseLengths(policy).ownershipSeconds),
     },
   }
 }
