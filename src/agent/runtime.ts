@@ -34,7 +34,13 @@ import {
 import {type ProducedArtifact, artifactManifest, artifactUri} from './artifact-manifest.js'
 import {BlobStore} from './blobs.js'
 import type {AgentHandler, EvidenceClaim, Progress, WorkSpec} from './handler.js'
-import {OfflineBufferError, bufferCommand, offlineBinding, rebaseBuffered} from './offline-binding.js'
+import {
+  type BufferedCommand,
+  OfflineBufferError,
+  bufferCommand,
+  offlineBinding,
+  rebaseBuffered,
+} from './offline-binding.js'
 import {AgentStore, type Intent, type QueueEntry} from './local-store.js'
 import {type GroupPolicy, Scheduler, type SchedulerOptions} from './scheduler.js'
 import {type HandlerSpec, type SlotResult, type SlotRun, startSlot} from './slots.js'
@@ -105,6 +111,8 @@ interface Run {
   renewTimer: NodeJS.Timeout | null
   /** §11.5: how the slot ended while the service was unreachable, sent once the run has a new lease. */
   held: SlotResult | null
+  /** §11.5: its lease lapsed offline; the next checkpoint goes under the historical lease (#rescue). */
+  rescue: boolean
 }
 
 /**
@@ -506,6 +514,7 @@ class AgentRuntime implements RunningAgent {
       usage: {},
       renewTimer: null,
       held: null,
+      rescue: false,
     }
     this.#runs.set(k, run)
     const started = await this.#submit(this.#commands.start(target, run.lease.ownershipEpoch), 'start')
@@ -571,6 +580,10 @@ class AgentRuntime implements RunningAgent {
    * and a run that lost its lease ends.
    */
   async #ended(run: Run, result: SlotResult): Promise<void> {
+    if (run.rescue) {
+      if (result.type !== 'stopped') return this.#rescue(run)
+      return this.#release(run, this.#now() - run.since, false)
+    }
     if (this.#link === 'online' || result.type === 'stopped') return this.#finish(run, result)
     if (result.type === 'yield' && this.#link === 'offline') {
       if (
@@ -860,9 +873,10 @@ class AgentRuntime implements RunningAgent {
   #checkLeases(): void {
     const now = this.#now()
     for (const run of [...this.#runs.values()]) {
-      const end = this.#link === 'online' ? run.leaseExpiresAt : this.#graceEnd(run)
+      const end = this.#link === 'online' && !run.rescue ? run.leaseExpiresAt : this.#graceEnd(run)
       if (run.leaseExpiresAt === 0 || end > now) continue
-      if (run.held === null) this.#lost(run, this.#link === 'online' ? 'the lease expired' : 'the offline grace ended')
+      if (run.held === null)
+        this.#lost(run, end === run.leaseExpiresAt ? 'the lease expired' : 'the offline grace ended')
       else {
         this.#log({level: 'warn', event: 'held-result-dropped', workItemId: run.entry.workItemId, result: run.held})
         this.#release(run, now - run.since, false)
@@ -913,41 +927,11 @@ class AgentRuntime implements RunningAgent {
     let reconciled = 0
     let refused = 0
     for (const {id, command} of this.#store.offlineBuffer()) {
-      const membershipEpoch = this.#store.group(command.binding.groupId)?.view.membership?.membershipEpoch
-      const sessionEpoch = this.#client?.sessionEpoch
-      if (this.#link !== 'reconciling' || sessionEpoch === undefined) return
-      if (membershipEpoch === undefined) {
-        this.#log({
-          level: 'warn',
-          event: 'offline-dropped',
-          actionId: command.actionId,
-          why: 'no Membership in its Group',
-        })
-        this.#store.unbufferOffline(id)
-        continue
-      }
-      // A buffered checkpoint's state goes to the Artifact store before the authority sees it cited.
-      const cited = command.payload.artifactHashes
-      if (Array.isArray(cited)) await this.#upload(command.binding.groupId, cited as string[])
-      const rebased = rebaseBuffered(this.#o.key, command, {
-        issuedAt: stamp(this.#now()),
-        sessionEpoch,
-        membershipEpoch,
-      })
-      const r = await this.#client.submit(rebased.bytes)
-      // No answer, or none now: kept, and sent again (same Action ID) at the next try.
-      if ('error' in r && (isIndeterminate(r.error) || RETRY_LATER.has(r.error.code))) return
-      if ('error' in r) {
-        refused++
-        this.#log({
-          level: 'warn',
-          event: 'offline-refused',
-          kind: command.kind,
-          workItemId: command.binding.workItemId,
-          code: r.error.code,
-          detail: r.error.detail ?? r.error.message,
-        })
-      } else reconciled++
+      if (this.#link !== 'reconciling') return
+      const sent = await this.#sendBuffered(command)
+      if (sent === 'later') return
+      if (sent === 'accepted') reconciled++
+      else refused++
       this.#store.unbufferOffline(id)
     }
     for (const run of [...this.#runs.values()]) {
@@ -959,6 +943,57 @@ class AgentRuntime implements RunningAgent {
     this.#log({level: 'info', event: 'reconciled', reconciled, refused, running: this.#runs.size})
     this.#presence()
     this.#wake()
+  }
+
+  /**
+   * One buffered Command, rebased and re-signed under the current session and submitted (a
+   * checkpoint's state stored in the Artifact store first). `later` when there is no answer now:
+   * it is sent again, same Action ID, at the next try.
+   */
+  async #sendBuffered(command: BufferedCommand): Promise<'accepted' | 'refused' | 'later'> {
+    const membershipEpoch = this.#store.group(command.binding.groupId)?.view.membership?.membershipEpoch
+    const sessionEpoch = this.#client.sessionEpoch
+    if (sessionEpoch === undefined) return 'later'
+    if (membershipEpoch === undefined) {
+      this.#log({
+        level: 'warn',
+        event: 'offline-dropped',
+        actionId: command.actionId,
+        why: 'no Membership in its Group',
+      })
+      return 'refused'
+    }
+    const cited = command.payload.artifactHashes
+    if (Array.isArray(cited)) await this.#upload(command.binding.groupId, cited as string[])
+    const issuedAt = stamp(this.#now())
+    const rebased = rebaseBuffered(this.#o.key, command, {issuedAt, sessionEpoch, membershipEpoch})
+    const r = await this.#client.submit(rebased.bytes)
+    if (!('error' in r)) return 'accepted'
+    if (isIndeterminate(r.error) || RETRY_LATER.has(r.error.code)) return 'later'
+    this.#log({
+      level: 'warn',
+      event: 'offline-refused',
+      kind: command.kind,
+      workItemId: command.binding.workItemId,
+      code: r.error.code,
+      detail: r.error.detail ?? r.error.message,
+    })
+    return 'refused'
+  }
+
+  /**
+   * A run whose lease lapsed while the service was unreachable (the new session had nothing to
+   * revoke, §11.5): its last checkpoint, bound to the historical lease inside the grace, returns
+   * the WorkItem to the queue, and it resumes from there under a new lease.
+   */
+  async #rescue(run: Run): Promise<void> {
+    const payload = checkpointPayload(run.target, run.lease, run.progress.phase, run.checkpointHash)
+    const command = this.#bind(run, 'work.checkpoint', payload)
+    const sent = command === null ? 'refused' : await this.#sendBuffered(command)
+    this.#log({level: 'info', event: 'run-rescued', workItemId: run.entry.workItemId, sent})
+    // Requeued at once: its checkpoint Event may already have been applied (and its 'schedule'
+    // intent acted on) while the run still held its slot.
+    this.#release(run, this.#now() - run.since, sent === 'accepted')
   }
 
   /**
@@ -977,9 +1012,10 @@ class AgentRuntime implements RunningAgent {
       ? await this.#awaitEntry(run.entry, (e) => e.state === 'active' && e.lease !== null && e.lease.leaseId !== old)
       : null
     if (!active?.lease || target === null) {
-      if (run.held === null) return this.#lost(run, 'it could not be started again after reconnecting')
-      this.#log({level: 'warn', event: 'held-result-dropped', workItemId: run.entry.workItemId, result: run.held})
-      return this.#release(run, this.#now() - run.since, false)
+      // A live slot checkpoints first (#ended rescues it then); a held result has its checkpoint.
+      run.rescue = true
+      if (run.held === null) return run.slot?.stop('yield')
+      return this.#rescue(run)
     }
     run.entry = active
     run.target = target
@@ -998,6 +1034,22 @@ class AgentRuntime implements RunningAgent {
    * False when it may not be buffered (past the grace): the work stops.
    */
   #buffer(run: Run, kind: 'message.post' | 'work.checkpoint', payload: Record<string, unknown>): boolean {
+    const command = this.#bind(run, kind, payload)
+    if (command === null) {
+      this.#lost(run, 'past the offline grace')
+      return false
+    }
+    this.#store.bufferOffline(command)
+    run.usage = {}
+    this.#log({level: 'info', event: 'offline-buffered', kind, workItemId: run.entry.workItemId})
+    return true
+  }
+
+  /**
+   * `run`'s Command under the bounded-offline-execution binding of its lease, carrying the usage
+   * metered since the last report; null (logged) when it may not be bound: past the grace.
+   */
+  #bind(run: Run, kind: 'message.post' | 'work.checkpoint', payload: Record<string, unknown>): BufferedCommand | null {
     const {entry, target, lease} = run
     // The expiry the authority granted, as its Events said; a renewal not yet seen claims less, never more.
     const granted = this.#store.entry(entry.groupId, entry.workItemId)?.lease
@@ -1010,22 +1062,22 @@ class AgentRuntime implements RunningAgent {
       leaseId: lease.leaseId,
       leaseExpiresAt: granted?.leaseId === lease.leaseId ? granted.expiresAt : stamp(run.leaseExpiresAt),
     }
+    const times = {
+      disconnectedAt: stamp(this.#offlineSince),
+      bufferedAt: stamp(this.#now()),
+      ...(this.#o.offlineGraceSeconds !== undefined ? {graceSeconds: this.#o.offlineGraceSeconds} : {}),
+    }
     try {
-      const times = {
-        disconnectedAt: stamp(this.#offlineSince),
-        bufferedAt: stamp(this.#now()),
-        ...(this.#o.offlineGraceSeconds !== undefined ? {graceSeconds: this.#o.offlineGraceSeconds} : {}),
-      }
-      const binding = offlineBinding(execution, times, run.usage)
-      this.#store.bufferOffline(bufferCommand(kind, payload, binding, entry.conversationId ?? undefined))
-      run.usage = {}
-      this.#log({level: 'info', event: 'offline-buffered', kind, workItemId: entry.workItemId})
-      return true
+      return bufferCommand(
+        kind,
+        payload,
+        offlineBinding(execution, times, run.usage),
+        entry.conversationId ?? undefined,
+      )
     } catch (e) {
       if (!(e instanceof OfflineBufferError)) throw e
       this.#log({level: 'warn', event: 'offline-buffer-refused', workItemId: entry.workItemId, why: e.message})
-      this.#lost(run, e.message)
-      return false
+      return null
     }
   }
 
