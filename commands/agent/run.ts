@@ -1,10 +1,12 @@
 import {Flags} from '@oclif/core'
+import {unwatchFile, watchFile} from 'node:fs'
 import {resolve} from 'node:path'
 import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {DEFAULT_CONFIG_FILE, loadOrgConfig} from '../../src/config/org-config.js'
 import {resolveAgent} from '../../src/agent/identity.js'
-import {startAgent} from '../../src/agent/runtime.js'
+import {type RunningAgent, startAgent} from '../../src/agent/runtime.js'
 import {leaseLengths} from '../../src/authority/model/work-leases.js'
+import {readSchedulingPolicy} from '../../src/agent/scheduling-policy.js'
 
 export default class AgentRun extends MwpCommand {
   static summary =
@@ -44,6 +46,11 @@ ${EXIT_CODES_HELP}`
       min: 1,
     }),
     'lease-seconds': Flags.integer({description: 'Requested lease length at each renewal.', min: 30, max: 3600}),
+    'scheduling-policy': Flags.string({
+      description:
+        'Organization scheduling policy (JSON): per Group its weight, priorityClass and quota, and a default. Re-read when it changes.',
+      env: 'MWP_SCHEDULING_POLICY',
+    }),
     'max-wait-ms': Flags.integer({
       description:
         'Longest wait of a Group with ready work and nothing running before a preemptible run is asked to checkpoint for it (default 600000).',
@@ -54,6 +61,9 @@ ${EXIT_CODES_HELP}`
   protected async execute(): Promise<Outcome> {
     const {flags} = await this.parse(AgentRun)
     if (!flags.handler && !flags.exec) throw usage('give --handler MODULE or --exec "CMD …"')
+    // A policy that cannot be read is a usage error before anything starts (SchedulingPolicyError).
+    const policyFile = flags['scheduling-policy'] ? resolve(flags['scheduling-policy']) : undefined
+    const groupPolicy = policyFile ? readSchedulingPolicy(policyFile) : undefined
     const config = loadOrgConfig(flags.config)
     const id = resolveAgent(config, {
       agent: flags.agent,
@@ -76,17 +86,38 @@ ${EXIT_CODES_HELP}`
         ...(flags['lease-seconds'] ? {leaseSeconds: flags['lease-seconds']} : {}),
         ...(flags['max-wait-ms'] !== undefined ? {scheduler: {maxWaitMs: flags['max-wait-ms']}} : {}),
         ...(flags.capacity ? {capacity: flags.capacity} : {}),
+        ...(groupPolicy ? {groupPolicy} : {}),
         // §11.5: how long active work may go on past its lease while the service is unreachable.
         offlineGraceSeconds: leaseLengths(config.policy.leases).offlineGraceSeconds,
       })
     } catch (e) {
       throw environment(`cannot start ${id.name}: ${(e as Error).message}`, {cause: e})
     }
+    if (policyFile) watchPolicy(policyFile, agent)
     const signal = await new Promise<string>((r) => {
       process.once('SIGINT', () => r('SIGINT'))
       process.once('SIGTERM', () => r('SIGTERM'))
     })
+    if (policyFile) unwatchFile(policyFile)
     await agent.stop()
     return {status: 'ok', result: {agentId: agent.agentId, stoppedBy: signal}, text: `stopped (${signal})`}
   }
+}
+
+/** Re-reads the policy file when it changes; a broken edit is logged and the last good policy stays. */
+function watchPolicy(file: string, agent: RunningAgent): void {
+  watchFile(file, {interval: 1000}, () => {
+    try {
+      agent.setGroupPolicy(readSchedulingPolicy(file))
+    } catch (e) {
+      process.stderr.write(
+        JSON.stringify({
+          at: new Date().toISOString(),
+          level: 'warn',
+          event: 'policy-unreadable',
+          why: (e as Error).message,
+        }) + '\n',
+      )
+    }
+  })
 }

@@ -42,7 +42,8 @@ import {
   rebaseBuffered,
 } from './offline-binding.js'
 import {AgentStore, type Intent, type QueueEntry} from './local-store.js'
-import {type GroupPolicy, Scheduler, type SchedulerOptions} from './scheduler.js'
+import {Scheduler, type SchedulerOptions} from './scheduler.js'
+import {DEFAULT_GROUP_POLICY, type GroupPolicySource} from './scheduling-policy.js'
 import {type HandlerSpec, type SlotResult, type SlotRun, startSlot} from './slots.js'
 
 export interface AgentOptions {
@@ -67,8 +68,11 @@ export interface AgentOptions {
    * checkpoint for it; preemptLagMs (default none) also preempts on share lag.
    */
   scheduler?: Partial<Omit<SchedulerOptions, 'slots'>>
-  /** Organization policy: a Group's weight and priority class (default 1 and 0). */
-  groupPolicy?: (groupId: string) => GroupPolicy
+  /**
+   * Organization policy (§11.1): a Group's weight, priority class and quota (default weight 1,
+   * class 0); see scheduling-policy.ts for the file `mwp agent run --scheduling-policy` reads.
+   */
+  groupPolicy?: GroupPolicySource
   /** The Group Authority services trusted to accept Events. */
   acceptedBy?: string[]
   /** JSON log lines (default: stderr). */
@@ -90,6 +94,8 @@ export interface AgentStatus {
 export interface RunningAgent {
   readonly agentId: string
   status(): AgentStatus
+  /** A changed Organization policy: every followed Group's share and class, effective at the next decision. */
+  setGroupPolicy(source: GroupPolicySource): void
   /** Graceful: no new starts, running work asked to checkpoint (up to `graceMs`), then disconnect. */
   stop(graceMs?: number): Promise<void>
 }
@@ -184,9 +190,11 @@ class AgentRuntime implements RunningAgent {
   /** When the service was lost (the binding's disconnectedAt). */
   #offlineSince = 0
   #reconciling: Promise<void> | null = null
+  #groupPolicy: GroupPolicySource
 
   constructor(o: AgentOptions) {
     this.#o = o
+    this.#groupPolicy = o.groupPolicy ?? (() => DEFAULT_GROUP_POLICY)
     this.agentId = o.key.principal!.id
     this.#now = o.clock ?? Date.now
     this.#log = o.log ?? ((e) => process.stderr.write(JSON.stringify({at: new Date().toISOString(), ...e}) + '\n'))
@@ -246,8 +254,7 @@ class AgentRuntime implements RunningAgent {
 
   async #subscribe(groupId: string): Promise<void> {
     this.#followed.add(groupId)
-    const policy = this.#o.groupPolicy?.(groupId) ?? {weight: 1, priorityClass: 0}
-    this.#scheduler.setGroup(groupId, policy)
+    this.#applyPolicy(groupId)
     await this.#client.subscribe(
       groupId,
       {
@@ -264,6 +271,27 @@ class AgentRuntime implements RunningAgent {
       },
       (e) => this.#onEvent(e),
     )
+  }
+
+  /** The Group's policy into the Scheduler and its local queue rows; one the Scheduler refuses falls back to the default. */
+  #applyPolicy(groupId: string): void {
+    let policy = this.#groupPolicy(groupId)
+    try {
+      this.#scheduler.setGroup(groupId, policy)
+    } catch (e) {
+      this.#log({level: 'warn', event: 'policy-refused', groupId, why: (e as Error).message})
+      policy = DEFAULT_GROUP_POLICY
+      this.#scheduler.setGroup(groupId, policy)
+    }
+    if (this.#store.group(groupId)?.priorityClass !== policy.priorityClass)
+      this.#store.setPriorityClass(groupId, policy.priorityClass)
+  }
+
+  setGroupPolicy(source: GroupPolicySource): void {
+    this.#groupPolicy = source
+    for (const groupId of this.#followed) this.#applyPolicy(groupId)
+    this.#log({level: 'info', event: 'policy-changed', groups: this.#followed.size})
+    this.#wake()
   }
 
   async #onEvent(e: DeliveredEvent): Promise<void> {
