@@ -4,26 +4,13 @@
 // authority on SQLite (in this process, serving wss), a real Agent process running the README's
 // exec handler, 100 Missions with one just-in-time offer each.
 
-import {type ChildProcess, spawn} from 'node:child_process'
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {createDevOrganization} from '../src/config/dev-org.js'
-import {devTlsHook} from '../src/config/dev-tls-hook.js'
-import {loadOrgConfig, openAuthorityFromConfig} from '../src/config/org-config.js'
-import {submit} from '../src/authority/ingress/command.js'
-import {readKeyFile} from '../src/crypto/keyfile.js'
-import {buildCommand, newUrn} from '../src/operator/command-builder.js'
-import {missionCreatePayload} from '../src/operator/mission-payloads.js'
-import {packageRoot} from '../src/schema/catalog.js'
-import {RegistryEvidence} from '../src/signing/registry.js'
-import {WireClient} from '../src/wire/client.js'
-import {startServer} from '../src/wire/server.js'
+import {benchAgentOrg} from './agent-org.js'
 import {benchContract} from './contract.js'
 import {fmt} from './measure.js'
 
 const GROUPS = Number(process.env.MWP_BENCH_AGENT_GROUPS ?? 100)
-const root = packageRoot()
 
 /** Resident and peak resident set of a process, MiB (Linux /proc). */
 function rss(pid: number): {rss: number; peak: number} {
@@ -48,101 +35,25 @@ echo '{"type":"submit"}'
 `
 
 export async function runAgentRssBench(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'mwp-bench-agent-'))
-  let agent: ChildProcess | undefined
+  const o = await benchAgentOrg('agent-rss')
   try {
-    const org = await createDevOrganization(join(dir, 'org'), {port: 0, workers: 1, devTls: devTlsHook})
-    const config = loadOrgConfig(org.config)
-    const opened = await openAuthorityFromConfig(config)
-    const tls = config.server.tls!
-    const server = await startServer({
-      authority: opened.authority,
-      host: '127.0.0.1',
-      port: 0,
-      tls: {cert: readFileSync(tls.cert), key: readFileSync(tls.key)},
-    })
-    writeFileSync(join(dir, 'work.sh'), script)
-    agent = spawn(
-      process.execPath,
-      [
-        join(root, 'bin/run.js'),
-        'agent',
-        'run',
-        '--config',
-        org.config,
-        '--agent',
-        'worker-1',
-        '--url',
-        server.url,
-        '--exec',
-        `bash ${join(dir, 'work.sh')}`,
-        '--capacity',
-        String(GROUPS), // commit to every offer: the figure is the memory of 100 live Groups
-      ],
-      {stdio: ['ignore', 'ignore', process.env.MWP_BENCH_AGENT_LOG ? 'inherit' : 'ignore']},
-    )
+    writeFileSync(join(o.dir, 'work.sh'), script)
+    // Commit to every offer: the figure is the memory of 100 live Groups.
+    const agent = o.agent(['--exec', `bash ${join(o.dir, 'work.sh')}`, '--capacity', String(GROUPS)])
     await sleep(3000) // connected, idle
     const idle = rss(agent.pid!)
-
-    const key = (name: string) => readKeyFile(join(org.dir, 'keys', `${name}.key.json`))
-    const owner = key('owner')
-    const coordinatorKey = key('coordinator')
-    const coordinator = await WireClient.connect({
-      url: server.url,
-      key: coordinatorKey,
-      registry: RegistryEvidence.fromBytes(readFileSync(org.registry)),
-      ca: readFileSync(tls.ca!),
-    })
-    const worker = `${org.organization}:agent:worker-1`
-    const expiresAt = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z')
     const items: {groupId: string; workItemId: string}[] = []
     const started = Date.now()
     for (let i = 0; i < GROUPS; i++) {
-      const payload = missionCreatePayload({
-        organization: org.organization,
-        objective: `Bench Mission ${i}`,
-        coordinatorAgentId: `${org.organization}:agent:coordinator`,
-      })
-      const groupId = payload.groupId as string
-      const made = await submit(opened.authority, buildCommand(owner, {kind: 'mission.create', groupId, payload}).bytes)
-      if ('error' in made) throw new Error(`mission.create: ${made.error.code}`)
-      const epochs = {sessionEpoch: coordinator.sessionEpoch!, membershipEpoch: 1, coordinatorEpoch: 1}
-      const workItemId = newUrn()
-      for (const [kind, body] of [
-        ['work.authorize', {workItemId, contract}],
-        [
-          'work.offer',
-          {
-            workItemId,
-            candidates: [worker],
-            expiresAt,
-            contextPackageId: newUrn(),
-            selectionBasis: {
-              [worker]: {
-                verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-                authorizationEligible: true,
-                availabilityEstimate: expiresAt,
-                expectedCost: 1,
-                reliabilityEvidence: [],
-                policyRulesApplied: ['bench'],
-              },
-            },
-          },
-        ],
-      ] as const) {
-        const r = await coordinator.submit(
-          buildCommand(coordinatorKey, {kind, groupId, payload: body as Record<string, unknown>, ...epochs}).bytes,
-        )
-        if ('error' in r) throw new Error(`${kind}: ${r.error.code}`)
-      }
-      items.push({groupId, workItemId})
+      const groupId = await o.mission(`Bench Mission ${i}`)
+      items.push({groupId, workItemId: await o.offer(groupId, contract)})
     }
     let submitted = 0
     for (let t = 0; t < 1200 && submitted < GROUPS; t++) {
       await sleep(250)
       submitted = 0
       for (const {groupId, workItemId} of items) {
-        const state = await opened.authority.current(groupId)
+        const state = await o.authority.current(groupId)
         if (state?.workItems[workItemId]?.state === 'submitted') submitted++
       }
     }
@@ -158,13 +69,7 @@ export async function runAgentRssBench(): Promise<void> {
       `  ${submitted}/${GROUPS} WorkItems submitted in ${seconds.toFixed(1)} s ` +
         `(${fmt(submitted / seconds)}/s, offer to submission through the wire, one slot process each)`,
     )
-    await coordinator.close()
-    agent.kill('SIGTERM')
-    await new Promise((r) => agent!.once('close', r))
-    await server.close()
-    await opened.close()
   } finally {
-    if (agent && agent.exitCode === null) agent.kill('SIGKILL')
-    rmSync(dir, {recursive: true, force: true})
+    await o.close()
   }
 }

@@ -60,6 +60,17 @@ if (process.env.MWP_BENCH_ONLY === 'agent-preempt') {
   await (await import('./agent-preempt.js')).runAgentPreemptBench()
   process.exit(0)
 }
+// MWP_BENCH_ONLY=agent-urgent: an urgent arrival to the running slot's release, end to end (bench/agent-urgent.ts).
+if (process.env.MWP_BENCH_ONLY === 'agent-urgent') {
+  await (await import('./agent-urgent.js')).runAgentUrgentBench()
+  process.exit(0)
+}
+// MWP_BENCH_ONLY=agent-share: the 3:1 slot-time split over 60 s with real slots (bench/agent-share.ts).
+if (process.env.MWP_BENCH_ONLY === 'agent-share') {
+  await (await import('./agent-share.js')).runAgentShareBench()
+  process.exit(0)
+}
+
 // MWP_BENCH_ONLY=agent-rss: one Agent process in 100 Groups next to the same process idle (bench/agent-rss.ts).
 if (process.env.MWP_BENCH_ONLY === 'agent-rss') {
   await (await import('./agent-rss.js')).runAgentRssBench()
@@ -167,7 +178,9 @@ console.log(
 // then the Agent Scheduler's decisions on 10,000 queued items (bench/scheduler.ts; MWP_BENCH_SCHEDULER=0
 // skips it), the Agent's local store (bench/agent-store.ts; MWP_BENCH_AGENT_STORE=0 skips it) and one
 // Agent process in 100 Groups (bench/agent-rss.ts; MWP_BENCH_AGENT_RSS=0 skips it) and the slot
-// preemption latency (bench/agent-preempt.ts; MWP_BENCH_AGENT_PREEMPT=0 skips it).
+// preemption latency (bench/agent-preempt.ts; MWP_BENCH_AGENT_PREEMPT=0 skips it), and the 3:1 split
+// over 60 s with real slots (bench/agent-share.ts; MWP_BENCH_AGENT_SHARE=0 skips it) and preemption on
+// an urgent arrival end to end (bench/agent-urgent.ts; MWP_BENCH_AGENT_URGENT=0 skips it).
 for (const [only, skip] of [
   ['ingress', 'MWP_BENCH_INGRESS'],
   ['wire', 'MWP_BENCH_WIRE'],
@@ -177,6 +190,8 @@ for (const [only, skip] of [
   ['agent-store', 'MWP_BENCH_AGENT_STORE'],
   ['agent-rss', 'MWP_BENCH_AGENT_RSS'],
   ['agent-preempt', 'MWP_BENCH_AGENT_PREEMPT'],
+  ['agent-share', 'MWP_BENCH_AGENT_SHARE'],
+  ['agent-urgent', 'MWP_BENCH_AGENT_URGENT'],
 ] as const) {
   if (process.env[skip] === '0') continue
   const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {

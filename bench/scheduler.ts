@@ -48,7 +48,7 @@ function schedulerOp(): () => void {
   return () => {
     const done = running.shift()!
     now += 1 + Math.floor(rnd() * 2000)
-    scheduler.release(done.groupId, done.workItemId, done.estimateMs * (0.5 + rnd()), now, false)
+    scheduler.release(done.groupId, done.workItemId, done.estimateMs! * (0.5 + rnd()), now, false)
     scheduler.upsert(fresh(done.groupId), now)
     const next = scheduler.dispatch(now)
     if (next === null) throw new Error('the bench workload left a slot idle')

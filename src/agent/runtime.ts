@@ -490,7 +490,7 @@ class AgentRuntime implements RunningAgent {
     const item = {
       groupId: entry.groupId,
       workItemId: entry.workItemId,
-      estimateMs: 60_000,
+      // No estimate: the Scheduler charges what this Group's finished runs used (§11.1 slot time).
       enqueuedAt: this.#now(),
       deadline: Date.parse(c.deadline),
       urgency: c.requestedUrgency,

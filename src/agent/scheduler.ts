@@ -78,13 +78,18 @@ export interface SchedulerOptions {
   preemptLagMs?: number
   /** Disclosed times are rounded outward to this granularity (default 1000 ms). */
   disclosureGranularityMs?: number
+  /** The charge of an item without an estimate in a Group with no finished run yet (default 60 s). */
+  defaultEstimateMs?: number
 }
 
 export interface QueuedItem {
   groupId: string
   workItemId: string
-  /** Expected slot time of its next run, ms. */
-  estimateMs: number
+  /**
+   * Expected slot time of its next run, ms. Absent: its Group's learned estimate — the mean of its
+   * finished runs' slot time, halving the weight of older ones — or defaultEstimateMs before any.
+   */
+  estimateMs?: number
   /** When it entered its Group's queue (FIFO key), ms. */
   enqueuedAt: number
   /** The contract deadline, ms. */
@@ -132,6 +137,8 @@ interface GroupState {
   readySince: number
   /** When `running` last dropped to 0. */
   idleSince: number
+  /** What its finished runs used, for items without an estimate (null before the first). */
+  learnedMs: number | null
 }
 
 const byItemOrder = (a: ItemRecord, b: ItemRecord): boolean => {
@@ -150,6 +157,7 @@ export class Scheduler {
   private readonly maxPriorityClass: number
   private readonly preemptLagMs: number | undefined
   private readonly granularityMs: number
+  private readonly defaultEstimateMs: number
   private readonly groups = new Map<string, GroupState>()
   /** Groups in Group ID order: every scan walks this, so ties never depend on insertion order. */
   private ordered: GroupState[] = []
@@ -167,6 +175,7 @@ export class Scheduler {
     this.maxPriorityClass = options.maxPriorityClass ?? 3
     this.preemptLagMs = options.preemptLagMs
     this.granularityMs = options.disclosureGranularityMs ?? 1000
+    this.defaultEstimateMs = options.defaultEstimateMs ?? 60_000
     if (!finite(this.classShareFactor) || this.classShareFactor < 1)
       throw new RangeError('classShareFactor must be ≥ 1')
     if (!Number.isInteger(this.maxPriorityClass) || this.maxPriorityClass < 0)
@@ -196,6 +205,7 @@ export class Scheduler {
         running: 0,
         readySince: -Infinity,
         idleSince: -Infinity,
+        learnedMs: null,
       }
       this.groups.set(groupId, group)
       const at = this.ordered.findIndex((g) => g.id > groupId)
@@ -222,7 +232,8 @@ export class Scheduler {
   /** Enqueues an item, or updates a known one (a running one keeps running with the new figures). */
   upsert(item: QueuedItem, now: number): void {
     const group = this.group(item.groupId)
-    if (!finite(item.estimateMs) || item.estimateMs < 0) throw new RangeError('estimateMs must be a finite number ≥ 0')
+    if (item.estimateMs !== undefined && (!finite(item.estimateMs) || item.estimateMs < 0))
+      throw new RangeError('estimateMs must be a finite number ≥ 0')
     const urgencyRank = URGENCY_RANK.get(item.urgency ?? 'normal')
     if (urgencyRank === undefined) throw new RangeError(`unknown urgency ${String(item.urgency)}`)
     // A copy, so the caller's later edits cannot reorder a heap behind its back; built field by
@@ -311,7 +322,7 @@ export class Scheduler {
       }
       if (minTag > this.virtualTime) this.virtualTime = minTag
       record.running = true
-      record.chargedMs = record.item.estimateMs
+      record.chargedMs = this.estimate(record)
       record.startedAt = now
       record.preemptRequested = false
       best.tag += record.chargedMs / best.effectiveWeight
@@ -319,6 +330,11 @@ export class Scheduler {
       this.runningItems.push(record)
       return record.item
     }
+  }
+
+  /** The slot time a dispatch of `record` is charged in advance. */
+  private estimate(record: ItemRecord): number {
+    return record.item.estimateMs ?? record.group.learnedMs ?? this.defaultEstimateMs
   }
 
   /**
@@ -337,8 +353,10 @@ export class Scheduler {
     record.preemptRequested = false
     this.runningItems.splice(this.runningItems.indexOf(record), 1)
     if (--group.running === 0) group.idleSince = now
-    if (!requeue) group.items.delete(workItemId)
-    else if (record.item.eligible) this.makeReady(record, now)
+    if (!requeue) {
+      group.items.delete(workItemId)
+      group.learnedMs = group.learnedMs === null ? usedMs : (group.learnedMs + usedMs) / 2
+    } else if (record.item.eligible) this.makeReady(record, now)
   }
 
   /**
@@ -405,7 +423,7 @@ export class Scheduler {
     let aheadCount = 0
     for (const other of group.ready.all())
       if (other !== record && byItemOrder(other, record)) {
-        aheadMs += other.item.estimateMs
+        aheadMs += this.estimate(other)
         aheadCount++
       }
     let activeWeight = 0
@@ -436,7 +454,7 @@ export class Scheduler {
       ownRunning: group.running,
       aheadMs,
       aheadCount,
-      estimateMs: record.item.estimateMs,
+      estimateMs: this.estimate(record),
       eligible: record.item.eligible,
       needsResources: (record.item.resources?.length ?? 0) > 0,
     }

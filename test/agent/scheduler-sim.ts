@@ -25,7 +25,8 @@ export interface SimJob {
 }
 
 export interface NextJob {
-  estimateMs: number
+  /** None: the Scheduler charges what the Group's finished runs used. */
+  estimateMs?: number
   durationMs: number
   urgency?: Urgency
   deadline?: number
@@ -157,7 +158,7 @@ export function simulate(scheduler: SchedulerLike, setup: SimSetup, lagWeights?:
           item: {
             groupId: sat.groupId,
             workItemId: `w${String(n).padStart(6, '0')}`,
-            estimateMs: next.estimateMs,
+            ...(next.estimateMs !== undefined ? {estimateMs: next.estimateMs} : {}),
             enqueuedAt: t,
             deadline: next.deadline,
             urgency: next.urgency,
