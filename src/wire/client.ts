@@ -150,6 +150,11 @@ interface Subscription {
   options: SubscribeOptions
   /** Highest contiguous sequence processed. */
   cursor: number
+  /**
+   * The sequence being handed to onEvent right now (always cursor + 1), or null: an application
+   * that made it durable inside onEvent may ACK it from there (the Agent runtime does).
+   */
+  handing: number | null
   /** Out-of-order Events waiting for the gap before them to close. */
   buffer: Map<number, DeliveredEvent>
   /** Event IDs recently received (deduplication by Event ID, bounded). */
@@ -299,6 +304,7 @@ export class WireClient {
       onEvent,
       options,
       cursor,
+      handing: null,
       buffer: new Map(),
       seen: new Set(),
       skipThrough: cursor,
@@ -336,10 +342,13 @@ export class WireClient {
     return this.#subs.get(groupId)?.cursor ?? 0
   }
 
-  /** Reports a durable Cursor for a Group (never beyond what was processed contiguously). */
+  /**
+   * Reports a durable Cursor for a Group (never beyond what was processed contiguously). Called
+   * from inside onEvent, it may cover the Event being handed over: the caller has made it durable.
+   */
   async ack(groupId: string, sequence: number): Promise<void> {
     const sub = this.#subs.get(groupId)
-    const upTo = sub ? Math.min(sequence, sub.cursor) : sequence
+    const upTo = sub ? Math.min(sequence, sub.handing ?? sub.cursor) : sequence
     await this.#cursors.save(groupId, upTo)
     if (sub) sub.acked = Math.max(sub.acked, upTo)
     this.#raw(frame('ACK', {acknowledgements: [{groupId, sequence: upTo}], sentAt: new Date().toISOString()}))
@@ -773,6 +782,7 @@ export class WireClient {
         const event = sub.buffer.get(next)
         if (event) {
           sub.buffer.delete(next)
+          sub.handing = next
           try {
             await sub.onEvent(event)
           } catch (e) {
@@ -780,6 +790,8 @@ export class WireClient {
             sub.buffer.set(next, event)
             this.#options.onNotice?.({code: 'INTERNAL_ERROR', groupId: sub.groupId, detail: (e as Error).message})
             return
+          } finally {
+            sub.handing = null
           }
         } else if (sub.skipThrough < next) {
           return // a gap: wait for the missing sequence
