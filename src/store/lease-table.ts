@@ -19,6 +19,7 @@
 import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
 import type {StoredEvent} from './group-log.js'
+import {backfillPostgresIndex, backfillSqliteIndex} from './index-backfill.js'
 import {StoreError, tableFailure} from './records.js'
 
 /**
@@ -146,7 +147,6 @@ function checkRead(belowSessionEpoch: number, limit: number): void {
 }
 
 /** Rows per backfill page. */
-const BACKFILL_PAGE = 1_000
 
 /** The rows the stored Events of one page imply, in log order. */
 function rowsOf(page: readonly Obj[]): GroupLeaseRow[] {
@@ -210,39 +210,15 @@ export function sqliteLeases(db: Database.Database): LeaseTable {
   }
 }
 
-/**
- * Adds the index to a store opened from an earlier build and fills it from the stored log, in
- * pages of Events in (group_id, sequence) order, in one BEGIN IMMEDIATE transaction (as
- * member-table.ts ensureSqliteMemberTable). Returns the Events read; nothing happens when the
- * table exists.
- */
+/** Adds the index to a store opened from an earlier build, filled from the stored log (index-backfill.ts). */
 export function ensureSqliteLeaseTable(db: Database.Database): number {
-  const exists = () => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'group_leases'").get()
-  if (exists()) return 0
-  db.exec('BEGIN IMMEDIATE')
-  try {
-    let read = 0
-    if (!exists()) {
-      db.exec(SQLITE_LEASE_SCHEMA)
-      const write = sqliteLeaseWrites(db)
-      const kinds = LEASE_EVENT_KINDS.map(() => '?').join(', ')
-      const page = db.prepare(`SELECT group_id, sequence, kind, bytes FROM group_events
-        WHERE kind IN (${kinds}) AND (group_id, sequence) > (?, ?) ORDER BY group_id, sequence LIMIT ${BACKFILL_PAGE}`)
-      let after: [string, number] = ['', 0]
-      for (;;) {
-        const events = page.all(...LEASE_EVENT_KINDS, ...after) as Obj[]
-        if (events.length === 0) break
-        write(rowsOf(events))
-        read += events.length
-        const last = events[events.length - 1]!
-        after = [String(last.group_id), Number(last.sequence)]
-      }
-    }
-    db.exec('COMMIT')
-    return read
-  } finally {
-    if (db.inTransaction) db.exec('ROLLBACK')
-  }
+  return backfillSqliteIndex(db, {
+    table: 'group_leases',
+    schema: SQLITE_LEASE_SCHEMA,
+    kinds: LEASE_EVENT_KINDS,
+    rowsOf,
+    writes: sqliteLeaseWrites,
+  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -296,35 +272,13 @@ export function postgresLeases(sql: postgres.Sql): LeaseTable {
   }
 }
 
-/**
- * The PostgreSQL counterpart of ensureSqliteLeaseTable: created and backfilled once, under the
- * store init lock, in one transaction, only when missing (as member-table.ts).
- */
+/** The PostgreSQL counterpart of ensureSqliteLeaseTable (index-backfill.ts). */
 export async function ensurePostgresLeaseTable(sql: postgres.Sql): Promise<number> {
-  const present = async (q: postgres.Sql | postgres.TransactionSql) =>
-    Boolean(
-      (
-        await q`SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables
-          WHERE schemaname = current_schema() AND tablename = 'group_leases') AS present`
-      )[0]?.present,
-    )
-  if (await present(sql)) return 0
-  return sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(hashtext('mwp store init'))`
-    if (await present(tx)) return 0
-    await tx.unsafe(POSTGRES_SCHEMA).simple()
-    let read = 0
-    let after: [string, number] = ['', 0]
-    for (;;) {
-      const events = await tx`SELECT group_id, sequence, kind, bytes FROM group_events
-        WHERE kind IN ${tx(LEASE_EVENT_KINDS)} AND (group_id, sequence) > (${after[0]}, ${after[1]})
-        ORDER BY group_id, sequence LIMIT ${BACKFILL_PAGE}`
-      if (events.length === 0) break
-      await postgresWriteLeases(tx, rowsOf(events))
-      read += events.length
-      const last = events[events.length - 1]!
-      after = [String(last.group_id), Number(last.sequence)]
-    }
-    return read
+  return backfillPostgresIndex(sql, {
+    table: 'group_leases',
+    create: (tx) => tx.unsafe(POSTGRES_SCHEMA).simple(),
+    kinds: LEASE_EVENT_KINDS,
+    rowsOf,
+    write: postgresWriteLeases,
   })
 }

@@ -25,6 +25,7 @@ import type postgres from 'postgres'
 import {MEMBERSHIP_EVENT_KINDS, membershipDocumentsOf} from '../authority/model/membership-documents.js'
 import type {StoredEvent} from './group-log.js'
 import {MAX_NOTIFY_PAYLOAD_BYTES, MEMBERS_CHANNEL} from './pg-notify.js'
+import {backfillPostgresIndex, backfillSqliteIndex} from './index-backfill.js'
 import {StoreError, tableFailure} from './records.js'
 
 export type MemberState = 'provisional' | 'active' | 'ended'
@@ -92,7 +93,6 @@ function checkLimit(limit: number): void {
 }
 
 /** Rows per backfill page. */
-const BACKFILL_PAGE = 1_000
 
 /** The rows the stored Events of one page imply, in log order. */
 function rowsOf(page: readonly Obj[]): GroupMemberRow[] {
@@ -156,39 +156,15 @@ export function sqliteMembers(db: Database.Database): MemberTable {
   }
 }
 
-/**
- * Adds the index to a store opened from an earlier build and fills it from the stored log, in
- * pages of Events in (group_id, sequence) order, in one BEGIN IMMEDIATE transaction (another
- * process opening the store meanwhile waits, then finds the table). Returns the Events read;
- * nothing happens when the table exists.
- */
+/** Adds the index to a store opened from an earlier build, filled from the stored log (index-backfill.ts). */
 export function ensureSqliteMemberTable(db: Database.Database): number {
-  const exists = () => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'group_members'").get()
-  if (exists()) return 0
-  db.exec('BEGIN IMMEDIATE')
-  try {
-    let read = 0
-    if (!exists()) {
-      db.exec(SQLITE_MEMBER_SCHEMA)
-      const write = sqliteMemberWrites(db)
-      const kinds = MEMBERSHIP_EVENT_KINDS.map(() => '?').join(', ')
-      const page = db.prepare(`SELECT group_id, sequence, kind, bytes FROM group_events
-        WHERE kind IN (${kinds}) AND (group_id, sequence) > (?, ?) ORDER BY group_id, sequence LIMIT ${BACKFILL_PAGE}`)
-      let after: [string, number] = ['', 0]
-      for (;;) {
-        const events = page.all(...MEMBERSHIP_EVENT_KINDS, ...after) as Obj[]
-        if (events.length === 0) break
-        write(rowsOf(events))
-        read += events.length
-        const last = events[events.length - 1]!
-        after = [String(last.group_id), Number(last.sequence)]
-      }
-    }
-    db.exec('COMMIT')
-    return read
-  } finally {
-    if (db.inTransaction) db.exec('ROLLBACK')
-  }
+  return backfillSqliteIndex(db, {
+    table: 'group_members',
+    schema: SQLITE_MEMBER_SCHEMA,
+    kinds: MEMBERSHIP_EVENT_KINDS,
+    rowsOf,
+    writes: sqliteMemberWrites,
+  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,35 +237,13 @@ export function postgresMembers(sql: postgres.Sql): MemberTable {
   }
 }
 
-/**
- * The PostgreSQL counterpart of ensureSqliteMemberTable: created and backfilled once, under the
- * store init lock, in one transaction, only when missing (pg_tables, as message-table.ts explains).
- */
+/** The PostgreSQL counterpart of ensureSqliteMemberTable (index-backfill.ts). */
 export async function ensurePostgresMemberTable(sql: postgres.Sql): Promise<number> {
-  const present = async (q: postgres.Sql | postgres.TransactionSql) =>
-    Boolean(
-      (
-        await q`SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables
-          WHERE schemaname = current_schema() AND tablename = 'group_members') AS present`
-      )[0]?.present,
-    )
-  if (await present(sql)) return 0
-  return sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(hashtext('mwp store init'))`
-    if (await present(tx)) return 0
-    await tx.unsafe(POSTGRES_SCHEMA).simple()
-    let read = 0
-    let after: [string, number] = ['', 0]
-    for (;;) {
-      const events = await tx`SELECT group_id, sequence, kind, bytes FROM group_events
-        WHERE kind IN ${tx(MEMBERSHIP_EVENT_KINDS)} AND (group_id, sequence) > (${after[0]}, ${after[1]})
-        ORDER BY group_id, sequence LIMIT ${BACKFILL_PAGE}`
-      if (events.length === 0) break
-      await postgresWriteMembers(tx, rowsOf(events))
-      read += events.length
-      const last = events[events.length - 1]!
-      after = [String(last.group_id), Number(last.sequence)]
-    }
-    return read
+  return backfillPostgresIndex(sql, {
+    table: 'group_members',
+    create: (tx) => tx.unsafe(POSTGRES_SCHEMA).simple(),
+    kinds: MEMBERSHIP_EVENT_KINDS,
+    rowsOf,
+    write: postgresWriteMembers,
   })
 }

@@ -14,6 +14,7 @@ import type Database from 'better-sqlite3'
 import type postgres from 'postgres'
 import type {Principal, PrincipalType} from '../crypto/keyfile.js'
 import type {StoredEvent} from './group-log.js'
+import {backfillPostgresIndex, backfillSqliteIndex} from './index-backfill.js'
 import {StoreError, tableFailure} from './records.js'
 
 /** §9: a committed Message as the authority judges its follow-ups by. */
@@ -134,7 +135,6 @@ export function sqliteMessages(db: Database.Database): MessageTable {
 }
 
 /** Rows per backfill page. */
-const BACKFILL_PAGE = 1_000
 
 /** The rows the stored message Events of one page imply, in log order. */
 function rowsOf(page: readonly Obj[]): GroupMessageRow[] {
@@ -148,39 +148,15 @@ function rowsOf(page: readonly Obj[]): GroupMessageRow[] {
   return rows
 }
 
-/**
- * Adds the table to a store opened from an earlier build and fills it from the stored log, in
- * pages of Events in (group_id, sequence) order, in one BEGIN IMMEDIATE transaction (another
- * process opening the store meanwhile waits, then finds the table). Returns the rows written;
- * nothing happens when the table exists.
- */
+/** Adds the table to a store opened from an earlier build, filled from the stored log (index-backfill.ts). */
 export function ensureSqliteMessageTable(db: Database.Database): number {
-  const exists = () => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'group_messages'").get()
-  if (exists()) return 0
-  db.exec('BEGIN IMMEDIATE')
-  try {
-    let written = 0
-    if (!exists()) {
-      db.exec(SQLITE_TABLE)
-      const write = sqliteMessageWrites(db)
-      const kinds = MESSAGE_EVENT_KINDS.map(() => '?').join(', ')
-      const page = db.prepare(`SELECT group_id, sequence, kind, bytes FROM group_events
-        WHERE kind IN (${kinds}) AND (group_id, sequence) > (?, ?) ORDER BY group_id, sequence LIMIT ${BACKFILL_PAGE}`)
-      let after: [string, number] = ['', 0]
-      for (;;) {
-        const events = page.all(...MESSAGE_EVENT_KINDS, ...after) as Obj[]
-        if (events.length === 0) break
-        write(rowsOf(events))
-        written += events.length
-        const last = events[events.length - 1]!
-        after = [String(last.group_id), Number(last.sequence)]
-      }
-    }
-    db.exec('COMMIT')
-    return written
-  } finally {
-    if (db.inTransaction) db.exec('ROLLBACK')
-  }
+  return backfillSqliteIndex(db, {
+    table: 'group_messages',
+    schema: SQLITE_TABLE,
+    kinds: MESSAGE_EVENT_KINDS,
+    rowsOf,
+    writes: sqliteMessageWrites,
+  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -231,26 +207,12 @@ export function postgresMessages(sql: postgres.Sql): MessageTable {
   }
 }
 
-/**
- * The PostgreSQL counterpart of ensureSqliteMessageTable: created and backfilled once, under the
- * store init lock, in one transaction, only when missing.
- */
+/** The PostgreSQL counterpart of ensureSqliteMessageTable (index-backfill.ts). */
 export async function ensurePostgresMessageTable(sql: postgres.Sql): Promise<number> {
-  // pg_tables, not to_regclass: a plain catalog query reads with the statement's snapshot, so
-  // after the lock it sees a table another process created meanwhile (to_regclass's cached
-  // catalog view did not: two processes opening an older store at once both backfilled).
-  const present = async (q: postgres.Sql | postgres.TransactionSql) =>
-    Boolean(
-      (
-        await q`SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables
-          WHERE schemaname = current_schema() AND tablename = 'group_messages') AS present`
-      )[0]?.present,
-    )
-  if (await present(sql)) return 0
-  return sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(hashtext('mwp store init'))`
-    if (await present(tx)) return 0
-    await tx`CREATE TABLE IF NOT EXISTS group_messages (
+  return backfillPostgresIndex(sql, {
+    table: 'group_messages',
+    create: (tx) =>
+      tx`CREATE TABLE IF NOT EXISTS group_messages (
       group_id        TEXT NOT NULL,
       message_id      TEXT NOT NULL,
       author_type     TEXT NOT NULL,
@@ -258,19 +220,9 @@ export async function ensurePostgresMessageTable(sql: postgres.Sql): Promise<num
       conversation_id TEXT NOT NULL,
       status          TEXT NOT NULL,
       redacted        BOOLEAN NOT NULL,
-      PRIMARY KEY (group_id, message_id))`
-    let written = 0
-    let after: [string, number] = ['', 0]
-    for (;;) {
-      const events = await tx`SELECT group_id, sequence, kind, bytes FROM group_events
-        WHERE kind IN ${tx(MESSAGE_EVENT_KINDS)} AND (group_id, sequence) > (${after[0]}, ${after[1]})
-        ORDER BY group_id, sequence LIMIT ${BACKFILL_PAGE}`
-      if (events.length === 0) break
-      await postgresWriteMessages(tx, rowsOf(events))
-      written += events.length
-      const last = events[events.length - 1]!
-      after = [String(last.group_id), Number(last.sequence)]
-    }
-    return written
+      PRIMARY KEY (group_id, message_id))`,
+    kinds: MESSAGE_EVENT_KINDS,
+    rowsOf,
+    write: postgresWriteMessages,
   })
 }
