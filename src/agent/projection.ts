@@ -376,27 +376,12 @@ function step(e: WorkEntry, event: KnownEvent, agentId: string): WorkEntry | nul
     }
     case 'work.checkpointed': {
       const p = event.payload
-      return {
-        ...e,
-        state: 'queued',
-        revision: p.revision,
-        lease: null,
-        checkpoint: checkpointOf(p.checkpoint, p.leaseId),
-        owner: e.owner === null ? null : {...e.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt},
-      }
+      return {...requeued(e, p), checkpoint: checkpointOf(p.checkpoint, p.leaseId)}
     }
-    case LEASE_REVOKED: {
-      // §11.3 (ACCEPTANCE B9): a replacement session revoked the lease; the WorkItem is queued
-      // again, still this owner's under the same Ownership Epoch, for the new session to start.
-      const p = event.payload
-      return {
-        ...e,
-        state: 'queued',
-        revision: p.revision,
-        lease: null,
-        owner: e.owner === null ? null : {...e.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt},
-      }
-    }
+    // §11.3 (ACCEPTANCE B9): a replacement session revoked the lease; the WorkItem is queued
+    // again, still this owner's under the same Ownership Epoch, for the new session to start.
+    case LEASE_REVOKED:
+      return requeued(e, event.payload)
     case 'work.blocked': {
       const p = event.payload
       return {
@@ -482,6 +467,15 @@ const OWN_RELEASES: ReadonlySet<string> = new Set([
   'work.submitted',
   LEASE_REVOKED,
 ])
+
+/** Back in its queue without a lease, the owner's start-by deadline renewed (a checkpoint, a revocation). */
+const requeued = (e: WorkEntry, p: {revision: number; ownershipLeaseExpiresAt: string}): WorkEntry => ({
+  ...e,
+  state: 'queued',
+  revision: p.revision,
+  lease: null,
+  owner: e.owner === null ? null : {...e.owner, leaseExpiresAt: p.ownershipLeaseExpiresAt},
+})
 
 /**
  * The intents one WorkItem transition asks of the runtime: a pure function of (before, after), so
