@@ -3,6 +3,8 @@
 //   stdin   line 1: {"work": WorkSpec} — the WorkItem's contract, Context Package, resume state …
 //           later:  `yield` — the Scheduler preempts: reach a safe point, write a checkpoint line,
 //                   then a {"type":"yield"} line, and exit
+//           later:  {"token":"…"} — the capability token of the renewed lease (§12), replacing
+//                   work.capabilityToken (which expires with the lease it was issued under)
 //   stdout  one JSON object per line:
 //           {"type":"checkpoint","state":…}                         a safe, idempotent checkpoint
 //           {"type":"progress","phase":"…","milestones":[…],"nextCheckpoint":"…","blockers":[…],"estimate":"…"}

@@ -46,7 +46,11 @@ export interface WorkSpec {
    * (a resumed run after preemption keeps its attempt). Part of the attempt key (attemptKey).
    */
   attempt: number
-  /** §12: the capability token for this lease, when the deployment issues one. */
+  /**
+   * §12: the capability token for this lease, when the deployment issues one. It expires with the
+   * lease; at each renewal the runtime replaces it here with the renewed lease's token, so read it
+   * when calling a tool, not once at the start.
+   */
   capabilityToken?: string
 }
 

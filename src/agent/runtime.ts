@@ -639,8 +639,8 @@ class AgentRuntime implements RunningAgent {
    * §12: the capability token for the run's lease, from the Authorization Service of the server
    * this session is on; undefined when the contract allows no resource (nothing to authorize). It
    * goes to the slot in the WorkSpec only — never logged or stored (ACCEPTANCE G3). It expires no
-   * later than the lease it was issued under: a renewal does not refresh it, so a handler needing
-   * tools for longer than one lease period is not served yet.
+   * later than the lease it was issued under; each renewal hands the running handler the renewed
+   * lease's token (#refreshToken).
    *
    * null: no token, so the run does not start. A refusal (APPROVAL_REQUIRED, BUDGET_EXCEEDED …)
    * blocks the WorkItem with the reason: the Coordinator resolves it, and the unblocked item is
@@ -676,6 +676,21 @@ class AgentRuntime implements RunningAgent {
       else await this.#submit(this.#commands.checkpoint(target, lease, run.progress.phase, null), 'checkpoint')
       this.#release(run, 0, false)
       return null
+    }
+  }
+
+  /**
+   * §12: the renewed (or new) lease's token to the running handler, which replaces
+   * work.capabilityToken; refused or unreachable, it keeps the old one until that expires.
+   */
+  async #refreshToken(run: Run): Promise<void> {
+    const {entry, lease, slot} = run
+    if ((entry.contract?.allowedResources ?? []).length === 0 || slot === null) return
+    try {
+      slot.token((await this.#client.requestToken(entry.groupId, entry.workItemId, lease)).token)
+    } catch (e) {
+      const code = e instanceof WireError ? e.code : 'unreachable'
+      this.#log({level: 'warn', event: 'token-refresh-failed', workItemId: entry.workItemId, code})
     }
   }
 
@@ -883,6 +898,7 @@ class AgentRuntime implements RunningAgent {
         if (e?.lease?.leaseId === run.lease.leaseId) run.leaseExpiresAt = Date.parse(e.lease.expiresAt)
         else run.leaseExpiresAt = this.#now() + (this.#o.leaseSeconds ?? 600) * 1000
         this.#scheduleRenewal(run)
+        await this.#refreshToken(run)
       },
       Math.max(1000, (until - this.#now()) / 2),
     )
@@ -1054,6 +1070,7 @@ class AgentRuntime implements RunningAgent {
     run.held = null
     if (held !== null) return this.#finish(run, held)
     this.#scheduleRenewal(run)
+    await this.#refreshToken(run)
   }
 
   /**

@@ -3,7 +3,7 @@
 // reports to the parent, and exits. It never sees the Agent's key or any other WorkItem.
 
 import {pathToFileURL} from 'node:url'
-import type {AgentHandler, Outcome, WorkContext} from './handler.js'
+import type {AgentHandler, Outcome, WorkContext, WorkSpec} from './handler.js'
 import {attemptKey, idempotencyKey} from './idempotency.js'
 import type {FromSlot, ToSlot} from './slot-protocol.js'
 
@@ -30,8 +30,12 @@ async function loadHandler(path: string): Promise<AgentHandler> {
   return h
 }
 
+/** The WorkSpec the handler holds: a renewed lease's token replaces its capabilityToken. */
+let current: WorkSpec | null = null
+
 async function run(m: Extract<ToSlot, {t: 'run'}>): Promise<void> {
   const {spec} = m
+  current = spec
   const ctx: WorkContext = {
     work: spec,
     workDir: m.workDir,
@@ -68,6 +72,8 @@ if (process.send) {
         },
       )
     else if (m.t === 'stop') abort.abort(m.reason)
-    else stored.get(m.id)?.(m.hash)
+    else if (m.t === 'token') {
+      if (current !== null) current.capabilityToken = m.token
+    } else stored.get(m.id)?.(m.hash)
   })
 }

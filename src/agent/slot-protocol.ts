@@ -11,6 +11,8 @@ export type StopReason = 'yield' | 'lease-lost'
 export type ToSlot =
   | {t: 'run'; spec: WorkSpec; workDir: string; handler: string}
   | {t: 'stop'; reason: StopReason}
+  /** §12: the capability token of the renewed (or new) lease; it replaces work.capabilityToken. */
+  | {t: 'token'; token: string}
   /** The answer to a checkpoint or artifact request: its content hash, once durable. */
   | {t: 'stored'; id: number; hash: string}
 

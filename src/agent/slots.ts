@@ -34,6 +34,8 @@ export interface SlotRun {
   readonly pid: number | undefined
   /** `yield` asks the handler to checkpoint and return; `lease-lost` kills the process at once (§11.3). */
   stop(reason: StopReason): void
+  /** §12: hands the running handler the token of the renewed lease. */
+  token(token: string): void
   readonly done: Promise<SlotResult>
 }
 
@@ -126,6 +128,7 @@ function moduleSlot(module: string, spec: WorkSpec, workDir: string, reports: Sl
       if (reason === 'lease-lost') child.kill('SIGKILL')
       else send({t: 'stop', reason})
     },
+    token: (token) => send({t: 'token', token}),
   }
 }
 
@@ -183,6 +186,9 @@ function execSlot(command: string, spec: WorkSpec, workDir: string, reports: Slo
       stopped = reason
       if (reason === 'lease-lost') child.kill('SIGKILL')
       else if (child.stdin.writable) child.stdin.write('yield\n')
+    },
+    token(token) {
+      if (child.stdin.writable) child.stdin.write(`${JSON.stringify({token})}\n`)
     },
   }
 }

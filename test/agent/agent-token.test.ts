@@ -15,6 +15,28 @@ import {fetchAuthzKey} from '../../src/wire/token-client.js'
 import {type AgentOrg, agentOrg, readText, until} from '../support/agent-org.js'
 
 const REPO = 'urn:mwp:dev:tool:repo'
+const EXECUTION_SECONDS = 4
+
+/** Saves its WorkSpec line ($1), then for 6 s every later stdin line ($2: the renewed tokens), then submits. */
+const RENEWING_SH = `read -r work
+printf '%s\\n' "$work" > "$1"
+end=$((SECONDS + 6))
+while [ $SECONDS -lt $end ]; do
+  if read -r -t 1 line; then printf '%s\\n' "$line" >> "$2"; fi
+done
+criteria=$(node -pe 'JSON.stringify(JSON.parse(process.argv[1]).work.contract.acceptanceCriteria.map(c => c.criterionId))' "$work")
+echo '{"type":"artifact","content":"done","mediaType":"text/plain"}'
+echo "{\\"type\\":\\"evidence\\",\\"criteria\\":$criteria,\\"method\\":\\"ran\\",\\"result\\":\\"passed\\"}"
+echo '{"type":"submit"}'
+`
+
+/** A token's claims (its body, unverified; the tests verify separately). */
+const claimsOf = (token: string) =>
+  JSON.parse(Buffer.from(decodeBase64url(token.split('.')[0]!)!).toString('utf8')) as {
+    leaseId: string
+    expiresAt: string
+    issuedAt: string
+  }
 
 /** Saves the WorkSpec line it is given (to the file named by $1, outside its working directory), then submits. */
 const WORK_SH = `read -r work
@@ -44,7 +66,8 @@ async function offerWork(extra: Record<string, unknown>) {
 }
 
 beforeAll(async () => {
-  o = await agentOrg('agent-token')
+  // Short Execution Leases, so a handler lives through renewals (the first test finishes before one).
+  o = await agentOrg('agent-token', {policy: {leases: {executionSeconds: EXECUTION_SECONDS}}})
 }, 120_000)
 afterAll(() => o?.close())
 
@@ -114,6 +137,45 @@ describe('mwp agent run: the capability token of the lease (§12)', () => {
     // The Agent's log does say it ran the lease (so the canary looked at a real log).
     expect(agent.out().stderr).toContain(lease.leaseId)
   })
+
+  it("each renewal hands the running handler the renewed lease's token: same lease, later expiry, verifying against the served key", async () => {
+    const received = join(o.dir, 'renewing-work.json')
+    const tokens = join(o.dir, 'renewed-tokens.ndjson')
+    writeFileSync(join(o.dir, 'renewing.sh'), RENEWING_SH)
+    const agent = o.agent('worker-1', ['--exec', `bash ${join(o.dir, 'renewing.sh')} ${received} ${tokens}`])
+    const {groupId} = await offerWork({allowedResources: [{resource: REPO, operations: ['read']}]})
+    await until(
+      () => o.events(groupId),
+      (es) => es.some((e) => e.kind === 'work.submitted'),
+      `work.submitted (agent stderr: ${agent.out().stderr.slice(-2000)})`,
+    )
+    agent.child.kill('SIGTERM')
+    expect(await agent.exited).toBe(0)
+    const first = (JSON.parse(readText(received)) as {work: WorkSpec}).work.capabilityToken!
+    const renewed = readText(tokens)
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as {token: string}).token)
+    expect(renewed.length).toBeGreaterThan(0)
+    const served = await fetchAuthzKey({url: o.url, ca: readText(o.ca)})
+    let previous = claimsOf(first)
+    for (const token of renewed) {
+      const claims = claimsOf(token)
+      expect(claims.leaseId).toBe(previous.leaseId)
+      expect(claims.expiresAt > previous.expiresAt).toBe(true)
+      const verdict = await verifyToken(token, {
+        publicKey: served.publicKey,
+        now: claims.issuedAt,
+        operation: 'read',
+        resource: REPO,
+      })
+      expect(verdict.ok).toBe(true)
+      previous = claims
+    }
+    // The first token is past its expiry by the end; the last one is not yet.
+    expect(Date.parse(claimsOf(first).expiresAt)).toBeLessThan(Date.now())
+    expect(agent.out().stderr).not.toContain(renewed[0]!)
+  }, 60_000)
 
   it('a refused token (an exhausted budget: BUDGET_EXCEEDED) means the handler never runs: the WorkItem is blocked with the reason', async () => {
     const received = join(o.dir, 'refused-work.json')

@@ -81,6 +81,32 @@ describe('module handler slots', () => {
     expect(JSON.stringify(r.seen)).not.toContain('canary-secret-of-the-parent')
   })
 
+  it("a renewed lease's token replaces work.capabilityToken in the running handler (§12)", async () => {
+    const dir = workDir()
+    const handler = join(dir, 'token-handler.mjs')
+    writeFileSync(
+      handler,
+      `export default {
+        async execute(work, ctx) {
+          const first = work.capabilityToken
+          ctx.progress({phase: 'waiting'})
+          while (work.capabilityToken === first) await new Promise((r) => setTimeout(r, 10))
+          ctx.progress({phase: 'renewed', milestones: [first, work.capabilityToken]})
+        },
+      }`,
+    )
+    const r = recorder()
+    const run = startSlot({module: handler}, spec({capabilityToken: 'token-of-the-first-lease-period'}), dir, r.reports)
+    // Handed over once the handler has read its first token (the IPC channel keeps the order).
+    while (r.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    run.token('token-of-the-renewed-lease')
+    expect(await run.done).toEqual({type: 'submit'})
+    expect(r.seen.at(-1)!.value).toEqual({
+      phase: 'renewed',
+      milestones: ['token-of-the-first-lease-period', 'token-of-the-renewed-lease'],
+    })
+  })
+
   it('yields cooperatively at a checkpoint, and a resumed run continues from it', async () => {
     const r = recorder()
     const run = startSlot({module: fixture('loop-handler.mjs')}, spec(), workDir(), r.reports)
