@@ -11,17 +11,37 @@ type Obj = Record<string, unknown>
 
 const BACKFILL_PAGE = 1_000
 
+/** One index row and the Group it belongs to. */
+export interface GroupRow<Row> {
+  groupId: string
+  row: Row
+}
+
 interface IndexTable<Row> {
   table: string
   /** The Event kinds whose payloads give rows. */
   kinds: readonly string[]
-  /** The rows one page of stored Events (group_id, sequence, kind, bytes) implies, in log order. */
-  rowsOf: (page: readonly Obj[]) => Row[]
+  /** The rows one stored Event implies. */
+  rowsOf: (kind: string, payload: unknown) => readonly Row[]
+}
+
+/** The rows the stored Events of one page (group_id, sequence, kind, bytes) imply, in log order. */
+function pageRows<Row>(index: IndexTable<Row>, page: readonly Obj[]): GroupRow<Row>[] {
+  const rows: GroupRow<Row>[] = []
+  for (const e of page) {
+    const bytes = e.bytes as Uint8Array
+    const doc = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as Obj
+    for (const row of index.rowsOf(String(e.kind), doc.payload)) rows.push({groupId: String(e.group_id), row})
+  }
+  return rows
 }
 
 export function backfillSqliteIndex<Row>(
   db: Database.Database,
-  index: IndexTable<Row> & {schema: string; writes: (db: Database.Database) => (rows: readonly Row[]) => void},
+  index: IndexTable<Row> & {
+    schema: string
+    writes: (db: Database.Database) => (rows: readonly GroupRow<Row>[]) => void
+  },
 ): number {
   const exists = () => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(index.table)
   if (exists()) return 0
@@ -38,7 +58,7 @@ export function backfillSqliteIndex<Row>(
       for (;;) {
         const events = page.all(...index.kinds, ...after) as Obj[]
         if (events.length === 0) break
-        write(index.rowsOf(events))
+        write(pageRows(index, events))
         read += events.length
         const last = events[events.length - 1]!
         after = [String(last.group_id), Number(last.sequence)]
@@ -55,7 +75,7 @@ export async function backfillPostgresIndex<Row>(
   sql: postgres.Sql,
   index: IndexTable<Row> & {
     create: (tx: postgres.TransactionSql) => Promise<unknown>
-    write: (tx: postgres.TransactionSql, rows: readonly Row[]) => Promise<void>
+    write: (tx: postgres.TransactionSql, rows: readonly GroupRow<Row>[]) => Promise<void>
   },
 ): Promise<number> {
   // pg_tables, not to_regclass: a plain catalog query reads with the statement's snapshot, so
@@ -80,7 +100,7 @@ export async function backfillPostgresIndex<Row>(
         WHERE kind IN ${tx(index.kinds)} AND (group_id, sequence) > (${after[0]}, ${after[1]})
         ORDER BY group_id, sequence LIMIT ${BACKFILL_PAGE}`
       if (events.length === 0) break
-      await index.write(tx, index.rowsOf(events))
+      await index.write(tx, pageRows(index, events))
       read += events.length
       const last = events[events.length - 1]!
       after = [String(last.group_id), Number(last.sequence)]

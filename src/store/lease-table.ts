@@ -146,19 +146,6 @@ function checkRead(belowSessionEpoch: number, limit: number): void {
     throw new StoreError('invalid-argument', `Session Epoch ${belowSessionEpoch}`)
 }
 
-/** Rows per backfill page. */
-
-/** The rows the stored Events of one page imply, in log order. */
-function rowsOf(page: readonly Obj[]): GroupLeaseRow[] {
-  const rows: GroupLeaseRow[] = []
-  for (const e of page) {
-    const bytes = e.bytes as Uint8Array
-    const doc = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as Obj
-    for (const row of leaseRowsOf(String(e.kind), doc.payload)) rows.push({groupId: String(e.group_id), row})
-  }
-  return rows
-}
-
 // ---------------------------------------------------------------------------------------------
 // SQLite
 
@@ -216,7 +203,7 @@ export function ensureSqliteLeaseTable(db: Database.Database): number {
     table: 'group_leases',
     schema: SQLITE_LEASE_SCHEMA,
     kinds: LEASE_EVENT_KINDS,
-    rowsOf,
+    rowsOf: leaseRowsOf,
     writes: sqliteLeaseWrites,
   })
 }
@@ -278,7 +265,7 @@ export async function ensurePostgresLeaseTable(sql: postgres.Sql): Promise<numbe
     table: 'group_leases',
     create: (tx) => tx.unsafe(POSTGRES_SCHEMA).simple(),
     kinds: LEASE_EVENT_KINDS,
-    rowsOf,
+    rowsOf: leaseRowsOf,
     write: postgresWriteLeases,
   })
 }

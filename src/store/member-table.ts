@@ -92,19 +92,6 @@ function checkLimit(limit: number): void {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new StoreError('invalid-argument', `limit ${limit}`)
 }
 
-/** Rows per backfill page. */
-
-/** The rows the stored Events of one page imply, in log order. */
-function rowsOf(page: readonly Obj[]): GroupMemberRow[] {
-  const rows: GroupMemberRow[] = []
-  for (const e of page) {
-    const bytes = e.bytes as Uint8Array
-    const doc = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as Obj
-    for (const row of memberRowsOf(String(e.kind), doc.payload)) rows.push({groupId: String(e.group_id), row})
-  }
-  return rows
-}
-
 // ---------------------------------------------------------------------------------------------
 // SQLite
 
@@ -162,7 +149,7 @@ export function ensureSqliteMemberTable(db: Database.Database): number {
     table: 'group_members',
     schema: SQLITE_MEMBER_SCHEMA,
     kinds: MEMBERSHIP_EVENT_KINDS,
-    rowsOf,
+    rowsOf: memberRowsOf,
     writes: sqliteMemberWrites,
   })
 }
@@ -243,7 +230,7 @@ export async function ensurePostgresMemberTable(sql: postgres.Sql): Promise<numb
     table: 'group_members',
     create: (tx) => tx.unsafe(POSTGRES_SCHEMA).simple(),
     kinds: MEMBERSHIP_EVENT_KINDS,
-    rowsOf,
+    rowsOf: memberRowsOf,
     write: postgresWriteMembers,
   })
 }

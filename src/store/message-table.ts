@@ -134,18 +134,10 @@ export function sqliteMessages(db: Database.Database): MessageTable {
   }
 }
 
-/** Rows per backfill page. */
-
-/** The rows the stored message Events of one page imply, in log order. */
-function rowsOf(page: readonly Obj[]): GroupMessageRow[] {
-  const rows: GroupMessageRow[] = []
-  for (const e of page) {
-    const bytes = e.bytes as Uint8Array
-    const doc = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as Obj
-    const row = messageRowOf(String(e.kind), doc.payload)
-    if (row !== undefined) rows.push({groupId: String(e.group_id), row})
-  }
-  return rows
+/** messageRowOf as a list, for the backfill. */
+const messageRowsOf = (kind: string, payload: unknown): MessageRow[] => {
+  const row = messageRowOf(kind, payload)
+  return row === undefined ? [] : [row]
 }
 
 /** Adds the table to a store opened from an earlier build, filled from the stored log (index-backfill.ts). */
@@ -154,7 +146,7 @@ export function ensureSqliteMessageTable(db: Database.Database): number {
     table: 'group_messages',
     schema: SQLITE_TABLE,
     kinds: MESSAGE_EVENT_KINDS,
-    rowsOf,
+    rowsOf: messageRowsOf,
     writes: sqliteMessageWrites,
   })
 }
@@ -222,7 +214,7 @@ export async function ensurePostgresMessageTable(sql: postgres.Sql): Promise<num
       redacted        BOOLEAN NOT NULL,
       PRIMARY KEY (group_id, message_id))`,
     kinds: MESSAGE_EVENT_KINDS,
-    rowsOf,
+    rowsOf: messageRowsOf,
     write: postgresWriteMessages,
   })
 }
