@@ -594,7 +594,11 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
       if (needsTypes) {
         initial.reserve && (initial = null)
-        return fetchArrayTypes()
+        // mwp patch 8: nobody awaits the type fetch. When its connection closes, patch 6 rejects
+        // it with CONNECTION_CLOSED while `initial` waits for the reconnect; that rejection must
+        // not escape as an unhandled one (it ended `mwp authority serve` after a postmaster kill).
+        // A server error is handed to `initial` by errored(), so nothing is lost by catching here.
+        return fetchArrayTypes().catch(() => {})
       }
 
       initial && !initial.reserve && execute(initial)
@@ -839,7 +843,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       backendParameters.default_transaction_read_only = a.transaction_read_only
       backendParameters.in_hot_standby = b.pg_is_in_recovery ? 'on' : 'off'
     }
-    query.execute()
+    query.execute().catch(() => {}) // mwp patch 8, as for the type fetch: nobody awaits it
   }
 
   function ErrorResponse(x) {
