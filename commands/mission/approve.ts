@@ -4,6 +4,7 @@ import {buildFinalApproval} from '../../src/operator/command-builder.js'
 import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
 import {confirmApproval} from '../../src/operator/prompt.js'
+import {tableStyle} from '../../src/operator/output.js'
 import {renderSubmission, renderWorkEvidence} from '../../src/operator/render.js'
 import {inspectFolded} from '../../src/operator/views.js'
 
@@ -57,13 +58,12 @@ ${OPERATOR_EXIT_CODES}`
       if (view.submission === null)
         throw usage(`Mission ${view.missionId} has nothing awaiting approval (state ${view.state})`)
       // §13.2 step 5: the Evidence the WorkItems were submitted with is retained for this Approval.
-      const evidence = view.workEvidence.length > 0 ? [renderWorkEvidence(view.workEvidence)] : []
-      const review = [renderSubmission(view.submission), ...evidence].join('\n')
       // With --sign-only stdout carries the Approval alone (for a file); the review goes to stderr.
-      if (!flags.json)
-        (flags['sign-only'] ? process.stderr : process.stdout).write(
-          `Mission ${view.missionId}: ${view.objective}\n${review}\n`,
-        )
+      const out = flags['sign-only'] ? process.stderr : process.stdout
+      const style = tableStyle(undefined, out)
+      const evidence = view.workEvidence.length > 0 ? [renderWorkEvidence(view.workEvidence, style)] : []
+      const review = [renderSubmission(view.submission, style), ...evidence].join('\n')
+      if (!flags.json) out.write(`Mission ${view.missionId}: ${view.objective}\n${review}\n`)
       if (!flags.yes && !(await confirmApproval(view.missionId, view.submission.missionRevision))) {
         return {status: 'ok', result: {approved: false, submission: view.submission}, text: 'not approved'}
       }

@@ -6,7 +6,8 @@ import {renderTree} from '../../src/operator/render.js'
 import {missionTree} from '../../src/operator/views.js'
 
 export default class MissionTree extends OperatorCommand {
-  static summary = 'Show the Mission tree: the Mission and every child Mission reachable from it.'
+  static summary =
+    'Show the Mission tree: the Mission and every child Mission reachable from it, each by its Group ID, state and objective.'
   static description = `Follows mission.child.created links Group by Group; a child Group that cannot be read, or whose history starts outside your visibility (§8), is shown as unavailable.
 
 ${OPERATOR_EXIT_CODES}`

@@ -2,6 +2,7 @@ import {Args} from '@oclif/core'
 import type {Outcome} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {outputFlag, tableStyle} from '../../src/operator/output.js'
 import {renderWorkList} from '../../src/operator/render.js'
 import {workGraph} from '../../src/operator/views.js'
 
@@ -10,17 +11,19 @@ export default class WorkList extends OperatorCommand {
     'List the WorkItems of a Group with derived progress: state, owner, deadline, approval, blockers, critical path.'
   static description = `Folded from the Group's verified Events. Progress is derived from the graph — counts per state, blocked and failed items, overdue deadlines, pending execution approvals and the longest chain of unfinished work — never a percentage.
 
+Boxed and fitted to the terminal on a TTY, tab-separated lines when piped (--output chooses; --output json is --json).
+
 ${OPERATOR_EXIT_CODES}`
 
   static examples = ['<%= config.bin %> work list G', '<%= config.bin %> work list G --json']
   static args = {group: Args.string({description: 'Group ID.', required: true})}
-  static flags = {...operatorFlags}
+  static flags = {...operatorFlags, output: outputFlag}
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(WorkList)
     return this.withContext(flags, async (ctx) => {
       const graph = workGraph(await ctx.work(args.group))
-      return {status: 'ok', result: graph, text: renderWorkList(graph)}
+      return {status: 'ok', result: graph, text: renderWorkList(graph, tableStyle(flags.output))}
     })
   }
 }

@@ -2,6 +2,7 @@ import {Args} from '@oclif/core'
 import {type Outcome, usage} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {outputFlag, tableStyle} from '../../src/operator/output.js'
 import {renderWorkItem} from '../../src/operator/render.js'
 import {outsideVisibility, workEvidence, workGraph} from '../../src/operator/views.js'
 
@@ -10,6 +11,8 @@ export default class WorkShow extends OperatorCommand {
     'Show one WorkItem: contract goal, state, owner, dependencies, blockers, deadline, approval, submitted Evidence.'
   static description = `With --json the result also carries the WorkItem as the authority folds it (contract, lease, submission, checkpoint).
 
+Boxed and fitted to the terminal on a TTY, tab-separated lines when piped (--output chooses; --output json is --json).
+
 ${OPERATOR_EXIT_CODES}`
 
   static examples = ['<%= config.bin %> work show G W']
@@ -17,7 +20,7 @@ ${OPERATOR_EXIT_CODES}`
     group: Args.string({description: 'Group ID.', required: true}),
     workItem: Args.string({description: 'WorkItem ID.', required: true}),
   }
-  static flags = {...operatorFlags}
+  static flags = {...operatorFlags, output: outputFlag}
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(WorkShow)
@@ -36,7 +39,7 @@ ${OPERATOR_EXIT_CODES}`
           workItem: state.workItems[args.workItem],
           ...(state.visibleFrom !== undefined ? {visibleFrom: state.visibleFrom} : {}),
         },
-        text: renderWorkItem(node, evidence, state.visibleFrom),
+        text: renderWorkItem(node, evidence, state.visibleFrom, tableStyle(flags.output)),
       }
     })
   }

@@ -89,7 +89,11 @@ export abstract class MwpCommand extends Command {
   protected abstract execute(): Promise<Outcome>
 
   private wantsJson(): boolean {
-    return this.argv.includes('--json')
+    // `--output json` (the listing views, src/operator/output.ts) is the same envelope.
+    const at = this.argv.indexOf('--output')
+    return (
+      this.argv.includes('--json') || this.argv.includes('--output=json') || (at >= 0 && this.argv[at + 1] === 'json')
+    )
   }
 
   async run(): Promise<void> {

@@ -104,6 +104,26 @@ export class OperatorContext {
     return (this.#key = key)
   }
 
+  /**
+   * The principal the operator acts as, when a key is given or configured: the views say "your
+   * approval" to the MissionOwner. A view over --store reads without one (undefined).
+   */
+  principalId(): string | undefined {
+    if (this.flags.key === undefined && this.config?.operatorKey === undefined) return undefined
+    return this.key().principal!.id
+  }
+
+  /** The Groups where this operator holds a live Membership (Transport.groups; needs the key). */
+  async groups(): Promise<string[]> {
+    const me = this.key().principal!.id
+    const t = await this.transport()
+    try {
+      return await t.groups(me)
+    } catch (e) {
+      throw environment(`cannot list the Groups of ${me} on ${t.target}: ${(e as Error).message}`, {cause: e})
+    }
+  }
+
   async transport(): Promise<Transport> {
     if (this.#transport) return this.#transport
     const {store, url} = this.flags

@@ -43,6 +43,13 @@ export interface Transport {
    */
   events(groupId: string, afterSequence?: number): Promise<EventDoc[] | null>
   /**
+   * The Groups where `principalId` holds a live (provisional or active) Membership, from the
+   * store's membership index (store/member-table.ts); over the wire the session's own principal,
+   * announced by the directory subscription (wire/directory.ts). A list of Groups worth looking
+   * at: only a Group's Events say what the principal may see there.
+   */
+  groups(principalId: string): Promise<string[]>
+  /**
    * Delivers the Group's Events after `afterSequence` in order, then new ones as they are accepted,
    * until closed; `onEnd` reports why the peer or the store ended it (GROUP_NOT_FOUND for a Group
    * that is unknown or not visible, as `events` answers null).
@@ -102,6 +109,15 @@ export async function openLocalTransport(config: OrgConfig): Promise<Transport> 
     target: config.store,
     submit: (bytes) => submit(authority, bytes),
     events: async (groupId, afterSequence = 0) => ((await known(groupId)) ? read(groupId, afterSequence) : null),
+    async groups(principalId) {
+      const out: string[] = []
+      for (let after = 0; ;) {
+        const rows = await store.members().live(principalId, after, PAGE)
+        out.push(...rows.map((r) => r.groupId))
+        if (rows.length < PAGE) return [...new Set(out)]
+        after = rows.at(-1)!.position
+      }
+    },
     async follow(groupId, afterSequence, onEvent, onEnd) {
       if (!(await known(groupId))) {
         queueMicrotask(() => onEnd('GROUP_NOT_FOUND')) // after the caller holds the subscription, as over the wire

@@ -46,7 +46,16 @@ export interface MissionInspection {
   /** The Mission deadline has passed while the Mission is not terminal. */
   overdue: boolean
   missionOwner: {type: string; id: string}
+  /** The current Coordinator lease (§7.2). */
   coordinator: GroupState['mission']['coordinator']
+  /**
+   * Every Coordinator the Mission had, first to last, with its Coordinator Epoch: a replaced one
+   * keeps its Membership (role coordinator) but is fenced, so the members table alone would show
+   * two Coordinators.
+   */
+  coordinators: {agentId: string; coordinatorEpoch: number; current: boolean; sequence: number}[]
+  /** How a terminal Mission ended (§7.1): approved, cancelled or failed, by whom, when, why. */
+  ended: MissionEnd | null
   revision: number
   sequence: number
   budget: Record<string, unknown>
@@ -122,6 +131,55 @@ function evidenceAbout(items: readonly WorkItemCore[], artifactHash: string): st
       )
       .map((e) => e.evidenceId),
   )
+}
+
+export interface MissionEnd {
+  state: 'approved' | 'cancelled' | 'failed'
+  at: string
+  by: string
+  sequence: number
+  /** mission.cancelled / mission.terminated: why (and, propagated through the tree, from where). */
+  reason?: string
+  /** mission.approved: the final Approval's ID. */
+  approvalId?: string
+}
+
+const ENDINGS: Record<string, MissionEnd['state']> = {
+  'mission.approved': 'approved',
+  'mission.cancelled': 'cancelled',
+  'mission.terminated': 'failed',
+}
+
+/** The Event that made the Mission terminal, if any (nothing follows it but archival). */
+function endOf(events: readonly EventDoc[]): MissionEnd | null {
+  const e = [...events].reverse().find((x) => ENDINGS[x.kind] !== undefined)
+  if (e === undefined) return null
+  const p = e.payload as {reason?: unknown; approval?: {approvalId?: unknown}}
+  return {
+    state: ENDINGS[e.kind]!,
+    at: e.occurredAt,
+    by: e.actor.id,
+    sequence: e.sequence,
+    ...(typeof p.reason === 'string' ? {reason: p.reason} : {}),
+    ...(typeof p.approval?.approvalId === 'string' ? {approvalId: p.approval.approvalId} : {}),
+  }
+}
+
+/** §7.2: the Coordinator leases mission.coordinator.assigned gave, the last one current unless the lease is gone. */
+function coordinatorsOf(events: readonly EventDoc[], current: GroupState['mission']['coordinator']) {
+  return events.flatMap((e) => {
+    if (e.kind !== 'mission.coordinator.assigned') return []
+    const c = (e.payload as {coordinator?: {agentId?: unknown; coordinatorEpoch?: unknown}}).coordinator
+    if (typeof c?.agentId !== 'string' || typeof c.coordinatorEpoch !== 'number') return []
+    return [
+      {
+        agentId: c.agentId,
+        coordinatorEpoch: c.coordinatorEpoch,
+        current: current !== null && current.coordinatorEpoch === c.coordinatorEpoch,
+        sequence: e.sequence,
+      },
+    ]
+  })
 }
 
 export interface ChildLink {
@@ -200,6 +258,8 @@ export function inspectFolded(
     overdue: !TERMINAL.has(m.state) && compareTimestampText(m.deadline, now) < 0,
     missionOwner: m.missionOwner,
     coordinator: m.coordinator,
+    coordinators: coordinatorsOf(events, m.coordinator),
+    ended: TERMINAL.has(m.state) ? endOf(events) : null,
     revision: state.revision,
     sequence: state.sequence,
     budget: m.budget,
@@ -271,6 +331,8 @@ export interface WorkNode {
   goal: string
   state: WorkState
   owner: string | null
+  /** The current owner's Ownership Epoch (what an execution approval is bound to, §12). */
+  ownershipEpoch: number | null
   dependsOn: string[]
   /** Unfinished WorkItems this one waits for (dependencies not yet verified). */
   waitingOn: string[]
@@ -362,6 +424,7 @@ export function workGraph(state: WorkSource, now: string = new Date().toISOStrin
       goal: typeof w.contract.goal === 'string' ? w.contract.goal : '',
       state: w.state,
       owner: w.owner?.agentId ?? null,
+      ownershipEpoch: w.owner?.ownershipEpoch ?? null,
       dependsOn,
       waitingOn,
       blockers,

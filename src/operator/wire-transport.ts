@@ -94,6 +94,17 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
         client.unsubscribe(groupId)
       }
     },
+    async groups(principalId) {
+      if (principalId !== target.key.principal?.id)
+        throw new Error(`a wire session lists the Groups of its own principal, not of ${principalId}`)
+      // The server handles a connection's frames in order and announces the principal's live
+      // Memberships before it reads the next frame (wire/connection.ts #subscribe): the PING's
+      // answer comes after the whole first announcement.
+      const seen = new Set<string>()
+      await client.watchGroups((a) => seen.add(a.groupId))
+      await client.ping()
+      return [...seen]
+    },
     async follow(groupId, afterSequence, onEvent, onEnd): Promise<Subscription> {
       // The client reports a subscription error only when it ended the subscription.
       await client.subscribe(groupId, {afterSequence, onError: (err) => onEnd(err.code)}, (e) => onEvent(doc(e)))
