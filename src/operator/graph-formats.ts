@@ -64,7 +64,8 @@ export function toMermaid(g: WorkGraph): string {
   return [
     'flowchart LR',
     ...g.items.map(
-      (n) => `  ${id.get(n.workItemId)}["${mermaidLabel(`${cut(n.goal, 60)}<br/>${n.workItemId}<br/>[${n.state}]`)}"]`,
+      (n) =>
+        `  ${id.get(n.workItemId)}["${[cut(n.goal, 60), n.workItemId, `[${n.state}]`].map(mermaidLabel).join('<br/>')}"]`,
     ),
     ...edges.map((e) => `  ${id.get(e.from)} --> ${id.get(e.to)}`),
     '  classDef critical stroke:#c00,stroke-width:3px',
