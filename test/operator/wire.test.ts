@@ -186,6 +186,47 @@ describe('wire transport', () => {
     ).toEqual(['mission.created', 'mission.coordinator.assigned'])
   })
 
+  it('mission list over --url: the Groups the server announces for the key (its live Memberships), each with what it awaits', async () => {
+    const common = ['--config', org.config, '--url', server.url]
+    const created = await mwpAsync([
+      'mission',
+      'create',
+      '--objective',
+      'Listed over the wire',
+      '--coordinator',
+      'coordinator',
+      '--json',
+      ...common,
+    ])
+    expect(created.status, created.stdout + created.stderr).toBe(0)
+    const g = json(created).result.groupId
+    const listed = await mwpAsync(['mission', 'list', ...common])
+    expect(listed.status, listed.stderr).toBe(0)
+    const row = listed.stdout.split('\n').find((l) => l.startsWith(`${g}\t`))
+    expect(row?.split('\t')).toEqual([
+      g,
+      'active',
+      'Listed over the wire',
+      expect.stringMatching(/^\d{4}-/),
+      'running: no WorkItems yet',
+    ])
+    // The Coordinator holds a Membership there too; a Worker without one does not see the Group.
+    const byKey = async (name: string) => {
+      const r = await mwpAsync([
+        'mission',
+        'list',
+        '--json',
+        '--key',
+        join(org.dir, 'keys', `${name}.key.json`),
+        ...common,
+      ])
+      expect(r.status, r.stderr).toBe(0)
+      return (json(r).result.missions as {groupId: string}[]).map((m) => m.groupId)
+    }
+    expect(await byKey('coordinator')).toContain(g)
+    expect(await byKey('worker-1')).not.toContain(g)
+  })
+
   it('group tail --follow on a Group the principal cannot see ends with GROUP_NOT_FOUND (exit 1) instead of waiting forever', async () => {
     const r = await mwpAsync([
       'group',
