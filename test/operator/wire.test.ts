@@ -66,6 +66,25 @@ async function connect(name: string): Promise<Transport> {
   return t
 }
 
+/** The flags that point the CLI at the server (the configuration supplies CA, registry and key). */
+const overWire = () => ['--config', org.config, '--url', server.url]
+
+/** `mwp mission create` over --url; returns the new Group ID. */
+async function createdByCli(objective: string): Promise<string> {
+  const created = await mwpAsync([
+    'mission',
+    'create',
+    '--objective',
+    objective,
+    '--coordinator',
+    'coordinator',
+    '--json',
+    ...overWire(),
+  ])
+  expect(created.status, created.stdout + created.stderr).toBe(0)
+  return json(created).result.groupId as string
+}
+
 describe('wire transport', () => {
   it('[+cmd:mission.create] [+cmd:mission.submit_for_approval] [+cmd:mission.approve] a Mission created, submitted and approved over TLS; the views fold the delivered Events', async () => {
     const owner = await connect('owner')
@@ -161,23 +180,11 @@ describe('wire transport', () => {
   })
 
   it('the CLI over --url: mission create, inspect and group tail reach the server (config supplies CA, registry and key)', async () => {
-    const common = ['--config', org.config, '--url', server.url]
-    const created = await mwpAsync([
-      'mission',
-      'create',
-      '--objective',
-      'From the CLI',
-      '--coordinator',
-      'coordinator',
-      '--json',
-      ...common,
-    ])
-    expect(created.status, created.stdout + created.stderr).toBe(0)
-    const g = json(created).result.groupId
-    const inspected = await mwpAsync(['mission', 'inspect', g, '--json', ...common])
+    const g = await createdByCli('From the CLI')
+    const inspected = await mwpAsync(['mission', 'inspect', g, '--json', ...overWire()])
     expect(inspected.status, inspected.stderr).toBe(0)
     expect(json(inspected).result).toMatchObject({state: 'active', objective: 'From the CLI'})
-    const tail = await mwpAsync(['group', 'tail', g, ...common])
+    const tail = await mwpAsync(['group', 'tail', g, ...overWire()])
     expect(
       tail.stdout
         .trim()
@@ -187,20 +194,8 @@ describe('wire transport', () => {
   })
 
   it('mission list over --url: the Groups the server announces for the key (its live Memberships), each with what it awaits', async () => {
-    const common = ['--config', org.config, '--url', server.url]
-    const created = await mwpAsync([
-      'mission',
-      'create',
-      '--objective',
-      'Listed over the wire',
-      '--coordinator',
-      'coordinator',
-      '--json',
-      ...common,
-    ])
-    expect(created.status, created.stdout + created.stderr).toBe(0)
-    const g = json(created).result.groupId
-    const listed = await mwpAsync(['mission', 'list', ...common])
+    const g = await createdByCli('Listed over the wire')
+    const listed = await mwpAsync(['mission', 'list', ...overWire()])
     expect(listed.status, listed.stderr).toBe(0)
     const row = listed.stdout.split('\n').find((l) => l.startsWith(`${g}\t`))
     expect(row?.split('\t')).toEqual([
@@ -218,7 +213,7 @@ describe('wire transport', () => {
         '--json',
         '--key',
         join(org.dir, 'keys', `${name}.key.json`),
-        ...common,
+        ...overWire(),
       ])
       expect(r.status, r.stderr).toBe(0)
       return (json(r).result.missions as {groupId: string}[]).map((m) => m.groupId)
