@@ -7,6 +7,8 @@
 
 import {spawnSync} from 'node:child_process'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {foldGroup} from '../../src/operator/views.js'
+import {candidateBasis} from '../support/authority-helpers.js'
 import {json, mwp} from '../support/cli.js'
 import {
   type OperatorOrg,
@@ -15,6 +17,8 @@ import {
   given,
   givenMission,
   humanGatedChild,
+  inDays,
+  logged,
   opOn,
   operatorOrg,
 } from '../support/operator-helpers.js'
@@ -176,6 +180,39 @@ describe('mwp mission inspect', () => {
     const after = op(['mission', 'inspect', g])
     expect(after.stdout).toMatch(/^approval\tapproved: Approval urn:uuid:\S+ by urn:mwp:dev:org:local:human:owner at /m)
     expect(after.stdout).toMatch(/^next: nothing: the Mission is approved \(terminal\)/m)
+  })
+
+  it('a WorkItem waiting for execution approval: next: is the grant for its Ownership Epoch, and it is accepted as printed', async () => {
+    const g = await givenMission(o)
+    const w = wi(21)
+    const worker = `${ORG}:agent:worker-1`
+    await given(o, 'coordinator', 'work.authorize', g, {
+      workItemId: w,
+      contract: devContract({goal: 'Publish the package', executionApproval: 'human_required'}),
+    })
+    await given(o, 'coordinator', 'work.offer', g, {
+      workItemId: w,
+      candidates: [worker],
+      expiresAt: inDays(1),
+      selectionBasis: {[worker]: candidateBasis({verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}]})},
+      contextPackageId: 'urn:mwp:test:context-package:publish',
+    })
+    const offerId = foldGroup(await logged(o, g))!.workItems[w]!.offer!.offerId
+    await given(o, 'worker-1', 'work.accept_offer', g, {workItemId: w, offerId})
+    const view = json(op(['mission', 'inspect', g, '--json'])).result
+    expect(view.work.awaitingApproval).toEqual([w])
+    expect(view.next.what).toBe(`approve the execution of ${w} (Publish the package)`)
+    // The printed pipeline, run by a shell as the operator would paste it (with the Organization's flags).
+    const pasted = spawnSync(
+      'sh',
+      ['-c', `${view.next.command.replace(/\bmwp /, 'node bin/run.js ')} ${o.local.join(' ')}`],
+      {
+        cwd: PROJECT_ROOT,
+        encoding: 'utf8',
+      },
+    )
+    expect(pasted.status, pasted.stdout + pasted.stderr).toBe(0)
+    expect((await logged(o, g)).at(-1)!.kind).toBe('approval.execution.granted')
   })
 
   it('a cancelled Mission shows no pending approval: the approval line says none follows', async () => {
