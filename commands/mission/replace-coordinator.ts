@@ -1,13 +1,14 @@
+import {exitCodesHelp} from '../../src/cli/base.js'
 import {Args, Flags} from '@oclif/core'
 import type {Outcome} from '../../src/cli/base.js'
 import {agentId, operatorFlags, sendToGroup} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
 
 export default class MissionReplaceCoordinator extends OperatorCommand {
   static summary = 'Give the Coordinator lease to another Agent (mission.assign_coordinator, Coordinator Epoch + 1).'
   static description = `The previous Coordinator is fenced: its Commands with the old Coordinator Epoch are refused (AUTH_STALE_COORDINATOR). --agent takes an Agent ID or a short name in the configured Organization.
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(SENDING_CODES)}`
 
   static examples = ['<%= config.bin %> mission replace-coordinator G --agent worker-1']
   static args = {group: Args.string({description: 'Group ID.', required: true})}

@@ -1,7 +1,8 @@
+import {exitCodesHelp} from '../../src/cli/base.js'
 import {Args} from '@oclif/core'
 import type {Outcome} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 import {renderWorkList} from '../../src/operator/render.js'
 import {workGraph} from '../../src/operator/views.js'
 
@@ -10,7 +11,7 @@ export default class WorkList extends OperatorCommand {
     'List the WorkItems of a Group with derived progress: state, owner, deadline, approval, blockers, critical path.'
   static description = `Folded from the Group's verified Events. Progress is derived from the graph — counts per state, blocked and failed items, overdue deadlines, pending execution approvals and the longest chain of unfinished work — never a percentage.
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(READING_CODES)}`
 
   static examples = ['<%= config.bin %> work list G', '<%= config.bin %> work list G --json']
   static args = {group: Args.string({description: 'Group ID.', required: true})}

@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
-import {type Outcome, usage} from '../../src/cli/base.js'
+import {type Outcome, usage, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 import {renderWorkItem} from '../../src/operator/render.js'
 import {outsideVisibility, workEvidence, workGraph} from '../../src/operator/views.js'
 
@@ -10,7 +10,7 @@ export default class WorkShow extends OperatorCommand {
     'Show one WorkItem: contract goal, state, owner, dependencies, blockers, deadline, approval, submitted Evidence.'
   static description = `With --json the result also carries the WorkItem as the authority folds it (contract, lease, submission, checkpoint).
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(READING_CODES)}`
 
   static examples = ['<%= config.bin %> work show G W']
   static args = {
