@@ -73,12 +73,14 @@ ${exitCodesHelp({...READING_CODES, environment: 'cannot read the configuration o
       process.once('SIGTERM', () => end('interrupted'))
       const transport = await ctx.transport({
         reconnect: {maxDelayMs: RECONNECT_MAX_DELAY_MS},
-        onConnection: (state) => {
+        onConnection: (state, attempt) => {
           if (state === 'gave-up') return end('gave-up')
           process.stderr.write(
             state === 'lost'
-              ? `mwp: connection to the authority lost after sequence ${last}; reconnecting\n`
-              : `mwp: reconnected; resuming after sequence ${last}\n`,
+              ? `mwp: connection to the authority lost after sequence ${last}\n`
+              : state === 'retrying'
+                ? `mwp: reconnecting (attempt ${attempt})\n`
+                : `mwp: reconnected; resuming after sequence ${last}\n`,
           )
         },
       })

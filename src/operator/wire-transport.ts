@@ -23,8 +23,11 @@ export interface WireTarget {
   registry?: string
   /** Reconnection after a lost connection (default: give up after 5 attempts). */
   reconnect?: ReconnectOptions
-  /** The connection was lost, is back (subscriptions resumed from their Cursors), or is given up. */
-  onConnection?: (state: 'lost' | 'restored' | 'gave-up') => void
+  /**
+   * The connection was lost, is being retried (attempt 1, 2, …), is back (subscriptions resumed
+   * from their Cursors), or is given up.
+   */
+  onConnection?: (state: 'lost' | 'retrying' | 'restored' | 'gave-up', attempt?: number) => void
 }
 
 /** How long the replay must stay quiet before a one-shot read is complete. */
@@ -60,8 +63,9 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
       reconnect: target.reconnect ?? {maxAttempts: 5},
       autoAck: false,
       onDisconnected: () => target.onConnection?.('lost'),
-      onNotice: ({code}) => {
-        if (code === 'RECONNECTED') target.onConnection?.('restored')
+      onNotice: ({code, detail}) => {
+        if (code === 'RECONNECTING') target.onConnection?.('retrying', (detail as {attempt: number}).attempt)
+        else if (code === 'RECONNECTED') target.onConnection?.('restored')
         else if (code === 'GAVE_UP') target.onConnection?.('gave-up')
       },
     })
