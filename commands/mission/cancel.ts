@@ -12,7 +12,10 @@ A cancelled Mission cannot be resumed, so this asks for confirmation first; the 
 
 ${exitCodesHelp({...SENDING_CODES, usage: 'not on a terminal (or with --json) without --yes', cancelled: true})}`
 
-  static examples = ['<%= config.bin %> mission cancel G --reason "…"', '<%= config.bin %> mission cancel G --reason "…" --yes --json']
+  static examples = [
+    '<%= config.bin %> mission cancel G --reason "…"',
+    '<%= config.bin %> mission cancel G --reason "…" --yes --json',
+  ]
   static args = {group: Args.string({description: 'Group ID.', required: true})}
   static flags = {
     ...operatorFlags,

@@ -23,10 +23,14 @@ import {
   protocolError,
 } from '../errors.js'
 
-export const EXIT = {ok: 0, rejected: 1, usage: 2, environment: 3, internal: 4, cancelled: 130} as const satisfies Record<
-  'ok' | ErrorCategory | 'internal' | 'cancelled',
-  number
->
+export const EXIT = {
+  ok: 0,
+  rejected: 1,
+  usage: 2,
+  environment: 3,
+  internal: 4,
+  cancelled: 130,
+} as const satisfies Record<'ok' | ErrorCategory | 'internal' | 'cancelled', number>
 
 /**
  * What a command's exit codes mean for that command: `rejected` only for a command that can be

@@ -126,7 +126,9 @@ export class OperatorContext {
       // oclif drops an empty env twin as if unset: a script that meant to name a server would then
       // silently talk to the configuration's, so an empty MWP_URL is refused instead.
       if (url === undefined && process.env.MWP_URL === '')
-        throw usage("MWP_URL is set but empty: unset it to use the configuration's server, or set it to wss://HOST:PORT")
+        throw usage(
+          "MWP_URL is set but empty: unset it to use the configuration's server, or set it to wss://HOST:PORT",
+        )
       const target = url ?? this.config?.server.url
       if (!target) throw usage('nowhere to send: give --url wss://HOST:PORT, --store URL, or --config FILE')
       checkServerUrl(target, url !== undefined ? '--url' : `server.url of ${this.config!.file}`)
@@ -263,13 +265,19 @@ export function agentId(value: string, config: OrgConfig | undefined, flag = '--
  * rather than a Command the authority refuses after it was signed and sent. With no registry at
  * hand there is nothing to check against, and the authority decides.
  */
-export function registeredAgent(value: string, flags: OperatorFlags, config: OrgConfig | undefined, flag: string): string {
+export function registeredAgent(
+  value: string,
+  flags: OperatorFlags,
+  config: OrgConfig | undefined,
+  flag: string,
+): string {
   const id = agentId(value, config, flag)
   const registry = registryOf(flags, config)
   if (!registry) return id
   const principals = [...registry.bindings.values()].map((b) => b.principal)
   // A short name is tried as every principal type, so `owner` is reported as the human it names.
-  const named = principals.find((p) => p.id === id) ?? principals.find((p) => p.id === shortNameId(value, config, p.type))
+  const named =
+    principals.find((p) => p.id === id) ?? principals.find((p) => p.id === shortNameId(value, config, p.type))
   if (!named)
     throw usage(`${flag} ${value}: no Agent ${id} in the Organization registry (${flags.registry ?? config!.registry})`)
   if (named.type !== 'agent') throw usage(`${flag} ${value}: ${named.id} is a ${named.type}, not an Agent`)

@@ -131,7 +131,10 @@ describe('help', () => {
 
 describe('mission create checks its flags before signing (usage, exit 2, naming the flag)', () => {
   it.each([
-    [['--coordinator', 'worker-9'], /^--coordinator worker-9: no Agent urn:mwp:dev:org:local:agent:worker-9 in the Organization registry/],
+    [
+      ['--coordinator', 'worker-9'],
+      /^--coordinator worker-9: no Agent urn:mwp:dev:org:local:agent:worker-9 in the Organization registry/,
+    ],
     [['--coordinator', 'owner'], /^--coordinator owner: urn:mwp:dev:org:local:human:owner is a human, not an Agent$/],
     [['--deadline', 'tomorrow'], /^--deadline tomorrow: not an RFC 3339 timestamp/],
     [['--deadline', '2001-01-01T00:00:00Z'], /^--deadline 2001-01-01T00:00:00Z: in the past/],
@@ -141,7 +144,10 @@ describe('mission create checks its flags before signing (usage, exit 2, naming 
     for (let i = 0; i < flags.length; i += 2) base[flags[i]!] = flags[i + 1]!
     const r = op(['mission', 'create', ...Object.entries(base).flat(), '--json'])
     expect(r.status, r.stdout + r.stderr).toBe(2)
-    expect(JSON.parse(r.stdout)).toEqual({status: 'error', error: {code: 'USAGE', message: expect.stringMatching(message)}})
+    expect(JSON.parse(r.stdout)).toEqual({
+      status: 'error',
+      error: {code: 'USAGE', message: expect.stringMatching(message)},
+    })
   })
 
   it('a deadline is refused at or before the injected now, accepted one second after', () => {
@@ -154,7 +160,17 @@ describe('mission create checks its flags before signing (usage, exit 2, naming 
   })
 
   it('an Agent of the registry and a future deadline are accepted', () => {
-    const r = op(['mission', 'create', '--objective', 'Ship it', '--coordinator', 'worker-1', '--deadline', '2099-01-01T00:00:00Z', '--json'])
+    const r = op([
+      'mission',
+      'create',
+      '--objective',
+      'Ship it',
+      '--coordinator',
+      'worker-1',
+      '--deadline',
+      '2099-01-01T00:00:00Z',
+      '--json',
+    ])
     expect(r.status, r.stderr).toBe(0)
   })
 })
@@ -196,14 +212,20 @@ describe('repeatable flags', () => {
     const g = await givenMission(o)
     const one = op(['group', 'tail', '--kind', 'mission.', g])
     expect(one.status, one.stderr).toBe(0)
-    const kinds = one.stdout.trim().split('\n').map((l) => JSON.parse(l).kind as string)
+    const kinds = one.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).kind as string)
     expect(kinds.length).toBeGreaterThan(0)
     expect(kinds.every((k) => k.startsWith('mission.'))).toBe(true)
     const all = (await logged(o, g)).map((e) => e.kind)
     const two = op(['group', 'tail', '--kind', 'mission.,membership.', g])
-    expect(two.stdout.trim().split('\n').map((l) => JSON.parse(l).kind)).toEqual(
-      all.filter((k) => k.startsWith('mission.') || k.startsWith('membership.')),
-    )
+    expect(
+      two.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).kind),
+    ).toEqual(all.filter((k) => k.startsWith('mission.') || k.startsWith('membership.')))
   })
 })
 
@@ -230,7 +252,9 @@ describe('group tail --follow across a server restart', () => {
     const env = {MWP_CONFIG: org.config}
     let server = serveProcess(org.config, [])
     await server.listening
-    const created = mwp(['mission', 'create', '--objective', 'Restart', '--coordinator', 'coordinator', '--json'], {env})
+    const created = mwp(['mission', 'create', '--objective', 'Restart', '--coordinator', 'coordinator', '--json'], {
+      env,
+    })
     expect(created.status, created.stdout + created.stderr).toBe(0)
     const g = JSON.parse(created.stdout).result.groupId as string
     const direct = (text: string) => {
@@ -248,7 +272,11 @@ describe('group tail --follow across a server restart', () => {
     tail.stderr.on('data', (d) => (err += d))
     let tailExit: number | null | undefined
     tail.on('close', (code) => (tailExit = code))
-    const sequences = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l).sequence as number)
+    const sequences = () =>
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).sequence as number)
     try {
       const first = (await logged0(org.config, g)).length
       await until(() => sequences().length >= first, 'the replay')
