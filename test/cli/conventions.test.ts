@@ -16,7 +16,7 @@ import {captureOutput} from '@oclif/test'
 import {MwpCommand, type Outcome} from '../../src/cli/base.js'
 import {deadlineProblem} from '../../src/operator/mission-payloads.js'
 import {serveProcess} from '../support/authority-process.js'
-import {mwp} from '../support/cli.js'
+import {mwp, onTerminal} from '../support/cli.js'
 import {type OperatorOrg, givenMission, keyPath, logged, operatorOrg, opOn} from '../support/operator-helpers.js'
 import {PROJECT_ROOT} from '../support/upstream.js'
 
@@ -35,28 +35,6 @@ async function until(done: () => boolean, what: string, limitMs = 30_000): Promi
     if (Date.now() - started > limitMs) throw new Error(`timed out waiting for ${what}`)
     await new Promise((r) => setTimeout(r, 50))
   }
-}
-
-/**
- * Runs the CLI on a pseudo-terminal (util-linux `script`), so it may prompt; `answer` is typed
- * once `prompt` appears on the terminal.
- */
-async function onTerminal(args: string[], prompt: string, answer: string) {
-  const quoted = [process.execPath, join(PROJECT_ROOT, 'bin/run.js'), ...args]
-    .map((a) => `'${a.replaceAll("'", `'\\''`)}'`)
-    .join(' ')
-  const child = spawn('script', ['-qfec', quoted, '/dev/null'], {env: {...process.env, NO_COLOR: '1'}})
-  let out = ''
-  let typed = false
-  child.stdout.on('data', (d) => {
-    out += d
-    if (!typed && out.includes(prompt)) {
-      typed = true
-      child.stdin.write(answer)
-    }
-  })
-  const status = await new Promise<number | null>((resolve) => child.on('close', resolve))
-  return {status, out, typed}
 }
 
 describe('exit codes', () => {
@@ -189,20 +167,20 @@ describe('mission cancel asks first (terminal Command)', () => {
     const g = await givenMission(o)
     const before = (await logged(o, g)).length
     const args = ['mission', 'cancel', g, '--reason', 'x', ...o.local, '--key', keyPath(o, 'owner')]
-    const no = await onTerminal(args, 'cannot be undone', 'n\r')
-    expect(no.typed, no.out).toBe(true)
-    expect(no.status, no.out).toBe(0)
-    expect(no.out).toContain('not cancelled')
-    const interrupted = await onTerminal(args, 'cannot be undone', '\x03')
-    expect(interrupted.status, interrupted.out).toBe(130)
-    expect(interrupted.out).toContain('mwp: cancelled at the prompt')
+    const no = await onTerminal(args, 'n\r')
+    expect(no.screen).toContain('This cannot be undone.')
+    expect(no.status, no.screen).toBe(0)
+    expect(no.screen).toContain('not cancelled')
+    const interrupted = await onTerminal(args, '\x03')
+    expect(interrupted.status, interrupted.screen).toBe(130)
+    expect(interrupted.screen).toContain('mwp: cancelled at the prompt')
     expect(await logged(o, g)).toHaveLength(before)
   }, 30_000)
 
   it('on a terminal: Yes cancels', async () => {
     const g = await givenMission(o)
-    const yes = await onTerminal(['mission', 'cancel', g, '--reason', 'x', ...o.local], 'cannot be undone', 'y\r')
-    expect(yes.status, yes.out).toBe(0)
+    const yes = await onTerminal(['mission', 'cancel', g, '--reason', 'x', ...o.local], 'y\r')
+    expect(yes.status, yes.screen).toBe(0)
     expect((await logged(o, g)).at(-1)!.kind).toBe('mission.cancelled')
   }, 30_000)
 })
