@@ -1,6 +1,5 @@
-import {exitCodesHelp} from '../../src/cli/base.js'
 import {Args, Flags} from '@oclif/core'
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {artifactStore} from '../../src/operator/artifacts.js'
 import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'

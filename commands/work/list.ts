@@ -1,6 +1,5 @@
-import {exitCodesHelp} from '../../src/cli/base.js'
 import {Args} from '@oclif/core'
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 import {renderWorkList} from '../../src/operator/render.js'

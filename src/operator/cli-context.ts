@@ -252,7 +252,7 @@ export class OperatorContext {
 }
 
 /** Resolves a short Agent name (`coordinator`) to the dev Organization's ID scheme; URIs pass through. */
-export function agentId(value: string, config: OrgConfig | undefined, flag = '--agent'): string {
+function agentId(value: string, config: OrgConfig | undefined, flag = '--agent'): string {
   if (value.includes(':')) return value
   if (!config)
     throw usage(`${flag} ${value} is not a URI and there is no configuration to resolve a short name against`)

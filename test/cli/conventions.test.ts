@@ -137,6 +137,15 @@ describe('mission create checks its flags before signing (usage, exit 2, naming 
     expect(deadlineProblem('2027-02-30T00:00:00Z', now)).toMatch(/not an RFC 3339 timestamp/)
   })
 
+  it('mission replace-coordinator checks --agent the same way', async () => {
+    const g = await givenMission(o)
+    const r = op(['mission', 'replace-coordinator', g, '--agent', 'owner', '--json'])
+    expect(r.status).toBe(2)
+    expect(JSON.parse(r.stdout).error.message).toBe(
+      '--agent owner: urn:mwp:dev:org:local:human:owner is a human, not an Agent',
+    )
+  })
+
   it('an Agent of the registry and a future deadline are accepted', () => {
     const r = op([
       'mission',
