@@ -51,7 +51,8 @@ export const operatorFlags = {
     env: 'MWP_STORE',
   }),
   url: Flags.string({
-    description: "Authority server URL (wss://HOST:PORT); default: the configuration's server.",
+    description:
+      "Authority server URL (wss://HOST:PORT); default: the configuration's server. An empty MWP_URL is a usage error.",
     env: 'MWP_URL',
   }),
   ca: Flags.string({description: "CA certificate file to trust for the server's TLS certificate.", env: 'MWP_CA'}),
