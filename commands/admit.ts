@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {acceptNew} from '../src/admission/accept.js'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome} from '../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome} from '../src/cli/base.js'
 import {admissionKeyFlag, kindFlag, registryFlag, storeFlag} from '../src/cli/flags.js'
 import {rejectionOutcome} from '../src/cli/rejections.js'
 import {openConfiguredStore} from '../src/cli/store.js'
@@ -13,7 +13,7 @@ export default class Admit extends MwpCommand {
     'First-admit a Signed Document: verify it, check Command freshness, and record when the Organization first accepted it.'
   static description = `Runs the six verification stages with the current registry, then (for Commands) the freshness window at the trusted acceptance time, then First Admission in the store (spec §6.4): the First-Admission Record for the document's signing hash is looked up, and only when it is authoritatively absent is a new record appended by the admission service. Prints the authoritative record. Retrying is idempotent: the same record comes back. A rejection prints only the wire code (AUTH_INVALID_SIGNATURE for admission and freshness failures); its stage and reason go to the store's audit log (mwp audit list) and, with --explain, to this terminal.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({rejected: 'the document failed verification, freshness or First Admission (the wire code is printed; --explain says why)', environment: 'cannot read the document or the registry, cannot open the store'})}`
 
   static examples = [
     '<%= config.bin %> admit --registry fixtures/registry.json --store sqlite:mwp.db signed.json',

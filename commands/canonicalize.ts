@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome} from '../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome} from '../src/cli/base.js'
 import {sha256Hex} from '../src/crypto/hash.js'
 import {canonicalize} from '../src/json/jcs.js'
 import {parseJsonBytes} from '../src/json/parse.js'
@@ -8,7 +8,7 @@ export default class Canonicalize extends MwpCommand {
   static summary = 'Print the RFC 8785 (JCS) canonical form of a JSON document.'
   static description = `Reads exactly one strict UTF-8 JSON value and writes its JCS bytes. When stdout is a pipe the bytes are written exactly, without a trailing newline, so they can be hashed or signed.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({environment: 'cannot read FILE or standard input'})}`
 
   static examples = ['<%= config.bin %> canonicalize fixtures/documents/command.json | sha256sum']
   static args = {file: Args.string({description: 'JSON file, or - for stdin.', required: true})}

@@ -1,5 +1,5 @@
 import {Args} from '@oclif/core'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome} from '../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome} from '../src/cli/base.js'
 import {kindFlag} from '../src/cli/flags.js'
 import {canonicalHash} from '../src/json/jcs.js'
 import {type JsonObject, parseJsonBytes} from '../src/json/parse.js'
@@ -9,7 +9,7 @@ export default class Hash extends MwpCommand {
   static summary = 'Print the signing hash of a Signed Document, or the JCS hash of any other JSON.'
   static description = `For a document with a top-level signature whose kind is known (--kind) or detected, prints its signing hash: sha256 of the JCS bytes without the top-level signature (spec §6.4). Otherwise prints sha256 of the JCS of the whole value. The hash is computed, not verified: use mwp verify to check the signature.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({environment: 'cannot read FILE or standard input'})}`
 
   static examples = ['<%= config.bin %> hash fixtures/documents/command.json']
   static args = {file: Args.string({description: 'JSON file, or - for stdin.', required: true})}

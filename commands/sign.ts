@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {KeyFileError, readKeyFile} from '../src/crypto/keyfile.js'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../src/cli/base.js'
 import {kindFlag, keyFlag} from '../src/cli/flags.js'
 import {parseJsonBytes} from '../src/json/parse.js'
 import {type DocumentKind, PROFILES, detectKind} from '../src/signing/profiles.js'
@@ -10,7 +10,7 @@ export default class Sign extends MwpCommand {
   static summary = 'Sign a document: fill its top-level signature envelope (spec §6.4).'
   static description = `Signs the JCS form of the document without its top-level signature, with pure Ed25519. signature.createdAt is set byte-identical to the protected signed time (issuedAt, occurredAt, createdAt, generatedAt or approvedAt, by kind), which must be UTC with an uppercase Z; --now sets it to the current time. The signed document is schema-checked before it is printed.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({rejected: 'SCHEMA_VALIDATION_FAILED: the signed document would not conform to its schema', environment: 'cannot read the document or the key file'})}`
 
   static examples = [
     '<%= config.bin %> sign --kind command --key fixtures/keys/coordinator.key.json fixtures/unsigned/command.json',

@@ -1,7 +1,7 @@
 import {once} from 'node:events'
 import {Args, Flags} from '@oclif/core'
 import {replayPresented, verifyAudited} from '../src/admission/accept.js'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, asFailure, readFailure, usage} from '../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, asFailure, readFailure, usage} from '../src/cli/base.js'
 import {kindFlag, registryFlag, storeFlag} from '../src/cli/flags.js'
 import {LineSplitter, inputStream, readCapped} from '../src/cli/input.js'
 import {describeRejection, explainText, rejectionOutcome} from '../src/cli/rejections.js'
@@ -158,7 +158,7 @@ LIMITS (spec §6.4 stage 1, PROTOCOL_VIOLATION, exit 1): a document (a file, or 
 
 --store records every failure in that store's protected audit log (mwp audit list). --historical replays documents admitted earlier (mwp admit): the registry given is the authoritative historical registry, and the document must be anchored by a valid First-Admission Record in the store, so it still verifies after a later expiry or revocation of its key.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({rejected: 'a document failed verification (the wire code is printed; --explain says why)', environment: 'cannot read a document, the registry or the store'})}`
 
   static examples = [
     '<%= config.bin %> verify --registry fixtures/registry.json fixtures/documents/command.json',

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {unwatchFile, watchFile} from 'node:fs'
 import {resolve} from 'node:path'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {DEFAULT_CONFIG_FILE, loadOrgConfig} from '../../src/config/org-config.js'
 import {resolveAgent} from '../../src/agent/identity.js'
 import {type RunningAgent, startAgent} from '../../src/agent/runtime.js'
@@ -18,7 +18,7 @@ export default class AgentRun extends MwpCommand {
 
 Local state (--db, default AGENTS_DIR/NAME.db beside the configuration) can be deleted: replay rebuilds it. Logs are JSON lines on stderr. SIGINT/SIGTERM: running work is asked to checkpoint, then the Agent disconnects.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({environment: 'cannot read the configuration, a key, the handler or the local database; cannot reach the authority'})}`
 
   static examples = [
     '<%= config.bin %> agent run --config dev-org/mwp.config.json --agent worker-1 --exec "bash ./work.sh"',

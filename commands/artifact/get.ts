@@ -1,15 +1,15 @@
 import {Args, Flags} from '@oclif/core'
 import {writeFileSync} from 'node:fs'
-import {type Outcome, environment, usage} from '../../src/cli/base.js'
+import {type Outcome, environment, usage, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {artifactStore} from '../../src/operator/artifacts.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 
 export default class ArtifactGet extends OperatorCommand {
   static summary = 'Fetch Artifact content from a Group by its content hash, verified before it is written.'
   static description = `Fetches over HTTPS from the authority server with this principal's session (reading needs what subscribing to the Group needs). The bytes are hashed before anything is written: content that does not match HASH is refused (exit 3) and --out is left untouched. A Group that is unknown or not visible to you, and an Artifact it does not hold, are the same GROUP_NOT_FOUND (exit 1).
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(READING_CODES)}`
 
   static examples = [
     '<%= config.bin %> artifact get sha256:… --group G --out report.pdf',

@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, usage} from '../../src/cli/base.js'
 import {contentHash} from '../../src/crypto/hash.js'
 import {isContentHash} from '../../src/store/artifact-blobs.js'
 
@@ -7,7 +7,7 @@ export default class ArtifactVerify extends MwpCommand {
   static summary = 'Check locally that a file is the Artifact content a hash names (no server).'
   static description = `Hashes the file's exact bytes (sha256:<hex>, spec §13.1: content identity is the hash) and compares with --hash. A mismatch is rejected as SCHEMA_VALIDATION_FAILED (exit 1), the code the server gives a body that does not match its stated hash.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({rejected: 'SCHEMA_VALIDATION_FAILED: the file does not match --hash', environment: 'cannot read FILE or standard input'})}`
 
   static examples = ['<%= config.bin %> artifact verify report.pdf --hash sha256:…']
   static args = {file: Args.string({description: 'File to check, or - for stdin.', required: true})}

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import Table from 'cli-table3'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, usage} from '../../src/cli/base.js'
 import {storeFlag} from '../../src/cli/flags.js'
 import {openConfiguredStore} from '../../src/cli/store.js'
 import {isProfileTimestamp} from '../../src/json/timestamp.js'
@@ -9,7 +9,7 @@ export default class AuditList extends MwpCommand {
   static summary = 'List protected diagnostics: why documents were rejected (local operator only).'
   static description = `Every verification, freshness or admission failure recorded by mwp admit, mwp verify --store and the authority: time, stage, reason, document kind, signing hash where known. These never go on the wire, where a rejection carries only its code.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({environment: 'cannot open the store'})}`
 
   static examples = [
     '<%= config.bin %> audit list --store sqlite:mwp.db --since 2026-11-30T00:00:00Z',

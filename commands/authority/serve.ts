@@ -1,7 +1,7 @@
 import {Flags, type Interfaces} from '@oclif/core'
 import {readFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {storeFlag} from '../../src/cli/flags.js'
 import {DEFAULT_CONFIG_FILE, loadOrgConfig, openAuthorityFromConfig} from '../../src/config/org-config.js'
 import {DEFAULT_ARTIFACT_MAX_BYTES} from '../../src/store/artifact-blobs.js'
@@ -25,7 +25,7 @@ Capability tokens (spec §12): POST /mwp/0.1/groups/{groupId}/work-items/{workIt
 
 TLS: --tls-cert/--tls-key (or the configuration's server.tls), or --dev-tls to generate a throwaway development CA and a loopback certificate (the CA file path is printed; give it to clients). Plain ws only with --insecure-loopback, which refuses any non-loopback bind.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({environment: 'cannot read the configuration, a key or a TLS file; cannot open the store or listen on the port'})}`
 
   static examples = [
     '<%= config.bin %> authority serve --config mwp.config.json --dev-tls',

@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {GROUP_CREATING_KINDS} from '../../src/operator/command-builder.js'
 import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
 
 export default class CommandIssue extends OperatorCommand {
   static summary = 'Build, sign (locally, with your key) and send a Command of any kind; print the receipt.'
@@ -10,7 +10,7 @@ export default class CommandIssue extends OperatorCommand {
 
 Prints the receipt; a refusal exits 1 with the wire code (spec §19).
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(SENDING_CODES)}`
 
   static examples = [
     '<%= config.bin %> command issue --kind message.post --group urn:mwp:dev:org:local:group:g1 --payload - <<< \'{"text":"status?"}\'',

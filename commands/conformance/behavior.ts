@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import Table from 'cli-table3'
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment} from '../../src/cli/base.js'
 import {
   type BehaviorReport,
   RESULTS_FILE,
@@ -16,7 +16,7 @@ export default class ConformanceBehavior extends MwpCommand {
     'List every core Command kind, Event kind and §7.1/§10.2 transition row with the tests proving its positive and negative case.'
   static description = `Reads the rows from behavior/rows.json and the results of the last recorded test run (${RESULTS_FILE}, written by npm test), and finds the tests whose it()/test() titles are tagged [+ID] (positive case) or [-ID] (negative case), e.g. [+cmd:work.offer], [-evt:work.started], [+row:t7.1:active->awaiting_approval:mission.submit_for_approval]. A test proves its rows only when it ran, passed and made an expect() assertion; a skipped, todo, failing, it.fails or empty test citing a row, or a tag in test/**/*.test.ts the run never reached, leaves the row incomplete, and the report names the test and why. Exit 1 when any row lacks either case or is incomplete; exit 3 when the results are absent or belong to another tree.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: a row lacks its positive or negative case, or a test citing it did not prove it', environment: 'the recorded test results are absent or belong to another tree'})}`
 
   static examples = ['<%= config.bin %> conformance behavior', '<%= config.bin %> conformance behavior --json --root .']
 

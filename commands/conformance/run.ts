@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import Table from 'cli-table3'
 import {existsSync} from 'node:fs'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {BundleError} from '../../src/conformance/bundle.js'
 import type {BundleName, BundleReport} from '../../src/conformance/report.js'
 import {availableBundles, runBundle} from '../../src/conformance/run.js'
@@ -10,7 +10,7 @@ export default class ConformanceRun extends MwpCommand {
   static summary = 'Run conformance vector bundles (structural, cryptography, admission) against this implementation.'
   static description = `Checks each bundle's manifest digest and artifact hashes first, validates fixtures against the manifest's fixture schemas, then runs every case. Progress goes to stderr; stdout gets a per-case table and totals, or one JSON report with --json. Exit 1 when any case mismatches.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: a case did not give its expected result', environment: 'a bundle cannot be read or fails its integrity check'})}`
 
   static examples = [
     '<%= config.bin %> conformance run --root ../shared/protocol --bundle all',

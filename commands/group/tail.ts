@@ -1,17 +1,21 @@
 import {Args, Flags} from '@oclif/core'
+import {repeatable} from '../../src/cli/flags.js'
 import type {Outcome} from '../../src/cli/base.js'
 import type {ErrorCode} from '../../src/errors.js'
-import {environment} from '../../src/cli/base.js'
+import {environment, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 import {renderEventLine} from '../../src/operator/render.js'
 import type {EventDoc} from '../../src/operator/transport.js'
 
+/** The longest wait between two reconnection attempts of --follow. */
+const RECONNECT_MAX_DELAY_MS = 5000
+
 export default class GroupTail extends OperatorCommand {
   static summary = "Print a Group's Events in order; --follow keeps printing new ones."
-  static description = `Each Event is the verified signed document. Output is NDJSON (one Event per line) when stdout is not a terminal or with --json; on a terminal it is one readable line per Event. --kind filters by Event kind (repeatable; a prefix ending in . matches a family, e.g. work.). --follow runs until interrupted (Ctrl-C).
+  static description = `Each Event is the verified signed document. Output is NDJSON (one Event per line) when stdout is not a terminal or with --json; on a terminal it is one readable line per Event. --kind filters by Event kind (repeatable; a prefix ending in . matches a family, e.g. work.). --follow runs until interrupted (Ctrl-C, exit 0): when the connection to the server is lost (a restart) it reconnects with backoff, saying so on stderr, and resumes right after the last sequence it printed.
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp({...READING_CODES, environment: 'cannot read the configuration or a key, cannot reach the authority at the start'})}`
 
   static examples = [
     '<%= config.bin %> group tail G',
@@ -23,7 +27,11 @@ ${OPERATOR_EXIT_CODES}`
     ...operatorFlags,
     after: Flags.integer({description: 'Start after this Group sequence.', default: 0, min: 0}),
     follow: Flags.boolean({char: 'f', description: 'Keep printing new Events until interrupted.', default: false}),
-    kind: Flags.string({description: 'Only these Event kinds (repeatable; "work." matches a family).', multiple: true}),
+    kind: Flags.string({
+      ...repeatable,
+      delimiter: ',',
+      description: 'Only these Event kinds (repeat the flag, or separate with commas; "work." matches a family).',
+    }),
   }
 
   /** Set once Events are streamed: NDJSON is then the whole output, so no envelope follows. */
@@ -55,12 +63,27 @@ ${OPERATOR_EXIT_CODES}`
         this.#streamed = true
         return {status: 'ok', result: null}
       }
-      const transport = await ctx.transport()
       // Runs until interrupted, or until the peer ends the subscription (its code is the outcome).
-      let end = (_code: ErrorCode | null) => {}
-      const ended = new Promise<ErrorCode | null>((resolve) => (end = resolve))
-      process.once('SIGINT', () => end(null))
-      process.once('SIGTERM', () => end(null))
+      // A lost connection is retried with backoff for as long as it takes (a restarting server):
+      // the client resubscribes from its Cursor and drops what it already delivered, so the
+      // output resumes right after the last printed sequence, with no gap and no duplicate.
+      let end = (_why: ErrorCode | 'interrupted' | 'gave-up') => {}
+      const ended = new Promise<ErrorCode | 'interrupted' | 'gave-up'>((resolve) => (end = resolve))
+      process.once('SIGINT', () => end('interrupted'))
+      process.once('SIGTERM', () => end('interrupted'))
+      const transport = await ctx.transport({
+        reconnect: {maxDelayMs: RECONNECT_MAX_DELAY_MS},
+        onConnection: (state, attempt) => {
+          if (state === 'gave-up') return end('gave-up')
+          process.stderr.write(
+            state === 'lost'
+              ? `mwp: connection to the authority lost after sequence ${last}\n`
+              : state === 'retrying'
+                ? `mwp: reconnecting (attempt ${attempt})\n`
+                : `mwp: reconnected; resuming after sequence ${last}\n`,
+          )
+        },
+      })
       let sub
       try {
         sub = await transport.follow(args.group, flags.after, print, (code) => end(code))
@@ -70,8 +93,9 @@ ${OPERATOR_EXIT_CODES}`
       const code = await ended
       await sub.close()
       process.stderr.write(`mwp: ${printed} Event(s), last sequence ${last}\n`)
+      if (code === 'gave-up') throw environment(`gave up reconnecting to ${transport.target}`)
       this.#streamed = true
-      return code === null ? {status: 'ok', result: null} : {status: 'rejected', code}
+      return code === 'interrupted' ? {status: 'ok', result: null} : {status: 'rejected', code}
     })
   }
 }

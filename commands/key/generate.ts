@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {randomUUID} from 'node:crypto'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {KeyFileError, generateSigningKey, serializeKeyFile, writeKeyFile} from '../../src/crypto/keyfile.js'
 import {RegistryEditError, parsePrincipal} from '../../src/signing/registry-edit.js'
 import {isIdentifier} from '../../src/signing/registry.js'
@@ -15,7 +15,7 @@ With --out the private key is written to that file, which must not exist yet (ex
 
 With --json, stdout carries one object {status, result: {binding, keyFile}}; keyFile is the path written, or null when the key file object is returned as result.privateKey instead.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({environment: '--out exists already or cannot be written'})}`
 
   static examples = [
     '<%= config.bin %> key generate --principal agent:urn:example:agent:alice --out alice.key.json',

@@ -1,9 +1,10 @@
 import {Args, Flags} from '@oclif/core'
-import {type Outcome, usage} from '../../src/cli/base.js'
+import {repeatable} from '../../src/cli/flags.js'
+import {type Outcome, usage, exitCodesHelp} from '../../src/cli/base.js'
 import {buildFinalApproval} from '../../src/operator/command-builder.js'
 import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
-import {confirmApproval} from '../../src/operator/prompt.js'
+import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
+import {approvalQuestion, confirmed, requireConfirmation, yesFlag} from '../../src/operator/prompt.js'
 import {tableStyle} from '../../src/operator/output.js'
 import {renderSubmission, renderWorkEvidence} from '../../src/operator/render.js'
 import {inspectFolded} from '../../src/operator/views.js'
@@ -17,7 +18,7 @@ The prompt appears only on a terminal without --json; scripts pass --yes (withou
 
 A child Mission whose approval policy asks for final human approval (§14) is approved by its own MissionOwner with the root human MissionOwner's Approval beside it: the root human runs this command with --sign-only and hands the printed Approval over; the child's MissionOwner passes that file as --root-approval.
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp({...SENDING_CODES, usage: 'not on a terminal (or with --json) without --yes; nothing awaits approval', cancelled: true})}`
 
   static examples = [
     '<%= config.bin %> mission approve G',
@@ -28,9 +29,9 @@ ${OPERATOR_EXIT_CODES}`
   static args = {group: Args.string({description: 'Group ID.', required: true})}
   static flags = {
     ...operatorFlags,
-    yes: Flags.boolean({description: 'Approve without asking (for scripts).', default: false}),
+    yes: yesFlag('Approve'),
     comments: Flags.string({description: 'Comments recorded in the signed Approval.'}),
-    condition: Flags.string({description: 'A condition recorded in the Approval (repeatable).', multiple: true}),
+    condition: Flags.string({...repeatable, description: 'A condition recorded in the Approval (repeatable).'}),
     'sign-only': Flags.boolean({
       description:
         "Print the signed Approval instead of sending it: the root human's Approval of a child Mission, for its MissionOwner's --root-approval.",
@@ -45,9 +46,7 @@ ${OPERATOR_EXIT_CODES}`
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionApprove)
-    const interactive = Boolean(process.stdin.isTTY) && !flags.json
-    if (!flags.yes && !interactive)
-      throw usage('approving needs a confirmation: run on a terminal without --json, or pass --yes')
+    requireConfirmation(flags, 'approving')
     const rootApproval =
       flags['root-approval'] === undefined
         ? undefined
@@ -64,7 +63,7 @@ ${OPERATOR_EXIT_CODES}`
       const evidence = view.workEvidence.length > 0 ? [renderWorkEvidence(view.workEvidence, style)] : []
       const review = [renderSubmission(view.submission, style), ...evidence].join('\n')
       if (!flags.json) out.write(`Mission ${view.missionId}: ${view.objective}\n${review}\n`)
-      if (!flags.yes && !(await confirmApproval(view.missionId, view.submission.missionRevision))) {
+      if (!(await confirmed(flags, approvalQuestion(view.missionId, view.submission.missionRevision).message))) {
         return {status: 'ok', result: {approved: false, submission: view.submission}, text: 'not approved'}
       }
       const approval = buildFinalApproval(ctx.key(), state, {

@@ -1,23 +1,35 @@
 import {Args, Flags} from '@oclif/core'
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags, sendToGroup} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
+import {confirmed, requireConfirmation, yesFlag} from '../../src/operator/prompt.js'
 
 export default class MissionCancel extends OperatorCommand {
   static summary = 'Cancel a Mission (terminal).'
   static description = `Signs mission.cancel with your key (the MissionOwner's) and sends it, guarded by the revision you last saw (a concurrent change is REVISION_CONFLICT, exit 1).
 
-${OPERATOR_EXIT_CODES}`
+A cancelled Mission cannot be resumed, so this asks for confirmation first; the prompt appears only on a terminal without --json, and scripts pass --yes (without it, a non-interactive run is a usage error, exit 2).
 
-  static examples = ['<%= config.bin %> mission cancel G --reason "…"']
+${exitCodesHelp({...SENDING_CODES, usage: 'not on a terminal (or with --json) without --yes', cancelled: true})}`
+
+  static examples = [
+    '<%= config.bin %> mission cancel G --reason "…"',
+    '<%= config.bin %> mission cancel G --reason "…" --yes --json',
+  ]
   static args = {group: Args.string({description: 'Group ID.', required: true})}
   static flags = {
     ...operatorFlags,
     reason: Flags.string({description: 'Why the Mission is cancelled.', required: true}),
+    yes: yesFlag('Cancel'),
   }
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionCancel)
-    return this.withContext(flags, (ctx) => sendToGroup(ctx, args.group, 'mission.cancel', {reason: flags.reason}))
+    requireConfirmation(flags, 'cancelling a Mission')
+    return this.withContext(flags, async (ctx) => {
+      if (!(await confirmed(flags, `Cancel the Mission of ${args.group}? This cannot be undone.`)))
+        return {status: 'ok', result: {cancelled: false, groupId: args.group}, text: 'not cancelled'}
+      return sendToGroup(ctx, args.group, 'mission.cancel', {reason: flags.reason})
+    })
   }
 }

@@ -1,13 +1,13 @@
 import {Args, Flags} from '@oclif/core'
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags, sendToGroup} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
 
 export default class MissionDirect extends OperatorCommand {
   static summary = "Give the Mission's Agents a direction: a Message in the Group's planning Conversation."
   static description = `Signs message.post with your key and sends it. A Message is conversation, not a structured transition, so it carries no revision guard.
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(SENDING_CODES)}`
 
   static examples = ['<%= config.bin %> mission direct G --text "Prioritize the security review."']
   static args = {group: Args.string({description: 'Group ID.', required: true})}

@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 import {nextStep} from '../../src/operator/next-step.js'
 import {outputFlag, tableStyle} from '../../src/operator/output.js'
 import {renderInspection} from '../../src/operator/render.js'
@@ -14,7 +14,7 @@ export default class MissionInspect extends OperatorCommand {
 
 Boxed and fitted to the terminal on a TTY, tab-separated lines when piped (--output chooses; --output json is --json).
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(READING_CODES)}`
 
   static examples = [
     '<%= config.bin %> mission inspect urn:mwp:dev:org:local:group:…',

@@ -1,7 +1,7 @@
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {missionList} from '../../src/operator/mission-list.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 import {outputFlag, tableStyle} from '../../src/operator/output.js'
 import {renderMissionList} from '../../src/operator/render.js'
 
@@ -11,7 +11,7 @@ export default class MissionList extends OperatorCommand {
 
 Boxed and fitted to the terminal on a TTY, tab-separated lines when piped (--output chooses; --output json is --json).
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(READING_CODES)}`
 
   static examples = [
     '<%= config.bin %> mission list',

@@ -1,13 +1,13 @@
 import {Args, Flags} from '@oclif/core'
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags, sendToGroup} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
 
 export default class MissionRequestChanges extends OperatorCommand {
   static summary = 'Send a Mission awaiting approval back to active, with the changes you want.'
   static description = `Signs mission.request_changes with your key (the MissionOwner's) and sends it, guarded by the revision you last saw (a concurrent change is REVISION_CONFLICT, exit 1).
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(SENDING_CODES)}`
 
   static examples = ['<%= config.bin %> mission request-changes G --reason "…"']
   static args = {group: Args.string({description: 'Group ID.', required: true})}

@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 import {renderTree} from '../../src/operator/render.js'
 import {missionTree} from '../../src/operator/views.js'
 
@@ -10,7 +10,7 @@ export default class MissionTree extends OperatorCommand {
     'Show the Mission tree: the Mission and every child Mission reachable from it, each by its Group ID, state and objective.'
   static description = `Follows mission.child.created links Group by Group; a child Group that cannot be read, or whose history starts outside your visibility (§8), is shown as unavailable.
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(READING_CODES)}`
 
   static examples = ['<%= config.bin %> mission tree G']
   static args = {group: Args.string({description: 'Root Group ID.', required: true})}

@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {createDevOrganization} from '../../src/config/dev-org.js'
 import {DEFAULT_HOST, DEFAULT_PORT, OrgConfigError} from '../../src/config/org-config.js'
 import {devTlsHook} from '../../src/config/dev-tls-hook.js'
@@ -12,7 +12,7 @@ export default class OrgInit extends MwpCommand {
 
 Refuses a non-empty DIR (exit 3) unless --force. These keys are for development only.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({environment: 'DIR is not empty (without --force) or cannot be written'})}`
 
   static examples = [
     '<%= config.bin %> org init dev-org',

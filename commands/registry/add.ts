@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {registryFlag} from '../../src/cli/flags.js'
 import {KeyFileError, readKeyFile} from '../../src/crypto/keyfile.js'
 import {formatUtcNow} from '../../src/json/timestamp.js'
@@ -13,7 +13,7 @@ export default class RegistryAdd extends MwpCommand {
 
 The edit is refused (exit 1, the file unchanged byte for byte) when it would break a §6.4 Registry invariant: key-id-rebinding (the key ID is already bound to another Principal or key: key IDs are never reused), valid-from-changed, binding-exists (identical binding already present), key-alias (the same Principal and key under another key ID), public-key-reuse (the key is bound elsewhere), public-key-* (not a canonical prime-order Ed25519 point), registry-invalid (the file itself fails \`mwp registry check\`). The file is replaced atomically.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({rejected: 'the edit would break a Registry invariant (the reason is printed; the file is unchanged)', environment: 'cannot read or replace the registry file, or the key file'})}`
 
   static examples = [
     '<%= config.bin %> registry add --registry registry.json --key alice.key.json',

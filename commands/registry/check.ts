@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, usage} from '../../src/cli/base.js'
 import {parseTimestamp} from '../../src/json/timestamp.js'
 import {
   type RegistryCheck,
@@ -17,7 +17,7 @@ export default class RegistryCheckCommand extends MwpCommand {
 
 Exit 0 when the snapshot is valid, warnings included. FILE defaults to $MWP_REGISTRY; - reads stdin.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({rejected: 'the snapshot is not valid Registry evidence (the reason is printed)', environment: 'cannot read FILE or standard input'})}`
 
   static examples = [
     '<%= config.bin %> registry check registry.json',

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {
   classifyEditFailure,
   initRegistry,
@@ -11,7 +11,7 @@ export default class RegistryInit extends MwpCommand {
   static summary = 'Create an empty Organization registry snapshot file.'
   static description = `Writes {organizationId, bindings: []} to --out. The file is not usable as Registry evidence until a binding is added with \`mwp registry add\` (\`mwp registry check\` reports it as registry-empty). An existing file is never replaced unless --force is given (exit 3).
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({environment: '--out exists already (without --force) or cannot be written'})}`
 
   static examples = ['<%= config.bin %> registry init --organization urn:example:organization:acme --out registry.json']
 

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import Table from 'cli-table3'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {registryFlag} from '../../src/cli/flags.js'
 import {formatUtcNow, parseTimestamp} from '../../src/json/timestamp.js'
 import {
@@ -18,7 +18,7 @@ export default class RegistryShow extends MwpCommand {
 
 An invalid registry is refused (exit 1, with the reason; see \`mwp registry check\`); an unknown --key-id is exit 1 too.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({rejected: 'the registry is not valid, or --key-id is unknown', environment: 'cannot read the registry file'})}`
 
   static examples = [
     '<%= config.bin %> registry show --registry registry.json',

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {resolve} from 'node:path'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
+import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {admissionKeyFlag, storeFlag} from '../../src/cli/flags.js'
 import {readKey} from '../../src/cli/store.js'
 import {isIdentifier} from '../../src/signing/registry.js'
@@ -12,7 +12,7 @@ export default class StoreInit extends MwpCommand {
     "Initialize a store (SQLite file or PostgreSQL database) with the Organization's admission configuration."
   static description = `Records the Organization ID, the admission service identity (from its key file: a service Principal, key ID and public key, plus the key file's absolute path so mwp admit can find it — the private key itself is never stored) and the Command freshness window. Running it again with the same configuration is a no-op; a different configuration is refused.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({environment: 'cannot open the store, or it was initialized with another configuration'})}`
 
   static examples = [
     '<%= config.bin %> store init --store sqlite:mwp.db --organization urn:mwp:dev:org:example --admission-key fixtures/keys/admission.key.json',

@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 import {GRAPH_FORMATS, toDot, toMermaid, toSvg} from '../../src/operator/graph-formats.js'
 import {renderWorkGraph} from '../../src/operator/render.js'
 import {workGraph} from '../../src/operator/views.js'
@@ -15,7 +15,7 @@ export default class WorkGraph extends OperatorCommand {
 
 --format dot and mermaid print graph text (edges from a dependency to the WorkItem waiting for it); svg prints a self-contained picture a browser opens (WorkItems in columns by dependency depth). The critical path is the class "critical" there (drawn red). With --json the result is the graph itself, whatever --format says.
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(READING_CODES)}`
 
   static examples = [
     '<%= config.bin %> work graph G',

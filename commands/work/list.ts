@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
-import type {Outcome} from '../../src/cli/base.js'
+import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
-import {OPERATOR_EXIT_CODES, OperatorCommand} from '../../src/operator/operator-command.js'
+import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 import {outputFlag, tableStyle} from '../../src/operator/output.js'
 import {renderWorkList} from '../../src/operator/render.js'
 import {workGraph} from '../../src/operator/views.js'
@@ -13,7 +13,7 @@ export default class WorkList extends OperatorCommand {
 
 Boxed and fitted to the terminal on a TTY, tab-separated lines when piped (--output chooses; --output json is --json).
 
-${OPERATOR_EXIT_CODES}`
+${exitCodesHelp(READING_CODES)}`
 
   static examples = ['<%= config.bin %> work list G', '<%= config.bin %> work list G --json']
   static args = {group: Args.string({description: 'Group ID.', required: true})}

@@ -1,12 +1,14 @@
 // The base of every `mwp` command: one --json envelope, documented exit codes, stdin as `-`.
 //
 // Exit codes: 0 ok; 1 the document or command was rejected (the wire code is printed);
-// 2 usage error; 3 environment error (unreadable file, unreachable service). An MwpError thrown
-// from execute() exits by its code's category (src/errors.ts categoryOf): a wire code is a
-// rejection, a local code a usage or environment error.
+// 2 usage error; 3 environment error (unreadable file, unreachable service); 4 internal error (a
+// bug: anything thrown that is not an MwpError); 130 cancelled at a prompt (Ctrl-C, 128 + SIGINT
+// as shells report it). An MwpError thrown from execute() exits by its code's category
+// (src/errors.ts categoryOf): a wire code is a rejection, a local code a usage or environment error.
 // With --json, stdout carries exactly one JSON object: {status: "ok", result} on success,
 // {status: "rejected", error} for a rejection (a protocol error object, schemas/error.schema.json),
-// {status: "error", error: {code: "USAGE" | "ENVIRONMENT", message}} otherwise.
+// {status: "error", error: {code: "USAGE" | "ENVIRONMENT" | "INTERNAL" | "CANCELLED", message}}
+// otherwise. Each command documents what its codes mean for it (exitCodesHelp below).
 
 import {Command, Flags} from '@oclif/core'
 import {readFileSync} from 'node:fs'
@@ -21,16 +23,45 @@ import {
   protocolError,
 } from '../errors.js'
 
-export const EXIT = {ok: 0, rejected: 1, usage: 2, environment: 3} as const satisfies Record<
-  'ok' | ErrorCategory,
-  number
->
+export const EXIT = {
+  ok: 0,
+  rejected: 1,
+  usage: 2,
+  environment: 3,
+  internal: 4,
+  cancelled: 130,
+} as const satisfies Record<'ok' | ErrorCategory | 'internal' | 'cancelled', number>
 
-export const EXIT_CODES_HELP = `EXIT CODES
-  0  success
-  1  rejected: the document or command failed verification (the wire code is printed)
-  2  usage error (bad flags or arguments)
-  3  environment error (cannot read a file, cannot reach a service)`
+/**
+ * What a command's exit codes mean for that command: `rejected` only for a command that can be
+ * rejected (omitted: it never exits 1), `environment` when it touches files or services, `usage`
+ * for what is checked beyond the flags' own syntax, `cancelled` for a command that prompts.
+ */
+export interface ExitCodes {
+  rejected?: string
+  usage?: string
+  environment?: string
+  cancelled?: boolean
+}
+
+/** The EXIT CODES section of a command's --help, from its own table (see ExitCodes). */
+export function exitCodesHelp(codes: ExitCodes): string {
+  const rows: [number, string][] = [
+    [EXIT.ok, 'success'],
+    ...(codes.rejected ? [[EXIT.rejected, `rejected: ${codes.rejected}`] as [number, string]] : []),
+    [EXIT.usage, `usage error: bad flags or arguments${codes.usage ? `; ${codes.usage}` : ''}`],
+    ...(codes.environment ? [[EXIT.environment, `environment error: ${codes.environment}`] as [number, string]] : []),
+    [EXIT.internal, 'internal error (a bug in mwp; the stack is printed on stderr)'],
+    ...(codes.cancelled ? [[EXIT.cancelled, 'cancelled at the prompt (Ctrl-C)'] as [number, string]] : []),
+  ]
+  return `EXIT CODES\n${rows.map(([code, text]) => `  ${String(code).padEnd(3)}  ${text}`).join('\n')}`
+}
+
+/** The table of a command that checks a signed document (verify, sign, admit, …). */
+export const EXIT_CODES_HELP = exitCodesHelp({
+  rejected: 'the document or command failed verification (the wire code is printed)',
+  environment: 'cannot read a file, cannot reach a service',
+})
 
 /** A failure the command reports itself; thrown from execute(). Its code is its category. */
 export class CliFailure extends MwpError<CliErrorCode> {}
@@ -101,7 +132,12 @@ export abstract class MwpCommand extends Command {
     try {
       outcome = await this.execute()
     } catch (e) {
-      const failure = asFailure(e)
+      let failure: MwpError
+      try {
+        failure = asFailure(e)
+      } catch {
+        return this.reportUnexpected(e instanceof Error ? e : new Error(String(e)))
+      }
       const {code} = failure
       if (isErrorCode(code)) {
         const note = failure instanceof CliRejection ? failure.note : failure.message
@@ -115,6 +151,20 @@ export abstract class MwpCommand extends Command {
       return
     }
     this.report(outcome)
+  }
+
+  /**
+   * Not an MwpError: Ctrl-C at a prompt (cancelled, 130) or a bug (internal, 4). Never exit 1,
+   * which scripts read as "rejected"; with --json still exactly one object.
+   */
+  private reportUnexpected(e: Error): void {
+    const cancelled = e.name === 'ExitPromptError' || e.name === 'AbortPromptError'
+    const kind = cancelled ? 'cancelled' : 'internal'
+    const message = cancelled ? 'cancelled at the prompt' : `internal error: ${e.message}`
+    process.exitCode = EXIT[kind]
+    if (this.wantsJson()) this.printJson({status: 'error', error: {code: kind.toUpperCase(), message}})
+    else process.stderr.write(`mwp: ${message}\n`)
+    if (!cancelled) process.stderr.write(`${e.stack ?? e.message}\n`)
   }
 
   private report(outcome: Outcome): void {

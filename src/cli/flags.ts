@@ -33,3 +33,10 @@ export const admissionKeyFlag = Flags.string({
   description: "The Organization admission service's private key file (the store's only record writer).",
   env: 'MWP_ADMISSION_KEY',
 })
+
+/**
+ * A repeatable flag (`--kind a --kind b`): one value per occurrence, so it never swallows the
+ * positional argument after it, as oclif's greedy `multiple` does (`--kind work. G` took G as a
+ * second kind). Spread into Flags.string({...repeatable, …}).
+ */
+export const repeatable = {multiple: true, multipleNonGreedy: true} as const

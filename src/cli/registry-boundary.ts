@@ -4,7 +4,7 @@
 import {Flags} from '@oclif/core'
 import {formatUtcNow} from '../json/timestamp.js'
 import {checkRegistry, describeBindings, expireKey, revokeKey} from '../signing/registry-edit.js'
-import {EXIT_CODES_HELP, MwpCommand, type Outcome} from './base.js'
+import {exitCodesHelp, MwpCommand, type Outcome} from './base.js'
 import {registryFlag} from './flags.js'
 import {applyRegistryEdit} from './registry-edit.js'
 
@@ -15,7 +15,7 @@ export function boundaryDescription(field: Boundary): string {
 
 The edit is refused (exit 1, the file unchanged byte for byte) with one of: key-unknown (no such key ID), history-boundary-moved-later (a later value than the effective one: extending validity needs new key material under a new key ID), boundary-unchanged (the same instant: nothing to record), history-recorded-at-decreasing, registry-invalid. A malformed timestamp is a usage error (exit 2). The file is replaced atomically.
 
-${EXIT_CODES_HELP}`
+${exitCodesHelp({rejected: 'the edit is refused (the reason is printed; the file is unchanged)', environment: 'cannot read or replace the registry file'})}`
 }
 
 export function boundaryFlags(field: Boundary) {

@@ -19,20 +19,27 @@
 // folding from the middle (ApplyError).
 
 import {Flags} from '@oclif/core'
-import {existsSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
 import type {SubmitResult} from '../authority/ingress/command.js'
 import type {GroupState} from '../authority/model/state.js'
-import {CliRejection, environment, usage} from '../cli/base.js'
+import {CliRejection, environment, readFailure, usage} from '../cli/base.js'
 import {readKey} from '../cli/store.js'
-import {DEFAULT_CONFIG_FILE, type OrgConfig, loadOrgConfig, resolveStoreUrl} from '../config/org-config.js'
+import {
+  DEFAULT_CONFIG_FILE,
+  type OrgConfig,
+  configRegistry,
+  loadOrgConfig,
+  resolveStoreUrl,
+} from '../config/org-config.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {protocolError} from '../errors.js'
+import {RegistryEvidence, RegistryFault, type ValidatedRegistry} from '../signing/registry.js'
 import {SignError} from '../signing/sign.js'
 import {type BuiltCommand, type CommandSpec, type EpochSource, buildCommand} from './command-builder.js'
 import {EventIntegrityError, type EventDoc, type Transport, openLocalTransport} from './transport.js'
 import {visibleWork} from './visible-work.js'
 import {type WorkSource, foldGroup, outsideVisibility} from './views.js'
-import {openWireTransport} from './wire-transport.js'
+import {type WireTarget, openWireTransport} from './wire-transport.js'
 
 export const operatorFlags = {
   config: Flags.string({
@@ -44,7 +51,8 @@ export const operatorFlags = {
     env: 'MWP_STORE',
   }),
   url: Flags.string({
-    description: "Authority server URL (wss://HOST:PORT); default: the configuration's server.",
+    description:
+      "Authority server URL (wss://HOST:PORT); default: the configuration's server. An empty MWP_URL is a usage error.",
     env: 'MWP_URL',
   }),
   ca: Flags.string({description: "CA certificate file to trust for the server's TLS certificate.", env: 'MWP_CA'}),
@@ -124,7 +132,8 @@ export class OperatorContext {
     }
   }
 
-  async transport(): Promise<Transport> {
+  /** `wire` tunes a server connection (reconnection, e.g. for `group tail --follow`); the local transport has none. */
+  async transport(wire: Pick<WireTarget, 'reconnect' | 'onConnection'> = {}): Promise<Transport> {
     if (this.#transport) return this.#transport
     const {store, url} = this.flags
     if (store !== undefined && url !== undefined) throw usage('give either --store (local) or --url (server), not both')
@@ -135,8 +144,15 @@ export class OperatorContext {
         )
       this.#transport = await openLocalTransport({...this.config, store: resolveStoreUrl(process.cwd(), store)}) // a flag's relative path is relative to the working directory
     } else {
+      // oclif drops an empty env twin as if unset: a script that meant to name a server would then
+      // silently talk to the configuration's, so an empty MWP_URL is refused instead.
+      if (url === undefined && process.env.MWP_URL === '')
+        throw usage(
+          "MWP_URL is set but empty: unset it to use the configuration's server, or set it to wss://HOST:PORT",
+        )
       const target = url ?? this.config?.server.url
       if (!target) throw usage('nowhere to send: give --url wss://HOST:PORT, --store URL, or --config FILE')
+      checkServerUrl(target, url !== undefined ? '--url' : `server.url of ${this.config!.file}`)
       const ca = this.flags.ca ?? this.config?.server.tls?.ca
       const key = this.key() // HELLO authenticates with the operator's own key
       try {
@@ -145,6 +161,7 @@ export class OperatorContext {
           key,
           ca,
           registry: this.flags.registry ?? this.config?.registry,
+          ...wire,
         })
       } catch (e) {
         throw environment((e as Error).message, {cause: e}) // unreachable server, TLS trust, unreadable CA or registry
@@ -256,11 +273,63 @@ export class OperatorContext {
 }
 
 /** Resolves a short Agent name (`coordinator`) to the dev Organization's ID scheme; URIs pass through. */
-export function agentId(value: string, config: OrgConfig | undefined): string {
+function agentId(value: string, config: OrgConfig | undefined, flag = '--agent'): string {
   if (value.includes(':')) return value
   if (!config)
-    throw usage(`--agent ${value} is not a URI and there is no configuration to resolve a short name against`)
+    throw usage(`${flag} ${value} is not a URI and there is no configuration to resolve a short name against`)
   return `${config.organization}:agent:${value}`
+}
+
+/**
+ * The Agent ID `flag` names, checked against the Organization registry (the configuration's, else
+ * --registry): a principal that does not exist, or is a human or a service, is a usage error here
+ * rather than a Command the authority refuses after it was signed and sent. With no registry at
+ * hand there is nothing to check against, and the authority decides.
+ */
+export function registeredAgent(
+  value: string,
+  flags: OperatorFlags,
+  config: OrgConfig | undefined,
+  flag: string,
+): string {
+  const id = agentId(value, config, flag)
+  const registry = registryOf(flags, config)
+  if (!registry) return id
+  const principals = [...registry.bindings.values()].map((b) => b.principal)
+  // A short name is tried as every principal type, so `owner` is reported as the human it names.
+  const named =
+    principals.find((p) => p.id === id) ?? principals.find((p) => p.id === shortNameId(value, config, p.type))
+  if (!named)
+    throw usage(`${flag} ${value}: no Agent ${id} in the Organization registry (${flags.registry ?? config!.registry})`)
+  if (named.type !== 'agent') throw usage(`${flag} ${value}: ${named.id} is a ${named.type}, not an Agent`)
+  return id
+}
+
+/** A server URL the wire client can dial (wss://, or ws:// for an --insecure-loopback server), else a usage error. */
+function checkServerUrl(target: string, source: string): void {
+  let protocol: string
+  try {
+    protocol = new URL(target).protocol
+  } catch {
+    throw usage(`${source} ${target} is not a URL: give wss://HOST:PORT`)
+  }
+  if (protocol !== 'wss:' && protocol !== 'ws:') throw usage(`${source} ${target} is not a wss:// URL`)
+}
+
+const shortNameId = (value: string, config: OrgConfig | undefined, type: string) =>
+  value.includes(':') || !config ? undefined : `${config.organization}:${type}:${value}`
+
+function registryOf(flags: OperatorFlags, config: OrgConfig | undefined): ValidatedRegistry | undefined {
+  if (flags.registry === undefined) return config ? (configRegistry(config).resolve() as ValidatedRegistry) : undefined
+  let bytes: Buffer
+  try {
+    bytes = readFileSync(flags.registry)
+  } catch (e) {
+    throw readFailure(flags.registry, e)
+  }
+  const resolved = RegistryEvidence.fromBytes(bytes).resolve()
+  if (resolved instanceof RegistryFault) throw usage(`--registry ${flags.registry} is not valid (${resolved.reason})`)
+  return resolved
 }
 
 /**

@@ -1,6 +1,7 @@
 // Payloads of the human control Commands, built from plain options (the CLI flags).
 
 import {randomUUID} from 'node:crypto'
+import {compareInstants, formatUtcNow, parseTimestamp} from '../json/timestamp.js'
 
 export interface NewMission {
   organization?: string
@@ -28,6 +29,18 @@ export function newMissionIds(organization?: string, groupId?: string): {groupId
   return organization
     ? {groupId: `${organization}:group:${id}`, missionId: `${organization}:mission:${id}`}
     : {groupId: `urn:uuid:${id}`, missionId: `urn:uuid:${randomUUID()}`}
+}
+
+/**
+ * Why `deadline` cannot be a new Mission's deadline, or null: it must be a protocol timestamp
+ * (RFC 3339, e.g. 2027-01-31T00:00:00Z) after `now` — a Mission that is already overdue cannot
+ * be worked on. `now` is the caller's clock, so the boundary is testable.
+ */
+export function deadlineProblem(deadline: string, now: Date): string | null {
+  const at = parseTimestamp(deadline)
+  if (at === null) return 'not an RFC 3339 timestamp (e.g. 2027-01-31T00:00:00Z)'
+  if (compareInstants(at, parseTimestamp(formatUtcNow(now))!) <= 0) return `in the past (now is ${formatUtcNow(now)})`
+  return null
 }
 
 export function missionCreatePayload(m: NewMission): Record<string, unknown> {

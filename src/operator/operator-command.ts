@@ -1,7 +1,7 @@
 // The base of the operator commands: MwpCommand (one --json envelope, exit codes) plus an
 // OperatorContext that is always closed, so a run never leaves a store or socket open.
 
-import {MwpCommand, type Outcome} from '../cli/base.js'
+import {type ExitCodes, MwpCommand, type Outcome} from '../cli/base.js'
 import {OperatorContext, type OperatorFlags} from './cli-context.js'
 
 export abstract class OperatorCommand extends MwpCommand {
@@ -19,10 +19,14 @@ export abstract class OperatorCommand extends MwpCommand {
   }
 }
 
-export const OPERATOR_EXIT_CODES = `EXIT CODES
-  0  success
-  1  rejected: the authority refused the Command, the Group is unknown or not visible to you
-     (GROUP_NOT_FOUND), or the command needs Group history outside your visibility
-     (AUTH_FORBIDDEN, §8); the wire code is printed
-  2  usage error (bad flags or arguments)
-  3  environment error (cannot read the configuration or a key, cannot reach the authority)`
+const NOT_VISIBLE =
+  'the Group is unknown or not visible to you (GROUP_NOT_FOUND), or the command needs Group history outside your visibility (AUTH_FORBIDDEN, §8)'
+
+/** Exit codes of a command that sends a Command to the authority. */
+export const SENDING_CODES = {
+  rejected: `the authority refused the Command (the wire code is printed); or ${NOT_VISIBLE}`,
+  environment: 'cannot read the configuration or a key, cannot reach the authority',
+} as const satisfies ExitCodes
+
+/** Exit codes of a command that only reads a Group. */
+export const READING_CODES = {...SENDING_CODES, rejected: NOT_VISIBLE} as const satisfies ExitCodes

@@ -11,7 +11,7 @@
 import {readFileSync} from 'node:fs'
 import {RegistryEvidence, RegistryFault} from '../signing/registry.js'
 import type {SigningKey} from '../crypto/keyfile.js'
-import {WireClient, type DeliveredEvent} from '../wire/client.js'
+import {type DeliveredEvent, type ReconnectOptions, WireClient} from '../wire/client.js'
 import type {EventDoc, Subscription, Transport} from './transport.js'
 
 export interface WireTarget {
@@ -21,6 +21,13 @@ export interface WireTarget {
   ca?: string
   /** Registry file of the Organization: delivered Events are verified against it. */
   registry?: string
+  /** Reconnection after a lost connection (default: give up after 5 attempts). */
+  reconnect?: ReconnectOptions
+  /**
+   * The connection was lost, is being retried (attempt 1, 2, …), is back (subscriptions resumed
+   * from their Cursors), or is given up.
+   */
+  onConnection?: (state: 'lost' | 'retrying' | 'restored' | 'gave-up', attempt?: number) => void
 }
 
 /** How long the replay must stay quiet before a one-shot read is complete. */
@@ -53,8 +60,14 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
       key: target.key,
       registry,
       ...(ca ? {ca} : {}),
-      reconnect: {maxAttempts: 5},
+      reconnect: target.reconnect ?? {maxAttempts: 5},
       autoAck: false,
+      onDisconnected: () => target.onConnection?.('lost'),
+      onNotice: ({code, detail}) => {
+        if (code === 'RECONNECTING') target.onConnection?.('retrying', (detail as {attempt: number}).attempt)
+        else if (code === 'RECONNECTED') target.onConnection?.('restored')
+        else if (code === 'GAVE_UP') target.onConnection?.('gave-up')
+      },
     })
   } catch (e) {
     throw new Error(`cannot connect to ${target.url}: ${(e as Error).message}`)

@@ -260,7 +260,7 @@ describe('mission commands', async () => {
       kind: 'mission.changes_requested',
       payload: {reason: 'Add the migration notes.'},
     })
-    expect(op(['mission', 'cancel', g, '--reason', 'Superseded.']).status).toBe(0)
+    expect(op(['mission', 'cancel', g, '--reason', 'Superseded.', '--yes']).status).toBe(0)
     expect((await logged(g)).at(-1)).toMatchObject({kind: 'mission.cancelled', payload: {reason: 'Superseded.'}})
     expect(inspectMission(await logged(g))!.state).toBe('cancelled')
   })
@@ -271,7 +271,7 @@ describe('mission commands', async () => {
     const changes = op(['mission', 'request-changes', g, '--reason', 'x', '--json'])
     expect(changes.status).toBe(1)
     expect(json(changes).status).toBe('rejected')
-    const cancel = op(['mission', 'cancel', g, '--reason', 'x', '--key', key('coordinator'), '--json'])
+    const cancel = op(['mission', 'cancel', g, '--reason', 'x', '--yes', '--key', key('coordinator'), '--json'])
     expect(cancel.status).toBe(1)
     expect(json(cancel).error.code).toBe('AUTH_FORBIDDEN')
     expect((await logged(g)).length).toBe(before)

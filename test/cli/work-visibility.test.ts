@@ -272,7 +272,7 @@ describe('operator Commands of members with late visibility (§8)', () => {
     expect(json(issued)).toMatchObject({status: 'rejected', error: {code: 'AUTH_FORBIDDEN'}})
     noStack(issued)
     // The same through `mission cancel`, guarded by the revision the Worker sees (the Group's).
-    const cancelled = await cli('worker-1', ['mission', 'cancel', g, '--reason', 'not mine to cancel'])
+    const cancelled = await cli('worker-1', ['mission', 'cancel', g, '--reason', 'not mine to cancel', '--yes'])
     expect(cancelled.status, cancelled.stdout + cancelled.stderr).toBe(1)
     expect(cancelled.stdout.trim()).toBe('AUTH_FORBIDDEN')
     noStack(cancelled)

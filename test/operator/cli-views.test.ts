@@ -9,7 +9,7 @@ import {render} from '@inquirer/testing'
 import {confirm} from '@inquirer/prompts'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {approvalQuestion} from '../../src/operator/prompt.js'
-import {json, mwp} from '../support/cli.js'
+import {json, mwp, onTerminal} from '../support/cli.js'
 import {
   type OperatorOrg,
   devContract,
@@ -215,28 +215,6 @@ describe('work and group views', async () => {
     expect(none.status).toBe(2)
   })
 })
-
-/**
- * Runs `mwp ARGS` on a pseudo-terminal (util-linux `script`), answers the prompt once it is on
- * screen, and returns the exit code and the screen output.
- */
-async function onTerminal(args: string[], answer?: string): Promise<{status: number | null; screen: string}> {
-  const cmd = [process.execPath, join(PROJECT_ROOT, 'bin/run.js'), ...args]
-    .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
-    .join(' ')
-  const child = spawn('script', ['-qec', cmd, '/dev/null'], {env: {...process.env, NO_COLOR: '1'}})
-  let screen = ''
-  let answered = false
-  child.stdout.on('data', (d) => {
-    screen += d
-    if (answer !== undefined && !answered && screen.includes('(y/N)')) {
-      answered = true
-      child.stdin.write(answer)
-    }
-  })
-  const status = await new Promise<number | null>((resolve) => child.on('close', resolve))
-  return {status, screen}
-}
 
 describe('approval prompt', async () => {
   it('[+cmd:mission.approve] on a terminal, approve asks first: Enter (the default No) signs nothing, y approves', async () => {

@@ -42,6 +42,28 @@ export function mwpAsync(args: string[], options: {input?: string | Buffer; cwd?
   })
 }
 
+/**
+ * Runs `mwp ARGS` on a pseudo-terminal (util-linux `script`), answers the prompt once it is on
+ * screen, and returns the exit code and the screen output.
+ */
+export async function onTerminal(args: string[], answer?: string): Promise<{status: number | null; screen: string}> {
+  const cmd = [process.execPath, join(PROJECT_ROOT, 'bin/run.js'), ...args]
+    .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
+    .join(' ')
+  const child = spawn('script', ['-qec', cmd, '/dev/null'], {env: {...process.env, NO_COLOR: '1'}})
+  let screen = ''
+  let answered = false
+  child.stdout.on('data', (d) => {
+    screen += d
+    if (answer !== undefined && !answered && screen.includes('(y/N)')) {
+      answered = true
+      child.stdin.write(answer)
+    }
+  })
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  return {status, screen}
+}
+
 /** Runs tasks with bounded concurrency (the machine has two cores). */
 export async function pool<T, R>(items: T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array(items.length)
