@@ -183,7 +183,7 @@ describe('work.submit Evidence through the operator CLI', () => {
     const r = issueSubmit(g, w, leaseId, [partial])
     expect(r.status, r.stdout + r.stderr).toBe(1)
     expect(json(r)).toMatchObject({status: 'rejected', error: {code: 'INVALID_COMMAND'}})
-    expect(json(r).note).toContain('links')
+    expect(json(r).error.details.detail).toContain('links')
     expect((await logged(o, g)).length).toBe(before)
     const inspect = op(['mission', 'inspect', g, '--json'])
     expect(json(inspect).result.workEvidence).toEqual([])
