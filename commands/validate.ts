@@ -19,7 +19,8 @@ ${EXIT_CODES_HELP}`
   static flags = {
     schema: Flags.string({
       char: 's',
-      description: 'Schema name, e.g. command, event, work-item (see schemas/), or a Command kind for its payload, e.g. work.offer.',
+      description:
+        'Schema name, e.g. command, event, work-item (see schemas/), or a Command kind for its payload, e.g. work.offer.',
       required: true,
     }),
   }

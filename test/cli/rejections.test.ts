@@ -82,7 +82,10 @@ beforeAll(async () => {
   const created = mwp(['mission', 'create', '--objective', 'Ship 0.1', '--coordinator', 'coordinator', '--json'], {env})
   expect(created.status, created.stderr).toBe(0)
   group = json(created).result.groupId as string
-  const authorized = issue('coordinator', 'work.authorize', {workItemId: `${group}:work:notes`, contract: devContract()})
+  const authorized = issue('coordinator', 'work.authorize', {
+    workItemId: `${group}:work:notes`,
+    contract: devContract(),
+  })
   expect(authorized.status, authorized.stdout + authorized.stderr).toBe(0)
 }, 90_000)
 afterAll(async () => {

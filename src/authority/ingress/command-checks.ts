@@ -35,9 +35,14 @@ export function checkCommand(
   if (invalid) return invalid
   const unknown = unknownCriticalExtension(command.extensions)
   if (unknown !== null)
-    return told('UNKNOWN_CRITICAL_EXTENSION', 'extension', `this authority does not implement the critical extension ${unknown}`)
+    return told(
+      'UNKNOWN_CRITICAL_EXTENSION',
+      'extension',
+      `this authority does not implement the critical extension ${unknown}`,
+    )
   const offline = offlineBinding(command.kind, command.extensions)
-  if (typeof offline === 'string') return told(offline, 'extension', OFFLINE_REASONS[offline] ?? 'the offline-execution extension is invalid')
+  if (typeof offline === 'string')
+    return told(offline, 'extension', OFFLINE_REASONS[offline] ?? 'the offline-execution extension is invalid')
   const forbidden = authorize(authority, command)
   if (forbidden) return forbidden
   const taken = principalNamedGroup(authority, command)
@@ -68,7 +73,9 @@ function authorize(authority: Authority, c: GroupCommand): Refused | null {
     if (servicePolicyAct(authority.policy, c.kind, c.actor.id)) return null
     // §6.3/§11.3 (B9): only this authority's own identity service, which opens sessions, revokes their leases.
     if (c.kind === LEASE_REVOKE)
-      return c.actor.id === authority.principal.id ? null : forbidden("only this authority's identity service revokes leases")
+      return c.actor.id === authority.principal.id
+        ? null
+        : forbidden("only this authority's identity service revokes leases")
     if (c.kind === GROUP_ARCHIVE)
       return (authority.policy.archivers ?? []).includes(c.actor.id)
         ? null
@@ -98,7 +105,12 @@ function principalNamedGroup(authority: Authority, c: GroupCommand): Refused | n
   const registry = authority.registry.resolve()
   if (registry instanceof RegistryFault) return opaque('INTERNAL_ERROR', 'policy', `registry: ${registry.reason}`)
   return [...registry.bindings.values()].some((b) => b.principal.id === groupId)
-    ? told('INVALID_COMMAND', 'policy', `payload.groupId ${String(groupId)} is the ID of a registered principal`, '/payload/groupId')
+    ? told(
+        'INVALID_COMMAND',
+        'policy',
+        `payload.groupId ${String(groupId)} is the ID of a registered principal`,
+        '/payload/groupId',
+      )
     : null
 }
 

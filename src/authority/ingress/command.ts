@@ -101,7 +101,9 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
   // Organization-scoped kinds have their own receipt shape: organization.ts submitOrganizationCommand()
   // (the wire server routes them there).
   if (!inGroup(command))
-    return answers.refused(told('INVALID_COMMAND', 'envelope', `${command.kind} is a Group Command: it needs a groupId`))
+    return answers.refused(
+      told('INVALID_COMMAND', 'envelope', `${command.kind} is a Group Command: it needs a groupId`),
+    )
   const verdict = checkCommand(authority, command, commandBytes)
   // A rejected embedded document's diagnostic is audited once, here; the sender gets its code only.
   const checked =

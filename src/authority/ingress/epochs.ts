@@ -15,7 +15,8 @@ export function checkEpochs(c: AdmittedCommand): Refused | null {
   const invalid = (reason: string) => told('INVALID_COMMAND', 'envelope', reason)
   const creates = c.kind === 'mission.create' || c.kind === 'mission.create_follow_up'
   if (creates) {
-    if (c.actor.type !== 'human') return told('AUTH_FORBIDDEN', 'envelope', `only a human creates a Mission with ${c.kind}`)
+    if (c.actor.type !== 'human')
+      return told('AUTH_FORBIDDEN', 'envelope', `only a human creates a Mission with ${c.kind}`)
     return c.sessionEpoch !== undefined || c.membershipEpoch !== undefined
       ? invalid(`${c.kind} carries no sessionEpoch or membershipEpoch`)
       : null

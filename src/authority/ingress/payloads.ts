@@ -14,7 +14,12 @@ export function payloadError(kind: string, payload: unknown): Refused | null {
   if (checked.valid) return null
   const [first] = checked.errors
   const pointer = `/payload${first?.pointer ?? ''}`
-  return told('SCHEMA_VALIDATION_FAILED', 'payload', `${kind} payload ${pointer}: ${first?.message ?? 'invalid'}`, pointer)
+  return told(
+    'SCHEMA_VALIDATION_FAILED',
+    'payload',
+    `${kind} payload ${pointer}: ${first?.message ?? 'invalid'}`,
+    pointer,
+  )
 }
 
 /** §10.1: a Work Contract is a valid work-contract.schema.json document (the decider's DecideContext.validWorkContract). */
