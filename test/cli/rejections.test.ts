@@ -134,30 +134,52 @@ describe('a semantic refusal tells its sender why', () => {
   })
 })
 
-describe('a verification failure stays opaque', () => {
-  let transport: Transport | undefined
-  afterAll(async () => transport?.close())
-
-  it('a Command whose signature does not match gets the code and the fixed message only: no details', async () => {
-    const config = loadOrgConfig(org.config)
-    transport = await openWireTransport({
+describe('what a refusal must not tell', () => {
+  const transports: Transport[] = []
+  afterAll(async () => {
+    for (const t of transports) await t.close()
+  })
+  /** A wire transport authenticated as `name`, straight to the server (the CLI would refuse first). */
+  const connect = async (name: string) => {
+    const t = await openWireTransport({
       url: env.MWP_URL!,
-      key: readKeyFile(key('owner')),
+      key: readKeyFile(key(name)),
       ca: env.MWP_CA!,
-      registry: config.registry,
+      registry: loadOrgConfig(org.config).registry,
     })
-    const built = buildCommand(readKeyFile(key('owner')), {
+    transports.push(t)
+    return t
+  }
+  const post = (t: Transport, name: string, g: string, text: string) =>
+    buildCommand(readKeyFile(key(name)), {
       kind: 'message.post',
-      groupId: group,
-      payload: {text: 'signed'},
+      groupId: g,
+      payload: {text},
       state: null,
       membershipEpoch: 1,
+      ...(t.sessionEpoch !== undefined ? {sessionEpoch: t.sessionEpoch} : {}),
     })
-    const tampered = Buffer.from(Buffer.from(built.bytes).toString('utf8').replace('"signed"', '"forged"'))
-    const r = await transport.submit(tampered)
+  const errorOf = async (t: Transport, bytes: Uint8Array) => {
+    const r = await t.submit(bytes)
     expect('error' in r).toBe(true)
-    const error = (r as {error: Record<string, unknown>}).error
-    expect(error).toEqual({
+    return (r as {error: Record<string, unknown>}).error
+  }
+
+  it('a stranger gets GROUP_NOT_FOUND without details, exactly as for a Group that does not exist (no existence oracle)', async () => {
+    const t = await connect('worker-2')
+    const strip = (e: Record<string, unknown>) => ({...e, occurredAt: 0, relatedActionId: 0, relatedFrameId: 0})
+    const stranger = await errorOf(t, post(t, 'worker-2', group, 'hello?').bytes)
+    const absent = await errorOf(t, post(t, 'worker-2', `${group}-absent`, 'hello?').bytes)
+    expect(stranger).toMatchObject({code: 'GROUP_NOT_FOUND', message: errorMessage('GROUP_NOT_FOUND')})
+    expect(stranger).not.toHaveProperty('details')
+    expect(strip(stranger)).toEqual(strip(absent))
+  })
+
+  it('a Command whose signature does not match gets the code and the fixed message only: no details', async () => {
+    const t = await connect('owner')
+    const built = post(t, 'owner', group, 'signed')
+    const tampered = Buffer.from(Buffer.from(built.bytes).toString('utf8').replace('"signed"', '"forged"'))
+    expect(await errorOf(t, tampered)).toEqual({
       code: 'AUTH_INVALID_SIGNATURE',
       message: 'Signed document signature, key validity, admission proof or freshness check failed.',
       retryable: false,
