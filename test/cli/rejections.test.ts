@@ -20,7 +20,7 @@ import {openWireTransport} from '../../src/operator/wire-transport.js'
 import {until} from '../support/agent-org.js'
 import {serveProcess} from '../support/authority-process.js'
 import {json, mwp} from '../support/cli.js'
-import {devContract} from '../support/operator-helpers.js'
+import {devContract, devSelectionBasis} from '../support/operator-helpers.js'
 
 let dir: string
 let org: DevOrganization
@@ -40,21 +40,11 @@ const issue = (signer: string, kind: string, payload: unknown, ...flags: string[
   })
 
 const inAnHour = () => new Date(Date.now() + 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z')
-const basis = (candidate: string) => ({
-  [candidate]: {
-    verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-    authorizationEligible: true,
-    availabilityEstimate: '2026-12-01T09:00:00Z',
-    expectedCost: 1,
-    reliabilityEvidence: [],
-    policyRulesApplied: ['org.assignment.capability-match'],
-  },
-})
 const offer = (extra: Record<string, unknown> = {}) => ({
   workItemId: `${group}:work:notes`,
   candidates: [worker],
   expiresAt: inAnHour(),
-  selectionBasis: basis(worker),
+  selectionBasis: devSelectionBasis(worker),
   ...extra,
 })
 
