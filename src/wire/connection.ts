@@ -45,6 +45,7 @@ import {
 import {Directory} from './directory.js'
 import {GroupPump} from './group-pump.js'
 import {verifyHelloSignature} from './hello.js'
+import {opaque, refusalAudit} from '../authority/ingress/answers.js'
 import {isOrganizationKind, submitOrganizationCommand} from '../authority/ingress/organization.js'
 import type {ServerContext} from './server.js'
 import {SessionError, currentSessionEpoch, openSession} from '../authority/ingress/sessions.js'
@@ -508,7 +509,22 @@ export class Connection {
     const bytes = Buffer.from(received, 'utf8')
     const principal = this.principal!
     const rejected = (error: ProtocolError) => this.#rejected(command, {...error, ...related})
-    if (actor?.id !== principal.id || actor?.type !== principal.type) return rejected(errorOf('AUTH_FORBIDDEN'))
+    const {authority} = this.context
+    // Refused here, before ingress: audited as ingress audits its refusals, answered with the code alone.
+    const fenced = async (code: ErrorCode, reason: string) => {
+      const refused = {
+        kind: String(command.kind),
+        actionId: String(command.actionId),
+        actor: principal,
+        ...(typeof command.groupId === 'string' ? {groupId: command.groupId} : {}),
+      }
+      await authority.store
+        .audit(refusalAudit(authority.clock(), refused, opaque(code, 'session', reason)))
+        .catch(() => undefined)
+      rejected(errorOf(code))
+    }
+    if (actor?.id !== principal.id || actor?.type !== principal.type)
+      return fenced('AUTH_FORBIDDEN', "the Command's actor is not the session's principal")
     // A lower epoch than this session's goes to ingress: the unchanged retry of a Command accepted
     // under an older session gets its receipt there, anything else is AUTH_STALE_SESSION (§15.1).
     // A higher one was never issued to an unfenced session.
@@ -517,9 +533,8 @@ export class Connection {
       typeof command.sessionEpoch === 'number' &&
       command.sessionEpoch > (this.sessionEpoch ?? 0)
     ) {
-      return rejected(errorOf('AUTH_STALE_SESSION'))
+      return fenced('AUTH_STALE_SESSION', `sessionEpoch ${command.sessionEpoch} is above this session's`)
     }
-    const {authority} = this.context
     if (isOrganizationKind(command.kind)) {
       const r = await submitOrganizationCommand(authority, bytes)
       if ('error' in r) return rejected(r.error)

@@ -13,7 +13,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type DevOrganization, createDevOrganization} from '../../src/config/dev-org.js'
 import {loadOrgConfig} from '../../src/config/org-config.js'
 import {readKeyFile} from '../../src/crypto/keyfile.js'
-import {errorMessage} from '../../src/errors.js'
+import {errorMessage, protocolError} from '../../src/errors.js'
 import {buildCommand} from '../../src/operator/command-builder.js'
 import type {Transport} from '../../src/operator/transport.js'
 import {openWireTransport} from '../../src/operator/wire-transport.js'
@@ -163,6 +163,26 @@ describe('what a refusal must not tell', () => {
     expect(stranger).toMatchObject({code: 'GROUP_NOT_FOUND', message: errorMessage('GROUP_NOT_FOUND')})
     expect(stranger).not.toHaveProperty('details')
     expect(strip(stranger)).toEqual(strip(absent))
+  })
+
+  it("a Command of another principal than the session's is AUTH_FORBIDDEN, code only, and audited", async () => {
+    const t = await connect('worker-2')
+    const built = post(t, 'owner', group, 'not mine to send')
+    const error = await errorOf(t, built.bytes)
+    expect(error).toEqual({
+      ...protocolError('AUTH_FORBIDDEN', error.occurredAt as string),
+      relatedFrameId: expect.any(String),
+      relatedActionId: built.actionId,
+    })
+    const entries = json(mwp(['audit', 'list', '--store', storeUrl(), '--json'])).result.entries as Record<
+      string,
+      string
+    >[]
+    expect(entries.find((e) => e.subject?.includes(built.actionId))).toMatchObject({
+      stage: 'session',
+      reason: 'AUTH_FORBIDDEN',
+      documentKind: 'command message.post',
+    })
   })
 
   it('a Command whose signature does not match gets the code and the fixed message only: no details', async () => {

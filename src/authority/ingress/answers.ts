@@ -75,14 +75,20 @@ export function refusal(authority: Authority, command: RefusedCommand, r: Refuse
       : undefined
   return {
     error: {...protocolError(r.code, at, details), relatedActionId: command.actionId},
-    audit: {
-      at,
-      stage: r.stage,
-      reason: r.code,
-      documentKind: `command ${command.kind}`,
-      subject: `${command.actor.type} ${command.actor.id} action ${command.actionId}${command.groupId !== undefined ? ` in ${command.groupId}` : ''}`,
-      ...(r.reason !== undefined ? {detail: r.pointer !== undefined ? `${r.reason} (at ${r.pointer})` : r.reason} : {}),
-    },
+    audit: refusalAudit(at, command, r),
+  }
+}
+
+/** The audit entry of a refused Command: its stage, its code as reason, what and whose it was, and why. */
+export function refusalAudit(at: string, command: RefusedCommand, r: Refused): AuditEntry {
+  const where = command.groupId !== undefined ? ` in ${command.groupId}` : ''
+  return {
+    at,
+    stage: r.stage,
+    reason: r.code,
+    documentKind: `command ${command.kind}`,
+    subject: `${command.actor.type} ${command.actor.id} action ${command.actionId}${where}`,
+    ...(r.reason !== undefined ? {detail: r.pointer !== undefined ? `${r.reason} (at ${r.pointer})` : r.reason} : {}),
   }
 }
 
