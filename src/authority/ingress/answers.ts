@@ -64,7 +64,7 @@ export interface Refusal {
   audit?: AuditEntry
 }
 
-/** The §19 `details` schema limit does not exist, but `message`'s 2000 characters are a sane bound. */
+/** error.schema.json bounds `message` at 2000 characters and `details` not at all: a detail gets the same bound. */
 const MAX_DETAIL = 2000
 
 export function refusal(authority: Authority, command: RefusedCommand, r: Refused): Refusal {

@@ -125,21 +125,23 @@ function withEmbedded(
   command: GroupCommand,
   commandBytes: Uint8Array,
 ): GroupCommand | Refused | EmbeddedRejection {
-  const unverified = (member: string) => opaque('INVALID_COMMAND', 'embedded', `payload.${member} does not verify`)
   // An embedded document is verified exactly as it stood in the received Command (principle 4);
-  // the Command is parsed for its source texts once, and only when it embeds one.
+  // the Command is parsed for its source texts once, and only when it embeds one. A failure's
+  // stage and reason go to the audit entry only.
   let sources: ReturnType<typeof sourcesIn> | undefined
-  const embedded = (kind: 'approval' | 'artifact', member: string): VerifiedApproval | null => {
+  const embedded = (kind: 'approval' | 'artifact', member: string): VerifiedApproval | Refused => {
     sources ??= sourcesIn(commandBytes)
     const v = verify(kind, Buffer.from(sources(['payload', member]) ?? '', 'utf8'), authority.registry)
-    return v instanceof Rejection ? null : {signer: v.principal, document: v.document}
+    if (!(v instanceof Rejection)) return {signer: v.principal, document: v.document}
+    const d = Rejection.diagnostic(v)
+    return opaque('INVALID_COMMAND', 'embedded', `payload.${member} fails verification: ${d.stage} ${d.reason}`)
   }
   if (command.kind === 'mission.approve') {
     const approval = embedded('approval', 'approval')
-    if (approval === null) return unverified('approval')
+    if ('code' in approval) return approval
     if (command.payload.rootApproval === undefined) return {...command, approval}
     const rootApproval = embedded('approval', 'rootApproval')
-    return rootApproval === null ? unverified('rootApproval') : {...command, approval, rootApproval}
+    return 'code' in rootApproval ? rootApproval : {...command, approval, rootApproval}
   }
   if (command.kind === 'work.submit') {
     // §13.2: a failing Evidence document comes back whole, for ingress to audit (evidence.ts).
@@ -153,7 +155,7 @@ function withEmbedded(
   }
   if (command.kind === 'artifact.publish') {
     const artifact = embedded('artifact', 'artifact')
-    return artifact === null ? unverified('artifact') : {...command, artifact}
+    return 'code' in artifact ? artifact : {...command, artifact}
   }
   return command
 }
