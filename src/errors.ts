@@ -43,12 +43,43 @@ export type ErrorCode = (typeof ERROR_CODES)[number]
  */
 const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['BACKPRESSURE', 'RATE_LIMITED', 'INTERNAL_ERROR'])
 
-/** Fixed, non-diagnostic messages: the wire never says which check failed (§6.4). */
-const MESSAGES: Partial<Record<ErrorCode, string>> = {
+/**
+ * Each code's fixed message, the §19 meaning in a sentence. It is the same for every error of the
+ * code, so it never says which check failed (§6.4); what a semantic refusal adds for its sender
+ * goes in `details` (ErrorDetails).
+ */
+const MESSAGES: Record<ErrorCode, string> = {
+  UNSUPPORTED_VERSION: 'No compatible protocol version.',
+  AUTH_REQUIRED: 'Authentication is required.',
   AUTH_INVALID_SIGNATURE: 'Signed document signature, key validity, admission proof or freshness check failed.',
+  AUTH_STALE_SESSION: 'The Session Epoch is fenced: authenticate again and use the current epoch.',
+  AUTH_STALE_COORDINATOR: 'The Coordinator Epoch is fenced: a newer Coordinator lease exists.',
+  AUTH_FORBIDDEN: 'The actor lacks permission or policy eligibility for this action.',
+  GROUP_NOT_FOUND: 'The Group is absent or not disclosed to this actor.',
+  MEMBERSHIP_REQUIRED: 'The actor has no applicable Membership.',
+  MEMBERSHIP_STALE: 'The Membership Epoch is fenced: use the current epoch.',
   SCHEMA_VALIDATION_FAILED: 'Object does not conform to its schema.',
+  INVALID_COMMAND: 'The Command is well-formed but semantically invalid.',
+  INVALID_STATE_TRANSITION: 'The current state forbids this transition.',
+  REVISION_CONFLICT: 'The expected revision does not match the current revision.',
+  ACTION_ID_COLLISION: 'The Action ID was already used with different content.',
+  UNKNOWN_CRITICAL_EXTENSION: 'A required extension cannot be interpreted.',
+  WORK_CONTRACT_INCOMPLETE: 'Required Work Contract information is missing.',
+  WORK_OFFER_EXPIRED: 'The offer is no longer valid.',
+  WORK_ALREADY_OWNED: 'Another candidate won exclusive ownership.',
+  WORK_LEASE_EXPIRED: 'The required lease is no longer valid.',
+  WORK_STALE_OWNERSHIP: 'The Ownership Epoch is fenced.',
+  APPROVAL_REQUIRED: 'A policy gate has not been satisfied.',
+  BUDGET_EXCEEDED: 'A hard Mission or WorkItem budget is exhausted.',
+  RATE_LIMITED: 'A rate or recursion limit was reached: retry later.',
+  BACKPRESSURE: 'The receiver cannot accept more traffic now: retry later.',
+  CURSOR_TOO_OLD: 'Online replay no longer holds the requested position.',
   PROTOCOL_VIOLATION: 'Input violates framing, JSON or canonical-encoding rules.',
+  INTERNAL_ERROR: 'The authority failed without accepting the transition: retry.',
 }
+
+/** The fixed message of a code (MESSAGES). */
+export const errorMessage = (code: ErrorCode): string => MESSAGES[code]
 
 export interface ProtocolError {
   code: ErrorCode
@@ -58,8 +89,32 @@ export interface ProtocolError {
   [member: string]: unknown
 }
 
-export function protocolError(code: ErrorCode, occurredAt = new Date().toISOString()): ProtocolError {
-  return {code, message: MESSAGES[code] ?? code, retryable: RETRYABLE.has(code), occurredAt}
+/**
+ * What a semantic refusal tells the authenticated sender of a well-signed Command, in the error
+ * object's `details` (schemas/error.schema.json allows no other member): an RFC 9457-style
+ * `detail` sentence from the authority's decision and, for a payload that fails its schema, the
+ * RFC 6901 `pointer` of the failing member (e.g. `/payload/deadline`). Verification, admission,
+ * freshness and session failures never carry details (§6.4).
+ */
+export interface ErrorDetails {
+  detail: string
+  pointer?: string
+}
+
+export function protocolError(
+  code: ErrorCode,
+  occurredAt = new Date().toISOString(),
+  details?: ErrorDetails,
+): ProtocolError {
+  const error: ProtocolError = {code, message: MESSAGES[code], retryable: RETRYABLE.has(code), occurredAt}
+  return details === undefined ? error : {...error, details: {...details}}
+}
+
+/** The details a wire error carries, when it carries well-formed ones. */
+export function detailsOf(error: ProtocolError): ErrorDetails | undefined {
+  const d = error.details as {detail?: unknown; pointer?: unknown} | undefined
+  if (typeof d?.detail !== 'string') return undefined
+  return {detail: d.detail, ...(typeof d.pointer === 'string' ? {pointer: d.pointer} : {})}
 }
 
 const WIRE_CODES: ReadonlySet<string> = new Set(ERROR_CODES)

@@ -6,8 +6,8 @@ import {openConfiguredStore} from '../../src/cli/store.js'
 import {isProfileTimestamp} from '../../src/json/timestamp.js'
 
 export default class AuditList extends MwpCommand {
-  static summary = 'List protected diagnostics: why documents were rejected (local operator only).'
-  static description = `Every verification, freshness or admission failure recorded by mwp admit, mwp verify --store and the authority: time, stage, reason, document kind, signing hash where known. These never go on the wire, where a rejection carries only its code.
+  static summary = 'List protected diagnostics: why documents and Commands were rejected (local operator only).'
+  static description = `Every verification, freshness or admission failure recorded by mwp admit, mwp verify --store and the authority (time, stage, reason, document kind, signing hash where known) — these never go on the wire, where such a rejection carries only its code — and every Command the authority refused: the ingress stage (envelope, payload, policy, session, decision, …), the wire code as reason, the Command kind, the actor and Action ID as subject, and the authority's reason as detail.
 
 ${exitCodesHelp({environment: 'cannot open the store'})}`
 
@@ -30,7 +30,7 @@ ${exitCodesHelp({environment: 'cannot open the store'})}`
     try {
       const rows = await store.listAudit({since: flags.since, limit: flags.limit})
       const table = new Table({
-        head: ['#', 'at', 'stage', 'reason', 'kind', 'signing hash', 'subject'],
+        head: ['#', 'at', 'stage', 'reason', 'kind', 'signing hash', 'subject', 'detail'],
         style: {head: [], border: []},
       })
       for (const r of rows)
@@ -42,6 +42,7 @@ ${exitCodesHelp({environment: 'cannot open the store'})}`
           r.documentKind ?? '',
           r.signingHash ? r.signingHash.slice(0, 19) + '…' : '',
           r.subject ?? '',
+          r.detail ?? '',
         ])
       return {status: 'ok', result: {entries: rows}, text: rows.length === 0 ? 'no audit entries' : table.toString()}
     } finally {

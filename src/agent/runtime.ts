@@ -16,7 +16,7 @@ import type {UsageDelta} from '../authority/model/budget.js'
 import {OFFLINE_GRACE_SECONDS} from '../authority/model/work-leases.js'
 import {sha256Hex} from '../crypto/hash.js'
 import type {SigningKey} from '../crypto/keyfile.js'
-import type {ErrorCode, ProtocolError} from '../errors.js'
+import {type ErrorCode, type ProtocolError, detailsOf} from '../errors.js'
 import {parseJsonBytes, type JsonObject} from '../json/parse.js'
 import {durationMs, formatUtcNow} from '../json/timestamp.js'
 import {canonicalize} from '../json/jcs.js'
@@ -1020,7 +1020,7 @@ class AgentRuntime implements RunningAgent {
       kind: command.kind,
       workItemId: command.binding.workItemId,
       code: r.error.code,
-      detail: r.error.detail ?? r.error.message,
+      detail: detailsOf(r.error)?.detail ?? r.error.message,
     })
     return 'refused'
   }
@@ -1176,7 +1176,7 @@ class AgentRuntime implements RunningAgent {
       event: 'command-refused',
       what,
       code: r.error.code,
-      detail: r.error.detail ?? r.error.message,
+      detail: detailsOf(r.error)?.detail ?? r.error.message,
     })
     return r.error.code
   }

@@ -17,6 +17,7 @@ import {
   type CliErrorCode,
   type ErrorCategory,
   type ErrorCode,
+  type ErrorDetails,
   MwpError,
   type ProtocolError,
   isErrorCode,
@@ -100,6 +101,8 @@ export type Outcome =
       text?: string
       /** A note for the local operator on stderr (never protocol diagnostics sent to a peer). */
       note?: string
+      /** What the authority told the sender (a semantic refusal): kept in the --json error object. */
+      details?: ErrorDetails
       /** Extra members of the --json envelope. */
       extra?: Record<string, unknown>
     }
@@ -180,7 +183,7 @@ export abstract class MwpCommand extends Command {
     }
     process.exitCode = EXIT.rejected
     if (this.wantsJson()) {
-      const error: ProtocolError = {...protocolError(outcome.code)}
+      const error: ProtocolError = {...protocolError(outcome.code, undefined, outcome.details)}
       this.printJson({status: 'rejected', error, ...(outcome.note ? {note: outcome.note} : {}), ...outcome.extra})
     } else {
       process.stdout.write((outcome.text ?? outcome.code) + '\n')

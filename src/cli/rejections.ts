@@ -1,6 +1,8 @@
-// How a command shows a verification, freshness or admission rejection: the wire code only,
-// or with --explain the protected stage and reason for the local operator.
+// How a command shows a rejection: a verification, freshness or admission rejection with the wire
+// code only, or with --explain the protected stage and reason for the local operator; an
+// authority's semantic refusal with the `details` it sent (errors.ts ErrorDetails).
 
+import type {ErrorDetails} from '../errors.js'
 import {Rejection} from '../signing/verify.js'
 import type {Outcome} from './base.js'
 
@@ -27,4 +29,10 @@ export function rejectionOutcome(r: Rejection, explain: boolean): Outcome {
     text: explainText(r),
     extra: {diagnostic: describeRejection(r, true).diagnostic},
   }
+}
+
+/** The human form of a wire rejection: the code, then the authority's detail and the failing member's pointer. */
+export function refusalText(code: string, details: ErrorDetails | undefined): string {
+  if (details === undefined) return code
+  return `${code}\n  detail: ${details.detail}${details.pointer !== undefined ? `\n  pointer: ${details.pointer}` : ''}`
 }

@@ -24,6 +24,7 @@ import type {SubmitResult} from '../authority/ingress/command.js'
 import type {GroupState} from '../authority/model/state.js'
 import {CliRejection, environment, readFailure, usage} from '../cli/base.js'
 import {readKey} from '../cli/store.js'
+import {refusalText} from '../cli/rejections.js'
 import {
   DEFAULT_CONFIG_FILE,
   type OrgConfig,
@@ -32,7 +33,7 @@ import {
   resolveStoreUrl,
 } from '../config/org-config.js'
 import type {SigningKey} from '../crypto/keyfile.js'
-import {protocolError} from '../errors.js'
+import {detailsOf} from '../errors.js'
 import {RegistryEvidence, RegistryFault, type ValidatedRegistry} from '../signing/registry.js'
 import {SignError} from '../signing/sign.js'
 import {type BuiltCommand, type CommandSpec, type EpochSource, buildCommand} from './command-builder.js'
@@ -334,8 +335,8 @@ function registryOf(flags: OperatorFlags, config: OrgConfig | undefined): Valida
 
 /**
  * The Outcome of a submission: the receipt, or exit 1 with the wire code. When the authority said
- * why (a semantic refusal of a member's Command, e.g. Evidence missing for a criterion), its
- * message is the note; a code's fixed message adds nothing and is left out.
+ * why (a semantic refusal, e.g. Evidence missing for a criterion, a payload member that fails its
+ * schema), its `details` are printed under the code and kept in the --json error object.
  */
 export function submissionOutcome(
   result: SubmitResult,
@@ -343,12 +344,12 @@ export function submissionOutcome(
   text?: (receipt: Record<string, unknown>) => string,
 ) {
   if ('error' in result) {
-    const {code, message} = result.error
-    const why = message !== protocolError(code).message ? {note: message} : {}
+    const {code} = result.error
+    const details = detailsOf(result.error)
     return {
       status: 'rejected' as const,
       code,
-      ...why,
+      ...(details !== undefined ? {details, text: refusalText(code, details)} : {}),
       extra: {...(result.error.relatedActionId ? {actionId: result.error.relatedActionId} : {}), ...extra},
     }
   }

@@ -28,6 +28,11 @@ const require = createRequire(import.meta.url)
 
 export interface SchemaError {
   instancePath: string
+  /**
+   * RFC 6901 JSON Pointer of the failing member: the instance path, and for a missing or an
+   * unexpected member that member's own name (Ajv reports those at the parent object).
+   */
+  pointer: string
   message: string
   keyword: string
 }
@@ -62,9 +67,17 @@ export interface SchemaCatalog {
 export function toSchemaErrors(errors: readonly ErrorObject[] | null | undefined): SchemaError[] {
   return (errors ?? []).map((e) => ({
     instancePath: e.instancePath,
+    pointer: pointerOf(e),
     message: e.message ?? e.keyword,
     keyword: e.keyword,
   }))
+}
+
+function pointerOf(e: ErrorObject): string {
+  const params = e.params as {missingProperty?: unknown; additionalProperty?: unknown}
+  const member = params.missingProperty ?? params.additionalProperty
+  if (typeof member !== 'string') return e.instancePath
+  return `${e.instancePath}/${member.replace(/~/g, '~0').replace(/\//g, '~1')}`
 }
 
 const SUFFIX = '.schema.json'

@@ -24,7 +24,7 @@ import {randomBytes} from 'node:crypto'
 import type {Socket} from 'node:net'
 import type WebSocket from 'ws'
 import {submit} from '../authority/ingress/command.js'
-import type {ErrorCode} from '../errors.js'
+import type {ErrorCode, ProtocolError} from '../errors.js'
 import {encodeBase64url} from '../json/base64url.js'
 import type {JsonObject, SourceOf} from '../json/parse.js'
 import {parseTimestamp} from '../json/timestamp.js'
@@ -45,6 +45,7 @@ import {
 import {Directory} from './directory.js'
 import {GroupPump} from './group-pump.js'
 import {verifyHelloSignature} from './hello.js'
+import {opaque, refusalAudit} from '../authority/ingress/answers.js'
 import {isOrganizationKind, submitOrganizationCommand} from '../authority/ingress/organization.js'
 import type {ServerContext} from './server.js'
 import {SessionError, currentSessionEpoch, openSession} from '../authority/ingress/sessions.js'
@@ -507,7 +508,23 @@ export class Connection {
     }
     const bytes = Buffer.from(received, 'utf8')
     const principal = this.principal!
-    if (actor?.id !== principal.id || actor?.type !== principal.type) return this.#error('AUTH_FORBIDDEN', related)
+    const rejected = (error: ProtocolError) => this.#rejected(command, {...error, ...related})
+    const {authority} = this.context
+    // Refused here, before ingress: audited as ingress audits its refusals, answered with the code alone.
+    const fenced = async (code: ErrorCode, reason: string) => {
+      const refused = {
+        kind: String(command.kind),
+        actionId: String(command.actionId),
+        actor: principal,
+        ...(typeof command.groupId === 'string' ? {groupId: command.groupId} : {}),
+      }
+      await authority.store
+        .audit(refusalAudit(authority.clock(), refused, opaque(code, 'session', reason)))
+        .catch(() => undefined)
+      rejected(errorOf(code))
+    }
+    if (actor?.id !== principal.id || actor?.type !== principal.type)
+      return fenced('AUTH_FORBIDDEN', "the Command's actor is not the session's principal")
     // A lower epoch than this session's goes to ingress: the unchanged retry of a Command accepted
     // under an older session gets its receipt there, anything else is AUTH_STALE_SESSION (§15.1).
     // A higher one was never issued to an unfenced session.
@@ -516,24 +533,17 @@ export class Connection {
       typeof command.sessionEpoch === 'number' &&
       command.sessionEpoch > (this.sessionEpoch ?? 0)
     ) {
-      return this.#error('AUTH_STALE_SESSION', related)
+      return fenced('AUTH_STALE_SESSION', `sessionEpoch ${command.sessionEpoch} is above this session's`)
     }
-    const {authority} = this.context
     if (isOrganizationKind(command.kind)) {
       const r = await submitOrganizationCommand(authority, bytes)
-      if ('error' in r) {
-        this.#send(errorFrame({...r.error, ...related}))
-        return
-      }
+      if ('error' in r) return rejected(r.error)
       const stored = await Promise.all(r.receipt.eventIds.map((id) => authority.store.organizationLog().event(id)))
       stored.forEach((b, i) => b && this.#send(eventFrame(b, receiptFrameId(i + 1, stored.length))))
       return
     }
     const r = await submit(authority, bytes)
-    if ('error' in r) {
-      this.#send(errorFrame({...r.error, ...related}))
-      return
-    }
+    if ('error' in r) return rejected(r.error)
     const {groupId, firstSequence, lastSequence} = r.receipt
     const count = lastSequence - firstSequence + 1
     // A live Group's feed holds the Events just appended; a retry's older Events come from the store.
@@ -541,6 +551,27 @@ export class Connection {
     const events = cached ?? (await authority.store.read(groupId, firstSequence - 1, count)).events.map((e) => e.bytes)
     this.#cork()
     events.forEach((bytes, i) => this.#send(eventFrame(bytes, receiptFrameId(i + 1, count))))
+  }
+
+  /**
+   * Answers a rejected Command and logs it for the operator: one line with the code, the
+   * Command's kind and Group as it claimed them, the session's principal, and the `details` the
+   * sender was told (a semantic refusal); a verification failure logs nothing beyond its code.
+   */
+  #rejected(command: JsonObject, error: ProtocolError): void {
+    this.#send(errorFrame(error))
+    const str = (v: unknown) => (typeof v === 'string' ? v : undefined)
+    this.context.log({
+      level: 'info',
+      event: 'command-rejected',
+      code: error.code,
+      kind: str(command.kind),
+      actor: this.principal?.id,
+      groupId: str(command.groupId),
+      actionId: str(command.actionId),
+      ...(error.details !== undefined ? {details: error.details} : {}),
+      peer: this.peer,
+    })
   }
 
   async #ack(f: Frame): Promise<void> {

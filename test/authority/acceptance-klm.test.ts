@@ -8,6 +8,7 @@
 import {describe, expect, it} from 'vitest'
 import {openAuthority} from '../../src/authority/authority.js'
 import {canonicalBytes} from '../../src/json/jcs.js'
+import {detailsOf, protocolError} from '../../src/errors.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
 import {sign} from '../../src/signing/sign.js'
 import {verify} from '../../src/signing/verify.js'
@@ -175,7 +176,7 @@ describe('K extensions (§18)', () => {
 })
 
 describe('L errors and retry (§19)', () => {
-  it('L1 every refusal is a schema-valid error object with the spec code, a retryable flag and no diagnostic detail', async () => {
+  it('L1 every refusal is a schema-valid error object with the spec code, a retryable flag and no diagnostic detail beyond what a member may know', async () => {
     const g = await group()
     const stranger = newGroup('acc-klm-absent')
     const tampered = Buffer.from(post(coordinator, g).toString('utf8').replace('Plan: draft', 'Plan: DRAFT'))
@@ -210,12 +211,24 @@ describe('L errors and retry (§19)', () => {
       expect(schemaCatalog().validate('error', r.error)).toEqual({valid: true})
       expect(typeof r.error.retryable).toBe('boolean')
       expect(r.error.retryable).toBe(retryable.has(expected))
-      // Only the code, a fixed message, the flag, the time and (for a parsed Command) its own Action ID.
+      // Only the code, a fixed message, the flag, the time, (for a parsed Command) its own Action ID
+      // and, for a semantic refusal of a verified Command, the `details` its sender may know (#18);
+      // never for a verification failure, nor for GROUP_NOT_FOUND (no existence oracle).
+      expect(r.error.message).toBe(protocolError(r.error.code).message)
       expect(Object.keys(r.error).sort()).toEqual(
         expect.arrayContaining(['code', 'message', 'occurredAt', 'retryable']),
       )
+      const opaque = ['PROTOCOL_VIOLATION', 'AUTH_INVALID_SIGNATURE', 'GROUP_NOT_FOUND'].includes(expected)
       for (const k of Object.keys(r.error))
-        expect(['code', 'message', 'occurredAt', 'retryable', 'relatedActionId']).toContain(k)
+        expect([
+          'code',
+          'message',
+          'occurredAt',
+          'retryable',
+          'relatedActionId',
+          ...(opaque ? [] : ['details']),
+        ]).toContain(k)
+      if (!opaque) expect(typeof detailsOf(r.error)?.detail).toBe('string')
       expect(JSON.stringify(r.error)).not.toContain(g)
       expect(JSON.stringify(r.error)).not.toContain(stranger)
     }

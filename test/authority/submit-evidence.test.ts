@@ -6,7 +6,7 @@
 // the member why, a verification failure says only its code.
 
 import {describe, expect, it} from 'vitest'
-import {type ProtocolError, protocolError} from '../../src/errors.js'
+import {type ProtocolError, detailsOf, protocolError} from '../../src/errors.js'
 import type {SigningKey} from '../../src/crypto/keyfile.js'
 import type {JsonObject} from '../../src/json/parse.js'
 import {sign} from '../../src/signing/sign.js'
@@ -129,8 +129,8 @@ describe('work.submit with Evidence (§10.2, §13.2)', () => {
       submitBytes(g, w, leaseId, [evidence(g, w, {criterionIds: ['notes']})]),
       'INVALID_COMMAND',
     )
-    expect(error.message).toContain('links')
-    expect(error.message).not.toContain('notes,')
+    expect(detailsOf(error)?.detail).toContain('links')
+    expect(detailsOf(error)?.detail).not.toContain('notes,')
     // No Evidence at all: the payload schema requires a non-empty list.
     await refused(g, w, submitBytes(g, w, leaseId, []), 'SCHEMA_VALIDATION_FAILED')
     const absent = {workItemId: w, ownershipEpoch: 1, leaseId, artifactHashes: [H1], evidence: null}
@@ -181,18 +181,18 @@ describe('work.submit with Evidence (§10.2, §13.2)', () => {
     for (const [extra, why] of cases) {
       const doc = evidence(g, w, extra)
       const error = await refused(g, w, submitBytes(g, w, leaseId, [doc]), 'INVALID_COMMAND')
-      expect(error.message).toContain(why)
+      expect(detailsOf(error)?.detail).toContain(why)
     }
     const doc = evidence(g, w)
     const twice = await refused(g, w, submitBytes(g, w, leaseId, [doc, doc]), 'INVALID_COMMAND')
-    expect(twice.message).toContain('submitted twice')
+    expect(detailsOf(twice)?.detail).toContain('submitted twice')
   })
 
   it("[-cmd:work.submit] Evidence produced by another Principal than the submitting owner is AUTH_FORBIDDEN, even when the reviewer's signature is valid", async () => {
     const {g, w, leaseId} = await active()
     const byReviewer = evidence(g, w, {}, reviewer)
     const error = await refused(g, w, submitBytes(g, w, leaseId, [byReviewer]), 'AUTH_FORBIDDEN')
-    expect(error.message).toContain(reviewer.principal!.id)
+    expect(detailsOf(error)?.detail).toContain(reviewer.principal!.id)
     // The owner's own Evidence beside it does not make the reviewer's acceptable.
     await refused(g, w, submitBytes(g, w, leaseId, [evidence(g, w), byReviewer]), 'AUTH_FORBIDDEN')
   })

@@ -13,6 +13,7 @@ import {
   ORG,
   type OperatorOrg,
   devContract,
+  devSelectionBasis,
   given,
   givenMission,
   keyPath,
@@ -48,16 +49,7 @@ async function activeWork(w: string): Promise<{g: string; leaseId: string}> {
     workItemId: w,
     candidates: [WORKER],
     expiresAt: new Date(Date.now() + 600_000).toISOString(),
-    selectionBasis: {
-      [WORKER]: {
-        verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
-        authorizationEligible: true,
-        availabilityEstimate: '2026-12-01T09:00:00Z',
-        expectedCost: 1,
-        reliabilityEvidence: [],
-        policyRulesApplied: ['org.assignment.capability-match'],
-      },
-    },
+    selectionBasis: devSelectionBasis(WORKER),
   })
   const offered = foldGroup(await logged(o, g))!.workItems[w]!
   await given(o, 'worker-1', 'work.accept_offer', g, {workItemId: w, offerId: offered.offer!.offerId})
@@ -183,7 +175,7 @@ describe('work.submit Evidence through the operator CLI', () => {
     const r = issueSubmit(g, w, leaseId, [partial])
     expect(r.status, r.stdout + r.stderr).toBe(1)
     expect(json(r)).toMatchObject({status: 'rejected', error: {code: 'INVALID_COMMAND'}})
-    expect(json(r).note).toContain('links')
+    expect(json(r).error.details.detail).toContain('links')
     expect((await logged(o, g)).length).toBe(before)
     const inspect = op(['mission', 'inspect', g, '--json'])
     expect(json(inspect).result.workEvidence).toEqual([])

@@ -127,16 +127,22 @@ describe('validation results', () => {
     expect(catalog.validate('thing', valid)).toEqual({valid: true})
   })
 
-  it('reports errors as {instancePath, message, keyword}', () => {
+  it('reports errors as {instancePath, pointer, message, keyword}; a pointer names an unexpected or missing member itself', () => {
     const result = catalog.validate('thing', {...valid, extra: 1})
     expect(result.valid).toBe(false)
     if (result.valid) return
     expect(result.errors).toEqual([
-      {instancePath: '', message: 'must NOT have additional properties', keyword: 'additionalProperties'},
+      {
+        instancePath: '',
+        pointer: '/extra',
+        message: 'must NOT have additional properties',
+        keyword: 'additionalProperties',
+      },
     ])
     const format = catalog.validate('thing', {...valid, at: '2026-06-30T23:59:60Z'})
     expect(format.valid === false && format.errors[0]).toEqual({
       instancePath: '/at',
+      pointer: '/at',
       message: 'must match format "date-time"',
       keyword: 'format',
     })

@@ -82,6 +82,18 @@ export async function logged(o: OperatorOrg, g: string, kind?: string): Promise<
 export const devContract = (extra: Record<string, unknown> = {}): Record<string, unknown> =>
   contract({goal: 'Draft the notes', requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}], ...extra})
 
+/** A work.offer selectionBasis (§10.3) naming `candidate` as a match for the dev Organization's capability. */
+export const devSelectionBasis = (candidate: string): Record<string, unknown> => ({
+  [candidate]: {
+    verifiedMatches: [{id: 'mwp.dev.general-work', version: '1.0.0'}],
+    authorizationEligible: true,
+    availabilityEstimate: '2026-12-01T09:00:00Z',
+    expectedCost: 1,
+    reliabilityEvidence: [],
+    policyRulesApplied: ['org.assignment.capability-match'],
+  },
+})
+
 /** Protocol time `n` days from now (a Mission created now by `mission create` ends in 30). */
 export const inDays = (n: number) => new Date(Date.now() + n * 24 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z')
 

@@ -59,14 +59,13 @@ export interface EventDraft {
  */
 export type Decision = {events: EventDraft[]} | (Refusal & {record?: EventDraft[]})
 /**
- * `reason` is the operator's; with `explain` it is also the wire error's message: a semantic
- * error of an authenticated, active member that it needs to correct its Command (decide/evidence.ts).
+ * `reason` is audited, and the actor is told it in the wire error's `details` — except for
+ * GROUP_NOT_FOUND, which says only its code (ingress/command.ts decided()). So a reason names
+ * only what the actor may know.
  */
-export type Refusal = {error: ErrorCode; reason: string; explain?: true}
+export type Refusal = {error: ErrorCode; reason: string}
 
 export const refuse = (error: ErrorCode, reason: string): Refusal => ({error, reason})
-/** A refusal whose reason the actor is told (`explain`). */
-export const told = (error: ErrorCode, reason: string): Refusal => ({...refuse(error, reason), explain: true})
 
 /** §15.3: a given expectedRevision must equal the current aggregate revision (0 for no Group). */
 export function revisionConflict(state: GroupState | null, command: CommandFields): Refusal | null {

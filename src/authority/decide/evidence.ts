@@ -18,11 +18,11 @@
 // Nor is an Evidence result: `failed` or `inconclusive` Evidence is submitted as it is, and
 // evaluating it is the Coordinator's review (§13.2 step 4, work.accept_result).
 //
-// Every refusal is told to the actor (`explain`): it comes after the gate established that the
+// Every refusal is told to the actor (as every decider refusal but GROUP_NOT_FOUND): it comes after the gate established that the
 // actor is the authenticated, active owner of the WorkItem, so the reason discloses nothing the
 // actor may not know, and without it the Worker could not fix the submission.
 
-import {type Refusal, told} from './common.js'
+import {type Refusal, refuse} from './common.js'
 import type {DecidedCommand, VerifiedEvidence} from './command.js'
 import type {WorkItemView} from '../model/state.js'
 
@@ -34,7 +34,7 @@ export function submittedEvidence(
 ): VerifiedEvidence[] | Refusal {
   const evidence = command.evidence
   if (evidence === undefined || evidence.length === 0)
-    return told('INVALID_COMMAND', 'work.submit carries no verified Evidence')
+    return refuse('INVALID_COMMAND', 'work.submit carries no verified Evidence')
   const submitted = new Set(command.payload.artifactHashes)
   const referable = new Set([...submitted, ...item.contract.inputArtifacts])
   const criteria = item.contract.acceptanceCriteria.map((c) => c.criterionId)
@@ -42,35 +42,35 @@ export function submittedEvidence(
   const seen = new Set<string>()
   for (const {signer, document: e} of evidence) {
     const name = `Evidence ${e.evidenceId}`
-    if (seen.has(e.evidenceId)) return told('INVALID_COMMAND', `${name} is submitted twice`)
+    if (seen.has(e.evidenceId)) return refuse('INVALID_COMMAND', `${name} is submitted twice`)
     seen.add(e.evidenceId)
     if (signer.type !== command.actor.type || signer.id !== command.actor.id)
-      return told(
+      return refuse(
         'AUTH_FORBIDDEN',
         `${name} was produced by ${signer.type} ${signer.id}; the owner submits its own Evidence`,
       )
     if (e.missionId !== ids.missionId || e.groupId !== ids.groupId)
-      return told('INVALID_COMMAND', `${name} names another Mission or Group`)
+      return refuse('INVALID_COMMAND', `${name} names another Mission or Group`)
     if (e.workItemId !== item.workItemId)
-      return told('INVALID_COMMAND', `${name} is Evidence for WorkItem ${e.workItemId}, not ${item.workItemId}`)
+      return refuse('INVALID_COMMAND', `${name} is Evidence for WorkItem ${e.workItemId}, not ${item.workItemId}`)
     const subject = e.subject
     const aboutThis =
       (subject.type === 'work_item' && subject.id === item.workItemId) ||
       (subject.type === 'artifact' && submitted.has(subject.id))
     if (!aboutThis)
-      return told(
+      return refuse(
         'INVALID_COMMAND',
         `${name} is about ${subject.type} ${subject.id}, not this WorkItem or an Artifact submitted with it`,
       )
     const foreign = e.artifactHashes.find((h) => !referable.has(h))
     if (foreign !== undefined)
-      return told(
+      return refuse(
         'INVALID_COMMAND',
         `${name} references Artifact ${foreign}, which is neither submitted nor an input Artifact of the Work Contract`,
       )
     const unknown = e.criterionIds.find((c) => !known.has(c))
     if (unknown !== undefined)
-      return told(
+      return refuse(
         'INVALID_COMMAND',
         `${name} names criterion ${unknown}, which is not an acceptance criterion of the Work Contract`,
       )
@@ -78,6 +78,6 @@ export function submittedEvidence(
   const covered = new Set(evidence.flatMap((v) => v.document.criterionIds))
   const missing = criteria.filter((c) => !covered.has(c))
   if (missing.length > 0)
-    return told('INVALID_COMMAND', `no Evidence for acceptance criteria ${missing.join(', ')} of the Work Contract`)
+    return refuse('INVALID_COMMAND', `no Evidence for acceptance criteria ${missing.join(', ')} of the Work Contract`)
   return evidence
 }

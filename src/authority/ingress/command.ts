@@ -26,7 +26,7 @@ import type {GroupState} from '../model/state.js'
 import {admit} from './admit.js'
 import {validWorkContract} from './payloads.js'
 import {appendOnTip, drainTips, type Tip, tipOf} from './append-pipeline.js'
-import {internalError, refusal} from './answers.js'
+import {type Refusal, type Refused, audited, internalError, opaque, refusal, told} from './answers.js'
 import {checkCommand} from './command-checks.js'
 import {auditedEmbeddedCode} from './embedded-rejection.js'
 import {appendAcross, crossesGroups, involvedGroups, otherStates} from './cross-group.js'
@@ -54,9 +54,12 @@ export interface CommandReceipt {
 
 export type SubmitResult = {receipt: CommandReceipt} | {error: ProtocolError}
 
+/** A receipt, or a refusal with the audit entry submit() writes before it answers. */
+type Answer = {receipt: CommandReceipt} | Refusal
+
 export async function submit(authority: Authority, commandBytes: Uint8Array): Promise<SubmitResult> {
   try {
-    return await submitUnguarded(authority, commandBytes)
+    return await audited(authority, await submitUnguarded(authority, commandBytes))
   } catch (e) {
     return internalError(authority, 'authority ingress', e)
   }
@@ -71,13 +74,13 @@ interface Ingress {
   /** Every Group the Command involves, its own included (cross-group.ts). */
   readonly groupIds: readonly string[]
   /** The verdict of the checks on the Command alone (command-checks.ts): the Command for the decider, or its error. */
-  readonly checked: GroupCommand | ErrorCode
-  readonly answers: Answers<SubmitResult>
+  readonly checked: GroupCommand | Refused
+  readonly answers: Answers<Answer>
 }
 
 /** An append handed to the store: its answer once it committed, or RETRY to decide again. */
 interface InFlight {
-  settled: Promise<SubmitResult | Retry>
+  settled: Promise<Answer | Retry>
 }
 
 /** What a decision is made on: the Group's state (its in-flight tip's, else the stored one) and the other Groups'. */
@@ -88,20 +91,25 @@ interface Basis {
   acceptedAt: string
 }
 
-async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): Promise<SubmitResult> {
+async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): Promise<Answer> {
   const admitted = await admit<AdmittedCommand>(authority, commandBytes, 'authority ingress')
   if ('error' in admitted) return admitted
   const {command, contentHash} = admitted
-  const answers = answersFor(authority, command.actionId)
+  const answers = answersFor(authority, command)
   const epochs = checkEpochs(command)
   if (epochs) return answers.refused(epochs)
   // Organization-scoped kinds have their own receipt shape: organization.ts submitOrganizationCommand()
   // (the wire server routes them there).
-  if (!inGroup(command)) return answers.refused('INVALID_COMMAND')
+  if (!inGroup(command))
+    return answers.refused(
+      told('INVALID_COMMAND', 'envelope', `${command.kind} is a Group Command: it needs a groupId`),
+    )
   const verdict = checkCommand(authority, command, commandBytes)
-  // A rejected embedded document's diagnostic is audited once, here; the verdict is its code.
+  // A rejected embedded document's diagnostic is audited once, here; the sender gets its code only.
   const checked =
-    typeof verdict === 'string' || 'kind' in verdict ? verdict : await auditedEmbeddedCode(authority, command, verdict)
+    'kind' in verdict || 'code' in verdict
+      ? verdict
+      : opaque(await auditedEmbeddedCode(authority, command, verdict), 'embedded', `${verdict.member} does not verify`)
   // §12/§14: a Command spanning Groups (Mission ancestry, a child Group) holds all of them.
   const groupIds = await involvedGroups(authority, command)
   const key = {actorId: command.actor.id, actionId: command.actionId, contentHash}
@@ -112,24 +120,29 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
       // The COMMIT is waited for outside the queue; a moved head decides again, in the queue, on the new state.
       return 'settled' in decided ? decided.settled : decided
     },
-    () => answers.refused('INTERNAL_ERROR'),
+    () => answers.refused(GAVE_UP),
   )
 }
 
+/** Contention past the retry budget (retry.ts): retryable, and nothing for the sender to correct. */
+const GAVE_UP = opaque('INTERNAL_ERROR', 'append', 'the Group head kept moving: gave up deciding again')
+
 /** A stored receipt document answers with its receipt, or with the error a refusal that recorded history carries. */
-function answersFor(authority: Authority, actionId: string): Answers<SubmitResult> {
-  const refused = (code: ErrorCode, why?: string): SubmitResult => refusal(authority, actionId, code, why)
+function answersFor(authority: Authority, command: AdmittedCommand): Answers<Answer> {
+  const refused = (r: Refused): Answer => refusal(authority, command, r)
   return {
     refused,
     stored: (document) => {
       const r = JSON.parse(document) as CommandReceipt
-      return r.rejectedWith !== undefined ? refused(r.rejectedWith) : {receipt: r}
+      return r.rejectedWith !== undefined
+        ? refused(opaque(r.rejectedWith, 'idempotency', 'a refused Command whose decision recorded history'))
+        : {receipt: r}
     },
   }
 }
 
 /** Steps 3-9 in the involved Groups' queues. */
-async function inQueue(ingress: Ingress): Promise<SubmitResult | InFlight> {
+async function inQueue(ingress: Ingress): Promise<Answer | InFlight> {
   const {authority, command, groupIds, answers} = ingress
   // Commands that involve other Groups or check the stored state itself decide on committed
   // state only: they wait for the Group's pipelined appends (append-pipeline.ts) to settle.
@@ -142,29 +155,33 @@ async function inQueue(ingress: Ingress): Promise<SubmitResult | InFlight> {
   if (session) {
     // The original may still be committing (pipelined append, append-pipeline.ts): a retry sent
     // on a new session right after a dropped connection must find its receipt, not the fence.
+    // §6.3: a session fence is an authentication failure: its sender gets the code alone.
+    const fenced = opaque(session, 'session')
     if (session !== 'AUTH_STALE_SESSION' || tipOf(authority, command.groupId) === undefined)
-      return answers.refused(session)
+      return answers.refused(fenced)
     await drainTips(authority, groupIds)
-    return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(session)
+    return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(fenced)
   }
   const decided = await withSnapshot(ingress)
-  if (typeof decided === 'string') return answers.refused(decided)
+  if ('code' in decided) return answers.refused(decided)
   return untilAnswered(
     () => decideOnce(ingress, decided),
-    () => answers.refused('INTERNAL_ERROR'),
+    () => answers.refused(GAVE_UP),
   )
 }
 
 /** Steps 4-6's verdict, then §7.4's archival snapshot checked against the stored log (snapshot.ts). */
-async function withSnapshot(ingress: Ingress): Promise<GroupCommand | ErrorCode> {
+async function withSnapshot(ingress: Ingress): Promise<GroupCommand | Refused> {
   const {checked} = ingress
-  if (typeof checked === 'string' || checked.kind !== GROUP_ARCHIVE) return checked
+  if ('code' in checked || checked.kind !== GROUP_ARCHIVE) return checked
   const snapshot = await verifyArchiveSnapshot(ingress.authority, checked, ingress.bytes)
-  return typeof snapshot === 'string' ? snapshot : {...checked, snapshot}
+  return typeof snapshot === 'string'
+    ? opaque(snapshot, 'embedded', 'payload.snapshot does not check against the stored log')
+    : {...checked, snapshot}
 }
 
 /** Steps 7-9 once: decide, gate and append, or RETRY on a moved tip or head. */
-async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<SubmitResult | InFlight | Retry> {
+async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<Answer | InFlight | Retry> {
   const {authority, answers} = ingress
   const tip = tipOf(authority, command.groupId)
   const basis: Basis = {
@@ -188,22 +205,34 @@ async function decideOnce(ingress: Ingress, command: GroupCommand): Promise<Subm
   if ('error' in decision) {
     // §4 invariant 5: a refusal that still records non-authoritative history (a late result) is
     // appended with a receipt carrying the error, so the actor and its retries get the error.
-    if (decision.record !== undefined) return appendOnGroup(ingress, command, basis, decision.record, decision.error)
+    const refused = decided(decision)
+    if (decision.record !== undefined) return appendOnGroup(ingress, command, basis, decision.record, refused)
     if (!(await committed(tip))) return RETRY
     // Another process may have accepted this very Command since the receipt check; its Events
     // then make the decider refuse it (e.g. the Group now exists). The receipt wins (H5).
-    // A refusal marked `explain` tells the member why (decide/common.ts Refusal); others say only the code.
-    const why = decision.explain === true ? decision.reason : undefined
-    return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(decision.error, why)
+    return (await earlierAnswer(authority.store, ingress.key, answers)) ?? answers.refused(refused)
   }
   // §20: rate limits and the cited Cooperation Override Grant, on the accepted decision only.
   const gated =
     state === null
       ? decision
       : cooperationGate(state, command, decision.events, limits, {acceptedAt, newId: authority.newId})
-  if ('error' in gated) return (await committed(tip)) ? answers.refused(gated.error) : RETRY
+  if ('error' in gated)
+    return (await committed(tip)) ? answers.refused(told(gated.error, 'rate-limit', gated.reason)) : RETRY
   if (crossesGroups(command.groupId, gated.events)) return appendToGroups(ingress, command, basis, gated.events)
   return appendOnGroup(ingress, command, basis, gated.events)
+}
+
+/**
+ * The decider's refusal as its sender gets it: the reason, told — the decider sees only a
+ * verified, admitted, fresh Command, and decides after the Membership check whatever a member may
+ * know — except GROUP_NOT_FOUND, which must say nothing more than its code (§17.2/§19, no
+ * existence oracle: common.ts activeMember).
+ */
+function decided(decision: {error: ErrorCode; reason: string}): Refused {
+  return decision.error === 'GROUP_NOT_FOUND'
+    ? opaque(decision.error, 'decision', decision.reason)
+    : told(decision.error, 'decision', decision.reason)
 }
 
 /** A refusal decided on in-flight appends stands only once they committed (append-pipeline.ts). */
@@ -217,7 +246,7 @@ function appendOnGroup(
   command: GroupCommand,
   basis: Basis,
   events: EventDraft[],
-  refused?: ErrorCode,
+  refused?: Refused,
 ): InFlight {
   const {authority, answers, key} = ingress
   const {stored, next, receipt} = seal(
@@ -227,12 +256,12 @@ function appendOnGroup(
     key.contentHash,
     basis.acceptedAt,
     events,
-    refused,
+    refused?.code,
   )
   const outcome = appendOnTip(authority, command.groupId, basis.tip, basis.state, stored, receipt, next)
-  const appended = (): SubmitResult => {
+  const appended = (): Answer => {
     authority.committed(next, stored)
-    return answers.stored(receipt.document)
+    return refused !== undefined ? answers.refused(refused) : answers.stored(receipt.document)
   }
   return {settled: outcome.then((o) => appendAnswer(o, {...answers, appended}))}
 }
@@ -243,7 +272,7 @@ async function appendToGroups(
   command: GroupCommand,
   basis: Basis,
   events: EventDraft[],
-): Promise<SubmitResult | Retry> {
+): Promise<Answer | Retry> {
   const {authority, answers, key} = ingress
   if (basis.tip !== undefined) {
     await drainTips(authority, [command.groupId])
@@ -252,5 +281,5 @@ async function appendToGroups(
   const {state, groups, acceptedAt} = basis
   const across = await appendAcross(authority, command, state, groups, key.contentHash, acceptedAt, events, seal)
   if (across === RETRY) return RETRY
-  return typeof across === 'string' ? answers.refused(across) : {receipt: across.document as unknown as CommandReceipt}
+  return 'code' in across ? answers.refused(across) : {receipt: across.document as unknown as CommandReceipt}
 }

@@ -3,7 +3,6 @@
 // states for the decider, and the one atomic multi-Group append of the decided Events
 // (store/multi-append.ts). Every other Command keeps the single-Group path unchanged.
 
-import type {ErrorCode} from '../../errors.js'
 import type {JsonObject} from '../../json/parse.js'
 import type {Receipt, StoredEvent} from '../../store/group-log.js'
 import type {GroupAppend} from '../../store/multi-append.js'
@@ -12,6 +11,7 @@ import type {EventDraft, ReceivedCommand} from '../decide/index.js'
 import {RESOURCE_USAGE_RECORD, runningChild} from '../model/mission-tree.js'
 import {BOUNDED_OFFLINE_EXECUTION} from '../model/offline-execution.js'
 import type {GroupState} from '../model/state.js'
+import {type Refused, opaque} from './answers.js'
 import {appendAnswer} from './idempotency.js'
 import type {Retry} from './retry.js'
 
@@ -118,7 +118,7 @@ export async function appendAcross<C extends ReceivedCommand & {groupId: string}
   acceptedAt: string,
   drafts: EventDraft[],
   seal: Seal<C>,
-): Promise<{document: Record<string, unknown>} | ErrorCode | Retry> {
+): Promise<{document: Record<string, unknown>} | Refused | Retry> {
   const byGroup = new Map<string, EventDraft[]>([[command.groupId, []]])
   for (const d of drafts) {
     const g = d.groupId ?? command.groupId
@@ -126,7 +126,8 @@ export async function appendAcross<C extends ReceivedCommand & {groupId: string}
     const {groupId: _ignored, ...draft} = d
     byGroup.get(g)!.push(draft)
   }
-  if (byGroup.get(command.groupId)!.length === 0) return 'INTERNAL_ERROR' // the receipt needs an Event in the Command's Group
+  if (byGroup.get(command.groupId)!.length === 0)
+    return opaque('INTERNAL_ERROR', 'append', "no Event in the Command's own Group for its receipt")
   const appends: GroupAppend[] = []
   const nexts: GroupState[] = []
   const linked: {groupId: string; eventIds: string[]; firstSequence: number; lastSequence: number}[] = []
@@ -148,12 +149,12 @@ export async function appendAcross<C extends ReceivedCommand & {groupId: string}
   const document = {...(JSON.parse(receipt!.document) as Record<string, unknown>), linkedGroups: linked}
   const full: Receipt = {...receipt!, document: JSON.stringify(document)}
   const outcome = await authority.store.appendGroups(appends, full)
-  return appendAnswer<{document: Record<string, unknown>} | ErrorCode>(outcome, {
+  return appendAnswer<{document: Record<string, unknown>} | Refused>(outcome, {
     appended: () => {
       nexts.forEach((n, i) => authority.committed(n, appends[i]!.events))
       return {document}
     },
     stored: (stored) => ({document: JSON.parse(stored) as Record<string, unknown>}),
-    refused: (code) => code,
+    refused: (r) => r,
   })
 }

@@ -1,6 +1,6 @@
 // Step 2 of Group ingress: the epochs a Command must and must not carry, by actor type.
 
-import type {ErrorCode} from '../../errors.js'
+import {type Refused, told} from './answers.js'
 import type {AdmittedCommand} from './group-command.js'
 
 /**
@@ -11,18 +11,28 @@ import type {AdmittedCommand} from './group-command.js'
  * schema file alone. The Session Epoch's value is checked later, against the Organization log
  * (sessions.ts checkAgentSession).
  */
-export function checkEpochs(c: AdmittedCommand): ErrorCode | null {
+export function checkEpochs(c: AdmittedCommand): Refused | null {
+  const invalid = (reason: string) => told('INVALID_COMMAND', 'envelope', reason)
   const creates = c.kind === 'mission.create' || c.kind === 'mission.create_follow_up'
   if (creates) {
-    if (c.actor.type !== 'human') return 'AUTH_FORBIDDEN'
-    return c.sessionEpoch !== undefined || c.membershipEpoch !== undefined ? 'INVALID_COMMAND' : null
+    if (c.actor.type !== 'human')
+      return told('AUTH_FORBIDDEN', 'envelope', `only a human creates a Mission with ${c.kind}`)
+    return c.sessionEpoch !== undefined || c.membershipEpoch !== undefined
+      ? invalid(`${c.kind} carries no sessionEpoch or membershipEpoch`)
+      : null
   }
   switch (c.actor.type) {
     case 'agent':
-      return c.sessionEpoch === undefined || c.membershipEpoch === undefined ? 'INVALID_COMMAND' : null
+      return c.sessionEpoch === undefined || c.membershipEpoch === undefined
+        ? invalid('an Agent Command carries its sessionEpoch and membershipEpoch')
+        : null
     case 'human':
-      return c.sessionEpoch !== undefined || c.membershipEpoch === undefined ? 'INVALID_COMMAND' : null
+      return c.sessionEpoch !== undefined || c.membershipEpoch === undefined
+        ? invalid('a human Command carries a membershipEpoch and no sessionEpoch')
+        : null
     case 'service':
-      return c.sessionEpoch !== undefined || c.membershipEpoch !== undefined ? 'INVALID_COMMAND' : null
+      return c.sessionEpoch !== undefined || c.membershipEpoch !== undefined
+        ? invalid('a service Command carries no sessionEpoch or membershipEpoch')
+        : null
   }
 }

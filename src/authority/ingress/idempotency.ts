@@ -4,9 +4,9 @@
 // The store applies the same rule inside the append, so a Command accepted by another process
 // between the lookup and the append is answered by its receipt too.
 
-import type {ErrorCode} from '../../errors.js'
 import type {AppendOutcome} from '../../store/group-log.js'
 import type {OrgAppendOutcome} from '../../store/org-log.js'
+import {type Refused, opaque, told} from './answers.js'
 import {RETRY, type Retry} from './retry.js'
 
 export interface ReceiptKey {
@@ -23,15 +23,14 @@ export interface ReceiptLog {
 /** How a path turns a stored receipt document, or a refusal, into its answer. */
 export interface Answers<R> {
   stored(document: string): R
-  /** `why`: a reason the actor is told in the error's message (a decider refusal marked `explain`). */
-  refused(code: ErrorCode, why?: string): R
+  refused(r: Refused): R
 }
 
 /** The answer an earlier acceptance of the key gives, or null when there is none. */
 export async function earlierAnswer<R>(log: ReceiptLog, key: ReceiptKey, answers: Answers<R>): Promise<R | null> {
   const prior = await log.receipt(key.actorId, key.actionId)
   if (prior === null) return null
-  return prior.contentHash === key.contentHash ? answers.stored(prior.document) : answers.refused('ACTION_ID_COLLISION')
+  return prior.contentHash === key.contentHash ? answers.stored(prior.document) : answers.refused(COLLISION)
 }
 
 /** The answer to an append's outcome; `appended()` when this append wrote, RETRY when the head or version moved. */
@@ -45,7 +44,7 @@ export function appendAnswer<R>(
     case 'duplicate':
       return answers.stored(outcome.receipt.document)
     case 'action-id-collision':
-      return answers.refused('ACTION_ID_COLLISION')
+      return answers.refused(COLLISION)
     case 'head-moved':
     case 'version-moved':
       return RETRY // another process appended, or an earlier append of the Group's chain failed
@@ -53,6 +52,13 @@ export function appendAnswer<R>(
       // sequence-mismatch / duplicate-event-id / invalid are our bugs; unavailable and
       // indeterminate leave the outcome unknown — the actor retries the same bytes and the
       // receipt lookup answers.
-      return answers.refused('INTERNAL_ERROR')
+      return answers.refused(opaque('INTERNAL_ERROR', 'append', `append outcome ${outcome.status}`))
   }
 }
+
+/** The sender's own Action ID with other signed content: it needs a new Action ID (§19). */
+const COLLISION: Refused = told(
+  'ACTION_ID_COLLISION',
+  'idempotency',
+  'this Action ID was already used by this actor with other signed content: sign a new Command with a new Action ID',
+)

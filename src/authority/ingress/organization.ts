@@ -16,14 +16,14 @@
 
 import type {Authority} from '../authority.js'
 import {payloadError} from './payloads.js'
-import type {ErrorCode, ProtocolError} from '../../errors.js'
+import type {ProtocolError} from '../../errors.js'
 import {type JsonObject, sourcesIn} from '../../json/parse.js'
 import type {Principal} from '../../signing/profiles.js'
 import {RegistryFault} from '../../signing/registry.js'
 import {Rejection, verify} from '../../signing/verify.js'
 import type {OrgEntry, OrgLog} from '../../store/org-log.js'
 import {admit} from './admit.js'
-import {internalError, refusal} from './answers.js'
+import {type Refusal, type Refused, audited, internalError, opaque, refusal, told} from './answers.js'
 import {signedEvent} from './event-envelope.js'
 import {type Answers, type ReceiptKey, appendAnswer, earlierAnswer} from './idempotency.js'
 import {type Retry, untilAnswered} from './retry.js'
@@ -53,6 +53,9 @@ export interface OrganizationReceipt {
 
 export type OrganizationSubmitResult = {receipt: OrganizationReceipt} | {error: ProtocolError}
 
+/** A receipt, or a refusal with the audit entry written before the answer. */
+type Answer = {receipt: OrganizationReceipt} | Refusal
+
 interface OrgCommand {
   actionId: string
   actor: Principal
@@ -70,7 +73,7 @@ export async function submitOrganizationCommand(
   commandBytes: Uint8Array,
 ): Promise<OrganizationSubmitResult> {
   try {
-    return await submitUnguarded(authority, commandBytes)
+    return await audited(authority, await submitUnguarded(authority, commandBytes))
   } catch (e) {
     return internalError(authority, 'organization ingress', e)
   }
@@ -82,18 +85,18 @@ interface Ingress {
   readonly command: OrgCommand
   readonly log: OrgLog
   readonly key: ReceiptKey
-  readonly answers: Answers<OrganizationSubmitResult>
+  readonly answers: Answers<Answer>
 }
 
-async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): Promise<OrganizationSubmitResult> {
+async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): Promise<Answer> {
   const admitted = await admit<OrgCommand>(authority, commandBytes, 'organization ingress')
   if ('error' in admitted) return admitted
   const {command, contentHash} = admitted
-  const refused = (code: ErrorCode): OrganizationSubmitResult => refusal(authority, command.actionId, code)
-  const stored = (document: string): OrganizationSubmitResult => ({
+  const refused = (r: Refused): Answer => refusal(authority, command, r)
+  const stored = (document: string): Answer => ({
     receipt: JSON.parse(document) as OrganizationReceipt,
   })
-  const answers: Answers<OrganizationSubmitResult> = {refused, stored}
+  const answers: Answers<Answer> = {refused, stored}
   const shape = checkShape(command)
   if (shape) return refused(shape)
 
@@ -105,29 +108,37 @@ async function submitUnguarded(authority: Authority, commandBytes: Uint8Array): 
   if (payload) return refused(payload)
   const subject =
     command.kind === SESSION_OPEN ? sessionSubject(authority, command) : cardSubject(authority, command, commandBytes)
-  if (typeof subject === 'string') return refused(subject)
+  if ('code' in subject) return refused(subject)
   return untilAnswered(
     () => appendOnce(ingress, subject),
-    () => refused('INTERNAL_ERROR'),
+    () => refused(opaque('INTERNAL_ERROR', 'append', 'the Organization log kept moving: gave up')),
   )
 }
 
 /** Step 2: an Organization-scoped kind, from a service, outside every Group and epoch. */
-function checkShape(command: OrgCommand): ErrorCode | null {
-  if (!isOrganizationKind(command.kind)) return 'INVALID_COMMAND'
-  if (command.actor.type !== 'service') return 'AUTH_FORBIDDEN'
+function checkShape(command: OrgCommand): Refused | null {
+  if (!isOrganizationKind(command.kind))
+    return told('INVALID_COMMAND', 'envelope', `${command.kind} is not an Organization-scoped Command`)
+  if (command.actor.type !== 'service')
+    return told('AUTH_FORBIDDEN', 'envelope', `only a service issues ${command.kind}`)
   const scoped = [command.groupId, command.sessionEpoch, command.membershipEpoch, command.coordinatorEpoch]
-  return scoped.some((v) => v !== undefined) ? 'INVALID_COMMAND' : null
+  return scoped.some((v) => v !== undefined)
+    ? told('INVALID_COMMAND', 'envelope', 'an Organization-scoped Command carries no groupId or epochs')
+    : null
 }
 
 /** Step 6 once: the next version of the subject, signed and appended, or RETRY when the version moved. */
-async function appendOnce(ingress: Ingress, subject: Subject): Promise<OrganizationSubmitResult | Retry> {
+async function appendOnce(ingress: Ingress, subject: Subject): Promise<Answer | Retry> {
   const {authority, command, log, key, answers} = ingress
   const eventKind = EVENT_OF[command.kind]!
   const current = await log.currentVersion(eventKind, subject.subjectId)
   const version = subject.version ?? current + 1
   // §6.1: a card version is registered once and only upward; §6.3: epochs strictly increase.
-  if (version <= current) return (await earlierAnswer(log, key, answers)) ?? answers.refused('INVALID_COMMAND')
+  if (version <= current)
+    return (
+      (await earlierAnswer(log, key, answers)) ??
+      answers.refused(told('INVALID_COMMAND', 'append', `version ${version} is not above the current ${current}`))
+    )
   const occurredAt = authority.clock()
   const eventId = authority.newId()
   const payload = subject.payload(version)
@@ -153,13 +164,14 @@ interface Subject {
 }
 
 /** §6.3: only this Group Authority's own identity service opens sessions, for registered Agents. */
-function sessionSubject(authority: Authority, command: OrgCommand): Subject | ErrorCode {
-  if (command.actor.id !== authority.principal.id) return 'AUTH_FORBIDDEN'
+function sessionSubject(authority: Authority, command: OrgCommand): Subject | Refused {
+  if (command.actor.id !== authority.principal.id)
+    return told('AUTH_FORBIDDEN', 'policy', "only this authority's identity service opens sessions")
   const agentId = command.payload.agentId as string
   const registry = authority.registry.resolve()
-  if (registry instanceof RegistryFault) return 'INTERNAL_ERROR'
+  if (registry instanceof RegistryFault) return opaque('INTERNAL_ERROR', 'policy', `registry: ${registry.reason}`)
   const known = [...registry.bindings.values()].some((b) => b.principal.type === 'agent' && b.principal.id === agentId)
-  if (!known) return 'INVALID_COMMAND'
+  if (!known) return told('INVALID_COMMAND', 'policy', `${agentId} is not a registered Agent`)
   return {subjectId: agentId, payload: (sessionEpoch) => ({agentId, sessionEpoch})}
 }
 
@@ -168,15 +180,18 @@ function sessionSubject(authority: Authority, command: OrgCommand): Subject | Er
  * of its own, verified with the six stages; its signer must be the issuing service itself and it
  * must belong to this Organization.
  */
-function cardSubject(authority: Authority, command: OrgCommand, commandBytes: Uint8Array): Subject | ErrorCode {
+function cardSubject(authority: Authority, command: OrgCommand, commandBytes: Uint8Array): Subject | Refused {
   // The card exactly as it stood in the received Command (principle 4), never a re-serialization.
   const bytes = Buffer.from(sourcesIn(commandBytes)(['payload', 'agentCard']) ?? '', 'utf8')
   const card = verify('agent-card', bytes, authority.registry)
+  // The embedded card is a Signed Document: how it fails verification stays opaque (§6.4).
   if (card instanceof Rejection)
-    return card.code === 'SCHEMA_VALIDATION_FAILED' ? 'SCHEMA_VALIDATION_FAILED' : 'INVALID_COMMAND'
-  if (card.principal.id !== command.actor.id) return 'AUTH_FORBIDDEN'
+    return opaque(card.code === 'SCHEMA_VALIDATION_FAILED' ? 'SCHEMA_VALIDATION_FAILED' : 'INVALID_COMMAND', 'embedded')
+  if (card.principal.id !== command.actor.id)
+    return told('AUTH_FORBIDDEN', 'policy', 'the Agent Card is signed by another service than the Command')
   const doc = card.document as unknown as {agentId: string; organizationId: string; cardVersion: number}
-  if (doc.organizationId !== authority.store.config.organizationId) return 'INVALID_COMMAND'
+  if (doc.organizationId !== authority.store.config.organizationId)
+    return told('INVALID_COMMAND', 'policy', `the Agent Card is for Organization ${doc.organizationId}`)
   return {
     subjectId: doc.agentId,
     version: doc.cardVersion,
