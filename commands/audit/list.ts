@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import Table from 'cli-table3'
+import {grid, tableStyle} from '../../src/cli/output.js'
 import {exitCodesHelp, MwpCommand, type Outcome, usage} from '../../src/cli/base.js'
 import {storeFlag} from '../../src/cli/flags.js'
 import {openConfiguredStore} from '../../src/cli/store.js'
@@ -29,13 +29,10 @@ ${exitCodesHelp({environment: 'cannot open the store'})}`
     const store = await openConfiguredStore(flags.store)
     try {
       const rows = await store.listAudit({since: flags.since, limit: flags.limit})
-      const table = new Table({
-        head: ['#', 'at', 'stage', 'reason', 'kind', 'signing hash', 'subject', 'detail'],
-        style: {head: [], border: []},
-      })
-      for (const r of rows)
-        table.push([
-          r.id,
+      const table = grid(
+        ['#', 'at', 'stage', 'reason', 'kind', 'signing hash', 'subject', 'detail'],
+        rows.map((r) => [
+          String(r.id),
           r.at,
           r.stage,
           r.reason,
@@ -43,8 +40,10 @@ ${exitCodesHelp({environment: 'cannot open the store'})}`
           r.signingHash ? r.signingHash.slice(0, 19) + '…' : '',
           r.subject ?? '',
           r.detail ?? '',
-        ])
-      return {status: 'ok', result: {entries: rows}, text: rows.length === 0 ? 'no audit entries' : table.toString()}
+        ]),
+        tableStyle(undefined),
+      )
+      return {status: 'ok', result: {entries: rows}, text: rows.length === 0 ? 'no audit entries' : table}
     } finally {
       await store.close()
     }

@@ -43,6 +43,7 @@ ${exitCodesHelp({environment: 'cannot read the configuration, a key or a TLS fil
     host: Flags.string({description: 'Bind address (default: the configuration, else 127.0.0.1).'}),
     port: Flags.integer({
       description: 'Port (default: the configuration, else 7443; 0 picks a free one).',
+      env: 'MWP_PORT',
       min: 0,
       max: 65535,
     }),
@@ -128,6 +129,10 @@ ${exitCodesHelp({environment: 'cannot read the configuration, a key or a TLS fil
       })
     } catch (e) {
       await opened.close()
+      if ((e as {code?: string}).code === 'EADDRINUSE')
+        throw environment(
+          `cannot serve on ${host}:${port}: the port is in use (is another mwp authority serve running?); stop it, or give --port (0: any free port)`,
+        )
       throw environment(`cannot serve on ${host}:${port}: ${(e as Error).message}`)
     }
     if (!this.argv.includes('--json')) {

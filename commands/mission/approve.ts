@@ -5,7 +5,7 @@ import {buildFinalApproval} from '../../src/operator/command-builder.js'
 import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
 import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
 import {approvalQuestion, confirmed, requireConfirmation, yesFlag} from '../../src/operator/prompt.js'
-import {tableStyle} from '../../src/operator/output.js'
+import {tableStyle} from '../../src/cli/output.js'
 import {renderSubmission, renderWorkEvidence} from '../../src/operator/render.js'
 import {inspectFolded} from '../../src/operator/views.js'
 

@@ -3,7 +3,7 @@ import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
 import {nextStep} from '../../src/operator/next-step.js'
-import {outputFlag, tableStyle} from '../../src/operator/output.js'
+import {outputFlag, tableStyle} from '../../src/cli/output.js'
 import {renderInspection} from '../../src/operator/render.js'
 import {inspectFolded, workGraph} from '../../src/operator/views.js'
 

@@ -2,7 +2,7 @@ import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {missionList} from '../../src/operator/mission-list.js'
 import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
-import {outputFlag, tableStyle} from '../../src/operator/output.js'
+import {outputFlag, tableStyle} from '../../src/cli/output.js'
 import {renderMissionList} from '../../src/operator/render.js'
 
 export default class MissionList extends OperatorCommand {

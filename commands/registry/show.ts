@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import Table from 'cli-table3'
+import {grid, tableStyle} from '../../src/cli/output.js'
 import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {registryFlag} from '../../src/cli/flags.js'
 import {formatUtcNow, parseTimestamp} from '../../src/json/timestamp.js'
@@ -65,20 +65,20 @@ ${exitCodesHelp({rejected: 'the registry is not valid, or --key-id is unknown', 
         }
       }
     }
-    const table = new Table({
-      head: ['keyId', 'principal', 'validFrom', 'validUntil', 'revokedAt', `status at ${at}`],
-      style: {head: [], border: []},
-    })
-    for (const r of rows)
-      table.push([
+    const table = grid(
+      ['keyId', 'principal', 'validFrom', 'validUntil', 'revokedAt', `status at ${at}`],
+      rows.map((r) => [
         r.keyId,
         `${r.principal.type} ${r.principal.id}`,
         r.validFrom,
         r.validUntil ?? '-',
         r.revokedAt ?? '-',
         r.status,
-      ])
-    const text = `organization ${organizationId}: ${rows.length} binding${rows.length === 1 ? '' : 's'}\n${table.toString()}`
+      ]),
+      tableStyle(undefined),
+      [0],
+    )
+    const text = `organization ${organizationId}: ${rows.length} binding${rows.length === 1 ? '' : 's'}\n${table}`
     return {status: 'ok', result: {organizationId, at, bindings: rows}, text}
   }
 }

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 import {type Outcome, usage, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags} from '../../src/operator/cli-context.js'
 import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
-import {outputFlag, tableStyle} from '../../src/operator/output.js'
+import {outputFlag, tableStyle} from '../../src/cli/output.js'
 import {renderWorkItem} from '../../src/operator/render.js'
 import {outsideVisibility, workEvidence, workGraph} from '../../src/operator/views.js'
 

@@ -5,7 +5,7 @@
 
 import type {MissionListRow} from './mission-list.js'
 import type {NextStep} from './next-step.js'
-import {PIPED, type TableStyle, grid} from './output.js'
+import {PIPED, type TableStyle, grid} from '../cli/output.js'
 import type {EventDoc} from './transport.js'
 import {outsideVisibility} from './views.js'
 import type {

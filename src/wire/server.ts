@@ -266,6 +266,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   })
   http.on('tlsClientError', (e: Error) => log({level: 'info', event: 'tls-refused', reason: e.message}))
   const wss = new WebSocketServer({server: http, maxPayload: 1024 * 1024, perMessageDeflate: false})
+  // ws re-emits the listener's errors on the WebSocketServer; unhandled there they would end the
+  // process with a raw stack (EADDRINUSE) instead of rejecting the listen below.
+  wss.on('error', (e: Error) => log({level: 'warn', event: 'listener-error', reason: e.message}))
   const connections = new Set<Connection>()
   wss.on('connection', (ws, req) => {
     const c = new Connection(context, ws, `${req.socket.remoteAddress}:${req.socket.remotePort}`, req.socket)

@@ -21,8 +21,11 @@ const EXECUTION_SECONDS = 4
 const RENEWING_SH = `read -r work
 printf '%s\\n' "$work" > "$1"
 end=$((SECONDS + 6))
+# A read that times out mid-line keeps the part it read (bash): join it to the rest, so a token
+# that arrives across the timeout is not saved as two broken lines (a flaky failure in CI).
+held=
 while [ $SECONDS -lt $end ]; do
-  if read -r -t 1 line; then printf '%s\\n' "$line" >> "$2"; fi
+  if read -r -t 1 part; then printf '%s\\n' "$held$part" >> "$2"; held=; else held="$held$part"; fi
 done
 criteria=$(node -pe 'JSON.stringify(JSON.parse(process.argv[1]).work.contract.acceptanceCriteria.map(c => c.criterionId))' "$work")
 echo '{"type":"artifact","content":"done","mediaType":"text/plain"}'

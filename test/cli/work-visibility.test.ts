@@ -274,7 +274,9 @@ describe('operator Commands of members with late visibility (§8)', () => {
     // The same through `mission cancel`, guarded by the revision the Worker sees (the Group's).
     const cancelled = await cli('worker-1', ['mission', 'cancel', g, '--reason', 'not mine to cancel', '--yes'])
     expect(cancelled.status, cancelled.stdout + cancelled.stderr).toBe(1)
-    expect(cancelled.stdout.trim()).toBe('AUTH_FORBIDDEN')
+    // The code, then the authority's reason for this member (a well-signed Command, refused on its merits).
+    expect(cancelled.stdout.split('\n')[0]).toBe('AUTH_FORBIDDEN')
+    expect(cancelled.stdout).toMatch(/^ {2}detail: mission\.cancel/m)
     noStack(cancelled)
     // A stale Membership Epoch is fenced (§8): MEMBERSHIP_STALE.
     const stale = await cli(

@@ -2,7 +2,7 @@
 // makes from process.stdout; test/cli/operator-output.test.ts drives it under a pseudo-terminal).
 
 import {describe, expect, it} from 'vitest'
-import {fitted, grid, tableStyle} from '../../src/operator/output.js'
+import {fitted, grid, tableStyle} from '../../src/cli/output.js'
 
 const ID = 'urn:mwp:dev:org:local:group:0b1d8a53-6a4e-4b7e-9c55-3f2f5d0c7a10'
 const rows = [[ID, 'active', 'Publish the release notes for every package, with migration guides']]

@@ -1,47 +1,41 @@
 // The README's shell examples, run as a newcomer would paste them (in a scratch directory that
 // has the project's fixtures), so the documentation stays true at every commit.
 
-import {spawnSync} from 'node:child_process'
-import {chmodSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
+import {spawn, spawnSync} from 'node:child_process'
+import {chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {describeRun, readmeBlocks, runBlock} from '../support/readme-blocks.js'
 import {HAVE_UPSTREAM, PROJECT_ROOT, UPSTREAM} from '../support/upstream.js'
 
-const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')
-const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1])
 // Installing, the whole test suite and the benchmark are what CI itself runs.
-const runnable = blocks.filter((b) => !/\bnpm (ci|test|run bench)\b/.test(b))
+const runnable = readmeBlocks.filter((b) => !/\bnpm (ci|test|run bench)\b/.test(b))
 
 const dir = mkdtempSync(join(tmpdir(), 'mwp-readme-'))
 symlinkSync(join(PROJECT_ROOT, 'fixtures'), join(dir, 'fixtures'))
 
-// `npx mwp …` runs this checkout's CLI: an `npx` on PATH that execs node, so a backgrounded
-// `npx mwp authority serve &` is the server process itself and `kill $!` stops it.
+// `mwp` is this checkout's CLI: a shim on PATH that execs node, so a backgrounded
+// `mwp authority serve &` is the server process itself and `kill $!` stops it. The README's
+// `npm link` links into a scratch npm prefix (never the machine's), whose bin/ comes first on
+// PATH once it exists; its scripts are not run (the suite has built dist/ already).
 const shims = mkdtempSync(join(tmpdir(), 'mwp-readme-bin-'))
-const realNpx = spawnSync('bash', ['-c', 'command -v npx'], {encoding: 'utf8'}).stdout.trim()
 writeFileSync(
-  join(shims, 'npx'),
-  `#!/bin/sh\nif [ "$1" = mwp ]; then shift; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(PROJECT_ROOT, 'bin/run.js'))} "$@"; fi\nexec ${JSON.stringify(realNpx)} "$@"\n`,
+  join(shims, 'mwp'),
+  `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(PROJECT_ROOT, 'bin/run.js'))} "$@"\n`,
 )
-chmodSync(join(shims, 'npx'), 0o755)
+chmodSync(join(shims, 'mwp'), 0o755)
+const prefix = mkdtempSync(join(tmpdir(), 'mwp-readme-prefix-'))
 
-function run(block: string): {status: number | null; stdout: string; stderr: string} {
+function run(block: string, cwd = block.includes('npm link') ? PROJECT_ROOT : dir) {
   const script = block
     .replaceAll('../shared/protocol', UPSTREAM)
     .replaceAll('--root .', `--root ${JSON.stringify(PROJECT_ROOT)}`)
-  // As a user runs it: no NODE_ENV (vitest sets "test").
-  const {NODE_ENV: _unset, ...rest} = process.env
-  const env = {...rest, PATH: `${shims}:${rest.PATH ?? ''}`}
-  // Every command must succeed, except where the README itself shows the exit code.
-  const strict = block.includes('echo "exit $?"') ? [] : ['-e', '-o', 'pipefail']
-  const r = spawnSync('bash', [...strict, '-c', script], {
-    cwd: dir,
-    encoding: 'utf8',
-    env: {...env, NO_COLOR: '1'},
-    timeout: 120_000,
+  return runBlock(script, cwd, {
+    PATH: `${join(prefix, 'bin')}:${shims}:${process.env.PATH ?? ''}`,
+    npm_config_prefix: prefix,
+    npm_config_ignore_scripts: 'true',
   })
-  return {status: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 
 describe('README examples', () => {
@@ -60,7 +54,12 @@ describe('README examples', () => {
     const block = runnable[i]
     if (block.includes('../shared/protocol') && !HAVE_UPSTREAM) return
     const r = run(block)
-    expect(r.status, `${block}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`).toBe(0)
+    expect(r.status, describeRun(block, r)).toBe(0)
+    if (block.includes('npm link')) {
+      // The link is the checkout's CLI under the name the README uses.
+      expect(existsSync(join(prefix, 'bin', 'mwp'))).toBe(true)
+      expect(r.stdout).toMatch(/^mwp\/0\.1\.0 /m)
+    }
     if (block.includes('tampered.json')) {
       expect(r.stdout).toContain('AUTH_INVALID_SIGNATURE\nexit 1')
       expect(r.stdout).toMatch(/stage: signature\n {2}reason: equation-mismatch/)
@@ -80,4 +79,41 @@ describe('README examples', () => {
       expect(r.stdout).toContain('"kind":"work.submitted"')
     }
   })
+
+  it('.gitignore covers everything the examples created (run in the checkout, nothing shows in git status)', () => {
+    const created = readdirSync(dir).filter((f) => f !== 'fixtures')
+    expect(created.length).toBeGreaterThan(5)
+    const r = spawnSync('git', ['check-ignore', '--no-index', '--verbose', '--non-matching', ...created], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+    })
+    const notIgnored = r.stdout.split('\n').filter((l) => l.startsWith('::'))
+    expect(notIgnored).toEqual([])
+  })
+
+  it('the quick start (`npm start`) and the walkthrough run one after the other in one directory', async () => {
+    // A directory that is the checkout to npm (its package.json and scripts), as a newcomer's is.
+    const here = mkdtempSync(join(tmpdir(), 'mwp-quickstart-'))
+    for (const f of ['package.json', 'bin', 'scripts']) symlinkSync(join(PROJECT_ROOT, f), join(here, f))
+    const {NODE_ENV: _unset, ...env} = process.env
+    // MWP_PORT=0: the quick start's port 7443 may be taken on a shared machine.
+    const start = spawn('npm', ['start'], {cwd: here, env: {...env, MWP_PORT: '0', NO_COLOR: '1'}, detached: true})
+    let out = ''
+    start.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')))
+    start.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')))
+    const exited = new Promise<number | null>((resolve) => start.on('exit', (code) => resolve(code)))
+    try {
+      for (let i = 0; i < 600 && !/^listening on /m.test(out); i++) await new Promise((r) => setTimeout(r, 100))
+      expect(out).toMatch(/^listening on wss:\/\/127\.0\.0\.1:\d+$/m)
+      expect(out).toContain('created Organization')
+      expect(out).not.toMatch(/^next: .*authority serve/m) // the script is starting it
+      const walkthrough = runnable.find((b) => b.includes('org init my-org'))!
+      const r = run(walkthrough, here)
+      expect(r.status, describeRun(walkthrough, r)).toBe(0)
+    } finally {
+      process.kill(-start.pid!, 'SIGTERM')
+    }
+    expect(await exited).not.toBe(null)
+    expect(out).toContain('"event":"shutdown"')
+  }, 180_000)
 })

@@ -12,7 +12,7 @@ import {createDevOrganization, type DevOrganization} from '../../src/config/dev-
 import {RegistryEvidence} from '../../src/signing/registry.js'
 import {WireClient} from '../../src/wire/client.js'
 import {serveProcess} from '../support/authority-process.js'
-import {mwp} from '../support/cli.js'
+import {mwp, mwpAsync} from '../support/cli.js'
 import {devContract, humanGatedChild, inDays} from '../support/operator-helpers.js'
 
 let dir: string
@@ -131,5 +131,17 @@ describe('mwp authority serve', () => {
     ])
     expect(r.status).toBe(2)
     expect(r.stderr).toMatch(/refuses to bind 0\.0\.0\.0/)
+  })
+
+  it('a port already in use is an environment error that says so (exit 3), not an EADDRINUSE stack', async () => {
+    const first = serve(['--dev-tls', '--port', '0'])
+    const {url} = await first.listening
+    const port = new URL(url).port
+    const r = await mwpAsync(['authority', 'serve', '--config', org.config, '--dev-tls', '--port', port])
+    expect(r.status).toBe(3)
+    expect(r.stderr).toContain(`cannot serve on 127.0.0.1:${port}: the port is in use`)
+    expect(r.stderr).not.toMatch(/EADDRINUSE|node:events|Unhandled/)
+    first.child.kill('SIGTERM')
+    expect(await first.exited).toBe(0)
   })
 })

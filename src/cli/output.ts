@@ -1,4 +1,4 @@
-// How the operator views print a table: boxed (cli-table3) and fitted to the width of a terminal,
+// How the CLI prints a table: boxed (cli-table3) and fitted to the width of a terminal,
 // plain tab-separated lines when stdout is a pipe or a file (so `cut -f` and `grep` work on it),
 // and, with --output json, the --json envelope (src/cli/base.ts). The default follows stdout: a
 // reader at a terminal gets boxes, a script gets TSV.
