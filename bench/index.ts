@@ -81,6 +81,11 @@ if (process.env.MWP_BENCH_ONLY === 'agent-store') {
   await (await import('./agent-store.js')).runAgentStoreBench()
   process.exit(0)
 }
+// MWP_BENCH_ONLY=startup: the CPU cost of starting `mwp` next to `node -e 0` (bench/startup.ts).
+if (process.env.MWP_BENCH_ONLY === 'startup') {
+  ;(await import('./startup.js')).runStartupBench()
+  process.exit(0)
+}
 if (process.env.MWP_BENCH_ONLY === 'wire') {
   await (await import('./wire.js')).runWireBench()
   process.exit(0)
@@ -180,7 +185,8 @@ console.log(
 // Agent process in 100 Groups (bench/agent-rss.ts; MWP_BENCH_AGENT_RSS=0 skips it) and the slot
 // preemption latency (bench/agent-preempt.ts; MWP_BENCH_AGENT_PREEMPT=0 skips it), and the 3:1 split
 // over 60 s with real slots (bench/agent-share.ts; MWP_BENCH_AGENT_SHARE=0 skips it) and preemption on
-// an urgent arrival end to end (bench/agent-urgent.ts; MWP_BENCH_AGENT_URGENT=0 skips it).
+// an urgent arrival end to end (bench/agent-urgent.ts; MWP_BENCH_AGENT_URGENT=0 skips it), and the
+// CLI's start-up cost (bench/startup.ts; MWP_BENCH_STARTUP=0 skips it).
 for (const [only, skip] of [
   ['ingress', 'MWP_BENCH_INGRESS'],
   ['wire', 'MWP_BENCH_WIRE'],
@@ -192,6 +198,7 @@ for (const [only, skip] of [
   ['agent-preempt', 'MWP_BENCH_AGENT_PREEMPT'],
   ['agent-share', 'MWP_BENCH_AGENT_SHARE'],
   ['agent-urgent', 'MWP_BENCH_AGENT_URGENT'],
+  ['startup', 'MWP_BENCH_STARTUP'],
 ] as const) {
   if (process.env[skip] === '0') continue
   const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
