@@ -81,7 +81,9 @@ describe('README examples', () => {
   })
 
   it('.gitignore covers everything the examples created (run in the checkout, nothing shows in git status)', () => {
-    const created = readdirSync(dir).filter((f) => f !== 'fixtures')
+    const created = readdirSync(dir, {withFileTypes: true})
+      .filter((f) => f.name !== 'fixtures')
+      .map((f) => (f.isDirectory() ? `${f.name}/` : f.name)) // a `dir/` pattern matches directories only
     expect(created.length).toBeGreaterThan(5)
     const r = spawnSync('git', ['check-ignore', '--no-index', '--verbose', '--non-matching', ...created], {
       cwd: PROJECT_ROOT,
@@ -101,7 +103,9 @@ describe('README examples', () => {
     let out = ''
     start.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')))
     start.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')))
-    const exited = new Promise<number | null>((resolve) => start.on('exit', (code) => resolve(code)))
+    const exited = new Promise<number | string | null>((resolve) =>
+      start.on('exit', (code, signal) => resolve(code ?? signal)),
+    )
     try {
       for (let i = 0; i < 600 && !/^listening on /m.test(out); i++) await new Promise((r) => setTimeout(r, 100))
       expect(out).toMatch(/^listening on wss:\/\/127\.0\.0\.1:\d+$/m)
