@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {acceptNew} from '../src/admission/accept.js'
 import {exitCodesHelp, MwpCommand, type Outcome} from '../src/cli/base.js'
-import {admissionKeyFlag, kindFlag, registryFlag, storeFlag} from '../src/cli/flags.js'
+import {admissionKeyFlag, documentKindFlag, registryFlag, storeFlag} from '../src/cli/flags.js'
 import {rejectionOutcome} from '../src/cli/rejections.js'
 import {openConfiguredStore} from '../src/cli/store.js'
 import type {DocumentKind} from '../src/signing/profiles.js'
@@ -22,7 +22,7 @@ ${exitCodesHelp({rejected: 'the document failed verification, freshness or First
 
   static args = {file: Args.string({description: 'Signed Document, or - for stdin.', required: true})}
   static flags = {
-    kind: kindFlag(),
+    'document-kind': documentKindFlag(),
     registry: registryFlag,
     store: storeFlag,
     'admission-key': admissionKeyFlag,
@@ -39,7 +39,11 @@ ${exitCodesHelp({rejected: 'the document failed verification, freshness or First
     const store = await openConfiguredStore(flags.store, flags['admission-key'], {writer: true})
     try {
       const result = await acceptNew(
-        {bytes, kind: flags.kind as DocumentKind | undefined, subject: args.file === '-' ? 'stdin' : args.file},
+        {
+          bytes,
+          kind: flags['document-kind'] as DocumentKind | undefined,
+          subject: args.file === '-' ? 'stdin' : args.file,
+        },
         evidence,
         store,
       )

@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {KeyFileError, readKeyFile} from '../src/crypto/keyfile.js'
 import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../src/cli/base.js'
-import {kindFlag, keyFlag} from '../src/cli/flags.js'
+import {documentKindFlag, keyFlag} from '../src/cli/flags.js'
 import {parseJsonBytes} from '../src/json/parse.js'
 import {type DocumentKind, PROFILES, detectKind} from '../src/signing/profiles.js'
 import {SignError, sign} from '../src/signing/sign.js'
@@ -13,13 +13,13 @@ export default class Sign extends MwpCommand {
 ${exitCodesHelp({rejected: 'SCHEMA_VALIDATION_FAILED: the signed document would not conform to its schema', environment: 'cannot read the document or the key file'})}`
 
   static examples = [
-    '<%= config.bin %> sign --kind command --key fixtures/keys/coordinator.key.json fixtures/unsigned/command.json',
-    'cat draft.json | <%= config.bin %> sign --kind command --key alice.key.json --now - > signed.json',
+    '<%= config.bin %> sign --document-kind command --key fixtures/keys/coordinator.key.json fixtures/unsigned/command.json',
+    'cat draft.json | <%= config.bin %> sign --document-kind command --key alice.key.json --now - > signed.json',
   ]
 
   static args = {file: Args.string({description: 'Unsigned document, or - for stdin.', required: true})}
   static flags = {
-    kind: kindFlag(),
+    'document-kind': documentKindFlag(),
     key: keyFlag,
     now: Flags.boolean({description: 'Set the protected signed time to now (UTC).', default: false}),
   }
@@ -35,8 +35,8 @@ ${exitCodesHelp({rejected: 'SCHEMA_VALIDATION_FAILED: the signed document would 
       throw e
     }
     const value = parseJsonBytes(await this.readInput(args.file)) // not strict JSON: PROTOCOL_VIOLATION
-    const kind = (flags.kind as DocumentKind | undefined) ?? detectKind(value)
-    if (kind === null) throw usage('cannot tell which Signed Document kind this is; pass --kind')
+    const kind = (flags['document-kind'] as DocumentKind | undefined) ?? detectKind(value)
+    if (kind === null) throw usage('cannot tell which Signed Document kind this is; pass --document-kind')
     try {
       const signed = sign(kind, value, key, flags.now ? {now: new Date().toISOString()} : {})
       return {

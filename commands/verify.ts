@@ -2,7 +2,7 @@ import {once} from 'node:events'
 import {Args, Flags} from '@oclif/core'
 import {replayPresented, verifyAudited} from '../src/admission/accept.js'
 import {exitCodesHelp, MwpCommand, type Outcome, asFailure, readFailure, usage} from '../src/cli/base.js'
-import {kindFlag, registryFlag, storeFlag} from '../src/cli/flags.js'
+import {documentKindFlag, registryFlag, storeFlag} from '../src/cli/flags.js'
 import {LineSplitter, inputStream, readCapped} from '../src/cli/input.js'
 import {describeRejection, explainText, rejectionOutcome} from '../src/cli/rejections.js'
 import {openConfiguredStore} from '../src/cli/store.js'
@@ -162,7 +162,7 @@ ${exitCodesHelp({rejected: 'a document failed verification (the wire code is pri
 
   static examples = [
     '<%= config.bin %> verify --registry fixtures/registry.json fixtures/documents/command.json',
-    '<%= config.bin %> sign --kind command --key fixtures/keys/coordinator.key.json fixtures/unsigned/command.json | <%= config.bin %> verify --registry fixtures/registry.json -',
+    '<%= config.bin %> sign --document-kind command --key fixtures/keys/coordinator.key.json fixtures/unsigned/command.json | <%= config.bin %> verify --registry fixtures/registry.json -',
     'cat many.ndjson | <%= config.bin %> verify --ndjson --registry fixtures/registry.json --json -',
     '<%= config.bin %> verify --historical --store sqlite:mwp.db --registry registry.json admitted.json',
   ]
@@ -170,7 +170,7 @@ ${exitCodesHelp({rejected: 'a document failed verification (the wire code is pri
   static strict = false
   static args = {file: Args.string({description: 'Document file, or - for stdin.', required: true})}
   static flags = {
-    kind: kindFlag(),
+    'document-kind': documentKindFlag(),
     registry: registryFlag,
     explain: Flags.boolean({
       description: 'Show the protected failure stage and reason (local operator only).',
@@ -191,7 +191,7 @@ ${exitCodesHelp({rejected: 'a document failed verification (the wire code is pri
     if (flags.historical && !flags.store)
       throw usage('--historical needs --store (the Admission Log holding the records)')
     const evidence = RegistryEvidence.fromBytes(await this.readInput(flags.registry))
-    const kind = flags.kind as DocumentKind | undefined
+    const kind = flags['document-kind'] as DocumentKind | undefined
     const store = flags.store ? await openConfiguredStore(flags.store) : undefined
     const checker: Checker = {kind, evidence, store, historical: flags.historical}
     try {

@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {repeatable} from '../../src/cli/flags.js'
+import {formerly, repeatable} from '../../src/cli/flags.js'
 import type {Outcome} from '../../src/cli/base.js'
 import type {ErrorCode} from '../../src/errors.js'
 import {environment, exitCodesHelp} from '../../src/cli/base.js'
@@ -13,13 +13,13 @@ const RECONNECT_MAX_DELAY_MS = 5000
 
 export default class GroupTail extends OperatorCommand {
   static summary = "Print a Group's Events in order; --follow keeps printing new ones."
-  static description = `Each Event is the verified signed document. Output is NDJSON (one Event per line) when stdout is not a terminal or with --json; on a terminal it is one readable line per Event. --kind filters by Event kind (repeatable; a prefix ending in . matches a family, e.g. work.). --follow runs until interrupted (Ctrl-C, exit 0): when the connection to the server is lost (a restart) it reconnects with backoff, saying so on stderr, and resumes right after the last sequence it printed.
+  static description = `Each Event is the verified signed document. Output is NDJSON (one Event per line) when stdout is not a terminal or with --json; on a terminal it is one readable line per Event. --event-kind filters by Event kind (repeatable; a prefix ending in . matches a family, e.g. work.). --follow runs until interrupted (Ctrl-C, exit 0): when the connection to the server is lost (a restart) it reconnects with backoff, saying so on stderr, and resumes right after the last sequence it printed.
 
 ${exitCodesHelp({...READING_CODES, environment: 'cannot read the configuration or a key, cannot reach the authority at the start'})}`
 
   static examples = [
     '<%= config.bin %> group tail G',
-    '<%= config.bin %> group tail G --after 10 --kind work. --follow',
+    '<%= config.bin %> group tail G --after 10 --event-kind work. --follow',
     '<%= config.bin %> group tail G | jq .kind',
   ]
   static args = {group: Args.string({description: 'Group ID.', required: true})}
@@ -27,8 +27,9 @@ ${exitCodesHelp({...READING_CODES, environment: 'cannot read the configuration o
     ...operatorFlags,
     after: Flags.integer({description: 'Start after this Group sequence.', default: 0, min: 0}),
     follow: Flags.boolean({char: 'f', description: 'Keep printing new Events until interrupted.', default: false}),
-    kind: Flags.string({
+    'event-kind': Flags.string({
       ...repeatable,
+      ...formerly('kind'),
       delimiter: ',',
       description: 'Only these Event kinds (repeat the flag, or separate with commas; "work." matches a family).',
     }),
@@ -46,7 +47,7 @@ ${exitCodesHelp({...READING_CODES, environment: 'cannot read the configuration o
     const {args, flags} = await this.parse(GroupTail)
     const ndjson = flags.json || !process.stdout.isTTY
     const wanted = (e: EventDoc) =>
-      !flags.kind || flags.kind.some((k) => (k.endsWith('.') ? e.kind.startsWith(k) : e.kind === k))
+      !flags['event-kind'] || flags['event-kind'].some((k) => (k.endsWith('.') ? e.kind.startsWith(k) : e.kind === k))
     let printed = 0
     let last = flags.after
     const print = (e: EventDoc) => {

@@ -4,6 +4,7 @@ import {type Outcome, usage, exitCodesHelp} from '../../src/cli/base.js'
 import {buildFinalApproval} from '../../src/operator/command-builder.js'
 import {operatorFlags, submissionOutcome} from '../../src/operator/cli-context.js'
 import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
+import {messageFlag} from '../../src/cli/flags.js'
 import {approvalQuestion, confirmed, requireConfirmation, yesFlag} from '../../src/operator/prompt.js'
 import {tableStyle} from '../../src/cli/output.js'
 import {renderSubmission, renderWorkEvidence} from '../../src/operator/render.js'
@@ -22,7 +23,7 @@ ${exitCodesHelp({...SENDING_CODES, usage: 'not on a terminal (or with --json) wi
 
   static examples = [
     '<%= config.bin %> mission approve G',
-    '<%= config.bin %> mission approve G --yes --comments "Reviewed the release notes." --json',
+    '<%= config.bin %> mission approve G --yes --message "Reviewed the release notes." --json',
     '<%= config.bin %> mission approve CHILD --sign-only --yes > root-approval.json',
     '<%= config.bin %> mission approve CHILD --key coordinator.key.json --root-approval root-approval.json --yes',
   ]
@@ -30,7 +31,7 @@ ${exitCodesHelp({...SENDING_CODES, usage: 'not on a terminal (or with --json) wi
   static flags = {
     ...operatorFlags,
     yes: yesFlag('Approve'),
-    comments: Flags.string({description: 'Comments recorded in the signed Approval.'}),
+    message: messageFlag('Your comments, recorded in the signed Approval (its comments).', 'comments', false),
     condition: Flags.string({...repeatable, description: 'A condition recorded in the Approval (repeatable).'}),
     'sign-only': Flags.boolean({
       description:
@@ -67,7 +68,7 @@ ${exitCodesHelp({...SENDING_CODES, usage: 'not on a terminal (or with --json) wi
         return {status: 'ok', result: {approved: false, submission: view.submission}, text: 'not approved'}
       }
       const approval = buildFinalApproval(ctx.key(), state, {
-        ...(flags.comments ? {comments: flags.comments} : {}),
+        ...(flags.message ? {comments: flags.message} : {}),
         ...(flags.condition ? {conditions: flags.condition} : {}),
       })
       if (flags['sign-only']) return {status: 'ok', result: {approval}, text: JSON.stringify(approval, null, 2)}

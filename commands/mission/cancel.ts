@@ -1,4 +1,5 @@
-import {Args, Flags} from '@oclif/core'
+import {Args} from '@oclif/core'
+import {messageFlag} from '../../src/cli/flags.js'
 import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags, sendToGroup} from '../../src/operator/cli-context.js'
 import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
@@ -13,13 +14,13 @@ A cancelled Mission cannot be resumed, so this asks for confirmation first; the 
 ${exitCodesHelp({...SENDING_CODES, usage: 'not on a terminal (or with --json) without --yes', cancelled: true})}`
 
   static examples = [
-    '<%= config.bin %> mission cancel G --reason "…"',
-    '<%= config.bin %> mission cancel G --reason "…" --yes --json',
+    '<%= config.bin %> mission cancel G --message "…"',
+    '<%= config.bin %> mission cancel G --message "…" --yes --json',
   ]
   static args = {group: Args.string({description: 'Group ID.', required: true})}
   static flags = {
     ...operatorFlags,
-    reason: Flags.string({description: 'Why the Mission is cancelled.', required: true}),
+    message: messageFlag("Why the Mission is cancelled (sent as the payload's reason).", 'reason'),
     yes: yesFlag('Cancel'),
   }
 
@@ -29,7 +30,7 @@ ${exitCodesHelp({...SENDING_CODES, usage: 'not on a terminal (or with --json) wi
     return this.withContext(flags, async (ctx) => {
       if (!(await confirmed(flags, `Cancel the Mission of ${args.group}? This cannot be undone.`)))
         return {status: 'ok', result: {cancelled: false, groupId: args.group}, text: 'not cancelled'}
-      return sendToGroup(ctx, args.group, 'mission.cancel', {reason: flags.reason})
+      return sendToGroup(ctx, args.group, 'mission.cancel', {reason: flags.message})
     })
   }
 }

@@ -1,4 +1,5 @@
-import {Args, Flags} from '@oclif/core'
+import {Args} from '@oclif/core'
+import {messageFlag} from '../../src/cli/flags.js'
 import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags, sendToGroup} from '../../src/operator/cli-context.js'
 import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
@@ -9,14 +10,14 @@ export default class MissionDirect extends OperatorCommand {
 
 ${exitCodesHelp(SENDING_CODES)}`
 
-  static examples = ['<%= config.bin %> mission direct G --text "Prioritize the security review."']
+  static examples = ['<%= config.bin %> mission direct G --message "Prioritize the security review."']
   static args = {group: Args.string({description: 'Group ID.', required: true})}
-  static flags = {...operatorFlags, text: Flags.string({description: 'The direction to give.', required: true})}
+  static flags = {...operatorFlags, message: messageFlag("The direction to give (sent as the payload's text).", 'text')}
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionDirect)
     return this.withContext(flags, (ctx) =>
-      sendToGroup(ctx, args.group, 'message.post', {text: flags.text}, {guardRevision: false}),
+      sendToGroup(ctx, args.group, 'message.post', {text: flags.message}, {guardRevision: false}),
     )
   }
 }

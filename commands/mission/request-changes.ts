@@ -1,4 +1,5 @@
-import {Args, Flags} from '@oclif/core'
+import {Args} from '@oclif/core'
+import {messageFlag} from '../../src/cli/flags.js'
 import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags, sendToGroup} from '../../src/operator/cli-context.js'
 import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
@@ -9,14 +10,14 @@ export default class MissionRequestChanges extends OperatorCommand {
 
 ${exitCodesHelp(SENDING_CODES)}`
 
-  static examples = ['<%= config.bin %> mission request-changes G --reason "…"']
+  static examples = ['<%= config.bin %> mission request-changes G --message "…"']
   static args = {group: Args.string({description: 'Group ID.', required: true})}
-  static flags = {...operatorFlags, reason: Flags.string({description: 'What must change.', required: true})}
+  static flags = {...operatorFlags, message: messageFlag("What must change (sent as the payload's reason).", 'reason')}
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionRequestChanges)
     return this.withContext(flags, (ctx) =>
-      sendToGroup(ctx, args.group, 'mission.request_changes', {reason: flags.reason}),
+      sendToGroup(ctx, args.group, 'mission.request_changes', {reason: flags.message}),
     )
   }
 }

@@ -3,13 +3,25 @@
 import {Flags} from '@oclif/core'
 import {DOCUMENT_KINDS} from '../signing/profiles.js'
 
-export const kindFlag = (required = false) =>
+/**
+ * The earlier names of a renamed flag: they keep working for existing scripts, and oclif warns on
+ * stderr that they are deprecated. One name has one meaning across all commands (issue #18).
+ */
+export const formerly = (...names: string[]) => ({aliases: names, deprecateAliases: true})
+
+/** `--document-kind`: which Signed Document profile a file is (`--kind` is the Command kind). */
+export const documentKindFlag = (required = false) =>
   Flags.string({
     char: 'k',
     description: 'Signed Document kind (profile ID).',
     options: [...DOCUMENT_KINDS],
     required,
+    ...formerly('kind'),
   })
+
+/** `--message`: a human's own words sent in a Command (its payload member may be named otherwise). */
+export const messageFlag = (description: string, former: string, required = true) =>
+  Flags.string({char: 'm', description, required, ...formerly(former)})
 
 export const registryFlag = Flags.string({
   char: 'r',
@@ -35,8 +47,8 @@ export const admissionKeyFlag = Flags.string({
 })
 
 /**
- * A repeatable flag (`--kind a --kind b`): one value per occurrence, so it never swallows the
- * positional argument after it, as oclif's greedy `multiple` does (`--kind work. G` took G as a
+ * A repeatable flag (`--event-kind a --event-kind b`): one value per occurrence, so it never swallows the
+ * positional argument after it, as oclif's greedy `multiple` does (`--event-kind work. G` took G as a
  * second kind). Spread into Flags.string({...repeatable, …}).
  */
 export const repeatable = {multiple: true, multipleNonGreedy: true} as const

@@ -1,7 +1,7 @@
-// The interactive questions of the operator commands: signing an Approval, and a destructive or
-// terminal Command (mission cancel). Only asked on a TTY without --json; every such command has
-// --yes, which answers it for scripts, and without either it refuses before anything is read or
-// sent. The default answer is No: an accidental Enter must never sign or end anything.
+// The interactive questions of the commands that cannot be undone: signing an Approval, a
+// terminal Command (mission cancel), a permanent registry record (registry revoke, expire). Only
+// asked on a TTY without --json; every such command has --yes, which answers it for scripts, and
+// without either it refuses before anything is read, sent or written. The default answer is No: an accidental Enter must never sign or end anything.
 
 import {Flags} from '@oclif/core'
 import {confirm} from '@inquirer/prompts'

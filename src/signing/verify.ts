@@ -250,7 +250,7 @@ function verifyToEquation(
   // Stage 2
   const detected = kind ?? detectKind(doc)
   if (detected === null)
-    return reject('schema', 'kind-undetected', 'cannot tell which Signed Document kind this is; pass --kind')
+    return reject('schema', 'kind-undetected', 'cannot tell which Signed Document kind this is; pass --document-kind')
   const profile = PROFILES[detected]
   const fail = (stage: Stage, reason: string, detail?: string, signingHash?: string): Rejection =>
     reject(stage, reason, detail, {kind: detected, signingHash})
