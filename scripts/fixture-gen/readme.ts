@@ -65,13 +65,13 @@ ${docRows.join('\n')}
 \`\`\`sh
 npm run build
 # sign a sample (signature.createdAt is copied from the protected time)
-node bin/run.js sign --kind command --key fixtures/keys/coordinator.key.json fixtures/unsigned/command.json
+node bin/run.js sign --document-kind command --key fixtures/keys/coordinator.key.json fixtures/unsigned/command.json
 # verify every signed sample against the development registry
 node bin/run.js verify --registry fixtures/registry.json fixtures/documents/*.json
 # a key of the wrong Principal is refused by the signer
-node bin/run.js sign --kind command --key fixtures/keys/developer.key.json fixtures/unsigned/command.json
+node bin/run.js sign --document-kind command --key fixtures/keys/developer.key.json fixtures/unsigned/command.json
 # the expired key signs, but verification fails at key resolution (--explain shows why)
-node bin/run.js sign --kind artifact --key fixtures/keys/developer-expired.key.json fixtures/unsigned/artifact.json > /tmp/expired.json
+node bin/run.js sign --document-kind artifact --key fixtures/keys/developer-expired.key.json fixtures/unsigned/artifact.json > /tmp/expired.json
 node bin/run.js verify --explain --registry fixtures/registry.json /tmp/expired.json
 \`\`\`
 

@@ -46,7 +46,7 @@ export function nextStep(v: MissionInspection, items: readonly WorkNode[], me?: 
       if (!mine) return {what: `wait for ${owner} to approve revision ${revision}`}
       const root = v.approval.rootHumanApproval ? ' --root-approval root-approval.json' : ''
       return {
-        what: `review revision ${revision} and approve it (or: mwp mission request-changes ${g} --reason "…")`,
+        what: `review revision ${revision} and approve it (or: mwp mission request-changes ${g} --message "…")`,
         command: `mwp mission approve ${g}${root}`,
       }
     }

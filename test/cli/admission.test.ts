@@ -51,7 +51,7 @@ function organization(store: string) {
       issuedAt: issuedAt ?? '2026-01-01T00:00:00Z',
       payload: {text: `message ${n} ${Math.random()}`},
     }
-    const args = ['sign', '--kind', 'command', '--key', key, ...(issuedAt ? [] : ['--now']), '-']
+    const args = ['sign', '--document-kind', 'command', '--key', key, ...(issuedAt ? [] : ['--now']), '-']
     const r = mwp(args, {input: JSON.stringify(unsigned)})
     ok(r)
     const file = join(dir, `cmd-${n}.json`)
@@ -110,8 +110,17 @@ describe.each(stores)('first admission on %s', (_name, open) => {
     const revokedAt = new Date(Date.now() + 2000).toISOString()
     const late = org.command()
     expect(
-      mwp(['registry', 'revoke', '--registry', org.registry, '--key-id', 'urn:mwp:test:key:ada-1', '--at', revokedAt])
-        .status,
+      mwp([
+        'registry',
+        'revoke',
+        '--registry',
+        org.registry,
+        '--key-id',
+        'urn:mwp:test:key:ada-1',
+        '--revoked-at',
+        revokedAt,
+        '--yes',
+      ]).status,
     ).toBe(0)
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(revokedAt) - Date.now()) + 200))
 

@@ -166,7 +166,7 @@ describe('mission cancel asks first (terminal Command)', () => {
   it('without a terminal and without --yes it is a usage error saying to pass --yes, and nothing is sent', async () => {
     const g = await givenMission(o)
     const before = (await logged(o, g)).length
-    const r = op(['mission', 'cancel', g, '--reason', 'x', '--json'])
+    const r = op(['mission', 'cancel', g, '--message', 'x', '--json'])
     expect(r.status).toBe(2)
     expect(JSON.parse(r.stdout).error.message).toContain('pass --yes')
     expect(await logged(o, g)).toHaveLength(before)
@@ -175,7 +175,7 @@ describe('mission cancel asks first (terminal Command)', () => {
   it('on a terminal: No keeps the Mission (exit 0); Ctrl-C at the prompt exits 130; nothing is sent', async () => {
     const g = await givenMission(o)
     const before = (await logged(o, g)).length
-    const args = ['mission', 'cancel', g, '--reason', 'x', ...o.local, '--key', keyPath(o, 'owner')]
+    const args = ['mission', 'cancel', g, '--message', 'x', ...o.local, '--key', keyPath(o, 'owner')]
     const no = await onTerminal(args, 'n\r')
     expect(no.screen).toContain('This cannot be undone.')
     expect(no.status, no.screen).toBe(0)
@@ -188,16 +188,16 @@ describe('mission cancel asks first (terminal Command)', () => {
 
   it('on a terminal: Yes cancels', async () => {
     const g = await givenMission(o)
-    const yes = await onTerminal(['mission', 'cancel', g, '--reason', 'x', ...o.local], 'y\r')
+    const yes = await onTerminal(['mission', 'cancel', g, '--message', 'x', ...o.local], 'y\r')
     expect(yes.status, yes.screen).toBe(0)
     expect((await logged(o, g)).at(-1)!.kind).toBe('mission.cancelled')
   }, 30_000)
 })
 
 describe('repeatable flags', () => {
-  it('group tail --kind mission. G: the Group stays the positional argument; commas give several kinds', async () => {
+  it('group tail --event-kind mission. G: the Group stays the positional argument; commas give several kinds', async () => {
     const g = await givenMission(o)
-    const one = op(['group', 'tail', '--kind', 'mission.', g])
+    const one = op(['group', 'tail', '--event-kind', 'mission.', g])
     expect(one.status, one.stderr).toBe(0)
     const kinds = one.stdout
       .trim()
@@ -206,7 +206,7 @@ describe('repeatable flags', () => {
     expect(kinds.length).toBeGreaterThan(0)
     expect(kinds.every((k) => k.startsWith('mission.'))).toBe(true)
     const all = (await logged(o, g)).map((e) => e.kind)
-    const two = op(['group', 'tail', '--kind', 'mission.,membership.', g])
+    const two = op(['group', 'tail', '--event-kind', 'mission.,membership.', g])
     expect(
       two.stdout
         .trim()
@@ -245,7 +245,7 @@ describe('group tail --follow across a server restart', () => {
     expect(created.status, created.stdout + created.stderr).toBe(0)
     const g = JSON.parse(created.stdout).result.groupId as string
     const direct = (text: string) => {
-      const r = mwp(['mission', 'direct', g, '--text', text], {env})
+      const r = mwp(['mission', 'direct', g, '--message', text], {env})
       expect(r.status, r.stderr).toBe(0)
     }
     direct('one')

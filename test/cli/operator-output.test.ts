@@ -218,7 +218,7 @@ describe('mwp mission inspect', () => {
   it('a cancelled Mission shows no pending approval: the approval line says none follows', async () => {
     const g = await givenMission(o)
     expect(json(op(['mission', 'inspect', g, '--json'])).result.next.command).toBe(`mwp group tail ${g} --follow`)
-    expect(op(['mission', 'cancel', g, '--reason', 'Superseded.', '--yes']).status).toBe(0)
+    expect(op(['mission', 'cancel', g, '--message', 'Superseded.', '--yes']).status).toBe(0)
     const text = op(['mission', 'inspect', g]).stdout
     expect(text).toMatch(
       /^approval\tnone: the Mission was cancelled at \S+ by \S+ \(Superseded\.\); no Approval follows$/m,

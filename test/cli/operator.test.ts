@@ -173,7 +173,7 @@ describe('mission commands', async () => {
     const noConfirm = op(['mission', 'approve', g])
     expect(noConfirm.status).toBe(2) // not a TTY and no --yes: nothing signed
     expect((await logged(g)).at(-1)!.kind).toBe('mission.submitted_for_approval')
-    const r = op(['mission', 'approve', g, '--yes', '--json', '--comments', 'Checked.'])
+    const r = op(['mission', 'approve', g, '--yes', '--json', '--message', 'Checked.'])
     expect(r.status, r.stdout + r.stderr).toBe(0)
     const result = json(r).result
     expect(result.submission.artifactHashes).toEqual([H1])
@@ -255,12 +255,12 @@ describe('mission commands', async () => {
   it('[+cmd:mission.request_changes] [+evt:mission.changes_requested] [+row:t7.1:awaiting_approval->active:mission.request_changes] and [+cmd:mission.cancel] [+evt:mission.cancelled] [+row:t7.1:non_terminal->cancelled:mission.cancel] by the MissionOwner', async () => {
     const g = await givenMission()
     await givenSubmission(g)
-    expect(op(['mission', 'request-changes', g, '--reason', 'Add the migration notes.']).status).toBe(0)
+    expect(op(['mission', 'request-changes', g, '--message', 'Add the migration notes.']).status).toBe(0)
     expect((await logged(g)).at(-1)).toMatchObject({
       kind: 'mission.changes_requested',
       payload: {reason: 'Add the migration notes.'},
     })
-    expect(op(['mission', 'cancel', g, '--reason', 'Superseded.', '--yes']).status).toBe(0)
+    expect(op(['mission', 'cancel', g, '--message', 'Superseded.', '--yes']).status).toBe(0)
     expect((await logged(g)).at(-1)).toMatchObject({kind: 'mission.cancelled', payload: {reason: 'Superseded.'}})
     expect(inspectMission(await logged(g))!.state).toBe('cancelled')
   })
@@ -268,10 +268,10 @@ describe('mission commands', async () => {
   it('[-cmd:mission.request_changes] [-row:t7.1:awaiting_approval->active:mission.request_changes] on an active Mission and [-cmd:mission.cancel] [-evt:mission.cancelled] [-row:t7.1:non_terminal->cancelled:mission.cancel] by a worker are refused (exit 1) and append nothing', async () => {
     const g = await givenMission()
     const before = (await logged(g)).length
-    const changes = op(['mission', 'request-changes', g, '--reason', 'x', '--json'])
+    const changes = op(['mission', 'request-changes', g, '--message', 'x', '--json'])
     expect(changes.status).toBe(1)
     expect(json(changes).status).toBe('rejected')
-    const cancel = op(['mission', 'cancel', g, '--reason', 'x', '--yes', '--key', key('coordinator'), '--json'])
+    const cancel = op(['mission', 'cancel', g, '--message', 'x', '--yes', '--key', key('coordinator'), '--json'])
     expect(cancel.status).toBe(1)
     expect(json(cancel).error.code).toBe('AUTH_FORBIDDEN')
     expect((await logged(g)).length).toBe(before)
@@ -345,7 +345,7 @@ describe('mission commands', async () => {
 
   it("[+cmd:message.post] [+evt:message.posted] direct posts the MissionOwner's direction into the Group", async () => {
     const g = await givenMission()
-    expect(op(['mission', 'direct', g, '--text', 'Prioritize the security notes.']).status).toBe(0)
+    expect(op(['mission', 'direct', g, '--message', 'Prioritize the security notes.']).status).toBe(0)
     const posted = await logged(g, 'message.posted')
     expect(posted).toMatchObject([{actor: {id: 'urn:mwp:dev:org:local:human:owner'}}])
     expect(posted.map(text)).toEqual(['Prioritize the security notes.'])

@@ -354,11 +354,12 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     const r = mwp([
       'registry',
       'expire',
+      '--yes',
       '--registry',
       REG,
       '--key-id',
       'urn:example:key:alice-1',
-      '--at',
+      '--valid-until',
       T3,
       '--recorded-at',
       T1,
@@ -368,11 +369,12 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     const j = mwp([
       'registry',
       'revoke',
+      '--yes',
       '--registry',
       REG,
       '--key-id',
       'urn:example:key:alice-1',
-      '--at',
+      '--revoked-at',
       T2,
       '--recorded-at',
       T1,
@@ -396,11 +398,12 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
       mwp([
         'registry',
         'expire',
+        '--yes',
         '--registry',
         REG,
         '--key-id',
         'urn:example:key:alice-1',
-        '--at',
+        '--valid-until',
         '2026-09-15T00:00:00Z',
         '--recorded-at',
         T2,
@@ -412,6 +415,7 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     const exp = (...args: string[]) => [
       'registry',
       'expire',
+      '--yes',
       '--registry',
       REG,
       '--key-id',
@@ -421,31 +425,35 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     const rev = (...args: string[]) => [
       'registry',
       'revoke',
+      '--yes',
       '--registry',
       REG,
       '--key-id',
       'urn:example:key:alice-1',
       ...args,
     ]
-    refused(exp('--at', T3, '--recorded-at', T2), 1, 'history-boundary-moved-later')
-    refused(rev('--at', T3, '--recorded-at', T2), 1, 'history-boundary-moved-later')
-    refused(exp('--at', '2026-09-15T00:00:00Z', '--recorded-at', T2), 1, 'boundary-unchanged')
-    refused(rev('--at', '2026-09-01T02:00:00+02:00', '--recorded-at', T2), 1, 'boundary-unchanged')
-    refused(exp('--at', T1, '--recorded-at', T0), 1, 'history-recorded-at-decreasing')
+    refused(exp('--valid-until', T3, '--recorded-at', T2), 1, 'history-boundary-moved-later')
+    refused(rev('--revoked-at', T3, '--recorded-at', T2), 1, 'history-boundary-moved-later')
+    refused(exp('--valid-until', '2026-09-15T00:00:00Z', '--recorded-at', T2), 1, 'boundary-unchanged')
+    refused(rev('--revoked-at', '2026-09-01T02:00:00+02:00', '--recorded-at', T2), 1, 'boundary-unchanged')
+    refused(exp('--valid-until', T1, '--recorded-at', T0), 1, 'history-recorded-at-decreasing')
     refused(
-      ['registry', 'revoke', '--registry', REG, '--key-id', 'urn:example:key:nobody', '--at', T1],
+      ['registry', 'revoke', '--yes', '--registry', REG, '--key-id', 'urn:example:key:nobody', '--revoked-at', T1],
       1,
       'key-unknown',
     )
-    refused(exp('--at', 'soon'), 2)
-    refused(rev('--at', T1, '--recorded-at', '2026-13-01T00:00:00Z'), 2)
-    refused(['registry', 'revoke', '--registry', REG, '--at', T1], 2) // missing --key-id
+    refused(exp('--valid-until', 'soon'), 2)
+    refused(rev('--revoked-at', T1, '--recorded-at', '2026-13-01T00:00:00Z'), 2)
+    refused(['registry', 'revoke', '--yes', '--registry', REG, '--revoked-at', T1], 2) // missing --key-id
   })
 
   it('refuses to edit while the lock file exists (exit 3)', () => {
     writeFileSync(`${REG}.lock`, '1\n')
     try {
-      refused(['registry', 'revoke', '--registry', REG, '--key-id', 'urn:example:key:bob-1', '--at', T1], 3)
+      refused(
+        ['registry', 'revoke', '--yes', '--registry', REG, '--key-id', 'urn:example:key:bob-1', '--revoked-at', T1],
+        3,
+      )
     } finally {
       rmSync(`${REG}.lock`)
     }
@@ -516,11 +524,12 @@ describe('mwp registry init / add / expire / revoke / show / check', {timeout: 1
     const e = mwp([
       'registry',
       'revoke',
+      '--yes',
       '--registry',
       p('broken.json'),
       '--key-id',
       'urn:example:key:bob-1',
-      '--at',
+      '--revoked-at',
       T1,
     ])
     expect(e.status).toBe(1)

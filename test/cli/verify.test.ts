@@ -30,7 +30,7 @@ describe.skipIf(!HAVE_UPSTREAM)('mwp verify on every upstream signed-document ev
     const results = await pool(evaluations, 2, (e) =>
       mwpAsync([
         'verify',
-        '--kind',
+        '--document-kind',
         e.profileId!,
         '--registry',
         join(UPSTREAM, e.registry!),
@@ -135,7 +135,7 @@ describe('key generate → registry → sign → verify pipeline', () => {
   })
 
   it('sign | verify - exits 0, and the signed bytes carry createdAt = issuedAt', () => {
-    const signed = mwp(['sign', '--kind', 'command', '--key', key, '-'], {input: JSON.stringify(unsigned)})
+    const signed = mwp(['sign', '--document-kind', 'command', '--key', key, '-'], {input: JSON.stringify(unsigned)})
     expect(signed.status, signed.stderr).toBe(0)
     const doc = JSON.parse(signed.stdout)
     expect(doc.signature).toMatchObject({
@@ -190,7 +190,7 @@ describe('key generate → registry → sign → verify pipeline', () => {
       'sh',
       [
         '-c',
-        `node ${bin} sign --kind command --key ${JSON.stringify(key)} - | node ${bin} verify --registry ${JSON.stringify(registry)} -`,
+        `node ${bin} sign --document-kind command --key ${JSON.stringify(key)} - | node ${bin} verify --registry ${JSON.stringify(registry)} -`,
       ],
       {
         input: JSON.stringify(unsigned),
@@ -202,7 +202,7 @@ describe('key generate → registry → sign → verify pipeline', () => {
   })
 
   it('sign refuses a protected time that is not uppercase-Z UTC', () => {
-    const r = mwp(['sign', '--kind', 'command', '--key', key, '-'], {
+    const r = mwp(['sign', '--document-kind', 'command', '--key', key, '-'], {
       input: JSON.stringify({...unsigned, issuedAt: '2026-08-01T14:00:00+02:00'}),
     })
     expect(r.status).toBe(2)
@@ -211,7 +211,7 @@ describe('key generate → registry → sign → verify pipeline', () => {
   })
 
   it('sign --now sets issuedAt and createdAt to the same current UTC time', () => {
-    const r = mwp(['sign', '--kind', 'command', '--key', key, '--now', '-'], {input: JSON.stringify(unsigned)})
+    const r = mwp(['sign', '--document-kind', 'command', '--key', key, '--now', '-'], {input: JSON.stringify(unsigned)})
     expect(r.status).toBe(0)
     const doc = JSON.parse(r.stdout)
     expect(doc.issuedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/)

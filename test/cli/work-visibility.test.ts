@@ -257,7 +257,7 @@ describe('operator Commands of members with late visibility (§8)', () => {
   })
 
   it('[+cmd:message.post] `mwp mission direct` by a member granted late signs under its raised Membership Epoch (2) and is accepted', async () => {
-    const r = await cli('worker-2', ['mission', 'direct', g, '--text', 'Watching the review.', '--json'])
+    const r = await cli('worker-2', ['mission', 'direct', g, '--message', 'Watching the review.', '--json'])
     expect(r.status, r.stdout + r.stderr).toBe(0)
     expect((await posted(observer)).map((m) => m.content[0]!.text)).toEqual(['Watching the review.'])
   })
@@ -272,7 +272,7 @@ describe('operator Commands of members with late visibility (§8)', () => {
     expect(json(issued)).toMatchObject({status: 'rejected', error: {code: 'AUTH_FORBIDDEN'}})
     noStack(issued)
     // The same through `mission cancel`, guarded by the revision the Worker sees (the Group's).
-    const cancelled = await cli('worker-1', ['mission', 'cancel', g, '--reason', 'not mine to cancel', '--yes'])
+    const cancelled = await cli('worker-1', ['mission', 'cancel', g, '--message', 'not mine to cancel', '--yes'])
     expect(cancelled.status, cancelled.stdout + cancelled.stderr).toBe(1)
     // The code, then the authority's reason for this member (a well-signed Command, refused on its merits).
     expect(cancelled.stdout.split('\n')[0]).toBe('AUTH_FORBIDDEN')

@@ -106,7 +106,7 @@ describe('command issue', async () => {
     })
     expect(schemaBad.status).toBe(1)
     expect(json(schemaBad).error.code).toBe('SCHEMA_VALIDATION_FAILED')
-    expect(tail(g, ['--kind', 'message.posted']).length).toBe(1)
+    expect(tail(g, ['--event-kind', 'message.posted']).length).toBe(1)
   })
 })
 
@@ -146,15 +146,15 @@ describe('work and group views', async () => {
 
   it('group tail: NDJSON when piped, --after and --kind filter, env twins MWP_CONFIG / MWP_STORE', async () => {
     const g = await createMission()
-    for (const text of ['one', 'two']) expect(op(['mission', 'direct', g, '--text', text]).status).toBe(0)
+    for (const text of ['one', 'two']) expect(op(['mission', 'direct', g, '--message', text]).status).toBe(0)
     const all = tail(g)
     expect(all.map((e) => e.sequence)).toEqual([1, 2, 3, 4])
     expect(tail(g, ['--after', '2']).map((e) => e.sequence)).toEqual([3, 4])
-    expect(tail(g, ['--kind', 'mission.']).map((e) => e.kind)).toEqual([
+    expect(tail(g, ['--event-kind', 'mission.']).map((e) => e.kind)).toEqual([
       'mission.created',
       'mission.coordinator.assigned',
     ])
-    const viaEnv = mwp(['group', 'tail', g, '--kind', 'message.posted'], {
+    const viaEnv = mwp(['group', 'tail', g, '--event-kind', 'message.posted'], {
       env: {MWP_CONFIG: join(org, 'mwp.config.json'), MWP_STORE: `sqlite:${join(org, 'authority.db')}`},
     })
     expect(viaEnv.status, viaEnv.stderr).toBe(0)
@@ -168,7 +168,7 @@ describe('work and group views', async () => {
 
   it('group tail on a terminal prints one readable line per Event instead of NDJSON', async () => {
     const g = await createMission()
-    expect(op(['mission', 'direct', g, '--text', 'hello team']).status).toBe(0)
+    expect(op(['mission', 'direct', g, '--message', 'hello team']).status).toBe(0)
     const {status, screen} = await onTerminal(['group', 'tail', g, ...local])
     expect(status).toBe(0)
     const lines = screen.split(/\r?\n/).filter((l) => l.startsWith('#'))
@@ -195,7 +195,7 @@ describe('work and group views', async () => {
     const until = async (pred: () => boolean) => {
       for (let i = 0; i < 200 && !pred(); i++) await new Promise((r) => setTimeout(r, 50))
     }
-    expect(op(['mission', 'direct', g, '--text', 'live']).status).toBe(0)
+    expect(op(['mission', 'direct', g, '--message', 'live']).status).toBe(0)
     await until(() => out.includes('"live"'))
     child.kill('SIGINT')
     expect(await exited).toBe(0)
