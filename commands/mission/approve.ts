@@ -31,7 +31,7 @@ ${exitCodesHelp({...SENDING_CODES, usage: 'not on a terminal (or with --json) wi
   static flags = {
     ...operatorFlags,
     yes: yesFlag('Approve'),
-    message: messageFlag('Your comments, recorded in the signed Approval (its comments).', 'comments', false),
+    message: messageFlag('Comments on the revision', "the Approval's comments", 'comments', false),
     condition: Flags.string({...repeatable, description: 'A condition recorded in the Approval (repeatable).'}),
     'sign-only': Flags.boolean({
       description:

@@ -20,7 +20,7 @@ ${exitCodesHelp({...SENDING_CODES, usage: 'not on a terminal (or with --json) wi
   static args = {group: Args.string({description: 'Group ID.', required: true})}
   static flags = {
     ...operatorFlags,
-    message: messageFlag("Why the Mission is cancelled (sent as the payload's reason).", 'reason'),
+    message: messageFlag('Why the Mission is cancelled', 'payload.reason', 'reason'),
     yes: yesFlag('Cancel'),
   }
 

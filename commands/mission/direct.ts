@@ -12,7 +12,7 @@ ${exitCodesHelp(SENDING_CODES)}`
 
   static examples = ['<%= config.bin %> mission direct G --message "Prioritize the security review."']
   static args = {group: Args.string({description: 'Group ID.', required: true})}
-  static flags = {...operatorFlags, message: messageFlag("The direction to give (sent as the payload's text).", 'text')}
+  static flags = {...operatorFlags, message: messageFlag('The direction to give', 'payload.text', 'text')}
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionDirect)

@@ -12,7 +12,7 @@ ${exitCodesHelp(SENDING_CODES)}`
 
   static examples = ['<%= config.bin %> mission request-changes G --message "…"']
   static args = {group: Args.string({description: 'Group ID.', required: true})}
-  static flags = {...operatorFlags, message: messageFlag("What must change (sent as the payload's reason).", 'reason')}
+  static flags = {...operatorFlags, message: messageFlag('What must change', 'payload.reason', 'reason')}
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(MissionRequestChanges)

@@ -19,9 +19,12 @@ export const documentKindFlag = (required = false) =>
     ...formerly('kind'),
   })
 
-/** `--message`: a human's own words sent in a Command (its payload member may be named otherwise). */
-export const messageFlag = (description: string, former: string, required = true) =>
-  Flags.string({char: 'm', description, required, ...formerly(former)})
+/**
+ * `--message`: a human's own words sent in a Command or an Approval, whatever its member is named
+ * (`member`, e.g. payload.reason); `former` is the flag's earlier name.
+ */
+export const messageFlag = (lead: string, member: string, former: string, required = true) =>
+  Flags.string({char: 'm', description: `${lead} (your words, sent as ${member}).`, required, ...formerly(former)})
 
 export const registryFlag = Flags.string({
   char: 'r',
