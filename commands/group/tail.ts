@@ -34,7 +34,8 @@ ${exitCodesHelp({...READING_CODES, environment: 'cannot read the configuration o
       description: 'Only these Event kinds (repeat the flag, or separate with commas; "work." matches a family).',
     }),
     output: Flags.string({
-      description: 'text: one readable line per Event; ndjson: the verified Events. Default: text on a terminal, ndjson when piped (and with --json).',
+      description:
+        'text: one readable line per Event; ndjson: the verified Events. Default: text on a terminal, ndjson when piped (and with --json).',
       options: ['text', 'ndjson'],
     }),
   }
