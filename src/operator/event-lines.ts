@@ -7,6 +7,7 @@
 // bounded map, so a tail that follows a long Mission does not grow without end; a tail that starts
 // late seeds it from the folded WorkItems (learn()).
 
+import {type MembershipDocument, knownEvent} from '../authority/model/events.js'
 import type {WorkItemCore} from '../authority/model/state.js'
 import type {EventDoc} from './transport.js'
 import {messageText} from './render.js'
@@ -27,131 +28,127 @@ export function fit(line: string, columns?: number): string {
   return chars.slice(0, columns - 1).join('') + '…'
 }
 
-type Payload = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
-
 export class EventLines {
   readonly #goals = new Map<string, string>()
 
   /** Remembers the goals of WorkItems folded before the tail starts (views.ts, visible-work.ts). */
   learn(workItems: Record<string, Pick<WorkItemCore, 'contract'>>): void {
-    for (const [id, item] of Object.entries(workItems)) this.#remember(id, item.contract)
+    for (const [id, item] of Object.entries(workItems)) this.#remember(id, item.contract.goal)
+  }
+
+  /** Remembers the goal `e` names, if any (line() does this for the Events it shows). */
+  learnFrom(e: EventDoc): void {
+    const k = knownEvent(e)
+    if (k?.kind === 'work.authorized') this.#remember(k.payload.workItem.workItemId, k.payload.workItem.contract.goal)
+    else if (k?.kind === 'work.offer.created') this.#remember(k.payload.workItemId, k.payload.workItem.contract.goal)
+    else if (k?.kind === 'work.contract.revised') this.#remember(k.payload.workItemId, k.payload.contract.goal)
   }
 
   /** The line for `e`, cut to `columns` characters when given. */
   line(e: EventDoc, columns?: number): string {
-    const p = e.payload as Payload
     this.learnFrom(e)
     const time = e.occurredAt.slice(11, 19) // HH:MM:SS, UTC like every time mwp prints
-    return fit(`#${e.sequence} ${time} ${shortName(e.actor.id)} ${this.#what(e, p)}`, columns)
+    return fit(`#${e.sequence} ${time} ${shortName(e.actor.id)} ${this.#what(e)}`, columns)
   }
 
-  #remember(id: string, contract: unknown): void {
-    const goal = (contract as {goal?: unknown} | undefined)?.goal
-    if (typeof goal !== 'string') return
+  #remember(id: string, goal: string): void {
     this.#goals.delete(id) // re-inserted last: the most recently learnt
     this.#goals.set(id, goal)
     if (this.#goals.size > MAX_GOALS) this.#goals.delete(this.#goals.keys().next().value!)
   }
 
-  /** Remembers the goal `e` names, if any (line() does this for the Events it shows). */
-  learnFrom(e: EventDoc): void {
-    const {kind} = e
-    const p = e.payload as Payload
-    if (kind === 'work.authorized') this.#remember(p.workItem?.workItemId, p.workItem?.contract)
-    else if (kind === 'work.offer.created') this.#remember(p.workItemId, p.workItem?.contract)
-    else if (kind === 'work.contract.revised') this.#remember(p.workItemId, p.contract)
-  }
-
   /** "WorkItem 1a2b3c4d "goal"", the goal when known. */
-  #item(id: unknown): string {
-    if (typeof id !== 'string') return 'a WorkItem'
+  #item(id: string): string {
     const goal = this.#goals.get(id)
     return `WorkItem ${shortId(id)}${goal === undefined ? '' : ` "${goal}"`}`
   }
 
   /** What the Event says happened, in words (the kind itself for an extension this does not know). */
-  #what(e: EventDoc, p: Payload): string {
-    const w = this.#item(p.workItemId)
-    const reason = typeof p.reason === 'string' ? `: ${p.reason}` : ''
-    const member = (m: Payload | undefined) =>
-      m ? `${shortName(m.member?.id ?? '?')} (${m.role}, epoch ${m.membershipEpoch})` : '?'
+  #what(event: EventDoc): string {
+    const e = knownEvent(event)
+    if (e === null) {
+      const {workItemId} = event.payload
+      return `${event.kind}${typeof workItemId === 'string' ? ` on ${this.#item(workItemId)}` : ''}`
+    }
+    const member = (m: MembershipDocument) => `${shortName(m.member.id)} (${m.role}, epoch ${m.membershipEpoch})`
+    const because = (reason: string | undefined) => (reason ? `: ${reason}` : '')
     switch (e.kind) {
       case 'mission.created':
-        return `created Mission "${p.mission?.objective}"`
+        return `created Mission "${e.payload.mission.objective}"`
       case 'mission.follow_up.created':
-        return `created follow-up Mission "${p.mission?.objective}"`
+        return `created follow-up Mission "${e.payload.mission.objective}"`
       case 'mission.coordinator.assigned':
-        return `assigned Coordinator ${shortName(p.coordinator?.agentId ?? '?')} (epoch ${p.coordinator?.coordinatorEpoch})`
+        return `assigned Coordinator ${shortName(e.payload.coordinator.agentId)} (epoch ${e.payload.coordinator.coordinatorEpoch})`
       case 'mission.coordinator.renewed':
-        return `renewed the Coordinator lease until ${p.coordinator?.leaseExpiresAt}`
+        return `renewed the Coordinator lease until ${e.payload.coordinator.leaseExpiresAt}`
       case 'mission.submitted_for_approval':
-        return `submitted revision ${p.missionRevision} for approval`
+        return `submitted revision ${e.payload.missionRevision} for approval`
       case 'mission.changes_requested':
-        return `requested changes${reason}`
+        return `requested changes${because(e.payload.reason)}`
       case 'mission.approved': {
-        const revision = p.approval?.missionRevision
-        return `approved ${revision === undefined ? 'the Mission' : `revision ${revision}`}`
+        const revision = e.payload.approval.missionRevision
+        return `approved ${typeof revision === 'number' ? `revision ${revision}` : 'the Mission'}`
       }
       case 'mission.cancelled':
-        return `cancelled the Mission${reason}`
+        return `cancelled the Mission${because(e.payload.reason)}`
       case 'mission.terminated':
-        return `terminated the Mission${reason}`
+        return `terminated the Mission${because(e.payload.reason)}`
       case 'mission.child.created':
-        return `created child Mission ${p.child?.groupId} for ${w}`
+        return `created child Mission ${e.payload.child.groupId} for ${this.#item(e.payload.workItemId)}`
       case 'membership.changed':
-        return `changed the Membership of ${member(p.membership)}`
+        return `changed the Membership of ${member(e.payload.membership)}`
       case 'membership.ended':
-        return `ended the Membership of ${member(p.membership)}${reason}`
+        return `ended the Membership of ${member(e.payload.membership)}${because(e.payload.reason)}`
       case 'membership.delegation.granted':
-        return `granted a delegation for ${this.#item(p.grant?.targetWorkItemId)} to ${shortName(p.grant?.granteeAgentId ?? '?')}`
+        return `delegated ${this.#item(e.payload.grant.targetWorkItemId)} to ${shortName(e.payload.grant.granteeAgentId)}`
       case 'message.posted':
-        return `posted: ${messageText(e) ?? ''}`
+        return `posted: ${messageText(event) ?? ''}`
       case 'message.corrected':
-        return `corrected a Message: ${messageText(e) ?? ''}`
+        return `corrected a Message: ${messageText(event) ?? ''}`
       case 'message.retracted':
         return 'retracted a Message'
       case 'message.redacted':
         return 'redacted a Message'
       case 'work.proposed':
-        return `proposed work "${p.proposal?.contract?.goal}"`
+        return `proposed work "${String(e.payload.proposal.contract.goal)}"`
       case 'work.authorized':
-        return `authorized ${this.#item(p.workItem?.workItemId)}`
+        return `authorized ${this.#item(e.payload.workItem.workItemId)}`
       case 'work.offer.created':
-        return `offered ${w} to ${(p.offer?.candidates ?? []).map(shortName).join(', ')}`
+        return `offered ${this.#item(e.payload.workItemId)} to ${e.payload.offer.candidates.map(shortName).join(', ')}`
       case 'work.offer.accepted':
-        return `accepted the offer of ${w}`
+        return `accepted the offer of ${this.#item(e.payload.workItemId)}`
       case 'work.contract.revised':
-        return `revised the contract of ${w}${reason}`
+        return `revised the contract of ${this.#item(e.payload.workItemId)}${because(e.payload.reason)}`
       case 'work.started':
-        return `started ${w}`
+        return `started ${this.#item(e.payload.workItemId)}`
       case 'work.progressed':
-        return `reported progress on ${w}`
+        return `reported progress on ${this.#item(e.payload.workItemId)}`
       case 'work.checkpointed':
-        return `checkpointed ${w}`
+        return `checkpointed ${this.#item(e.payload.workItemId)}`
       case 'work.blocked':
-        return `is blocked on ${w}: ${p.requiredResolution}`
+        return `is blocked on ${this.#item(e.payload.workItemId)}: ${e.payload.requiredResolution}`
       case 'work.unblocked':
-        return `unblocked ${w} (now ${p.to})`
+        return `unblocked ${this.#item(e.payload.workItemId)} (now ${e.payload.to})`
       case 'work.submitted':
-        return `submitted ${w} with ${p.evidence?.length ?? 0} Evidence, ${p.artifactHashes?.length ?? 0} Artifact(s)`
+        return `submitted ${this.#item(e.payload.workItemId)} with ${e.payload.evidence.length} Evidence, ${e.payload.artifactHashes.length} Artifact(s)`
       case 'work.result.accepted':
-        return `accepted the result of ${w}`
+        return `accepted the result of ${this.#item(e.payload.workItemId)}`
       case 'work.failed':
-        return `failed ${w}${reason}`
+        return `failed ${this.#item(e.payload.workItemId)}${because(e.payload.reason)}`
       case 'work.cancelled':
-        return `cancelled ${w}${reason}`
+        return `cancelled ${this.#item(e.payload.workItemId)}${because(e.payload.reason)}`
       case 'artifact.published':
-        return `published Artifact ${p.artifact?.contentHash} for ${w}`
+        return `published Artifact ${e.payload.artifact.contentHash} for ${this.#item(e.payload.workItemId)}`
       case 'approval.execution.granted':
-        return `approved the execution of ${w}`
+        return `approved the execution of ${this.#item(e.payload.workItemId)}`
       case 'policy.cooperation_override.granted':
-        return `granted ${shortName(p.grant?.beneficiary?.id ?? '?')} an override of ${p.grant?.policy}`
+        return `granted ${shortName(e.payload.grant.beneficiary.id)} an override of ${e.payload.grant.policy}`
       case 'group.snapshot.created':
-        return `snapshotted the Group through sequence ${p.snapshot?.throughSequence}`
+        return `snapshotted the Group through sequence ${e.payload.snapshot.throughSequence}`
       case 'group.archived':
-        return `archived the Group through sequence ${p.throughSequence}`
-      default:
-        return `${e.kind}${typeof p.workItemId === 'string' ? ` on ${w}` : ''}${reason}`
+        return `archived the Group through sequence ${e.payload.throughSequence}`
+      default: // the core extensions (usage records, limit notices, …): their kind says it
+        return `${e.kind}${'workItemId' in e.payload ? ` on ${this.#item(e.payload.workItemId)}` : ''}`
     }
   }
 }
