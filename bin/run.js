@@ -19,7 +19,8 @@ function mayBeWsl() {
 
 // `mwp --version` (oclif's rule: the first argument, whatever follows) prints oclif's user agent
 // without loading oclif, whose import alone is about 2x the CPU of starting Node (bench/startup.ts).
-// Same line as config.userAgent; no plugin of ours has the init or finally hooks oclif would run.
+// Same line as config.userAgent; our only init hook (src/cli/not-found.ts, a bare topic with --json)
+// has nothing to do for --version, and no plugin of ours has a finally hook.
 function printVersion() {
   const {name, version} = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
   const cpu = arch() === 'ia32' ? 'x86' : arch()

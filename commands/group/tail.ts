@@ -3,9 +3,10 @@ import {formerly, repeatable} from '../../src/cli/flags.js'
 import type {Outcome} from '../../src/cli/base.js'
 import type {ErrorCode} from '../../src/errors.js'
 import {environment, exitCodesHelp} from '../../src/cli/base.js'
-import {operatorFlags} from '../../src/operator/cli-context.js'
+import {type OperatorContext, operatorFlags} from '../../src/operator/cli-context.js'
 import {OperatorCommand, READING_CODES} from '../../src/operator/operator-command.js'
-import {renderEventLine} from '../../src/operator/render.js'
+import {EventLines} from '../../src/operator/event-lines.js'
+import {tableStyle} from '../../src/cli/output.js'
 import type {EventDoc} from '../../src/operator/transport.js'
 
 /** The longest wait between two reconnection attempts of --follow. */
@@ -13,7 +14,7 @@ const RECONNECT_MAX_DELAY_MS = 5000
 
 export default class GroupTail extends OperatorCommand {
   static summary = "Print a Group's Events in order; --follow keeps printing new ones."
-  static description = `Each Event is the verified signed document. Output is NDJSON (one Event per line) when stdout is not a terminal or with --json; on a terminal it is one readable line per Event. --event-kind filters by Event kind (repeatable; a prefix ending in . matches a family, e.g. work.). --follow runs until interrupted (Ctrl-C, exit 0): when the connection to the server is lost (a restart) it reconnects with backoff, saying so on stderr, and resumes right after the last sequence it printed.
+  static description = `Each Event is the verified signed document. Output is NDJSON (one Event per line) when stdout is not a terminal, with --json or with --output ndjson; on a terminal (or with --output text) it is one readable line per Event: sequence, time (UTC), who, what happened, and the goal of the WorkItem it names, cut to the terminal width. --event-kind filters by Event kind (repeatable; a prefix ending in . matches a family, e.g. work.). --follow runs until interrupted (Ctrl-C, exit 0): when the connection to the server is lost (a restart) it reconnects with backoff, saying so on stderr, and resumes right after the last sequence it printed.
 
 ${exitCodesHelp({...READING_CODES, environment: 'cannot read the configuration or a key, cannot reach the authority at the start'})}`
 
@@ -33,6 +34,11 @@ ${exitCodesHelp({...READING_CODES, environment: 'cannot read the configuration o
       delimiter: ',',
       description: 'Only these Event kinds (repeat the flag, or separate with commas; "work." matches a family).',
     }),
+    output: Flags.string({
+      description:
+        'text: one readable line per Event; ndjson: the verified Events. Default: text on a terminal, ndjson when piped (and with --json).',
+      options: ['text', 'ndjson'],
+    }),
   }
 
   /** Set once Events are streamed: NDJSON is then the whole output, so no envelope follows. */
@@ -45,21 +51,35 @@ ${exitCodesHelp({...READING_CODES, environment: 'cannot read the configuration o
 
   protected async execute(): Promise<Outcome> {
     const {args, flags} = await this.parse(GroupTail)
-    const ndjson = flags.json || !process.stdout.isTTY
+    const ndjson = flags.json || (flags.output ?? (process.stdout.isTTY ? 'text' : 'ndjson')) === 'ndjson'
+    const lines = new EventLines()
+    // A tail that starts after sequence 1 has not seen the work.authorized Events that name the
+    // goals: they come from the WorkItems folded up to now, once, before the first line.
+    const learnGoals = async (ctx: OperatorContext) => {
+      if (!ndjson && flags.after > 0) lines.learn((await ctx.work(args.group)).workItems)
+    }
+    const text = (e: EventDoc) => {
+      const style = tableStyle('table') // the terminal's width when stdout is one, else uncut
+      return lines.line(e, style.format === 'table' ? style.columns : undefined)
+    }
     const wanted = (e: EventDoc) =>
       !flags['event-kind'] || flags['event-kind'].some((k) => (k.endsWith('.') ? e.kind.startsWith(k) : e.kind === k))
     let printed = 0
     let last = flags.after
     const print = (e: EventDoc) => {
       last = e.sequence
-      if (!wanted(e)) return
+      if (!wanted(e)) {
+        if (!ndjson) lines.learnFrom(e) // a goal is named in an Event --event-kind may leave out
+        return
+      }
       printed++
-      process.stdout.write((ndjson ? JSON.stringify(e) : renderEventLine(e)) + '\n')
+      process.stdout.write((ndjson ? JSON.stringify(e) : text(e)) + '\n')
     }
     return this.withContext(flags, async (ctx) => {
       if (!flags.follow) {
         // An unknown Group, or one not visible to this principal, is GROUP_NOT_FOUND (one answer
         // for both, §17.2), whatever --after says; --follow reports it the same way.
+        await learnGoals(ctx)
         for (const e of await ctx.events(args.group, flags.after)) print(e)
         this.#streamed = true
         return {status: 'ok', result: null}
@@ -85,6 +105,7 @@ ${exitCodesHelp({...READING_CODES, environment: 'cannot read the configuration o
           )
         },
       })
+      await learnGoals(ctx) // on the reconnecting transport just opened
       let sub
       try {
         sub = await transport.follow(args.group, flags.after, print, (code) => end(code))

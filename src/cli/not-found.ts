@@ -32,3 +32,23 @@ const hook: Hook.CommandNotFound = async function (opts) {
 }
 
 export default hook
+
+/**
+ * oclif's init hook: a bare topic (`mwp mission`) shows the topic's help, which with --json would
+ * be text on stdout and exit 0. With --json it is a usage error instead (exit 2), one JSON object
+ * listing the topic's commands; without, oclif goes on to show the help.
+ */
+export const bareTopic: Hook.Init = async function (opts) {
+  const {config, id} = opts
+  if (id === undefined || !opts.argv.includes('--json')) return
+  if (opts.argv.some((a) => a === '--help' || a === '-h')) return // help asked for: oclif shows it
+  if (config.findCommand(id) || !config.findTopic(id)) return
+  const spaced = (c: string) => c.replaceAll(':', ' ')
+  const commands = config.commands
+    .filter((c) => !c.hidden && c.id.startsWith(`${id}:`))
+    .map((c) => `${config.bin} ${spaced(c.id)}`)
+    .sort()
+  const message = `${spaced(id)} is a topic: give one of its commands (${config.bin} ${spaced(id)} --help says what each does)`
+  process.stdout.write(JSON.stringify({status: 'error', error: {code: 'USAGE', message, commands}}) + '\n')
+  this.exit(EXIT.usage) // oclif ends quietly with this code instead of showing the help
+}

@@ -240,18 +240,3 @@ export function messageText(e: EventDoc): string | undefined {
   const parts = message?.content?.filter((c) => c.type === 'text' && typeof c.text === 'string').map((c) => c.text!)
   return parts && parts.length ? parts.join(' ') : undefined
 }
-
-/** One line per Event for the live view on a terminal. */
-export function renderEventLine(e: EventDoc): string {
-  const p = e.payload as Record<string, unknown>
-  const text = messageText(e)
-  const detail =
-    text !== undefined
-      ? ` "${text}"`
-      : typeof p.workItemId === 'string'
-        ? ` ${p.workItemId}`
-        : typeof p.reason === 'string'
-          ? ` (${p.reason})`
-          : ''
-  return `#${e.sequence} ${e.occurredAt} ${e.kind} by ${e.actor.id}${detail}`
-}

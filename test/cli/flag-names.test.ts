@@ -50,6 +50,7 @@ const MEANING: Record<string, RegExp> = {
   yes: /^\w+ without asking \(for scripts; needed off a terminal\)\.$/,
   message: /\(your words, sent as /,
   at: /^Instant for .* Default: now\.$/,
+  output: /Default: \w+ on a terminal, \w+ when piped/, // the format of stdout; values per command
 }
 
 describe('one meaning per flag name (oclif manifest)', () => {

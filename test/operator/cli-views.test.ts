@@ -172,12 +172,12 @@ describe('work and group views', async () => {
     const {status, screen} = await onTerminal(['group', 'tail', g, ...local])
     expect(status).toBe(0)
     const lines = screen.split(/\r?\n/).filter((l) => l.startsWith('#'))
-    expect(lines.map((l) => l.split(' ')[2])).toEqual([
-      'mission.created',
-      'mission.coordinator.assigned',
-      'message.posted',
+    expect(lines.map((l) => l.split(' ').slice(2, 4).join(' '))).toEqual([
+      'owner created',
+      'owner assigned',
+      'owner posted:',
     ])
-    expect(lines[2]).toContain('by urn:mwp:dev:org:local:human:owner "hello team"')
+    expect(lines[2]).toMatch(/^#3 \d\d:\d\d:\d\d owner posted: hello team$/)
     expect(screen).not.toContain('"protocolVersion"')
   })
 

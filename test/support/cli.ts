@@ -44,13 +44,18 @@ export function mwpAsync(args: string[], options: {input?: string | Buffer; cwd?
 
 /**
  * Runs `mwp ARGS` on a pseudo-terminal (util-linux `script`), answers the prompt once it is on
- * screen, and returns the exit code and the screen output.
+ * screen, and returns the exit code and the screen output; `columns` sets the terminal's width.
  */
-export async function onTerminal(args: string[], answer?: string): Promise<{status: number | null; screen: string}> {
+export async function onTerminal(
+  args: string[],
+  answer?: string,
+  columns?: number,
+): Promise<{status: number | null; screen: string}> {
   const cmd = [process.execPath, join(PROJECT_ROOT, 'bin/run.js'), ...args]
     .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
     .join(' ')
-  const child = spawn('script', ['-qec', cmd, '/dev/null'], {env: {...process.env, NO_COLOR: '1'}})
+  const sized = columns === undefined ? cmd : `stty cols ${columns} && ${cmd}`
+  const child = spawn('script', ['-qec', sized, '/dev/null'], {env: {...process.env, NO_COLOR: '1'}})
   let screen = ''
   let answered = false
   child.stdout.on('data', (d) => {
