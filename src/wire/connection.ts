@@ -45,7 +45,7 @@ import {
 import {Directory} from './directory.js'
 import {GroupPump} from './group-pump.js'
 import {verifyHelloSignature} from './hello.js'
-import {opaque, refusalAudit} from '../authority/ingress/answers.js'
+import {audited, opaque, refusal} from '../authority/ingress/answers.js'
 import {isOrganizationKind, submitOrganizationCommand} from '../authority/ingress/organization.js'
 import type {ServerContext} from './server.js'
 import {SessionError, currentSessionEpoch, openSession} from '../authority/ingress/sessions.js'
@@ -518,10 +518,7 @@ export class Connection {
         actor: principal,
         ...(typeof command.groupId === 'string' ? {groupId: command.groupId} : {}),
       }
-      await authority.store
-        .audit(refusalAudit(authority.clock(), refused, opaque(code, 'session', reason)))
-        .catch(() => undefined)
-      rejected(errorOf(code))
+      rejected((await audited(authority, refusal(authority, refused, opaque(code, 'session', reason)))).error)
     }
     if (actor?.id !== principal.id || actor?.type !== principal.type)
       return fenced('AUTH_FORBIDDEN', "the Command's actor is not the session's principal")

@@ -80,7 +80,7 @@ export function refusal(authority: Authority, command: RefusedCommand, r: Refuse
 }
 
 /** The audit entry of a refused Command: its stage, its code as reason, what and whose it was, and why. */
-export function refusalAudit(at: string, command: RefusedCommand, r: Refused): AuditEntry {
+function refusalAudit(at: string, command: RefusedCommand, r: Refused): AuditEntry {
   const where = command.groupId !== undefined ? ` in ${command.groupId}` : ''
   return {
     at,
