@@ -3,7 +3,7 @@ import {messageFlag} from '../../src/cli/flags.js'
 import {type Outcome, exitCodesHelp} from '../../src/cli/base.js'
 import {operatorFlags, sendToGroup} from '../../src/operator/cli-context.js'
 import {OperatorCommand, SENDING_CODES} from '../../src/operator/operator-command.js'
-import {confirmed, requireConfirmation, yesFlag} from '../../src/operator/prompt.js'
+import {confirmed, requireConfirmation, yesFlag} from '../../src/cli/prompt.js'
 
 export default class MissionCancel extends OperatorCommand {
   static summary = 'Cancel a Mission (terminal).'

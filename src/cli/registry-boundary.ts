@@ -6,7 +6,7 @@ import {formatUtcNow} from '../json/timestamp.js'
 import {checkRegistry, describeBindings, expireKey, revokeKey} from '../signing/registry-edit.js'
 import {exitCodesHelp, MwpCommand, type Outcome} from './base.js'
 import {formerly, registryFlag} from './flags.js'
-import {confirmed, requireConfirmation, yesFlag} from '../operator/prompt.js'
+import {confirmed, requireConfirmation, yesFlag} from './prompt.js'
 import {applyRegistryEdit} from './registry-edit.js'
 
 export type Boundary = 'validUntil' | 'revokedAt'

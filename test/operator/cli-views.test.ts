@@ -8,7 +8,7 @@ import {join} from 'node:path'
 import {render} from '@inquirer/testing'
 import {confirm} from '@inquirer/prompts'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {approvalQuestion} from '../../src/operator/prompt.js'
+import {approvalQuestion} from '../../src/cli/prompt.js'
 import {json, mwp, onTerminal} from '../support/cli.js'
 import {
   type OperatorOrg,

@@ -5,7 +5,7 @@
 
 import {Flags} from '@oclif/core'
 import {confirm} from '@inquirer/prompts'
-import {usage} from '../cli/base.js'
+import {usage} from './base.js'
 
 export const yesFlag = (what: string) =>
   Flags.boolean({description: `${what} without asking (for scripts; needed off a terminal).`, default: false})
