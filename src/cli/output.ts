@@ -84,3 +84,10 @@ export function fitted(widths: readonly number[], columns: number, keep: readonl
   }
   return out
 }
+
+/** Cuts `line` to `columns` characters (code points), ending a cut line with an ellipsis. */
+export function fit(line: string, columns?: number): string {
+  const chars = [...line]
+  if (columns === undefined || columns < 2 || chars.length <= columns) return line
+  return chars.slice(0, columns - 1).join('') + '…'
+}

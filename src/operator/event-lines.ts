@@ -10,6 +10,7 @@
 import {type MembershipDocument, knownEvent} from '../authority/model/events.js'
 import type {WorkItemCore} from '../authority/model/state.js'
 import type {EventDoc} from './transport.js'
+import {fit} from '../cli/output.js'
 import {messageText} from './render.js'
 
 /** How many WorkItem goals are remembered; the least recently learnt is forgotten first. */
@@ -20,13 +21,6 @@ export const shortName = (id: string): string => id.slice(id.lastIndexOf(':') + 
 
 /** A WorkItem (or other urn:uuid) ID cut to its first eight hex digits: enough to tell items apart on screen. */
 const shortId = (id: string): string => (id.startsWith('urn:uuid:') ? id.slice(9, 17) : id)
-
-/** Cuts `line` to `columns` characters, ending a cut line with an ellipsis. */
-export function fit(line: string, columns?: number): string {
-  const chars = [...line]
-  if (columns === undefined || columns < 2 || chars.length <= columns) return line
-  return chars.slice(0, columns - 1).join('') + '…'
-}
 
 export class EventLines {
   readonly #goals = new Map<string, string>()

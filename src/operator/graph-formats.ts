@@ -8,6 +8,7 @@
 // dependency in the graph, else one more than its deepest dependency), rows in graph order.
 
 import type {WorkGraph, WorkNode} from './views.js'
+import {fit} from '../cli/output.js'
 
 export const GRAPH_FORMATS = ['text', 'dot', 'mermaid', 'svg'] as const
 export type GraphFormat = (typeof GRAPH_FORMATS)[number]
@@ -31,8 +32,6 @@ function edgesOf(g: WorkGraph): Edge[] {
 }
 
 /** What a node says: the goal (cut to `max` characters), the WorkItem ID and its state. */
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
-
 const dotString = (s: string) => `"${s.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')}"`
 
 export function toDot(g: WorkGraph): string {
@@ -42,7 +41,7 @@ export function toDot(g: WorkGraph): string {
     '  node [shape=box, style="rounded"];',
     ...g.items.map(
       (n) =>
-        `  ${dotString(n.workItemId)} [label=${dotString(`${cut(n.goal, 60)}\n${n.workItemId}\n[${n.state}]`)}${n.critical ? ', class="critical", color="red", penwidth=2' : ''}];`,
+        `  ${dotString(n.workItemId)} [label=${dotString(`${fit(n.goal, 60)}\n${n.workItemId}\n[${n.state}]`)}${n.critical ? ', class="critical", color="red", penwidth=2' : ''}];`,
     ),
     ...edgesOf(g).map(
       (e) =>
@@ -65,7 +64,7 @@ export function toMermaid(g: WorkGraph): string {
     'flowchart LR',
     ...g.items.map(
       (n) =>
-        `  ${id.get(n.workItemId)}["${[cut(n.goal, 60), n.workItemId, `[${n.state}]`].map(mermaidLabel).join('<br/>')}"]`,
+        `  ${id.get(n.workItemId)}["${[fit(n.goal, 60), n.workItemId, `[${n.state}]`].map(mermaidLabel).join('<br/>')}"]`,
     ),
     ...edges.map((e) => `  ${id.get(e.from)} --> ${id.get(e.to)}`),
     '  classDef critical stroke:#c00,stroke-width:3px',
@@ -140,8 +139,8 @@ export function toSvg(g: WorkGraph): string {
       `  <g class="workitem${n.critical ? ' critical' : ''}" data-workitem="${xml(n.workItemId)}" transform="translate(${x},${y})">`,
       `    <title>${xml(`${n.workItemId}\n${n.goal}\n[${n.state}]`)}</title>`,
       `    <rect width="${NODE_W}" height="${NODE_H}" rx="8" fill="${fill}"/>`,
-      `    <text x="10" y="22" class="goal">${xml(cut(n.goal, 32))}</text>`,
-      `    <text x="10" y="40" class="id">${xml(cut(n.workItemId, 40))}</text>`,
+      `    <text x="10" y="22" class="goal">${xml(fit(n.goal, 32))}</text>`,
+      `    <text x="10" y="40" class="id">${xml(fit(n.workItemId, 40))}</text>`,
       `    <text x="10" y="56" class="state">${xml(n.state)}</text>`,
       '  </g>',
     ].join('\n')

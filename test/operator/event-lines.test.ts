@@ -6,7 +6,8 @@
 // Build first: npx tsc -p tsconfig.json && node dist/scripts/oclif-manifest.js
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {EventLines, MAX_GOALS, fit, shortName} from '../../src/operator/event-lines.js'
+import {fit} from '../../src/cli/output.js'
+import {EventLines, MAX_GOALS, shortName} from '../../src/operator/event-lines.js'
 import type {EventDoc} from '../../src/operator/transport.js'
 import {foldGroup} from '../../src/operator/views.js'
 import {serveProcess} from '../support/authority-process.js'
