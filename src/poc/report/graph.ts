@@ -61,8 +61,9 @@ export function renderGraph(
     {
       xmlns: 'http://www.w3.org/2000/svg',
       viewBox: `0 0 ${num(width)} ${num(height)}`,
-      // Never wider than drawn: a two-box graph stays box-sized instead of filling the page.
-      style: `max-width:${num(width)}px`,
+      // Never wider than drawn (a two-box graph stays box-sized instead of filling the page), and
+      // never so narrow that its 12 px text shrinks past reading: a narrow window scrolls instead.
+      style: `max-width:${num(width)}px;min-width:${num(Math.min(width, 640))}px`,
       role: 'img',
       'aria-labelledby': `${marker}-title`,
       class: 'graph',

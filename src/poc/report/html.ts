@@ -55,8 +55,7 @@ a{color:${LINK}}
 .swatch{display:inline-block;width:1.6em;height:1em;border:1px solid;border-radius:2px;vertical-align:middle}
 .scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
 svg{display:block;width:100%;height:auto}
-svg.timeline{min-width:760px}
-svg.graph{min-width:min(100%,480px)}
+svg.timeline{min-width:960px}
 table{border-collapse:collapse;font-size:.9rem;width:100%}
 th,td{border-bottom:1px solid #ddd;padding:.3em .55em;text-align:left;vertical-align:top}
 th{background:#f0f0f0;position:sticky;top:0}

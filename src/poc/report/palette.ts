@@ -114,6 +114,7 @@ export function textPairs(): [string, string][] {
       [LINK, s.fill],
     ]),
     [LINK, PAGE],
+    [LINK, FAIL_BG],
     ...Object.values(MARKS).map((m): [string, string] => [m.color, PAGE]),
   ]
 }

@@ -13,6 +13,8 @@ const RIGHT = 16
 const LANE_H = 30
 const BAR_H = 22
 const MARK_ROW_H = 16
+/** At most this many rows of mark labels; a label that finds no room is left to its tooltip and the marks table. */
+export const MAX_LABEL_ROWS = 8
 const AXIS_H = 26
 const FONT = 11
 
@@ -51,6 +53,7 @@ function placeLabels(marks: readonly TraceMark[], xOf: (ms: number) => number, s
     const from = anchor === 'start' ? x + 3 : x - 3 - w
     const to = anchor === 'start' ? x + 3 + w : x - 3
     let row = rowsEnd.findIndex((end) => end + 6 <= from)
+    if (row === -1 && rowsEnd.length >= MAX_LABEL_ROWS) return {mark: m, x, row: 0, text: '', anchor}
     if (row === -1) row = rowsEnd.push(to) - 1
     else rowsEnd[row] = to
     return {mark: m, x, row, text, anchor}
@@ -65,7 +68,7 @@ export function renderTimeline(trace: PocTrace): string {
   const plotW = WIDTH - LABEL_W - RIGHT
   const xOf = (ms: number) => LABEL_W + ((ms - span.start) / (span.end - span.start)) * plotW
   const labels = placeLabels(trace.marks, xOf, span)
-  const rows = Math.max(0, ...labels.map((l) => l.row + 1))
+  const rows = Math.max(0, ...labels.filter((l) => l.text !== '').map((l) => l.row + 1))
   const top = rows * MARK_ROW_H + 8
   const lanesBottom = top + Math.max(1, all.length) * LANE_H
   const height = lanesBottom + AXIS_H
@@ -106,7 +109,7 @@ export function renderTimeline(trace: PocTrace): string {
   // Marks above the bars, so a fault line is never hidden behind a run; the labels last, over
   // every line (a white halo keeps a label readable where another mark's line crosses it).
   for (const l of labels) parts.push(markLine(l, top, lanesBottom))
-  for (const l of labels) parts.push(markLabel(l))
+  for (const l of labels) if (l.text !== '') parts.push(markLabel(l))
 
   return el(
     'svg',

@@ -2,6 +2,7 @@ import {mkdirSync, writeFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 import {renderHtml} from '../../../src/poc/report/html.js'
 import {MARKS, groupSwatch} from '../../../src/poc/report/palette.js'
+import {MAX_LABEL_ROWS} from '../../../src/poc/report/timeline.js'
 import {GROUP_A, GROUP_B, GROUP_C, buildFixture} from './fixture.js'
 import {type XmlElement, findAll, hasClass, parseMarkup, svgParts, textOf} from './xml.js'
 
@@ -215,6 +216,21 @@ describe('renderHtml', () => {
     expect(findAll(d, (e) => Object.keys(e.attrs).some((a) => a.startsWith('on')))).toEqual([])
     for (const s of svgParts(out)) expect(() => parseMarkup(s)).not.toThrow()
     expect(textOf(d[1]!)).toContain(evil) // shown as text
+  })
+
+  it('keeps a crowd of marks to a few label rows, each mark still drawn and listed', () => {
+    const t = buildFixture()
+    t.marks = Array.from({length: 80}, (_, i) => ({
+      at: new Date(Date.parse(t.startedAt) + i * 2500).toISOString(),
+      kind: 'fault' as const,
+      label: `fault number ${i} with a long label`,
+    }))
+    const d = page(renderHtml(t))
+    expect(byClass(d, 'mark')).toHaveLength(80)
+    const rows = new Set(byClass(d, 'mark-label').map((l) => l.attrs.y))
+    expect(rows.size).toBe(MAX_LABEL_ROWS)
+    const table = findAll(d, (e) => e.attrs.id === 'marks')[0]!
+    expect(findAll([table], (e) => e.name === 'tr')).toHaveLength(81) // and the header row
   })
 
   it('copes with an empty run and unknown ids', () => {
