@@ -1,0 +1,33 @@
+// The stage that must build and run real programs on a working directory: integrate (compile to
+// dist/, package, run the tests against the compiled code). What it writes comes from the pure
+// builders of stages.ts; the review stage is the handler running checks.ts and reviewReport.
+
+import {contentHash} from '../../crypto/hash.js'
+import {runDistTests} from './checks.js'
+import {integrationManifest, packageJson, type Files} from './stages.js'
+import {compile, listFiles, readFiles, writeFiles, type TestRun} from './toolchain.js'
+
+export interface Integration {
+  /** package.json, dist/<project>.js and .d.ts, and integration.json. */
+  files: Files
+  run: TestRun
+  compileErrors: string[]
+}
+
+/**
+ * Compiles src/ of `dir` to dist/, writes package.json, runs the tests against dist/ and writes
+ * integration.json with the content hash of every packaged file (the compiled output, the manifest
+ * and the sources and tests it was built from).
+ */
+export async function integrate(dir: string, project: string): Promise<Integration> {
+  const sources = (await listFiles(dir, 'src', '.ts')).filter((p) => !p.endsWith('.d.ts'))
+  const compiled = compile(dir, sources)
+  const built: Files = {...compiled.files, ...packageJson(project)}
+  await writeFiles(dir, built)
+  const run = await runDistTests(dir)
+  const inputs = await readFiles(dir, [...sources, ...(await listFiles(dir, 'test', '.test.ts'))])
+  const hashes = Object.fromEntries(Object.entries({...inputs, ...built}).map(([p, text]) => [p, contentHash(text)]))
+  const manifest = integrationManifest(project, hashes, {passed: run.passed, failed: run.failed})
+  await writeFiles(dir, manifest)
+  return {files: {...built, ...manifest}, run, compileErrors: compiled.errors}
+}
