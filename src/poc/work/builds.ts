@@ -1,11 +1,29 @@
-// The stage that must build and run real programs on a working directory: integrate (compile to
-// dist/, package, run the tests against the compiled code). What it writes comes from the pure
-// builders of stages.ts; the review stage is the handler running checks.ts and reviewReport.
+// The stages that must run real programs on a working directory: review (the reviewer runs the
+// checks) and integrate (compile to dist/, package, run the tests against the compiled code). What
+// they write comes from the pure builders of stages.ts.
 
 import {contentHash} from '../../crypto/hash.js'
-import {runDistTests} from './checks.js'
-import {integrationManifest, packageJson, type Files} from './stages.js'
+import type {CheckResult} from './check-result.js'
+import {CHECKS, runDistTests} from './checks.js'
+import {integrationManifest, packageJson, reviewReport, type Files} from './stages.js'
 import {compile, listFiles, readFiles, writeFiles, type TestRun} from './toolchain.js'
+
+/** The checks a reviewer runs on an implementation and its tests, in the order review.json lists them. */
+export const REVIEW_CHECKS = ['typecheck', 'tests', 'rule'] as const
+
+export interface Review {
+  files: Files
+  checks: CheckResult[]
+}
+
+/** Runs the review checks on `dir` and writes review.json there (the handler runs them a step each). */
+export async function review(dir: string): Promise<Review> {
+  const checks: CheckResult[] = []
+  for (const name of REVIEW_CHECKS) checks.push(await CHECKS[name](dir))
+  const files = reviewReport(checks)
+  await writeFiles(dir, files)
+  return {files, checks}
+}
 
 export interface Integration {
   /** package.json, dist/<project>.js and .d.ts, and integration.json. */

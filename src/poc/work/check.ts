@@ -3,6 +3,7 @@
 // 2 on a usage error (unknown check, missing directory).
 
 import {stat} from 'node:fs/promises'
+import type {CheckResult} from './check-result.js'
 import {CHECKS, isCheckName} from './checks.js'
 
 const USAGE = `usage: check <${Object.keys(CHECKS).join('|')}> <dir>`
@@ -28,7 +29,13 @@ async function main(args: readonly string[]): Promise<number> {
     process.stderr.write(`no directory ${dir}\n${USAGE}\n`)
     return 2
   }
-  const result = await CHECKS[name](dir)
+  // A check that throws (an unreadable file, say) still answers in one line: failed, and why.
+  const result = await CHECKS[name](dir).catch((e: unknown): CheckResult => ({
+    check: name,
+    passed: false,
+    measured: {crashed: true},
+    detail: e instanceof Error ? e.message : String(e),
+  }))
   process.stdout.write(`${JSON.stringify(result)}\n`)
   return result.passed ? 0 : 1
 }

@@ -89,8 +89,8 @@ export function testRunResult(check: string, run: TestRun, extra: CheckResult['m
 export const typecheckCheck: Check = async (dir) => {
   const paths = [...(await listFiles(dir, 'src', '.ts')), ...(await listFiles(dir, 'test', '.ts'))]
   if (paths.length === 0) return result('typecheck', false, {files: 0, errors: 0}, ['no src/ or test/ TypeScript'])
-  const {errors, messages} = typecheck(dir, paths)
-  return result('typecheck', errors === 0, {files: paths.length, errors}, messages)
+  const {nodeTypes, errors, messages} = typecheck(dir, paths)
+  return result('typecheck', errors === 0, {files: paths.length, errors, nodeTypes}, messages)
 }
 
 export const testsCheck: Check = async (dir) => testRunResult('tests', await runSourceTests(dir))
@@ -129,7 +129,11 @@ function sourceViolations(path: string, text: string): {any: string[]; console: 
   const where = (node: ts.Node): string => `${path}:${file.getLineAndCharacterOfPosition(node.getStart()).line + 1}`
   const visit = (node: ts.Node): void => {
     if (node.kind === ts.SyntaxKind.AnyKeyword) out.any.push(`${where(node)} uses any`)
-    if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'console')
+    if (
+      (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'console'
+    )
       out.console.push(`${where(node)} uses console`)
     ts.forEachChild(node, visit)
   }

@@ -9,7 +9,7 @@ import {dirname, isAbsolute, join, normalize} from 'node:path'
 import {contentHash} from '../../crypto/hash.js'
 import type {AgentHandler, EvidenceClaim, Outcome, WorkContext, WorkSpec} from '../../agent/handler.js'
 import type {AcceptanceCriterion} from '../../authority/model/payloads.generated.js'
-import {integrate} from './builds.js'
+import {REVIEW_CHECKS, integrate} from './builds.js'
 import type {CheckResult} from './check-result.js'
 import {CHECKS, declaredTestNames, runSourceTests, testRunResult} from './checks.js'
 import {project as catalogueProject, type Project} from './projects.js'
@@ -116,9 +116,8 @@ const PLANS: Record<PocStage['stage'], Task[]> = {
     check('rule'),
   ],
   review: [
-    check('typecheck'),
-    testRun,
-    check('rule'),
+    // REVIEW_CHECKS, the tests as testRun so that each test's result is kept for the Evidence.
+    ...REVIEW_CHECKS.map((name) => (name === 'tests' ? testRun : check(name))),
     async (job, state) => {
       const files = reviewReport(state.checks)
       await writeFiles(job.dir, files)
@@ -174,6 +173,9 @@ const EVIDENCE_TYPE: Record<string, string> = {
   package: 'artifact_integrity',
 }
 
+/** evidence.schema.json's bound on `method`. */
+const METHOD_MAX = 4000
+
 function summary(c: CheckResult): string {
   const measured = Object.entries(c.measured)
     .map(([k, v]) => `${k}=${String(v)}`)
@@ -208,7 +210,7 @@ function claimFor(criterion: AcceptanceCriterion, job: Job, state: State, artifa
   const types = new Set(basis.map((c) => EVIDENCE_TYPE[c.check] ?? 'deterministic_test'))
   const [onlyType] = types
   return {
-    method: `poc ${job.poc.stage} checks: ${basis.map(summary).join('; ')}`,
+    method: `poc ${job.poc.stage} checks: ${basis.map(summary).join('; ')}`.slice(0, METHOD_MAX),
     result: basis.every((c) => c.passed) ? 'passed' : 'failed',
     type: types.size === 1 && onlyType !== undefined ? onlyType : 'deterministic_test',
     artifactHashes,
@@ -272,8 +274,9 @@ async function execute(work: PocWorkSpec, ctx: WorkContext): Promise<Outcome | v
     const text = state.files[path] ?? ''
     hashes.push(await ctx.artifact(text, inputHashes.length > 0 ? {...meta, sourceArtifactHashes: inputHashes} : meta))
   }
+  const unique = [...new Set(hashes)] // Evidence lists each Artifact once (two files may have equal bytes)
   for (const criterion of work.contract.acceptanceCriteria)
-    ctx.evidence(criterion.criterionId, claimFor(criterion, job, state, hashes))
+    ctx.evidence(criterion.criterionId, claimFor(criterion, job, state, unique))
 }
 
 const handler: AgentHandler = {execute}

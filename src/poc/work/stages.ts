@@ -134,7 +134,9 @@ export function implement(req: Requirements, project: Project, options: Implemen
 
 /** README.md: what the library is for, and each function with its signature, doc and examples. */
 export function docs(req: Requirements, project: Project): Files {
-  const lines = [`# ${req.project}`, '', project.description, '', '## Functions', '']
+  const names = req.functions.map((f) => f.name).join(', ')
+  const lines = [`# ${req.project}`, '', project.description, '', '## Usage', '', '```ts']
+  lines.push(`import {${names}} from '${req.project}'`, '```', '', '## Functions', '')
   for (const f of req.functions) {
     lines.push(`### \`${f.name}\``, '', '```ts', f.signature, '```', '', f.doc, '')
     const examples = req.acceptanceCriteria.filter((c) => c.function === f.name)

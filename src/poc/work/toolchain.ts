@@ -36,6 +36,8 @@ export async function writeFiles(dir: string, files: Files): Promise<void> {
   }
 }
 
+export type NodeTypes = '@types/node' | 'shim'
+
 /**
  * Where @types/node lives, so the generated tests' `node:test` and `node:assert/strict` imports
  * typecheck in a directory that has no node_modules of its own; undefined when it is not installed.
@@ -48,8 +50,31 @@ function nodeTypeRoot(): string | undefined {
   }
 }
 
-function baseOptions(): ts.CompilerOptions {
-  const typeRoot = nodeTypeRoot()
+/**
+ * Without @types/node (a deployment without dev dependencies), the two modules the generated tests
+ * import are declared by this shim: as strict as the tests need, no more.
+ */
+const NODE_SHIM_PATH = '/__mwp_poc__/node-test-shim.d.ts'
+const NODE_SHIM = `declare module 'node:test' {
+  export function test(name: string, fn: () => void | Promise<void>): Promise<void>
+  export function it(name: string, fn: () => void | Promise<void>): Promise<void>
+}
+declare module 'node:assert/strict' {
+  interface Assert {
+    deepEqual(actual: unknown, expected: unknown, message?: string): void
+    equal(actual: unknown, expected: unknown, message?: string): void
+    notEqual(actual: unknown, expected: unknown, message?: string): void
+    ok(value: unknown, message?: string): void
+    throws(fn: () => unknown, expected?: unknown, message?: string): void
+  }
+  const assert: Assert
+  export default assert
+}
+`
+
+/** The strict options every program here uses; with `nodeTypes` '@types/node', Node's types are loaded. */
+function baseOptions(nodeTypes: NodeTypes): ts.CompilerOptions {
+  const typeRoot = nodeTypes === '@types/node' ? nodeTypeRoot() : undefined
   return {
     strict: true,
     target: ts.ScriptTarget.ES2022,
@@ -67,6 +92,25 @@ function baseOptions(): ts.CompilerOptions {
   }
 }
 
+/** A program over `roots`, with the node shim among them when @types/node is not used. */
+function program(roots: string[], options: ts.CompilerOptions, nodeTypes: NodeTypes): ts.Program {
+  if (nodeTypes === '@types/node') return ts.createProgram(roots, options)
+  const host = ts.createCompilerHost(options)
+  const {getSourceFile, fileExists, readFile} = host
+  host.getSourceFile = (fileName, language, onError, shouldCreate) =>
+    fileName === NODE_SHIM_PATH
+      ? ts.createSourceFile(fileName, NODE_SHIM, language)
+      : getSourceFile.call(host, fileName, language, onError, shouldCreate)
+  host.fileExists = (fileName) => fileName === NODE_SHIM_PATH || fileExists.call(host, fileName)
+  host.readFile = (fileName) => (fileName === NODE_SHIM_PATH ? NODE_SHIM : readFile.call(host, fileName))
+  return ts.createProgram([...roots, NODE_SHIM_PATH], options, host)
+}
+
+/** @types/node when it is installed beside this toolkit, else the shim. */
+export function defaultNodeTypes(): NodeTypes {
+  return nodeTypeRoot() === undefined ? 'shim' : '@types/node'
+}
+
 function describe(dir: string, d: ts.Diagnostic): string {
   const message = ts.flattenDiagnosticMessageText(d.messageText, ' ')
   if (d.file === undefined || d.start === undefined) return `TS${d.code}: ${message}`
@@ -75,19 +119,17 @@ function describe(dir: string, d: ts.Diagnostic): string {
 }
 
 export interface Typecheck {
+  nodeTypes: NodeTypes
   errors: number
   /** The diagnostics, file paths relative to the directory. */
   messages: string[]
 }
 
 /** Type-checks `paths` of `dir` as one strict program and emits nothing. */
-export function typecheck(dir: string, paths: readonly string[]): Typecheck {
-  const program = ts.createProgram(
-    paths.map((p) => join(dir, p)),
-    {...baseOptions(), noEmit: true},
-  )
-  const diagnostics = ts.getPreEmitDiagnostics(program)
-  return {errors: diagnostics.length, messages: diagnostics.map((d) => describe(dir, d))}
+export function typecheck(dir: string, paths: readonly string[], nodeTypes = defaultNodeTypes()): Typecheck {
+  const roots = paths.map((p) => join(dir, p))
+  const diagnostics = ts.getPreEmitDiagnostics(program(roots, {...baseOptions(nodeTypes), noEmit: true}, nodeTypes))
+  return {nodeTypes, errors: diagnostics.length, messages: diagnostics.map((d) => describe(dir, d))}
 }
 
 export interface Compiled {
@@ -98,15 +140,15 @@ export interface Compiled {
 
 /** Compiles the src/ files of `dir` to dist/ (JavaScript and declarations) in memory. */
 export function compile(dir: string, sources: readonly string[]): Compiled {
-  const program = ts.createProgram(
+  const built = ts.createProgram(
     sources.map((p) => join(dir, p)),
-    {...baseOptions(), declaration: true, rootDir: join(dir, 'src'), outDir: join(dir, 'dist')},
+    {...baseOptions(defaultNodeTypes()), declaration: true, rootDir: join(dir, 'src'), outDir: join(dir, 'dist')},
   )
   const files: Files = {}
-  const result = program.emit(undefined, (fileName, text) => {
+  const result = built.emit(undefined, (fileName, text) => {
     files[relative(dir, fileName).split(sep).join('/')] = text
   })
-  const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics]
+  const diagnostics = [...ts.getPreEmitDiagnostics(built), ...result.diagnostics]
   return {files, errors: diagnostics.map((d) => describe(dir, d))}
 }
 
@@ -146,11 +188,10 @@ export async function runNodeTests(
   const root = await mkdtemp(join(tmpdir(), 'mwp-poc-tests-'))
   try {
     await writeFiles(root, {...modules, 'package.json': '{"type": "module"}\n'})
-    const env = {...process.env}
-    // A run inside another node:test run (NODE_TEST_CONTEXT) would report to its parent's channel
-    // instead of printing TAP; NODE_OPTIONS could load the caller's loaders into the library's tests.
-    delete env.NODE_TEST_CONTEXT
-    delete env.NODE_OPTIONS
+    // The library's tests are submitted code: they get a bare environment (no credentials of the
+    // checker's, no NODE_OPTIONS loaders, and no NODE_TEST_CONTEXT, which would make a run inside
+    // another node:test run report to its parent's channel instead of printing TAP).
+    const env = {PATH: process.env.PATH ?? ''}
     const child = spawn(process.execPath, ['--test', '--test-reporter=tap', ...testFiles], {
       cwd: root,
       env,

@@ -6,11 +6,11 @@ import {readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {contentHash} from '../../../src/crypto/hash.js'
-import {integrate} from '../../../src/poc/work/builds.js'
+import {integrate, review} from '../../../src/poc/work/builds.js'
 import {CHECKS} from '../../../src/poc/work/checks.js'
 import {PROJECTS} from '../../../src/poc/work/projects.js'
 import {INTEGRATION_PATH, README_PATH, reviewReport, sourcePath, testPath} from '../../../src/poc/work/stages.js'
-import {runNodeTests, writeFiles} from '../../../src/poc/work/toolchain.js'
+import {runNodeTests, typecheck, writeFiles} from '../../../src/poc/work/toolchain.js'
 import {catalogue, projectDir, requirementsOf, tempDir} from './layout.js'
 
 const names = Object.keys(PROJECTS)
@@ -22,8 +22,12 @@ describe.each(names)('the checks on %s', (name) => {
 
   it('pass the correct implementation: typecheck, tests, rule, requirements, docs', async () => {
     const dir = await projectDir(name, SEED)
-    const typecheck = await CHECKS.typecheck(dir)
-    expect(typecheck).toEqual({check: 'typecheck', passed: true, measured: {files: 2, errors: 0}})
+    const types = await CHECKS.typecheck(dir)
+    expect(types).toEqual({
+      check: 'typecheck',
+      passed: true,
+      measured: {files: 2, errors: 0, nodeTypes: '@types/node'},
+    })
     const tests = await CHECKS.tests(dir)
     expect(tests).toEqual({
       check: 'tests',
@@ -62,8 +66,19 @@ describe('the typecheck check', () => {
     writeFileSync(path, readFileSync(path, 'utf8') + '\nexport const wrong: number = "text"\n')
     const result = await CHECKS.typecheck(dir)
     expect(result.passed).toBe(false)
-    expect(result.measured).toEqual({files: 2, errors: 1})
+    expect(result.measured).toEqual({files: 2, errors: 1, nodeTypes: '@types/node'})
     expect(result.detail).toMatch(/^src\/textkit\.ts:\d+:\d+ TS2322: /)
+  })
+
+  it('without @types/node, typechecks the tests against its shim of node:test and node:assert/strict', async () => {
+    const dir = await projectDir('semver-lite', SEED)
+    const paths = [sourcePath('semver-lite'), testPath('semver-lite')]
+    expect(typecheck(dir, paths, 'shim')).toEqual({nodeTypes: 'shim', errors: 0, messages: []})
+    const path = join(dir, testPath('semver-lite'))
+    writeFileSync(path, readFileSync(path, 'utf8') + '\ntest("typo", () => assert.deepEqual(compare("1.0.0")))\n')
+    const broken = typecheck(dir, paths, 'shim')
+    expect(broken.errors).toBe(2) // compare's second argument and deepEqual's expected value are missing
+    expect(broken.messages.every((m) => m.startsWith('test/semver-lite.test.ts:'))).toBe(true)
   })
 
   it('fails a directory with no TypeScript', async () => {
@@ -79,6 +94,7 @@ describe('the rule check', () => {
         '/** Documented, but loose. */',
         'export function loose(x: any): string {',
         '  console.log(x)',
+        "  console['warn'](x)",
         '  return String(x)',
         '}',
         'export const bare = (n: number): number => n',
@@ -87,7 +103,7 @@ describe('the rule check', () => {
     })
     const result = await CHECKS.rule(dir)
     expect(result.passed).toBe(false)
-    expect(result.measured).toMatchObject({anyTypes: 1, consoleCalls: 1, undocumented: 1, violations: 3})
+    expect(result.measured).toMatchObject({anyTypes: 1, consoleCalls: 2, undocumented: 1, violations: 4})
     expect(result.detail).toContain('src/extra.ts:2 uses any')
     expect(result.detail).toContain('exports bare without a /** doc */')
   })
@@ -137,6 +153,25 @@ describe('the requirements, docs and review-verdict checks', () => {
     const forged = JSON.parse(readFileSync(join(dir, 'review.json'), 'utf8'))
     writeFileSync(join(dir, 'review.json'), JSON.stringify({...forged, verdict: 'approve'}))
     expect((await CHECKS['review-verdict'](dir)).passed).toBe(false)
+  })
+})
+
+describe('the review stage', () => {
+  it('requests changes for a defect, naming the failing check, and approves the rework', async () => {
+    const broken = await review(await projectDir('textkit', SEED, {defect: 'capitalize-lowercases-rest'}))
+    const report = JSON.parse(broken.files['review.json']!)
+    expect(report.verdict).toBe('changes-requested')
+    expect(report.checks.map((c: {check: string; passed: boolean}) => [c.check, c.passed])).toEqual([
+      ['typecheck', true],
+      ['tests', false],
+      ['rule', true],
+    ])
+    const fixedDir = await projectDir('textkit', SEED, {
+      defect: 'capitalize-lowercases-rest',
+      rework: {round: 1, failures: []},
+    })
+    expect(JSON.parse((await review(fixedDir)).files['review.json']!).verdict).toBe('approve')
+    expect((await CHECKS['review-verdict'](fixedDir)).passed).toBe(true)
   })
 })
 
