@@ -8,10 +8,10 @@ import {mkdir, readFile, writeFile} from 'node:fs/promises'
 import {dirname, isAbsolute, join, normalize} from 'node:path'
 import {contentHash} from '../../crypto/hash.js'
 import type {AgentHandler, EvidenceClaim, Outcome, WorkContext, WorkSpec} from '../../agent/handler.js'
-import type {AcceptanceCriterion} from '../../authority/model/payloads.generated.js'
+import type {AcceptanceCriterion, EvidenceType} from '../../authority/model/payloads.generated.js'
 import {REVIEW_CHECKS, integrate} from './builds.js'
 import type {CheckResult} from './check-result.js'
-import {CHECKS, declaredTestNames, runSourceTests, testRunResult} from './checks.js'
+import {CHECKS, declaredTestNames, runSourceTests, testRunResult, type CheckName} from './checks.js'
 import {project as catalogueProject, type Project} from './projects.js'
 import {parseRequirements, type Requirements} from './requirements.js'
 import {DEFAULT_STEPS, STAGE_NAMES, isRecord, pocStage, type PocStage} from './stage.js'
@@ -74,7 +74,7 @@ const generate =
   }
 
 const check =
-  (name: keyof typeof CHECKS): Task =>
+  (name: CheckName): Task =>
   async (job, state) => {
     state.checks.push(await CHECKS[name](job.dir))
   }
@@ -162,7 +162,7 @@ function mediaType(path: string): string {
   return 'text/plain'
 }
 
-const EVIDENCE_TYPE: Record<string, string> = {
+const EVIDENCE_TYPE: Record<string, EvidenceType> = {
   typecheck: 'deterministic_test',
   tests: 'deterministic_test',
   compile: 'deterministic_test',
@@ -207,7 +207,7 @@ function claimFor(criterion: AcceptanceCriterion, job: Job, state: State, artifa
   const basis = named !== undefined ? [named] : typed.length > 0 ? typed : state.checks
   if (basis.length === 0)
     return {method: `poc ${job.poc.stage}: no check measured this`, result: 'inconclusive', artifactHashes}
-  const types = new Set(basis.map((c) => EVIDENCE_TYPE[c.check] ?? 'deterministic_test'))
+  const types = new Set<EvidenceType>(basis.map((c) => EVIDENCE_TYPE[c.check] ?? 'deterministic_test'))
   const [onlyType] = types
   return {
     method: `poc ${job.poc.stage} checks: ${basis.map(summary).join('; ')}`.slice(0, METHOD_MAX),
@@ -266,8 +266,10 @@ async function execute(work: PocWorkSpec, ctx: WorkContext): Promise<Outcome | v
     ctx.progress({phase: poc.stage, milestones: [`step ${i + 1} of ${steps.length}`]})
     await ctx.checkpoint(state)
   }
+  // Preempted after the last step: storing the outputs is all a resumed run has left to do.
+  if (ctx.signal.aborted) return {type: 'yield'}
 
-  const inputHashes = Object.values(poc.files)
+  const inputHashes = [...new Set(Object.values(poc.files))]
   const hashes: string[] = []
   for (const path of Object.keys(state.files).sort()) {
     const meta = {mediaType: mediaType(path), name: path}

@@ -178,6 +178,22 @@ describe('the poc worker handler', () => {
     expect(resumed.evidence).toEqual(whole.evidence)
   })
 
+  it('preempted after its last step, yields; resumed, only stores the outputs and states the Evidence', async () => {
+    const req = await run(spec({project: 'semver-lite', seed: SEED, stage: 'requirements', files: {}}, []))
+    const poc = {project: 'semver-lite', seed: SEED, stage: 'docs', files: files(req), steps: 2}
+    const preempted = await run(spec(poc, [criterion('docs')]), {yieldAfter: 2})
+    expect(preempted.outcome).toEqual({type: 'yield'})
+    expect(preempted.artifacts).toEqual([])
+    const state = preempted.checkpoints[1]
+    const resumed = await run(
+      spec(poc, [criterion('docs')], {state, checkpointHash: contentHash(JSON.stringify(state))}),
+    )
+    expect(resumed.outcome).toBeUndefined()
+    expect(resumed.progress).toEqual([])
+    expect(resumed.artifacts.map((a) => a.name)).toEqual(['README.md'])
+    expect(results(resumed)).toEqual({docs: 'passed'})
+  })
+
   it('refuses an unknown stage, an unknown project or defect and a missing input with a coded failure', async () => {
     const base: Omit<PocStage, 'stage'> = {project: 'textkit', seed: 1, files: {}}
     expect((await run(spec({...base, stage: 'deploy'}, []))).outcome).toMatchObject({
