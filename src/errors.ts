@@ -202,7 +202,7 @@ export type WireErrorCode = 'HANDSHAKE_FAILED' | 'CLOSED'
 export type ConformanceErrorCode = 'bundle-invalid' | 'results-invalid'
 
 /** The Agent runtime (src/agent/): its local blobs, its configuration and its environment. */
-export type AgentErrorCode = 'blob-integrity' | 'agent-invalid' | 'agent-unusable' | 'offline-buffer-refused'
+export type AgentErrorCode = 'blob-integrity' | 'agent-invalid' | 'agent-unusable' | 'offline-buffer-refused' | 'plan-invalid'
 
 /** Artifact content (src/store/artifact-blobs.ts, src/wire/artifact-client.ts): identity, size, integrity. */
 export type ArtifactErrorCode =
@@ -274,6 +274,7 @@ const LOCAL_CATEGORY: Record<LocalErrorCode, Exclude<ErrorCategory, 'rejected'>>
   'results-invalid': 'environment',
   'blob-integrity': 'environment',
   'agent-invalid': 'usage',
+  'plan-invalid': 'usage',
   'agent-unusable': 'environment',
   // §11.5: the service is out of reach beyond what bounded offline execution allows.
   'offline-buffer-refused': 'environment',

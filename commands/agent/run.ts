@@ -1,12 +1,16 @@
 import {Flags} from '@oclif/core'
 import {unwatchFile, watchFile} from 'node:fs'
-import {resolve} from 'node:path'
+import {join, resolve} from 'node:path'
 import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {DEFAULT_CONFIG_FILE, loadOrgConfig} from '../../src/config/org-config.js'
 import {resolveAgent} from '../../src/agent/identity.js'
 import {type RunningAgent, startAgent} from '../../src/agent/runtime.js'
 import {leaseLengths} from '../../src/authority/model/work-leases.js'
 import {readSchedulingPolicy} from '../../src/agent/scheduling-policy.js'
+import {readAgentDirectory} from '../../src/agent/coordinator/candidates.js'
+import {readPlan} from '../../src/agent/coordinator/plan.js'
+import {startCoordinator} from '../../src/agent/coordinator/runtime.js'
+import {repeatable} from '../../src/cli/flags.js'
 
 export default class AgentRun extends MwpCommand {
   static summary =
@@ -16,6 +20,8 @@ export default class AgentRun extends MwpCommand {
   --handler MODULE   a JavaScript module exporting {onOffer?, execute(work, ctx)} (see the README)
   --exec "CMD …"     any program: the WorkItem as JSON on stdin, NDJSON lines on stdout (see the README)
 
+  --role coordinator --plan FILE   plan Missions into WorkItems, offer, review and submit (see the README)
+
 Local state (--db, default AGENTS_DIR/NAME.db beside the configuration) can be deleted: replay rebuilds it. Logs are JSON lines on stderr. SIGINT/SIGTERM: running work is asked to checkpoint, then the Agent disconnects.
 
 ${exitCodesHelp({environment: 'cannot read the configuration, a key, the handler or the local database; cannot reach the authority'})}`
@@ -23,6 +29,7 @@ ${exitCodesHelp({environment: 'cannot read the configuration, a key, the handler
   static examples = [
     '<%= config.bin %> agent run --config dev-org/mwp.config.json --agent worker-1 --exec "bash ./work.sh"',
     '<%= config.bin %> agent run --agent worker-2 --slots 2 --handler ./handler.mjs',
+    '<%= config.bin %> agent run --agent coordinator --role coordinator --plan plan.yaml',
   ]
 
   static flags = {
@@ -37,6 +44,23 @@ ${exitCodesHelp({environment: 'cannot read the configuration, a key, the handler
     db: Flags.string({description: 'Local state file (SQLite).', env: 'MWP_AGENT_DB'}),
     url: Flags.string({description: "Authority URL (default: the configuration's server).", env: 'MWP_URL'}),
     ca: Flags.string({description: 'CA certificate file to trust.', env: 'MWP_CA'}),
+    role: Flags.string({
+      description:
+        'worker: run offered WorkItems through the handler. coordinator: plan the Missions it coordinates (--plan), offer, review, submit.',
+      options: ['worker', 'coordinator'],
+      default: 'worker',
+    }),
+    plan: Flags.string({
+      ...repeatable,
+      description:
+        'Coordinator plan file (JSON or YAML, schemas/config/plan.schema.json); a Mission uses the plan naming its Mission ID or objective. Repeatable.',
+      env: 'MWP_PLAN',
+    }),
+    'coordinator-lease-seconds': Flags.integer({
+      description: 'Coordinator: the Coordinator lease asked for at each renewal (renewed at half-time).',
+      min: 10,
+      max: 3600,
+    }),
     slots: Flags.integer({description: "Execution slots (capped by the Agent Card's maxConcurrency).", min: 1}),
     handler: Flags.string({description: 'Handler module (JavaScript).', exclusive: ['exec']}),
     exec: Flags.string({description: 'Handler program, run with /bin/sh -c.', exclusive: ['handler']}),
@@ -60,6 +84,7 @@ ${exitCodesHelp({environment: 'cannot read the configuration, a key, the handler
 
   protected async execute(): Promise<Outcome> {
     const {flags} = await this.parse(AgentRun)
+    if (flags.role === 'coordinator') return this.#coordinate(flags)
     if (!flags.handler && !flags.exec) throw usage('give --handler MODULE or --exec "CMD …"')
     // A policy that cannot be read is a usage error before anything starts (SchedulingPolicyError).
     const policyFile = flags['scheduling-policy'] ? resolve(flags['scheduling-policy']) : undefined
@@ -94,15 +119,60 @@ ${exitCodesHelp({environment: 'cannot read the configuration, a key, the handler
       throw environment(`cannot start ${id.name}: ${(e as Error).message}`, {cause: e})
     }
     if (policyFile) watchPolicy(policyFile, agent)
-    const signal = await new Promise<string>((r) => {
-      process.once('SIGINT', () => r('SIGINT'))
-      process.once('SIGTERM', () => r('SIGTERM'))
-    })
+    const signal = await stopSignal()
     if (policyFile) unwatchFile(policyFile)
     await agent.stop()
     return {status: 'ok', result: {agentId: agent.agentId, stoppedBy: signal}, text: `stopped (${signal})`}
   }
+
+  async #coordinate(flags: {
+    config: string
+    agent: string
+    key?: string
+    url?: string
+    ca?: string
+    plan?: string[]
+    'coordinator-lease-seconds'?: number
+  }): Promise<Outcome> {
+    if (!flags.plan?.length) throw usage('a coordinator needs at least one --plan FILE')
+    // An unusable plan is a usage error before anything connects (PlanError).
+    const plans = flags.plan.map((f) => readPlan(resolve(f)))
+    const config = loadOrgConfig(flags.config)
+    const id = resolveAgent(config, {
+      agent: flags.agent,
+      ...(flags.key ? {key: flags.key} : {}),
+      ...(flags.url ? {url: flags.url} : {}),
+      ...(flags.ca ? {ca: flags.ca} : {}),
+    })
+    let coordinator
+    try {
+      coordinator = await startCoordinator({
+        url: id.url,
+        ...(id.ca ? {ca: id.ca} : {}),
+        key: id.key,
+        registry: id.registry,
+        plans,
+        agents: readAgentDirectory(join(config.dir, 'cards'), id.registry),
+        ...(flags['coordinator-lease-seconds'] ? {leaseSeconds: flags['coordinator-lease-seconds']} : {}),
+      })
+    } catch (e) {
+      throw environment(`cannot start ${id.name}: ${(e as Error).message}`, {cause: e})
+    }
+    const signal = await stopSignal()
+    await coordinator.stop()
+    return {
+      status: 'ok',
+      result: {agentId: coordinator.agentId, role: 'coordinator', stoppedBy: signal},
+      text: `stopped (${signal})`,
+    }
+  }
 }
+
+const stopSignal = () =>
+  new Promise<string>((r) => {
+    process.once('SIGINT', () => r('SIGINT'))
+    process.once('SIGTERM', () => r('SIGTERM'))
+  })
 
 /** Re-reads the policy file when it changes; a broken edit is logged and the last good policy stays. */
 function watchPolicy(file: string, agent: RunningAgent): void {

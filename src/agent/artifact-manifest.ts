@@ -13,6 +13,13 @@ import {artifactPath} from '../wire/artifact-routes.js'
 import type {WorkContract} from '../authority/model/payloads.generated.js'
 import type {ArtifactMeta} from './handler.js'
 
+/**
+ * A noncritical Extension Profile (§18) carrying the file name a handler gave an Artifact
+ * (ArtifactMeta.name): the manifest has no name member, and a reviewer laying the Artifacts out as
+ * files (a Coordinator running tests on submitted sources) needs it. Authorities relay it unchanged.
+ */
+export const FILE_NAME_EXTENSION = 'urn:mwp:extension:artifact-file-name'
+
 /** This runtime, recorded as the tool that stored the Artifact when the handler names none. */
 export const RUNTIME_TOOL = {name: 'mwp agent run', version: '0.1.0'}
 
@@ -60,6 +67,9 @@ export function artifactManifest(
     modelVersions: meta.modelVersions ?? [],
     classification: meta.classification ?? 'internal',
     createdAt: formatUtcNow(),
+    ...(meta.name
+      ? {extensions: {[FILE_NAME_EXTENSION]: {version: '1.0.0', critical: false, data: {name: meta.name}}}}
+      : {}),
   }
   return sign('artifact', unsigned, key).document
 }

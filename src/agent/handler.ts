@@ -52,6 +52,11 @@ export interface WorkSpec {
    * when calling a tool, not once at the start.
    */
   capabilityToken?: string
+  /**
+   * §10.1: the contract's input Artifacts, each content hash → the path of a file holding exactly
+   * those bytes (verified against the hash before the run starts).
+   */
+  inputs?: Record<string, string>
 }
 
 /** §11.4: progress is phase, milestones, next checkpoint, blockers and estimate — never a percentage. */

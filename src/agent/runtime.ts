@@ -10,7 +10,7 @@
 // store and replaying rebuilds the same queues; the runtime's in-memory state is only what is
 // running right now. The Agent's key stays in this process; slots get their WorkSpec only.
 
-import {mkdirSync} from 'node:fs'
+import {mkdirSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import type {UsageDelta} from '../authority/model/budget.js'
 import {OFFLINE_GRACE_SECONDS} from '../authority/model/work-leases.js'
@@ -241,6 +241,10 @@ class AgentRuntime implements RunningAgent {
       // reopens it, and the replay from the Cursor passes the invisible stretch by the server's marker.
       if (known && this.#followed.has(groupId)) return
       if (!known) store.join(groupId, afterSequence)
+      // A Group-ended intent not acted on yet is moot now: acting on it would unsubscribe the
+      // subscription this new Membership is about to open.
+      for (const i of store.pendingIntents())
+        if (i.workItemId === null && i.groupId === groupId) store.resolveIntent(i.id)
       this.#log({level: 'info', event: 'group-announced', groupId, afterSequence})
       void this.#subscribe(groupId)
     })
@@ -558,6 +562,9 @@ class AgentRuntime implements RunningAgent {
     const capabilityToken = await this.#capabilityToken(run)
     if (capabilityToken === null) return
     const resume = await this.#resumeState(active)
+    const workDir = join(dirname(this.#o.db), 'slots', sha256Hex(k).slice(0, 32))
+    const inputs = await this.#inputs(run, `${workDir}.inputs`)
+    if (inputs === null) return
     const spec: WorkSpec = {
       groupId: active.groupId,
       missionId: active.missionId ?? '',
@@ -570,9 +577,9 @@ class AgentRuntime implements RunningAgent {
       resume,
       attempt: this.#store.attempt(active.groupId, active.workItemId, run.lease.ownershipEpoch),
       ...(capabilityToken !== undefined ? {capabilityToken} : {}),
+      inputs,
     }
     run.spec = spec
-    const workDir = join(dirname(this.#o.db), 'slots', sha256Hex(k).slice(0, 32))
     mkdirSync(workDir, {recursive: true})
     this.#log({
       level: 'info',
@@ -674,6 +681,37 @@ class AgentRuntime implements RunningAgent {
       if (refused)
         await this.#submit(this.#commands.block(target, lease, `no capability token: ${code} ${detail}`), 'block')
       else await this.#submit(this.#commands.checkpoint(target, lease, run.progress.phase, null), 'checkpoint')
+      this.#release(run, 0, false)
+      return null
+    }
+  }
+
+  /**
+   * The contract's input Artifacts (§10.1) as files in `dir`, one per content hash (its hex
+   * digest as the name), fetched from the authority's store unless this disk has them. The slot
+   * gets the paths of this WorkItem's inputs only. Unreachable: the run checkpoints back to its
+   * queue and is tried again later (null).
+   */
+  async #inputs(run: Run, dir: string): Promise<Record<string, string> | null> {
+    const {entry, target, lease} = run
+    const out: Record<string, string> = {}
+    try {
+      for (const hash of entry.contract?.inputArtifacts ?? []) {
+        let bytes = this.#blobs.get(hash)
+        if (bytes === null) {
+          bytes = await this.#client.getArtifact(entry.groupId, hash)
+          if (this.#blobs.put(bytes) !== hash) throw new Error(`the store's bytes for ${hash} do not match it`)
+        }
+        mkdirSync(dir, {recursive: true})
+        const path = join(dir, hash.slice('sha256:'.length))
+        writeFileSync(path, bytes)
+        out[hash] = path
+      }
+      return out
+    } catch (e) {
+      this.#log({level: 'warn', event: 'inputs-unavailable', workItemId: entry.workItemId, why: (e as Error).message})
+      if (run.renewTimer) clearTimeout(run.renewTimer)
+      await this.#submit(this.#commands.checkpoint(target, lease, run.progress.phase, null), 'checkpoint')
       this.#release(run, 0, false)
       return null
     }

@@ -35,6 +35,10 @@ export interface DevOrgOptions {
   organization?: string
   /** Worker Agents besides the Coordinator (default 2). */
   workers?: number
+  /** Coordinator Agents: `coordinator`, then `coordinator-2` … (default 1). */
+  coordinators?: number
+  /** The store URL written to the configuration (default the embedded SQLite file). */
+  store?: string
   host?: string
   port?: number
   /** Replace the contents of a non-empty directory's mwp files. */
@@ -121,7 +125,11 @@ export async function createDevOrganization(dir: string, options: DevOrgOptions 
     {name: 'authority', type: 'service', role: 'Group Authority (signs Events)'},
     {name: 'admission', type: 'service', role: 'admission service (First-Admission Records)'},
     {name: 'owner', type: 'human', role: 'MissionOwner'},
-    {name: 'coordinator', type: 'agent', role: 'Coordinator'},
+    ...Array.from({length: options.coordinators ?? 1}, (_, i): Spec => ({
+      name: i === 0 ? 'coordinator' : `coordinator-${i + 1}`,
+      type: 'agent',
+      role: 'Coordinator',
+    })),
     ...Array.from({length: workers}, (_, i): Spec => ({name: `worker-${i + 1}`, type: 'agent', role: 'worker'})),
   ]
   const validFrom = formatUtcNow(new Date(Date.now() - 1000))
@@ -145,22 +153,24 @@ export async function createDevOrganization(dir: string, options: DevOrgOptions 
   const owner = keys.get('owner')!
   for (const id of identities.filter((i) => i.principal.type === 'agent')) {
     const key = keys.get(id.name)!
+    const coordinates = id.name.startsWith('coordinator')
     const unsigned = {
       agentId: id.principal.id,
       organizationId: organization,
       cardVersion: 1,
-      displayName: id.name === 'coordinator' ? 'Coordinator Agent' : `Worker Agent ${id.name.slice('worker-'.length)}`,
-      description:
-        id.name === 'coordinator'
-          ? 'Plans the Mission, proposes and accepts WorkItems.'
-          : 'Executes WorkItems offered to it.',
+      displayName: coordinates
+        ? `Coordinator Agent${id.name === 'coordinator' ? '' : ` ${id.name.slice('coordinator-'.length)}`}`
+        : `Worker Agent ${id.name.slice('worker-'.length)}`,
+      description: coordinates
+        ? 'Plans the Mission, proposes and accepts WorkItems.'
+        : 'Executes WorkItems offered to it.',
       owner: owner.principal!,
       status: 'active',
       protocolVersions: ['0.1'],
       endpoints: [{transport: 'wss', uri: `wss://${host}:${port}/agents/${id.name}`}],
       publicKeys: [{keyId: key.keyId, algorithm: 'Ed25519', publicKey: key.publicKeyB64, validFrom}],
-      capabilities: [capabilityFor(root, id.name === 'coordinator' ? 'coordination' : 'general-work', organization)],
-      maxConcurrency: id.name === 'coordinator' ? 1 : 2,
+      capabilities: [capabilityFor(root, coordinates ? 'coordination' : 'general-work', organization)],
+      maxConcurrency: coordinates ? 1 : 2,
       issuedAt: formatUtcNow(),
     }
     const card = join('cards', `${id.name}.card.json`)
@@ -177,7 +187,7 @@ export async function createDevOrganization(dir: string, options: DevOrgOptions 
     admissionKey: 'keys/admission.key.json',
     organizationKey: 'keys/organization.key.json',
     operatorKey: 'keys/owner.key.json',
-    store: DEFAULT_STORE,
+    store: options.store ?? DEFAULT_STORE,
     server: {host, port, ...(tls ? {tls} : {dev: true})},
     policy: {rootMissionOwners: [owner.principal!.id], terminators: [], archivers: [], overrideIssuers: []},
     freshness: {maxAgeSeconds: 300, maxFutureSkewSeconds: 60},

@@ -603,8 +603,14 @@ export class WireClient {
           const sub = this.#subs.get(a.groupId)
           if (sub && a.sequence > sub.skipThrough) {
             sub.skipThrough = a.sequence
-            sub.options.onDeliveredThrough?.(a.sequence)
             this.#drain(sub)
+            // The marker covers the Events of the page it follows: tell the application only once
+            // those are handed over, or it would pass them as filtered before they arrive (and
+            // then drop them as already passed).
+            const through = a.sequence
+            sub.draining = sub.draining.then(() => {
+              if (sub.active) sub.options.onDeliveredThrough?.(through)
+            })
           } else if (!sub) {
             // Not subscribed here: a directory announcement (watchGroups), or nothing.
             this.#directory?.onGroup({groupId: a.groupId, afterSequence: a.sequence})

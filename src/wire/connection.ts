@@ -476,7 +476,9 @@ export class Connection {
     this.#stopDirectory()
     const directory = new Directory(this.context.authority.store.members(), principalId, {
       send: (text) => this.#send(text),
-      subscribed: (groupId) => this.#pumps.has(groupId),
+      // A pump its ended Membership stopped no longer speaks for the Group: a new Membership (the
+      // next just-in-time offer to a Worker whose last WorkItem there is done) is announced again.
+      subscribed: (groupId) => this.#pumps.get(groupId)?.stopped === false,
       failed: (e) =>
         this.context.log({
           level: 'error',

@@ -78,6 +78,11 @@ export class GroupPump {
     this.#draining = null
   }
 
+  /** Stopped for good: by the connection, a failed read, or an ended Membership. */
+  get stopped(): boolean {
+    return this.#stopped
+  }
+
   get paused(): boolean {
     return this.#paused
   }

@@ -14,12 +14,10 @@ import type {CheckResult} from './check-result.js'
 import {CHECKS, declaredTestNames, runSourceTests, testRunResult, type CheckName} from './checks.js'
 import {project as catalogueProject, type Project} from './projects.js'
 import {parseRequirements, type Requirements} from './requirements.js'
+import {reworkOf} from '../../agent/coordinator/context.js'
 import {DEFAULT_STEPS, STAGE_NAMES, isRecord, pocStage, type PocStage} from './stage.js'
 import {REQUIREMENTS_PATH, docs, implement, requirements, reviewReport, tests, type Files} from './stages.js'
 import {writeFiles, type TestRun} from './toolchain.js'
-
-/** WorkSpec with the input files the runtime materialized (content hash => absolute path). */
-type PocWorkSpec = WorkSpec & {inputs?: Record<string, string>}
 
 /** What a checkpoint holds: the steps done, the files made so far and what their checks measured. */
 interface State {
@@ -217,8 +215,25 @@ function claimFor(criterion: AcceptanceCriterion, job: Job, state: State, artifa
   }
 }
 
+/**
+ * The stage as the mwp Coordinator hands it over: the input files by name in
+ * `constraints.inputFiles` (coordinator/contract.ts), and a rework request as decisions of the
+ * offer's Context Package (coordinator/context.ts reworkOf). What constraints.poc says itself wins.
+ */
+function fromCoordinator(stage: PocStage, constraints: unknown, contextPackage: WorkSpec['contextPackage']): PocStage {
+  const named = isRecord(constraints) && isRecord(constraints.inputFiles) ? constraints.inputFiles : {}
+  const files: Record<string, string> = {}
+  for (const [name, hash] of Object.entries(named)) if (typeof hash === 'string') files[name] = hash
+  const rework = stage.rework ?? reworkOf(contextPackage) ?? undefined
+  return {
+    ...stage,
+    files: {...files, ...stage.files},
+    ...(rework !== undefined ? {rework: {round: rework.round, failures: rework.failures}} : {}),
+  }
+}
+
 /** Copies each input file (content hash => path the runtime gave) into `dir` under its repository path. */
-async function materialize(work: PocWorkSpec, poc: PocStage, dir: string): Promise<Outcome | undefined> {
+async function materialize(work: WorkSpec, poc: PocStage, dir: string): Promise<Outcome | undefined> {
   for (const [path, hash] of Object.entries(poc.files)) {
     if (!safePath(path)) return fail('POC_BAD_INPUT', `input path ${path} is not a relative repository path`)
     const source = work.inputs?.[hash]
@@ -231,13 +246,14 @@ async function materialize(work: PocWorkSpec, poc: PocStage, dir: string): Promi
   return undefined
 }
 
-async function execute(work: PocWorkSpec, ctx: WorkContext): Promise<Outcome | void> {
+async function execute(work: WorkSpec, ctx: WorkContext): Promise<Outcome | void> {
   const constraints = work.contract.constraints
   const raw = isRecord(constraints) && isRecord(constraints.poc) ? constraints.poc.stage : undefined
   if (typeof raw === 'string' && !(STAGE_NAMES as readonly string[]).includes(raw))
     return fail('POC_UNKNOWN_STAGE', `unknown poc stage ${raw}`)
-  const poc = pocStage(constraints)
-  if (poc === null) return fail('POC_BAD_CONTRACT', 'the contract has no well-formed constraints.poc')
+  const stage = pocStage(constraints)
+  if (stage === null) return fail('POC_BAD_CONTRACT', 'the contract has no well-formed constraints.poc')
+  const poc = fromCoordinator(stage, constraints, work.contextPackage)
   const project = catalogueProject(poc.project)
   if (project === undefined) return fail('POC_UNKNOWN_PROJECT', `unknown poc project ${poc.project}`)
   if (poc.defect !== undefined && !Object.hasOwn(project.defects, poc.defect))

@@ -1,0 +1,74 @@
+// The signed Context Package (§13.3) every offer carries: this WorkItem's scope, the Events it
+// summarizes, its input Artifacts, and — when the WorkItem comes back after a rejected review —
+// the review's findings as decisions citing the work.failed Event, so the Worker that reworks it
+// knows what failed without reading another Mission's content or the whole log (§8 step 2).
+
+import type {WorkItemView} from '../../authority/model/state.js'
+import type {SigningKey} from '../../crypto/keyfile.js'
+import type {JsonObject} from '../../json/parse.js'
+import {formatUtcNow} from '../../json/timestamp.js'
+import {newUrn} from '../../operator/command-builder.js'
+import {sign} from '../../signing/sign.js'
+import type {MissionView} from './mission-view.js'
+
+/** The prefix of a rework decision: `rework round N: <finding>`. */
+const REWORK = /^rework round (\d+): (.*)$/s
+
+export interface Rework {
+  round: number
+  failures: string[]
+  /** The review reports and the rejected submission's Artifacts. */
+  artifactHashes: string[]
+}
+
+export function offerContext(key: SigningKey, view: MissionView, item: WorkItemView): JsonObject {
+  const state = view.state!
+  const first = view.first!
+  const last = view.last!
+  const failedEvents = view.failures.get(item.workItemId) ?? []
+  const round = failedEvents.length
+  const findings = item.failure ? item.failure.reason.split('\n').filter((l) => l.length > 0) : []
+  const cited = item.failure?.evidenceHashes ?? []
+  const unsigned = {
+    contextPackageId: newUrn(),
+    version: 1,
+    missionId: state.missionId,
+    groupId: state.groupId,
+    workItemId: item.workItemId,
+    sourceEventRange: {
+      fromSequence: first.sequence,
+      toSequence: last.sequence,
+      eventIds: [...new Set([first.eventId, last.eventId])],
+    },
+    artifactHashes: [...new Set([...item.contract.inputArtifacts, ...cited])],
+    summary: `${item.contract.goal}${round > 0 ? ` (rework round ${round}: the last result did not pass review)` : ''}`,
+    decisions:
+      round > 0
+        ? findings.map((f) => ({
+            description: `rework round ${round}: ${f}`.slice(0, 4000),
+            sourceEventIds: [failedEvents[failedEvents.length - 1]!],
+          }))
+        : [],
+    constraints: [`Mission objective: ${state.mission.objective}`.slice(0, 4000)],
+    unresolvedQuestions: [],
+    generatedBy: {type: 'agent', id: key.principal!.id},
+    generatedAt: formatUtcNow(),
+  }
+  return sign('context-package', unsigned, key).document
+}
+
+/** What a Worker reads back: the rework request in an offer's Context Package, or null for first work. */
+export function reworkOf(contextPackage: Record<string, unknown> | undefined): Rework | null {
+  const decisions = Array.isArray(contextPackage?.decisions) ? (contextPackage.decisions as JsonObject[]) : []
+  let round = 0
+  const failures: string[] = []
+  for (const d of decisions) {
+    const m = typeof d.description === 'string' ? REWORK.exec(d.description) : null
+    if (!m) continue
+    round = Math.max(round, Number(m[1]))
+    failures.push(m[2]!)
+  }
+  if (round === 0) return null
+  const hashes = Array.isArray(contextPackage?.artifactHashes) ? contextPackage.artifactHashes.map(String) : []
+  return {round, failures, artifactHashes: hashes}
+}
