@@ -71,7 +71,8 @@ export function nextSteps(ctx: PlanContext, view: MissionView): Step[] {
   if (mission.coordinator?.agentId !== ctx.self || mission.state !== 'active') return []
   const steps: Step[] = []
   const lease = mission.coordinator.leaseExpiresAt
-  if (lease !== null && Date.parse(lease) - ctx.nowMs < ctx.renewBeforeMs) steps.push({kind: 'renew'})
+  // §7.2: a lease created unbounded is bounded at once, so a replacement can tell when it stopped.
+  if (lease === null || Date.parse(lease) - ctx.nowMs < ctx.renewBeforeMs) steps.push({kind: 'renew'})
   const plan = planFor(ctx.plans, mission)
   if (plan === null) return [...steps, {kind: 'no-plan'}]
   const planned = instantiate(plan, mission.missionId, view.changeReasons)
@@ -116,7 +117,7 @@ function itemStep(
     const candidate = bestCandidate(ctx, state, item, p, new Set(exclude))
     return candidate === null ? null : {kind: 'offer', planned: p, item, candidate, why}
   }
-  const lapsedOwners = (item.endedOwnerships ?? []).map((o) => o.agentId)
+  const lapsedOwners = lapsed(item)
   const declined = view.declined.get(item.workItemId) ?? new Set<string>()
   switch (item.state) {
     case 'open':
@@ -143,7 +144,8 @@ function itemStep(
     case 'failed': {
       const rounds = view.failures.get(item.workItemId)?.length ?? 0
       if (rounds >= (plan.defaults?.maxRounds ?? DEFAULT_MAX_ROUNDS)) return {kind: 'give-up', planned: p, item}
-      return offer('rework', [...lapsedOwners])
+      // Sent back by review: the author may rework it (it knows the work); only lapsed owners are left out.
+      return offer('rework', lapsed(item))
     }
     default:
       return null
@@ -183,6 +185,15 @@ function bestCandidate(
   })
   return free[0] ?? null
 }
+
+/** Agents whose ownership of `item` lapsed (missed start, lease or blocked deadline), not ended by a verdict. */
+const lapsed = (item: WorkItemView) =>
+  (item.endedOwnerships ?? []).filter((o) => LAPSES.has(o.reason)).map((o) => o.agentId)
+const LAPSES: ReadonlySet<string> = new Set([
+  'execution lease expired',
+  'start deadline missed',
+  'blocked lease expired',
+])
 
 export const agentNamed = (agents: readonly AgentEntry[], nameOrId: string) =>
   agents.find((a) => a.name === nameOrId || a.agentId === nameOrId)

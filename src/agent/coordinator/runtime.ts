@@ -256,7 +256,11 @@ class Coordinator implements RunningCoordinator {
           definitionOfDone: c.acceptanceCriteria,
           deadline: c.deadline,
           budget: child.budget ?? c.budget,
-          approvalPolicy: {finalHumanApproval: false, highRiskExecutionApproval: false},
+          // §14: a child may tighten, never relax, its parent's execution-approval policy.
+          approvalPolicy: {
+            finalHumanApproval: false,
+            highRiskExecutionApproval: state.mission.approvalPolicy.highRiskExecutionApproval === true,
+          },
           coordinatorAgentId: step.coordinator.agentId,
           childFailurePolicy: {onFailure: child.onFailure ?? 'block', indispensable: false},
         }
@@ -348,6 +352,8 @@ class Coordinator implements RunningCoordinator {
     o: {revision?: boolean} = {},
   ): Promise<void> {
     const state = view.state!
+    // The view's position when the Command was decided: a conflict means the log moved past it.
+    const decidedAt = view.last?.sequence ?? 0
     const built = buildCommand(this.#o.key, {
       kind,
       groupId: view.groupId,
@@ -364,10 +370,10 @@ class Coordinator implements RunningCoordinator {
       return
     }
     const level = r.error.code === 'REVISION_CONFLICT' ? 'debug' : 'warn'
-    this.#log({level, event: 'refused', kind, groupId: view.groupId, code: r.error.code, detail: r.error.detail})
+    this.#log({level, event: 'refused', kind, groupId: view.groupId, code: r.error.code, details: r.error.details})
     // A refusal changed nothing. A revision conflict means the view is behind: try again once the
-    // next Event is in. Anything else is not going to change by itself soon: back off.
-    if (r.error.code === 'REVISION_CONFLICT') this.#awaiting.set(view.groupId, (view.last?.sequence ?? 0) + 1)
+    // Event after the decision's position is in (it may be already, while the answer travelled). Anything else is not going to change by itself soon: back off.
+    if (r.error.code === 'REVISION_CONFLICT') this.#awaiting.set(view.groupId, decidedAt + 1)
     else this.#backoff.set(view.groupId, this.#now() + REFUSAL_BACKOFF_MS)
   }
 

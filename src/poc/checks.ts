@@ -1,0 +1,585 @@
+// The proof of concept's checks: each one measures something from what really happened — the
+// observed Events, the Agents' local stores, the authority's store and every process's logs — and
+// records the numbers with pass or fail. Every check runs even when an earlier one failed, and a
+// check that throws fails with the error as its detail.
+
+import {existsSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {AgentStore} from '../agent/local-store.js'
+import type {WorkItemView} from '../authority/model/state.js'
+import {contentHash} from '../crypto/hash.js'
+import {loadOrgConfig, openAuthorityFromConfig} from '../config/org-config.js'
+import {schemaCatalog} from '../schema/catalog.js'
+import {RegistryEvidence} from '../signing/registry.js'
+import {Rejection, verify} from '../signing/verify.js'
+import type {PocProcess} from './cluster.js'
+import {type GroupFacts, lastOf} from './observe.js'
+import type {PocPlans} from './plans.js'
+import {A_WORKER, B_WORKER, SHARED_WORKER} from './plans.js'
+import type {TraceCheck} from './report/trace.js'
+import {PROJECTS} from './work/projects.js'
+import {parseRequirements} from './work/requirements.js'
+import {REQUIREMENTS_PATH, docs, implement, requirements, tests} from './work/stages.js'
+import {pocStage} from './work/stage.js'
+
+export interface PocFacts {
+  dir: string
+  config: string
+  organization: string
+  groups: Map<string, GroupFacts>
+  missions: {a: string; b: string}
+  procs: PocProcess[]
+  plans: PocPlans
+  seed: number
+  changeRequest: string
+}
+
+type Measured = TraceCheck['measured']
+type Verdict = {passed: boolean; measured: Measured; detail?: string}
+type CheckFn = (f: Facts) => Verdict | Promise<Verdict>
+
+/** The facts with a few lookups every check uses. */
+interface Facts extends PocFacts {
+  a: GroupFacts
+  b: GroupFacts
+  child: GroupFacts | undefined
+  agentId(name: string): string
+  proc(name: string): PocProcess | undefined
+  items(g: GroupFacts): WorkItemView[]
+  stageOf(w: WorkItemView): string | undefined
+}
+
+const ok = (passed: boolean, measured: Measured, detail?: string): Verdict =>
+  detail === undefined ? {passed, measured} : {passed, measured, detail}
+
+const CHECKS: {id: string; title: string; run: CheckFn}[] = [
+  {
+    id: 'mission.a.approved',
+    title: 'Mission A (textkit) reached human Approval',
+    run: ({a}) => ok(a.state?.mission.state === 'approved', {state: a.state?.mission.state ?? 'none'}),
+  },
+  {
+    id: 'mission.b.approved',
+    title: 'Mission B (semver-lite) reached human Approval',
+    run: ({b}) => ok(b.state?.mission.state === 'approved', {state: b.state?.mission.state ?? 'none'}),
+  },
+  {
+    id: 'mission.concurrent',
+    title: 'The two Missions ran concurrently (both active at once, with runs overlapping)',
+    run: ({a, b}) => {
+      const span = (g: GroupFacts) => {
+        const starts = g.runs.map((r) => Date.parse(r.startedAt))
+        const ends = g.runs.map((r) => Date.parse(r.endedAt ?? r.startedAt))
+        return [Math.min(...starts), Math.max(...ends)] as const
+      }
+      const [a0, a1] = span(a)
+      const [b0, b1] = span(b)
+      const overlapMs = Math.max(0, Math.min(a1, b1) - Math.max(a0, b0))
+      return ok(overlapMs > 0, {overlapMs})
+    },
+  },
+  {
+    id: 'graph.stages',
+    title: 'Mission A ran requirements, tests, implementation, code review and integration as separate WorkItems',
+    run: (f) => {
+      const stages = new Set(
+        f
+          .items(f.a)
+          .filter((w) => w.state === 'verified')
+          .map((w) => f.stageOf(w)),
+      )
+      const want = ['requirements', 'tests', 'implement', 'review', 'integrate']
+      const missing = want.filter((s) => !stages.has(s))
+      return ok(
+        missing.length === 0,
+        {verifiedStages: stages.size},
+        missing.length ? `missing ${missing.join(', ')}` : undefined,
+      )
+    },
+  },
+  {
+    id: 'graph.dependencies',
+    title:
+      'Every WorkItem was authorized only after its dependencies were verified, with verified Artifacts of its Mission as inputs',
+    run: (f) => {
+      let edges = 0
+      const bad: string[] = []
+      for (const g of [f.a, f.b, f.child].filter((x) => x !== undefined)) {
+        const produced = new Set(
+          f.items(g).flatMap((w) => (w.state === 'verified' ? (w.submission?.artifactHashes ?? []) : [])),
+        )
+        for (const w of f.items(g)) {
+          const authorized = g.authorizedAt.get(w.workItemId) ?? 0
+          for (const d of w.contract.dependencyWorkItemIds) {
+            edges++
+            const verified = g.verifiedAt.get(d)
+            if (verified === undefined || verified >= authorized)
+              bad.push(`${w.contract.goal} before ${d} was verified`)
+          }
+          for (const h of w.contract.inputArtifacts)
+            if (!produced.has(h))
+              bad.push(`${w.contract.goal}: input ${h.slice(0, 15)}… is no verified result of this Mission`)
+        }
+      }
+      return ok(edges > 0 && bad.length === 0, {edges, violations: bad.length}, bad.slice(0, 3).join('; ') || undefined)
+    },
+  },
+  {
+    id: 'graph.contracts-complete',
+    title: 'Every WorkItem carries a complete Work Contract (work-contract schema)',
+    run: (f) => {
+      const catalog = schemaCatalog()
+      let n = 0
+      const bad: string[] = []
+      for (const g of [f.a, f.b, f.child].filter((x) => x !== undefined))
+        for (const w of f.items(g)) {
+          n++
+          if (!catalog.validate('work-contract', w.contract).valid) bad.push(w.contract.goal)
+        }
+      return ok(n > 0 && bad.length === 0, {contracts: n, invalid: bad.length}, bad.join('; ') || undefined)
+    },
+  },
+  {
+    id: 'review.rejected-failing-test',
+    title: "The Coordinator's review ran the tests and sent a submission with a really failing test back",
+    run: (f) => {
+      const reviews = logs(f, 'coordinator').filter((l) => l.event === 'reviewed' && l.verdict === 'rework')
+      const failing = reviews.flatMap((l) => (l.failed as string[]).filter((x) => x.startsWith('tests:')))
+      const rejected = f.a.rejections.filter((r) => r.actorId === f.agentId('coordinator'))
+      return ok(
+        failing.length > 0 && rejected.length > 0,
+        {reworkVerdicts: reviews.length, rejections: rejected.length},
+        failing[0],
+      )
+    },
+  },
+  {
+    id: 'review.rework-verified',
+    title: 'The rejected WorkItem was reworked and verified with a different submission',
+    run: (f) => {
+      const ids = new Set(f.a.rejections.map((r) => r.workItemId))
+      const reworked = [...ids].filter((w) => f.a.state!.workItems[w]?.state === 'verified')
+      const rounds = [...ids].map((w) => f.a.offers.filter((o) => o.workItemId === w).length)
+      return ok(ids.size > 0 && reworked.length === ids.size, {
+        rejectedItems: ids.size,
+        verified: reworked.length,
+        offers: Math.max(0, ...rounds),
+      })
+    },
+  },
+  {
+    id: 'review.every-result',
+    title: 'Every verified WorkItem was accepted only after a passing review of its submission',
+    run: (f) => {
+      const accepted = new Set(
+        [...logs(f, 'coordinator'), ...logs(f, 'coordinator-2')]
+          .filter((l) => l.event === 'reviewed' && l.verdict === 'accept')
+          .map((l) => String(l.workItemId)),
+      )
+      const verified = [f.a, f.b, f.child]
+        .filter((x) => x !== undefined)
+        .flatMap((g) => f.items(g).filter((w) => w.state === 'verified' && w.childMission === undefined))
+      const unreviewed = verified.filter((w) => !accepted.has(w.workItemId))
+      return ok(verified.length > 0 && unreviewed.length === 0, {
+        verified: verified.length,
+        unreviewed: unreviewed.length,
+      })
+    },
+  },
+  {
+    id: 'review.not-own-output',
+    title: 'The code review was done by another Agent than the implementation',
+    run: (f) => {
+      const by = (stage: string) => f.items(f.a).find((w) => f.stageOf(w) === stage && w.state === 'verified')
+      const author = ownerOf(f.a, by('implement'))
+      const reviewer = ownerOf(f.a, by('review'))
+      return ok(author !== undefined && reviewer !== undefined && author !== reviewer, {
+        author: author ?? 'none',
+        reviewer: reviewer ?? 'none',
+      })
+    },
+  },
+  {
+    id: 'approval.human-signed',
+    title: "Each root Approval is the human MissionOwner's, signed, and verifies",
+    run: (f) => {
+      const registry = RegistryEvidence.fromBytes(readFileSync(join(f.dir, 'org', 'registry.json')))
+      const owner = `${f.organization}:human:owner`
+      let verified = 0
+      const problems: string[] = []
+      for (const g of [f.a, f.b]) {
+        for (const ap of g.approvals) {
+          if (ap.approverId !== owner) problems.push(`approver ${ap.approverId}`)
+          const r = verify('approval', Buffer.from(JSON.stringify(ap.document)), registry)
+          if (r instanceof Rejection) problems.push(`an Approval does not verify: ${r.code}`)
+          else verified++
+        }
+      }
+      return ok(verified === 2 && problems.length === 0, {verified}, problems.join('; ') || undefined)
+    },
+  },
+  {
+    id: 'approval.exact-submission',
+    title: 'Each Approval names exactly the submitted revision and Artifact set',
+    run: ({a, b}) => {
+      const mismatched = [a, b].filter((g) => {
+        const last = g.submissions.at(-1)
+        const ap = g.approvals.at(-1)
+        return (
+          !last || !ap || ap.missionRevision !== last.missionRevision || !same(ap.artifactHashes, last.artifactHashes)
+        )
+      })
+      return ok(mismatched.length === 0, {
+        approvals: a.approvals.length + b.approvals.length,
+        mismatched: mismatched.length,
+      })
+    },
+  },
+  {
+    id: 'change-request.corrective-work',
+    title: 'The human change request reopened Mission A, a corrective WorkItem ran, and A was submitted again',
+    run: (f) => {
+      const corrective = f.items(f.a).filter((w) => w.contract.goal.includes(f.changeRequest))
+      return ok(
+        f.a.changeRequests.length === 1 &&
+          corrective.length > 0 &&
+          corrective.every((w) => w.state === 'verified') &&
+          f.a.submissions.length === 2,
+        {changeRequests: f.a.changeRequests.length, corrective: corrective.length, submissions: f.a.submissions.length},
+      )
+    },
+  },
+  {
+    id: 'change-request.history-kept',
+    title: 'The first submission and its WorkItems stayed in the history (nothing deleted)',
+    run: ({a}) => {
+      const first = a.submissions[0]
+      const stillThere = (first?.artifactHashes ?? []).filter((h) =>
+        Object.values(a.state?.workItems ?? {}).some((w) => w.submission?.artifactHashes.includes(h)),
+      )
+      return ok(first !== undefined && stillThere.length === first.artifactHashes.length, {
+        firstSubmissionArtifacts: first?.artifactHashes.length ?? 0,
+        stillCited: stillThere.length,
+      })
+    },
+  },
+  {
+    id: 'child.mission',
+    title: 'A WorkItem of A became a child Mission with its own Coordinator, approved by the Parent Coordinator',
+    run: (f) => {
+      const parentItem = f.items(f.a).find((w) => w.childMission !== undefined)
+      const approver = f.child?.approvals.at(-1)?.approverId
+      return ok(
+        parentItem?.state === 'verified' &&
+          f.child?.state?.mission.state === 'approved' &&
+          approver === f.agentId('coordinator') &&
+          f.child.state.mission.coordinator?.agentId === f.agentId('coordinator-2'),
+        {
+          parentItem: parentItem?.state ?? 'none',
+          child: f.child?.state?.mission.state ?? 'none',
+          approver: approver ?? 'none',
+        },
+      )
+    },
+  },
+  {
+    id: 'worker.shared',
+    title: 'The shared Worker executed WorkItems of both Missions',
+    run: (f) => {
+      const id = f.agentId(SHARED_WORKER)
+      const inA = f.a.runs.filter((r) => r.agentId === id).length
+      const inB = f.b.runs.filter((r) => r.agentId === id).length
+      return ok(inA > 0 && inB > 0, {runsA: inA, runsB: inB})
+    },
+  },
+  {
+    id: 'slots.parallel',
+    title: 'The shared Worker ran two WorkItems at once in its two slots',
+    run: (f) => {
+      const c = maxConcurrency(allRuns(f).filter((r) => r.agentId === f.agentId(SHARED_WORKER)))
+      return ok(c >= 2, {maxConcurrent: c})
+    },
+  },
+  {
+    id: 'slots.bounded',
+    title: 'No Worker ran more WorkItems at once than it has slots',
+    run: (f) => {
+      const slots: Record<string, number> = {[SHARED_WORKER]: 2, [A_WORKER]: 1, [B_WORKER]: 1}
+      const over = Object.entries(slots).filter(
+        ([name, n]) => maxConcurrency(allRuns(f).filter((r) => r.agentId === f.agentId(name))) > n,
+      )
+      return ok(over.length === 0, {workers: 3, over: over.length})
+    },
+  },
+  {
+    id: 'queues.per-group',
+    title: "The shared Worker's local store kept a distinct queue per Group",
+    run: (f) => {
+      const store = agentStore(f, SHARED_WORKER)
+      try {
+        const groups = store.groups().map((g) => g.groupId)
+        const qa = store.queue(f.missions.a).map((e) => e.workItemId)
+        const qb = store.queue(f.missions.b).map((e) => e.workItemId)
+        const shared = qa.filter((w) => qb.includes(w)).length
+        return ok(groups.includes(f.missions.a) && groups.includes(f.missions.b) && shared === 0, {
+          groups: groups.length,
+          queueA: qa.length,
+          queueB: qb.length,
+        })
+      } finally {
+        store.close()
+      }
+    },
+  },
+  {
+    id: 'selection.basis',
+    title: 'Every offer recorded a structured selection basis for each candidate',
+    run: (f) => {
+      const offers = [f.a, f.b, f.child].filter((x) => x !== undefined).flatMap((g) => g.offers)
+      const missing = offers.filter((o) => !o.candidates.every((c) => o.basisFor.includes(c)))
+      return ok(offers.length > 0 && missing.length === 0, {offers: offers.length, missing: missing.length})
+    },
+  },
+  {
+    id: 'delivery.in-order',
+    title: 'The observer received every Event of every Group once, in order, with no gap',
+    run: (f) => {
+      const gs = [...f.groups.values()]
+      const bad = gs.filter((g) => g.outOfOrder > 0 || g.count !== g.lastSequence)
+      return ok(bad.length === 0, {groups: gs.length, events: gs.reduce((n, g) => n + g.count, 0), bad: bad.length})
+    },
+  },
+  {
+    id: 'delivery.cursors-agree',
+    title: "For every Worker and Group: the authority's Cursor equals the Worker's own",
+    run: async (f) => {
+      const {store, close} = await openAuthorityFromConfig(loadOrgConfig(f.config))
+      let pairs = 0
+      const bad: string[] = []
+      try {
+        for (const name of [SHARED_WORKER, A_WORKER, B_WORKER]) {
+          const local = agentStore(f, name)
+          try {
+            for (const g of local.groups()) {
+              pairs++
+              const server = await store.cursors().get(f.agentId(name), g.groupId)
+              const client = local.cursor(g.groupId)
+              if (server !== client) bad.push(`${name}: server ${server} client ${client}`)
+            }
+          } finally {
+            local.close()
+          }
+        }
+      } finally {
+        await close()
+      }
+      return ok(pairs > 0 && bad.length === 0, {pairs, disagree: bad.length}, bad.slice(0, 3).join('; ') || undefined)
+    },
+  },
+  {
+    id: 'events.verify',
+    title: 'Every stored Event verifies (six stages) and no Action has two receipts',
+    run: async (f) => {
+      const {store, registry, close} = await openAuthorityFromConfig(loadOrgConfig(f.config))
+      let events = 0
+      let failed = 0
+      let duplicates = 0
+      try {
+        for (const g of f.groups.values()) {
+          // One Command's Events are contiguous and share its cause: a cause seen again later is a second receipt.
+          const actions = new Set<string>()
+          let lastCause = ''
+          let after = 0
+          for (;;) {
+            const page = await store.read(g.groupId, after, 200)
+            for (const e of page.events) {
+              events++
+              const r = verify('event', e.bytes, registry)
+              if (r instanceof Rejection) failed++
+              else {
+                const cause = r.document.cause as {type?: string; id?: string} | undefined
+                const key = `${(r.document.actor as {id: string}).id} ${cause?.id}`
+                if (cause?.type === 'command' && key !== lastCause) {
+                  if (actions.has(key)) duplicates++
+                  actions.add(key)
+                }
+                lastCause = key
+              }
+              after = e.sequence
+            }
+            if (page.events.length === 0 || after >= page.head) break
+          }
+        }
+      } finally {
+        await close()
+      }
+      return ok(events > 0 && failed === 0 && duplicates === 0, {events, failed, duplicateReceipts: duplicates})
+    },
+  },
+  {
+    id: 'artifacts.deterministic',
+    title: 'The delivered files equal what the generators make for this seed (a fault-free run gives the same bytes)',
+    run: (f) => {
+      const expected = expectedFiles(f.seed)
+      const names = new Map([...f.groups.values()].flatMap((g) => [...g.names.entries()]))
+      let compared = 0
+      const differ: string[] = []
+      for (const g of [f.a, f.b, f.child].filter((x) => x !== undefined))
+        for (const w of f.items(g).filter((x) => x.state === 'verified')) {
+          const project = (w.contract.constraints?.poc as {project?: string} | undefined)?.project
+          for (const h of w.submission?.artifactHashes ?? []) {
+            const name = names.get(h)
+            const want = project && name ? expected.get(`${project}/${name}`) : undefined
+            if (want === undefined) continue
+            compared++
+            if (want !== h) differ.push(`${project}/${name}`)
+          }
+        }
+      return ok(compared >= 8 && differ.length === 0, {compared, differ: differ.length}, differ.join(', ') || undefined)
+    },
+  },
+  {
+    id: 'isolation.groups',
+    title: "No Artifact of one Mission entered the other Mission's WorkItems (context isolation)",
+    run: ({a, b}) => {
+      const hashes = (g: GroupFacts) =>
+        new Set(
+          Object.values(g.state?.workItems ?? {}).flatMap((w) => [
+            ...w.contract.inputArtifacts,
+            ...(w.submission?.artifactHashes ?? []),
+          ]),
+        )
+      const ha = hashes(a)
+      const crossing = [...hashes(b)].filter((h) => ha.has(h))
+      return ok(crossing.length === 0, {artifactsA: ha.size, crossing: crossing.length})
+    },
+  },
+  {
+    id: 'isolation.membership',
+    title: 'The Mission B Worker never held a Membership in Mission A (only the shared one was in both)',
+    run: (f) => {
+      const inA = (name: string) => f.agentId(name) in (f.a.state?.members ?? {})
+      return ok(!inA(B_WORKER) && inA(SHARED_WORKER) && inA(A_WORKER), {
+        bWorkerInA: inA(B_WORKER),
+        sharedInA: inA(SHARED_WORKER),
+      })
+    },
+  },
+  {
+    id: 'coordinator.lease-renewed',
+    title: 'Both Coordinators renewed their Coordinator leases while they worked',
+    run: ({a, b}) => {
+      const renewals = (g: GroupFacts) => g.kinds.get('mission.coordinator.renewed') ?? 0
+      return ok(renewals(a) > 0 && renewals(b) > 0, {renewalsA: renewals(a), renewalsB: renewals(b)})
+    },
+  },
+  {
+    id: 'process.separate',
+    title: 'The authority and every Agent ran as its own OS process',
+    run: ({procs}) => {
+      const pids = new Set(procs.map((p) => p.child.pid))
+      return ok(pids.size === procs.length && procs.length === 6, {processes: procs.length, distinctPids: pids.size})
+    },
+  },
+  {
+    id: 'process.clean-stop',
+    title: 'Every process stopped cleanly on SIGTERM (exit 0)',
+    run: async ({procs}) => {
+      const codes = await Promise.all(procs.map((p) => p.exited))
+      const bad = procs.filter((_, i) => codes[i] !== 0).map((p, i) => `${p.name}=${codes[i]}`)
+      return ok(bad.length === 0, {processes: procs.length, unclean: bad.length}, bad.join(', ') || undefined)
+    },
+  },
+  {
+    id: 'logs.no-errors',
+    title: 'No process logged an error',
+    run: ({procs}) => {
+      const errors = procs.flatMap((p) => p.logs.filter((l) => l.level === 'error').map((l) => `${p.name}: ${l.event}`))
+      return ok(errors.length === 0, {errors: errors.length}, errors.slice(0, 3).join('; ') || undefined)
+    },
+  },
+]
+
+export async function evaluate(facts: PocFacts): Promise<TraceCheck[]> {
+  const f = lookups(facts)
+  const out: TraceCheck[] = []
+  for (const c of CHECKS) {
+    try {
+      const v = await c.run(f)
+      out.push({id: c.id, title: c.title, ...v})
+    } catch (e) {
+      out.push({
+        id: c.id,
+        title: c.title,
+        passed: false,
+        measured: {},
+        detail: `the check failed to run: ${(e as Error).message}`,
+      })
+    }
+  }
+  return out
+}
+
+export const CHECK_IDS = CHECKS.map((c) => c.id)
+
+function lookups(p: PocFacts): Facts {
+  const a = p.groups.get(p.missions.a)!
+  const b = p.groups.get(p.missions.b)!
+  const childGroup = Object.values(a.state?.workItems ?? {}).find((w) => w.childMission)?.childMission?.groupId
+  return {
+    ...p,
+    a,
+    b,
+    child: childGroup ? p.groups.get(childGroup) : undefined,
+    agentId: (name) => `${p.organization}:agent:${name}`,
+    proc: (name) => p.procs.find((x) => x.name === name),
+    items: (g) => Object.values(g.state?.workItems ?? {}),
+    stageOf: (w) => pocStage(w.contract.constraints)?.stage,
+  }
+}
+
+const logs = (f: Facts, name: string) => f.proc(name)?.logs ?? []
+
+function ownerOf(g: GroupFacts, w: WorkItemView | undefined): string | undefined {
+  if (w === undefined) return undefined
+  return lastOf(g.runs, (r) => r.workItemId === w.workItemId && r.outcome === 'submitted')?.agentId
+}
+
+const allRuns = (f: Facts) => [...f.groups.values()].flatMap((g) => g.runs)
+
+/** The most runs open at one instant. */
+function maxConcurrency(runs: {startedAt: string; endedAt?: string}[]): number {
+  const points = runs.flatMap((r) => [
+    {t: Date.parse(r.startedAt), d: 1},
+    {t: Date.parse(r.endedAt ?? r.startedAt), d: -1},
+  ])
+  points.sort((x, y) => x.t - y.t || x.d - y.d)
+  let open = 0
+  let max = 0
+  for (const p of points) max = Math.max(max, (open += p.d))
+  return max
+}
+
+function agentStore(f: Facts, name: string): AgentStore {
+  const path = join(f.dir, 'org', 'agents', `${name}.db`)
+  if (!existsSync(path)) throw new Error(`no local store ${path}`)
+  return AgentStore.open(path, {agentId: f.agentId(name)})
+}
+
+const same = (x: readonly string[], y: readonly string[]) =>
+  x.length === y.length && [...x].sort().every((h, i) => h === [...y].sort()[i])
+
+/** `project/path` → content hash of every file the pure generators make for `seed`. */
+function expectedFiles(seed: number): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const project of Object.values(PROJECTS)) {
+    const req = requirements(project, seed)
+    const parsed = parseRequirements(String(req[REQUIREMENTS_PATH]))
+    if (parsed === null) throw new Error(`the ${project.name} generator made unreadable requirements`)
+    const files = {...req, ...tests(parsed), ...implement(parsed, project), ...docs(parsed, project)}
+    for (const [path, text] of Object.entries(files)) out.set(`${project.name}/${path}`, contentHashOf(text))
+  }
+  return out
+}
+
+const contentHashOf = (text: string | Uint8Array) => contentHash(typeof text === 'string' ? Buffer.from(text) : text)

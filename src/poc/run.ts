@@ -1,0 +1,192 @@
+// `mwp poc run`: the two-Mission proof of concept (spec §22), every part a real process over wss.
+//
+//   mwp authority serve ─┬─ coordinator    (Mission A: textkit, and the child Mission's owner)
+//   (Artifact store,     ├─ coordinator-2  (Mission B: semver-lite, and A's child Mission)
+//    token service)      ├─ worker-1       (shared by both Missions, 2 slots)
+//                        ├─ worker-2       (Mission A)
+//                        ├─ worker-3       (Mission B, the child Mission)
+//                        └─ the human      (this process: the MissionOwner's own session)
+//
+// The human is scripted through the operator library the CLI uses: it creates both Missions,
+// requests a change on A's first submission, and approves each exact submitted revision. With
+// `interactive`, it waits for a person to approve or request changes (mwp mission approve /
+// request-changes) instead. Then the checks (checks.ts) evaluate what happened, from the Events,
+// the Agents' local stores and the authority's store, and the trace feeds the report.
+
+import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {createDevOrganization} from '../config/dev-org.js'
+import {readKeyFile, type SigningKey} from '../crypto/keyfile.js'
+import {buildCommand, buildFinalApproval} from '../operator/command-builder.js'
+import {missionCreatePayload} from '../operator/mission-payloads.js'
+import type {Transport} from '../operator/transport.js'
+import {openWireTransport} from '../operator/wire-transport.js'
+import {type PocProcess, spawnMwp, startAuthority, stop} from './cluster.js'
+import {Observer} from './observe.js'
+import {A_WORKER, B_WORKER, HANDLER_JS, OBJECTIVES, SHARED_WORKER, pocPlans} from './plans.js'
+import {type PocFacts, evaluate} from './checks.js'
+import {buildTrace} from './trace-build.js'
+import type {PocTrace} from './report/trace.js'
+
+export interface PocOptions {
+  seed: number
+  /** Store URL (default the embedded SQLite file in the run's directory). */
+  store?: string
+  /** Where the Organization, the Agents' state and the logs go (default a new temporary directory, removed after). */
+  dir?: string
+  /** Wait for a person at each approval instead of the scripted human. */
+  interactive?: boolean
+  /** Progress lines (stderr). */
+  progress?: (line: string) => void
+  /** How long the whole run may take before it gives up (default 10 minutes). */
+  timeoutMs?: number
+}
+
+export interface PocResult {
+  trace: PocTrace
+  passed: boolean
+  dir: string
+}
+
+const CHANGE_REQUEST = 'Add a usage example for every function to the README'
+
+export async function runPoc(o: PocOptions): Promise<PocResult> {
+  const progress = o.progress ?? (() => undefined)
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'mwp-poc-'))
+  mkdirSync(dir, {recursive: true})
+  const startedAt = new Date().toISOString()
+  const timeoutMs = o.timeoutMs ?? 10 * 60_000
+  const procs: PocProcess[] = []
+  let transport: Transport | null = null
+  let observer: Observer | null = null
+  try {
+    progress(`organization in ${dir}`)
+    const org = await createDevOrganization(join(dir, 'org'), {
+      workers: 3,
+      coordinators: 2,
+      port: 0,
+      ...(o.store ? {store: o.store} : {}),
+    })
+    const plans = pocPlans(o.seed)
+    const planFiles = Object.entries(plans).map(([name, plan]) => {
+      const file = join(dir, `plan-${name}.json`)
+      writeFileSync(file, JSON.stringify(plan, null, 2))
+      return file
+    })
+    // The Artifact store's bytes live in files: beside a SQLite store by default, in the run's
+    // directory for PostgreSQL (one directory every server of that store would share).
+    const artifacts = o.store?.startsWith('postgres') ? ['--artifact-dir', join(dir, 'artifacts')] : []
+    const {proc: authority, url, ca} = await startAuthority(org.config, dir, artifacts)
+    procs.push(authority)
+    progress(`authority listening on ${url}`)
+    const agent = (name: string, args: string[]) => {
+      const p = spawnMwp(
+        name,
+        ['agent', 'run', '--config', org.config, '--agent', name, '--url', url, '--ca', ca, ...args],
+        dir,
+      )
+      procs.push(p)
+      return p
+    }
+    const planArgs = planFiles.flatMap((f) => ['--plan', f])
+    for (const c of ['coordinator', 'coordinator-2']) agent(c, ['--role', 'coordinator', ...planArgs])
+    agent(SHARED_WORKER, ['--handler', HANDLER_JS, '--slots', '2'])
+    for (const w of [A_WORKER, B_WORKER]) agent(w, ['--handler', HANDLER_JS, '--slots', '1'])
+    progress('2 Coordinators and 3 Workers started (one process each)')
+
+    const owner = readKeyFile(join(org.dir, 'keys', 'owner.key.json'))
+    transport = await openWireTransport({url, key: owner, ca, registry: org.registry, reconnect: {maxAttempts: 20}})
+    observer = new Observer(transport)
+    const human = new Human(owner, transport, observer)
+    const a = await human.create(OBJECTIVES.a, `${org.organization}:agent:coordinator`)
+    const b = await human.create(OBJECTIVES.b, `${org.organization}:agent:coordinator-2`)
+    progress(`Missions created: A ${a}, B ${b}`)
+    const deadline = Date.now() + timeoutMs
+    const left = () => Math.max(1000, deadline - Date.now())
+    const awaiting = (g: string, n: number) => () =>
+      observer!.state(g)?.mission.state === 'awaiting_approval' && observer!.groups.get(g)!.submissions.length >= n
+    if (o.interactive) {
+      progress('interactive: approve or request changes with `mwp mission approve` / `mwp mission request-changes`')
+      await observer.until(() => human.approved(a) && human.approved(b), 'both Missions approved', left())
+    } else {
+      await observer.until(awaiting(a, 1), 'Mission A submitted for approval', left())
+      progress('Mission A submitted; the human requests a change')
+      await human.requestChanges(a, CHANGE_REQUEST)
+      await observer.until(awaiting(b, 1), 'Mission B submitted for approval', left())
+      await human.approve(b)
+      progress('Mission B approved')
+      await observer.until(awaiting(a, 2), 'Mission A submitted again after the change request', left())
+      await human.approve(a)
+      progress('Mission A approved')
+    }
+    await observer.until(() => human.approved(a) && human.approved(b), 'both approvals in the log', left())
+    // Quiesce: the Agents apply the last Events (Membership ends, Mission ends) before they stop.
+    await new Promise((r) => setTimeout(r, 1500))
+    for (const p of procs.slice(1).reverse()) await stop(p)
+    await stop(authority)
+    const facts: PocFacts = {
+      dir,
+      config: org.config,
+      organization: org.organization,
+      groups: observer.groups,
+      missions: {a, b},
+      procs,
+      plans,
+      seed: o.seed,
+      changeRequest: CHANGE_REQUEST,
+    }
+    const checks = await evaluate(facts)
+    const trace = buildTrace(facts, checks, {
+      seed: o.seed,
+      store: o.store?.startsWith('postgres') ? 'postgres' : 'sqlite',
+      startedAt,
+    })
+    return {trace, passed: checks.every((c) => c.passed), dir}
+  } finally {
+    await observer?.close().catch(() => undefined)
+    await transport?.close().catch(() => undefined)
+    for (const p of procs) await stop(p, 1000)
+    if (o.dir === undefined && process.env.MWP_POC_KEEP !== '1') rmSync(dir, {recursive: true, force: true})
+  }
+}
+
+/** The scripted human MissionOwner: its own key, its own session, the operator library's Commands. */
+class Human {
+  constructor(
+    private readonly key: SigningKey,
+    private readonly transport: Transport,
+    private readonly observer: Observer,
+  ) {}
+
+  async create(objective: string, coordinatorAgentId: string): Promise<string> {
+    const organization = this.key.principal!.id.split(':human:')[0]!
+    const payload = missionCreatePayload({organization, objective, coordinatorAgentId})
+    const groupId = payload.groupId as string
+    await this.#send('mission.create', groupId, payload)
+    await this.observer.watch(groupId)
+    return groupId
+  }
+
+  async requestChanges(groupId: string, reason: string): Promise<void> {
+    await this.#send('mission.request_changes', groupId, {reason})
+  }
+
+  async approve(groupId: string): Promise<void> {
+    const state = this.observer.state(groupId)!
+    // §7.3: the Approval names the exact submitted revision and Artifact set, signed with this key.
+    const approval = buildFinalApproval(this.key, state, {comments: 'Reviewed the submitted Artifacts and Evidence.'})
+    await this.#send('mission.approve', groupId, {approval})
+  }
+
+  approved(groupId: string): boolean {
+    return this.observer.state(groupId)?.mission.state === 'approved'
+  }
+
+  async #send(kind: string, groupId: string, payload: Record<string, unknown>): Promise<void> {
+    const state = kind === 'mission.create' ? null : this.observer.state(groupId)
+    const built = buildCommand(this.key, {kind, groupId, payload, state})
+    const r = await this.transport.submit(built.bytes)
+    if ('error' in r) throw new Error(`${kind} was refused: ${r.error.code} ${r.error.detail ?? ''}`)
+  }
+}

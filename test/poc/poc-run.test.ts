@@ -1,0 +1,58 @@
+// `mwp poc run` end to end, as a user runs it: a real process of the CLI starts the authority,
+// two Coordinators and three Workers (each its own OS process over wss), drives both Missions to
+// human Approval and evaluates every check. The run must pass every check, and the JSON report
+// must hold the measured numbers the checks recorded; the HTML report is written beside it.
+
+import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll, describe, expect, it} from 'vitest'
+import {cli} from '../support/agent-org.js'
+import type {PocTrace} from '../../src/poc/report/trace.js'
+import {type PostgresInstance, shouldRunPostgres, startPostgres} from '../support/postgres-harness.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'mwp-poc-test-'))
+afterAll(() => rmSync(dir, {recursive: true, force: true}))
+
+describe('mwp poc run', () => {
+  it('approves both Missions and passes every check, with a JSON and an HTML report', async () => {
+    const p = cli(['poc', 'run', '--json', '--seed', '3', '--report', join(dir, 'report'), '--timeout-seconds', '240'])
+    const code = await p.exited
+    const {stdout, stderr} = p.out()
+    const out = JSON.parse(stdout) as {
+      status: string
+      result: {passed: boolean; checks: number; failed: string[]; trace: PocTrace}
+    }
+    expect(out.result.failed, stderr.slice(-3000)).toEqual([])
+    expect(code).toBe(0)
+    expect(out.status).toBe('ok')
+    const trace = out.result.trace
+    expect(trace.checks.length).toBeGreaterThanOrEqual(30)
+    expect(trace.checks.every((c) => c.passed)).toBe(true)
+    // What the checks measured is in the report, e.g. the real failing tests that forced rework.
+    const rework = trace.checks.find((c) => c.id === 'review.rejected-failing-test')!
+    expect(rework.detail).toMatch(/^tests: failing: /)
+    expect(trace.missions.filter((m) => m.state === 'approved')).toHaveLength(3)
+    expect(trace.runs.some((r) => r.agent === 'worker-1' && r.slot === 1)).toBe(true)
+    // Progress went to stderr, the report to files.
+    expect(stderr).toMatch(/poc: Mission A approved/)
+    expect(JSON.parse(readFileSync(join(dir, 'report', 'report.json'), 'utf8')).seed).toBe(3)
+    expect(existsSync(join(dir, 'report', 'report.html'))).toBe(true)
+  }, 300_000)
+})
+
+describe.runIf(shouldRunPostgres('poc-run'))('mwp poc run --store postgres://', () => {
+  let pg: PostgresInstance | undefined
+  afterAll(async () => pg?.stop())
+
+  it('passes every check on a throwaway PostgreSQL cluster', async () => {
+    pg = await startPostgres()
+    const p = cli(['poc', 'run', '--json', '--store', pg.url, '--timeout-seconds', '240'])
+    const code = await p.exited
+    const {stdout, stderr} = p.out()
+    const out = JSON.parse(stdout) as {result: {failed: string[]; trace: PocTrace}}
+    expect(out.result.failed, stderr.slice(-3000)).toEqual([])
+    expect(code).toBe(0)
+    expect(out.result.trace.store).toMatch(/^postgres/)
+  }, 300_000)
+})
