@@ -562,7 +562,9 @@ class AgentRuntime implements RunningAgent {
     const capabilityToken = await this.#capabilityToken(run)
     if (capabilityToken === null) return
     const resume = await this.#resumeState(active)
-    const workDir = join(dirname(this.#o.db), 'slots', sha256Hex(k).slice(0, 32))
+    // Per Agent and WorkItem: Agents sharing a directory never share a slot's files, even when a
+    // WorkItem moved from one to the other (a reassignment after a lapsed lease).
+    const workDir = join(dirname(this.#o.db), 'slots', sha256Hex(`${this.agentId}\u0000${k}`).slice(0, 32))
     const inputs = await this.#inputs(run, `${workDir}.inputs`)
     if (inputs === null) return
     const spec: WorkSpec = {

@@ -13,6 +13,7 @@ import {schemaCatalog} from '../schema/catalog.js'
 import {RegistryEvidence} from '../signing/registry.js'
 import {Rejection, verify} from '../signing/verify.js'
 import type {PocProcess} from './cluster.js'
+import type {FaultId, FaultRecord} from './injections.js'
 import {type GroupFacts, lastOf} from './observe.js'
 import type {PocPlans} from './plans.js'
 import {A_WORKER, B_WORKER, SHARED_WORKER} from './plans.js'
@@ -32,6 +33,9 @@ export interface PocFacts {
   plans: PocPlans
   seed: number
   changeRequest: string
+  /** What the failure suite injected (injections.ts), and whether it was asked for. */
+  faults: FaultRecord[]
+  faultsExpected: boolean
 }
 
 type Measured = TraceCheck['measured']
@@ -143,9 +147,11 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     id: 'review.rejected-failing-test',
     title: "The Coordinator's review ran the tests and sent a submission with a really failing test back",
     run: (f) => {
-      const reviews = logs(f, 'coordinator').filter((l) => l.event === 'reviewed' && l.verdict === 'rework')
+      const reviews = coordinatorLogs(f).filter((l) => l.event === 'reviewed' && l.verdict === 'rework')
       const failing = reviews.flatMap((l) => (l.failed as string[]).filter((x) => x.startsWith('tests:')))
-      const rejected = f.a.rejections.filter((r) => r.actorId === f.agentId('coordinator'))
+      const rejected = f.a.rejections.filter(
+        (r) => r.actorId === f.a.state?.mission.coordinator?.agentId || r.actorId === f.agentId('coordinator'),
+      )
       return ok(
         failing.length > 0 && rejected.length > 0,
         {reworkVerdicts: reviews.length, rejections: rejected.length},
@@ -172,7 +178,7 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     title: 'Every verified WorkItem was accepted only after a passing review of its submission',
     run: (f) => {
       const accepted = new Set(
-        [...logs(f, 'coordinator'), ...logs(f, 'coordinator-2')]
+        coordinatorLogs(f)
           .filter((l) => l.event === 'reviewed' && l.verdict === 'accept')
           .map((l) => String(l.workItemId)),
       )
@@ -269,10 +275,13 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     run: (f) => {
       const parentItem = f.items(f.a).find((w) => w.childMission !== undefined)
       const approver = f.child?.approvals.at(-1)?.approverId
+      // §14: the Parent Coordinator that created it is the child's MissionOwner and approves it.
+      const owner = f.child?.state?.mission.missionOwner
       return ok(
         parentItem?.state === 'verified' &&
           f.child?.state?.mission.state === 'approved' &&
-          approver === f.agentId('coordinator') &&
+          owner?.type === 'agent' &&
+          approver === owner.id &&
           f.child.state.mission.coordinator?.agentId === f.agentId('coordinator-2'),
         {
           parentItem: parentItem?.state ?? 'none',
@@ -456,13 +465,19 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
   },
   {
     id: 'isolation.membership',
-    title: 'The Mission B Worker never held a Membership in Mission A (only the shared one was in both)',
+    title: 'Worker Agents became members of a Mission only through offers there (just-in-time, §8)',
     run: (f) => {
-      const inA = (name: string) => f.agentId(name) in (f.a.state?.members ?? {})
-      return ok(!inA(B_WORKER) && inA(SHARED_WORKER) && inA(A_WORKER), {
-        bWorkerInA: inA(B_WORKER),
-        sharedInA: inA(SHARED_WORKER),
-      })
+      let members = 0
+      const uninvited: string[] = []
+      for (const g of [f.a, f.b, f.child].filter((x) => x !== undefined)) {
+        const offered = new Set(g.offers.flatMap((o) => o.candidates))
+        for (const m of Object.values(g.state?.members ?? {})) {
+          if (m.role !== 'worker') continue
+          members++
+          if (!offered.has(m.principal.id)) uninvited.push(m.principal.id)
+        }
+      }
+      return ok(members > 0 && uninvited.length === 0, {workerMemberships: members, uninvited: uninvited.length})
     },
   },
   {
@@ -478,16 +493,26 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     title: 'The authority and every Agent ran as its own OS process',
     run: ({procs}) => {
       const pids = new Set(procs.map((p) => p.child.pid))
-      return ok(pids.size === procs.length && procs.length === 6, {processes: procs.length, distinctPids: pids.size})
+      const names = new Set(procs.map((p) => p.name))
+      // The authority, three Coordinators and three Workers; a restarted Worker is one more process.
+      return ok(pids.size === procs.length && names.size === 7, {processes: procs.length, distinctPids: pids.size})
     },
   },
   {
     id: 'process.clean-stop',
-    title: 'Every process stopped cleanly on SIGTERM (exit 0)',
-    run: async ({procs}) => {
+    title: 'Every process not killed by the failure suite stopped cleanly on SIGTERM (exit 0)',
+    run: async ({procs, faults}) => {
+      const killed = new Set(faults.map((r) => r.measured.killedPid))
       const codes = await Promise.all(procs.map((p) => p.exited))
-      const bad = procs.filter((_, i) => codes[i] !== 0).map((p, i) => `${p.name}=${codes[i]}`)
-      return ok(bad.length === 0, {processes: procs.length, unclean: bad.length}, bad.join(', ') || undefined)
+      const bad = procs
+        .map((p, i) => ({p, code: codes[i]}))
+        .filter(({p, code}) => !killed.has(p.child.pid ?? -1) && code !== 0)
+        .map(({p, code}) => `${p.name}=${code}`)
+      return ok(
+        bad.length === 0,
+        {processes: procs.length, killed: killed.size, unclean: bad.length},
+        bad.join(', ') || undefined,
+      )
     },
   },
   {
@@ -498,7 +523,133 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
       return ok(errors.length === 0, {errors: errors.length}, errors.slice(0, 3).join('; ') || undefined)
     },
   },
+  {
+    id: 'fault.worker-restart.injected',
+    title: 'The shared Worker was killed with SIGKILL mid-run, its local database deleted, and restarted',
+    run: (f) =>
+      fault(f, 'worker-restart', (r) =>
+        ok(
+          r.measured.signal === 'SIGKILL' &&
+            Number(r.measured.deletedPaths) >= 1 &&
+            r.measured.restartedPid !== r.measured.killedPid,
+          r.measured,
+        ),
+      ),
+  },
+  {
+    id: 'fault.worker-restart.resumed',
+    title: "The killed run's WorkItem was taken up again (new lease) and verified, once",
+    run: (f) =>
+      fault(f, 'worker-restart', (r) => {
+        const w = f.b.state?.workItems[String(r.target)]
+        const runs = f.b.runs.filter((x) => x.workItemId === r.target)
+        const accepted = f.b.kinds.get('work.result.accepted') ?? 0
+        return ok(w?.state === 'verified' && runs.length >= 2, {
+          runs: runs.length,
+          state: w?.state ?? 'none',
+          acceptedInB: accepted,
+        })
+      }),
+  },
+  {
+    id: 'fault.worker-restart.rebuilt',
+    title: "The restarted Worker rebuilt its queues by replay: its local store knows both Missions' Groups again",
+    run: (f) =>
+      fault(f, 'worker-restart', () => {
+        const store = agentStore(f, SHARED_WORKER)
+        try {
+          const groups = store.groups().map((g) => g.groupId)
+          return ok(groups.includes(f.missions.a) && groups.includes(f.missions.b), {
+            groups: groups.length,
+            cursorB: store.cursor(f.missions.b) ?? 0,
+          })
+        } finally {
+          store.close()
+        }
+      }),
+  },
+  {
+    id: 'fault.lease-expiry.reassigned',
+    title: "The stopped Worker's lease lapsed and the WorkItem went to another Worker at a higher Ownership Epoch",
+    run: (f) =>
+      fault(f, 'lease-expiry', (r) => {
+        const w = f.a.state?.workItems[String(r.target)]
+        const by = ownerOf(f.a, w)
+        return ok(
+          Number(r.measured.ownershipEpochAfter) > Number(r.measured.ownershipEpochBefore) &&
+            w?.state === 'verified' &&
+            by !== f.agentId(A_WORKER),
+          {...r.measured, completedBy: by ?? 'none'},
+        )
+      }),
+  },
+  {
+    id: 'fault.lease-expiry.fenced',
+    title:
+      'Nothing the old owner sent after its lease lapsed completed the WorkItem (a late result is kept as non-authoritative)',
+    run: (f) =>
+      fault(f, 'lease-expiry', (r) => {
+        const old = f.agentId(A_WORKER)
+        const late = f.a.lateResults.filter((l) => l.workItemId === r.target && l.agentId === old).length
+        const fromOld = f.a.runs.filter(
+          (x) => x.workItemId === r.target && x.agentId === old && x.outcome === 'submitted',
+        ).length
+        const accepted = ownerOf(f.a, f.a.state?.workItems[String(r.target)])
+        return ok(accepted !== old, {lateResults: late, submittedByOldOwner: fromOld})
+      }),
+  },
+  {
+    id: 'fault.coordinator.replaced',
+    title: "Mission A's Coordinator was killed, and only after its lease expired replaced at the next epoch",
+    run: (f) =>
+      fault(f, 'coordinator-replacement', (r) => {
+        const lease = f.a.state?.mission.coordinator
+        return ok(
+          r.measured.signal === 'SIGKILL' &&
+            Date.parse(String(r.measured.assignedAt)) > Date.parse(String(r.measured.leaseExpiredAt)) &&
+            lease?.agentId === f.agentId('coordinator-3') &&
+            lease.coordinatorEpoch === Number(r.measured.epochBefore) + 1,
+          {...r.measured, epochAfter: lease?.coordinatorEpoch ?? 0},
+        )
+      }),
+  },
+  {
+    id: 'fault.coordinator.stale-refused',
+    title: "The replaced Coordinator's Command under its old epoch was refused as stale",
+    run: (f) =>
+      fault(f, 'coordinator-replacement', (r) =>
+        ok(r.measured.staleCommand === 'AUTH_STALE_COORDINATOR', {code: String(r.measured.staleCommand)}),
+      ),
+  },
+  {
+    id: 'fault.coordinator.reconciled',
+    title: 'The replacement reconciled by replay: every planned WorkItem exists exactly once and the Mission finished',
+    run: (f) =>
+      fault(f, 'coordinator-replacement', () => {
+        const instances = f
+          .items(f.a)
+          .map((w) => (w.contract.constraints?.plan as {instance?: string} | undefined)?.instance)
+        const unique = new Set(instances)
+        const byReplacement = logs(f, 'coordinator-3').filter(
+          (l) => l.event === 'accepted' && l.groupId === f.missions.a,
+        ).length
+        return ok(unique.size === instances.length && f.a.state?.mission.state === 'approved' && byReplacement > 0, {
+          workItems: instances.length,
+          distinct: unique.size,
+          commandsByReplacement: byReplacement,
+        })
+      }),
+  },
 ]
+
+/** A check on one injected fault: fails when the fault was expected but not injected. */
+function fault(f: Facts, id: FaultId, judge: (r: FaultRecord) => Verdict): Verdict {
+  const r = f.faults.find((x) => x.id === id)
+  if (r === undefined)
+    return ok(!f.faultsExpected, {injected: false}, f.faultsExpected ? 'the fault was not injected' : 'faults off')
+  if (r.error !== undefined) return ok(false, {injected: false}, r.error)
+  return judge(r)
+}
 
 export async function evaluate(facts: PocFacts): Promise<TraceCheck[]> {
   const f = lookups(facts)
@@ -539,6 +690,7 @@ function lookups(p: PocFacts): Facts {
 }
 
 const logs = (f: Facts, name: string) => f.proc(name)?.logs ?? []
+const coordinatorLogs = (f: Facts) => f.procs.filter((p) => p.name.startsWith('coordinator')).flatMap((p) => p.logs)
 
 function ownerOf(g: GroupFacts, w: WorkItemView | undefined): string | undefined {
   if (w === undefined) return undefined

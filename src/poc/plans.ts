@@ -41,6 +41,9 @@ function stage(
     prefer: string[]
     deliverable: [string, string]
     criteria: [id: string, description: string, check: string | null][]
+    independentOf?: string[]
+    /** Effort per step (work/stage.ts stepMs). */
+    stepMs?: number
   },
 ): PlanItem {
   return {
@@ -48,6 +51,7 @@ function stage(
     goal,
     ...(o.dependsOn ? {dependsOn: o.dependsOn} : {}),
     ...(o.inputsFrom ? {inputsFrom: o.inputsFrom} : {}),
+    ...(o.independentOf ? {independentOf: o.independentOf} : {}),
     prefer: o.prefer,
     deliverables: [{id: o.deliverable[0], description: o.deliverable[1], mediaType: 'application/octet-stream'}],
     criteria: o.criteria.map(([id, description, c]) => ({
@@ -56,7 +60,7 @@ function stage(
       evidence: ['deterministic_test'],
       ...(c !== null ? {check: check(c)} : {}),
     })),
-    constraints: {poc: {...poc, files: {}, steps: 3}},
+    constraints: {poc: {...poc, files: {}, steps: 3, ...(o.stepMs ? {stepMs: o.stepMs} : {})}},
   }
 }
 
@@ -114,7 +118,8 @@ export function pocPlans(seed: number, options: {defect?: string} = {}): PocPlan
           dependsOn: ['implement'],
           inputsFrom: ['requirements', 'tests', 'implement'],
           // §7.2: never the author's own review; another Agent runs the checks.
-          prefer: [A_WORKER],
+          independentOf: ['implement'],
+          prefer: [A_WORKER, SHARED_WORKER],
           deliverable: ['review', 'review.json with the checks the reviewer ran'],
           criteria: [['review-verdict', 'The reviewer approves and every check it ran passed', 'review-verdict']],
         }),
@@ -171,11 +176,20 @@ export function pocPlans(seed: number, options: {defect?: string} = {}): PocPlan
           deliverable: ['requirements', 'requirements.json'],
           criteria: [['requirements', 'Every acceptance criterion names a declared function', 'requirements']],
         }),
+        // Two independent branches on the shared Worker at once: its two slots both run.
         stage('tests', 'Write the tests of semver-lite', b('tests'), {
           dependsOn: ['requirements'],
-          prefer: [B_WORKER],
+          prefer: [SHARED_WORKER],
+          stepMs: 1000,
           deliverable: ['tests', 'test/semver-lite.test.ts'],
           criteria: [['tests-declared', 'One test per acceptance criterion', null]],
+        }),
+        stage('docs', 'Document semver-lite', b('docs'), {
+          dependsOn: ['requirements'],
+          prefer: [SHARED_WORKER],
+          stepMs: 1000,
+          deliverable: ['docs', 'README.md'],
+          criteria: [['docs', 'The README names every function', 'docs']],
         }),
         stage('implement', 'Implement semver-lite in TypeScript', b('implement'), {
           dependsOn: ['tests'],

@@ -13,7 +13,7 @@
 // request-changes) instead. Then the checks (checks.ts) evaluate what happened, from the Events,
 // the Agents' local stores and the authority's store, and the trace feeds the report.
 
-import {mkdirSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {createDevOrganization} from '../config/dev-org.js'
@@ -23,6 +23,7 @@ import {missionCreatePayload} from '../operator/mission-payloads.js'
 import type {Transport} from '../operator/transport.js'
 import {openWireTransport} from '../operator/wire-transport.js'
 import {type PocProcess, spawnMwp, startAuthority, stop} from './cluster.js'
+import {type FaultRecord, agentStateFiles, coordinatorReplacement, leaseExpiry, workerRestart} from './injections.js'
 import {Observer} from './observe.js'
 import {A_WORKER, B_WORKER, HANDLER_JS, OBJECTIVES, SHARED_WORKER, pocPlans} from './plans.js'
 import {type PocFacts, evaluate} from './checks.js'
@@ -41,6 +42,8 @@ export interface PocOptions {
   progress?: (line: string) => void
   /** How long the whole run may take before it gives up (default 10 minutes). */
   timeoutMs?: number
+  /** Inject the failure suite (default true). */
+  faults?: boolean
 }
 
 export interface PocResult {
@@ -50,6 +53,14 @@ export interface PocResult {
 }
 
 const CHANGE_REQUEST = 'Add a usage example for every function to the README'
+
+/**
+ * Short leases, so that a stopped Worker or a dead Coordinator is noticed within seconds (the
+ * defaults are minutes): Execution Leases of 8 s renewed while work runs, and Coordinator leases
+ * of 10 s renewed at half-time.
+ */
+const LEASES = {executionSeconds: 8, ownershipSeconds: 60}
+const COORDINATOR_LEASE_SECONDS = 10
 
 export async function runPoc(o: PocOptions): Promise<PocResult> {
   const progress = o.progress ?? (() => undefined)
@@ -64,10 +75,13 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
     progress(`organization in ${dir}`)
     const org = await createDevOrganization(join(dir, 'org'), {
       workers: 3,
-      coordinators: 2,
+      coordinators: 3,
       port: 0,
       ...(o.store ? {store: o.store} : {}),
     })
+    const config = JSON.parse(readFileSync(org.config, 'utf8')) as {policy: Record<string, unknown>}
+    config.policy.leases = LEASES
+    writeFileSync(org.config, JSON.stringify(config, null, 2))
     const plans = pocPlans(o.seed)
     const planFiles = Object.entries(plans).map(([name, plan]) => {
       const file = join(dir, `plan-${name}.json`)
@@ -80,7 +94,9 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
     const {proc: authority, url, ca} = await startAuthority(org.config, dir, artifacts)
     procs.push(authority)
     progress(`authority listening on ${url}`)
+    const argsOf = new Map<string, string[]>()
     const agent = (name: string, args: string[]) => {
+      argsOf.set(name, args)
       const p = spawnMwp(
         name,
         ['agent', 'run', '--config', org.config, '--agent', name, '--url', url, '--ca', ca, ...args],
@@ -90,10 +106,12 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
       return p
     }
     const planArgs = planFiles.flatMap((f) => ['--plan', f])
-    for (const c of ['coordinator', 'coordinator-2']) agent(c, ['--role', 'coordinator', ...planArgs])
+    // coordinator-3 is the standby the MissionOwner appoints when a Coordinator dies.
+    for (const c of ['coordinator', 'coordinator-2', 'coordinator-3'])
+      agent(c, ['--role', 'coordinator', '--coordinator-lease-seconds', String(COORDINATOR_LEASE_SECONDS), ...planArgs])
     agent(SHARED_WORKER, ['--handler', HANDLER_JS, '--slots', '2'])
     for (const w of [A_WORKER, B_WORKER]) agent(w, ['--handler', HANDLER_JS, '--slots', '1'])
-    progress('2 Coordinators and 3 Workers started (one process each)')
+    progress('3 Coordinators (one standby) and 3 Workers started (one process each)')
 
     const owner = readKeyFile(join(org.dir, 'keys', 'owner.key.json'))
     transport = await openWireTransport({url, key: owner, ca, registry: org.registry, reconnect: {maxAttempts: 20}})
@@ -104,6 +122,35 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
     progress(`Missions created: A ${a}, B ${b}`)
     const deadline = Date.now() + timeoutMs
     const left = () => Math.max(1000, deadline - Date.now())
+    const agentId = (name: string) => `${org.organization}:agent:${name}`
+    const injecting = {
+      observer,
+      missions: {a, b},
+      agentId,
+      proc: (name: string) => [...procs].reverse().find((p) => p.name === name)!,
+      restart: (name: string) => agent(name, argsOf.get(name)!),
+      agentFiles: (name: string) => agentStateFiles(org.dir, name),
+      assignCoordinator: (g: string, name: string) => human.assignCoordinator(g, agentId(name)),
+      staleCommand: (g: string, name: string) =>
+        staleCoordinatorCommand(readKeyFile(join(org.dir, 'keys', `${name}.key.json`)), g, observer!, {
+          url,
+          ca,
+          registry: org.registry,
+        }),
+      timeoutMs,
+    }
+    const told = (r: FaultRecord) => {
+      progress(`fault: ${r.label}${r.error ? ` — not injected: ${r.error}` : ''}`)
+      return r
+    }
+    const faults: Promise<FaultRecord>[] =
+      o.faults === false
+        ? []
+        : [
+            workerRestart(injecting, SHARED_WORKER).then(told),
+            leaseExpiry(injecting, A_WORKER).then(told),
+            coordinatorReplacement(injecting, 'coordinator', 'coordinator-3').then(told),
+          ]
     const awaiting = (g: string, n: number) => () =>
       observer!.state(g)?.mission.state === 'awaiting_approval' && observer!.groups.get(g)!.submissions.length >= n
     if (o.interactive) {
@@ -121,6 +168,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
       progress('Mission A approved')
     }
     await observer.until(() => human.approved(a) && human.approved(b), 'both approvals in the log', left())
+    const injected = await Promise.all(faults)
     // Quiesce: the Agents apply the last Events (Membership ends, Mission ends) before they stop.
     await new Promise((r) => setTimeout(r, 1500))
     for (const p of procs.slice(1).reverse()) await stop(p)
@@ -135,6 +183,8 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
       plans,
       seed: o.seed,
       changeRequest: CHANGE_REQUEST,
+      faults: injected,
+      faultsExpected: o.faults !== false,
     }
     const checks = await evaluate(facts)
     const trace = buildTrace(facts, checks, {
@@ -168,6 +218,10 @@ class Human {
     return groupId
   }
 
+  async assignCoordinator(groupId: string, agentId: string): Promise<void> {
+    await this.#send('mission.assign_coordinator', groupId, {agentId})
+  }
+
   async requestChanges(groupId: string, reason: string): Promise<void> {
     await this.#send('mission.request_changes', groupId, {reason})
   }
@@ -188,5 +242,33 @@ class Human {
     const built = buildCommand(this.key, {kind, groupId, payload, state})
     const r = await this.transport.submit(built.bytes)
     if ('error' in r) throw new Error(`${kind} was refused: ${r.error.code} ${r.error.detail ?? ''}`)
+  }
+}
+
+/**
+ * After a replacement, the old Coordinator's identity (a new session with its key) tries to renew
+ * the lease under its old epoch: the authority must refuse it as stale (§7.2). Returns the code.
+ */
+async function staleCoordinatorCommand(
+  key: SigningKey,
+  groupId: string,
+  observer: Observer,
+  target: {url: string; ca: string; registry: string},
+): Promise<string> {
+  const t = await openWireTransport({...target, key, reconnect: {maxAttempts: 1}})
+  try {
+    const state = observer.state(groupId)!
+    const built = buildCommand(key, {
+      kind: 'mission.renew_coordinator',
+      groupId,
+      payload: {leaseExpiresAt: new Date(Date.now() + 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z')},
+      state,
+      coordinatorEpoch: state.mission.coordinator!.coordinatorEpoch - 1,
+      ...(t.sessionEpoch !== undefined ? {sessionEpoch: t.sessionEpoch} : {}),
+    })
+    const r = await t.submit(built.bytes)
+    return 'error' in r ? r.error.code : 'accepted'
+  } finally {
+    await t.close()
   }
 }

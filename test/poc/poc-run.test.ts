@@ -27,7 +27,7 @@ describe('mwp poc run', () => {
     expect(code).toBe(0)
     expect(out.status).toBe('ok')
     const trace = out.result.trace
-    expect(trace.checks.length).toBeGreaterThanOrEqual(30)
+    expect(trace.checks.length).toBeGreaterThanOrEqual(38)
     expect(trace.checks.every((c) => c.passed)).toBe(true)
     // What the checks measured is in the report, e.g. the real failing tests that forced rework.
     const rework = trace.checks.find((c) => c.id === 'review.rejected-failing-test')!

@@ -23,7 +23,7 @@ export function runBlock(script: string, cwd: string, env: Record<string, string
     cwd,
     encoding: 'utf8',
     env: {...rest, NO_COLOR: '1'},
-    timeout: 120_000,
+    timeout: 300_000,
   })
   return {status: r.status, stdout: r.stdout, stderr: r.stderr}
 }

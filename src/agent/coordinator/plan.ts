@@ -56,6 +56,8 @@ export interface PlanItem {
   budget?: Budget
   deadlineMinutes?: number
   prefer?: string[]
+  /** The Agents that produced these WorkItems' results are never offered this one. */
+  independentOf?: string[]
   constraints?: Record<string, unknown>
   replaces?: string
   child?: PlanChild
@@ -153,6 +155,7 @@ function checkGraph(plan: Plan): void {
     for (const ref of [
       ...(item.dependsOn ?? []),
       ...(item.inputsFrom ?? []),
+      ...(item.independentOf ?? []),
       ...(item.replaces ? [item.replaces] : []),
     ])
       if (!known.has(ref)) throw new PlanError(`${plan.source}: ${item.key} names an unknown WorkItem "${ref}"`)

@@ -21,6 +21,7 @@ export interface Planned {
   /** The instances this one depends on, and takes its inputs from. */
   dependsOn: string[]
   inputsFrom: string[]
+  independentOf: string[]
 }
 
 /** A stable URN from its parts (an RFC 4122 version-8 layout over SHA-256: no randomness). */
@@ -47,6 +48,7 @@ export function instantiate(plan: Plan, missionId: string, changeReasons: readon
       ...(reason !== undefined ? {reason} : {}),
       dependsOn,
       inputsFrom: item.inputsFrom ? resolve(item.inputsFrom) : dependsOn,
+      independentOf: resolve(item.independentOf ?? []),
     })
     latest.set(item.key, instance)
     if (item.replaces) latest.set(item.replaces, instance)

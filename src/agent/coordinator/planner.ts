@@ -113,8 +113,10 @@ function itemStep(
     return {kind: 'authorize', planned: p, inputs, dependencyWorkItemIds: deps.map((d) => d!.workItemId)}
   }
   const now = stamp(ctx.nowMs)
+  // §7.2/§13.2: whoever produced the results this WorkItem judges never gets it.
+  const authors = p.independentOf.flatMap((i) => (itemOf(i)?.submission?.evidence ?? []).map((e) => e.generatedBy.id))
   const offer = (why: 'first' | 'next' | 'reassign' | 'rework', exclude: Iterable<string>): Step | null => {
-    const candidate = bestCandidate(ctx, state, item, p, new Set(exclude))
+    const candidate = bestCandidate(ctx, state, item, p, new Set([...exclude, ...authors]))
     return candidate === null ? null : {kind: 'offer', planned: p, item, candidate, why}
   }
   const lapsedOwners = lapsed(item)

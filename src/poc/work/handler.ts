@@ -281,6 +281,7 @@ async function execute(work: WorkSpec, ctx: WorkContext): Promise<Outcome | void
     state.step = i + 1
     ctx.progress({phase: poc.stage, milestones: [`step ${i + 1} of ${steps.length}`]})
     await ctx.checkpoint(state)
+    if (poc.stepMs) await effort(poc.stepMs, ctx.signal)
   }
   // Preempted after the last step: storing the outputs is all a resumed run has left to do.
   if (ctx.signal.aborted) return {type: 'yield'}
@@ -300,3 +301,17 @@ async function execute(work: WorkSpec, ctx: WorkContext): Promise<Outcome | void
 const handler: AgentHandler = {execute}
 
 export default handler
+
+/** Waits `ms`, or less when the runtime asks the handler to stop (the next step's check yields). */
+function effort(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve()
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    signal.addEventListener('abort', done)
+  })
+}

@@ -18,6 +18,11 @@ export interface PocStage {
   rework?: {round: number; failures: string[]}
   /** Number of safe checkpoint steps to spread the work over (default 3). */
   steps?: number
+  /**
+   * Effort per step in milliseconds (default 0): the work of a real Agent takes time, and the
+   * proof of concept needs runs long enough to share a Worker's slots and to be preempted.
+   */
+  stepMs?: number
 }
 
 export const DEFAULT_STEPS = 3
@@ -52,7 +57,7 @@ export function pocStage(constraints: unknown): PocStage | null {
   if (!isRecord(constraints)) return null
   const poc = constraints.poc
   if (!isRecord(poc)) return null
-  const {stage, project, seed, files, defect, rework, steps} = poc
+  const {stage, project, seed, files, defect, rework, steps, stepMs} = poc
   if (!isStageName(stage) || typeof project !== 'string' || !Number.isSafeInteger(seed) || typeof seed !== 'number')
     return null
   if (!isStringRecord(files)) return null
@@ -63,5 +68,7 @@ export function pocStage(constraints: unknown): PocStage | null {
   if (defect !== undefined) out.defect = defect
   if (rework !== undefined) out.rework = rework
   if (steps !== undefined) out.steps = steps
+  if (stepMs !== undefined && (typeof stepMs !== 'number' || !Number.isSafeInteger(stepMs) || stepMs < 0)) return null
+  if (stepMs !== undefined) out.stepMs = stepMs
   return out
 }

@@ -1,0 +1,203 @@
+// The failure suite's faults (§22), each injected from outside the process under test at a point
+// the observer sees in the Events — never by asking the process to misbehave:
+//
+//   worker-restart          kill -9 of the shared Worker while it runs Mission B's implementation,
+//                           its local database deleted, the process started again: its queues are
+//                           rebuilt by replay and the WorkItem goes on under a new Session.
+//   lease-expiry            SIGSTOP of Mission A's reviewer while it reviews, until its Execution
+//                           Lease lapsed and another Worker took the WorkItem at a higher Ownership
+//                           Epoch; then SIGCONT: whatever the old owner sends is fenced.
+//   coordinator-replacement kill -9 of Mission A's Coordinator while its first WorkItem runs; once its
+//                           Coordinator lease expired, the MissionOwner appoints the standby
+//                           Coordinator at the next epoch, which reconciles by replay and finishes.
+//
+// Each injection records when and what it did, and the numbers the checks compare against.
+
+import {existsSync, rmSync} from 'node:fs'
+import {join} from 'node:path'
+import type {WorkItemView} from '../authority/model/state.js'
+import type {PocProcess} from './cluster.js'
+import type {Observer} from './observe.js'
+import {pocStage} from './work/stage.js'
+
+export type FaultId = 'worker-restart' | 'lease-expiry' | 'coordinator-replacement'
+
+export interface FaultRecord {
+  id: FaultId
+  at: string
+  label: string
+  /** The WorkItem (or Mission) the fault hit. */
+  target?: string
+  measured: Record<string, number | string | boolean>
+  /** Set when the fault could not be injected (its trigger never came): its checks fail. */
+  error?: string
+}
+
+export interface InjectionContext {
+  observer: Observer
+  missions: {a: string; b: string}
+  agentId(name: string): string
+  proc(name: string): PocProcess
+  /** Starts the Agent `name` again with the arguments it had; the new process. */
+  restart(name: string): PocProcess
+  /** The Agent's local state: its database and the blobs and slot folders beside it. */
+  agentFiles(name: string): string[]
+  /** The human appoints `agent` Coordinator of `groupId` (mission.assign_coordinator). */
+  assignCoordinator(groupId: string, agentName: string): Promise<void>
+  /** A Command of the replaced Coordinator's identity under its old epoch; the answer's code. */
+  staleCommand(groupId: string, agentName: string): Promise<string>
+  timeoutMs: number
+}
+
+const stageItem = (obs: Observer, g: string, stage: string, state: string, owner?: string) =>
+  Object.values(obs.state(g)?.workItems ?? {}).find(
+    (w: WorkItemView) =>
+      pocStage(w.contract.constraints)?.stage === stage &&
+      w.state === state &&
+      (owner === undefined || w.owner?.agentId === owner),
+  )
+
+const now = () => new Date().toISOString()
+
+async function guarded(
+  id: FaultId,
+  label: string,
+  run: () => Promise<Omit<FaultRecord, 'id' | 'label'>>,
+): Promise<FaultRecord> {
+  try {
+    return {id, label, ...(await run())}
+  } catch (e) {
+    return {id, label, at: now(), measured: {}, error: (e as Error).message}
+  }
+}
+
+export function workerRestart(c: InjectionContext, worker: string): Promise<FaultRecord> {
+  return guarded('worker-restart', `kill -9 ${worker}, delete its database, restart`, async () => {
+    const id = c.agentId(worker)
+    await c.observer.until(
+      () => stageItem(c.observer, c.missions.b, 'implement', 'active', id) !== undefined,
+      `${worker} running Mission B's implementation`,
+      c.timeoutMs,
+    )
+    const item = stageItem(c.observer, c.missions.b, 'implement', 'active', id)!
+    const old = c.proc(worker)
+    const at = now()
+    old.child.kill('SIGKILL')
+    await old.exited
+    const files = c.agentFiles(worker).filter((f) => existsSync(f))
+    for (const f of files) rmSync(f, {recursive: true, force: true})
+    const fresh = c.restart(worker)
+    return {
+      at,
+      target: item.workItemId,
+      measured: {
+        killedPid: old.child.pid ?? 0,
+        signal: old.child.signalCode ?? 'none',
+        deletedPaths: files.length,
+        restartedPid: fresh.child.pid ?? 0,
+        ownershipEpochAtKill: item.ownershipEpoch,
+      },
+    }
+  })
+}
+
+export function leaseExpiry(c: InjectionContext, worker: string): Promise<FaultRecord> {
+  return guarded('lease-expiry', `SIGSTOP ${worker} past its Execution Lease, then SIGCONT`, async () => {
+    const id = c.agentId(worker)
+    await c.observer.until(
+      () => stageItem(c.observer, c.missions.a, 'review', 'active', id) !== undefined,
+      `${worker} running Mission A's review`,
+      c.timeoutMs,
+    )
+    const item = stageItem(c.observer, c.missions.a, 'review', 'active', id)!
+    const p = c.proc(worker)
+    const at = now()
+    p.child.kill('SIGSTOP')
+    try {
+      // Stopped until another Worker holds the WorkItem under a higher Ownership Epoch.
+      await c.observer.until(
+        () => {
+          const w = c.observer.state(c.missions.a)?.workItems[item.workItemId]
+          return w !== undefined && w.ownershipEpoch > item.ownershipEpoch && w.owner !== null && w.owner.agentId !== id
+        },
+        'the review reassigned to another Worker',
+        c.timeoutMs,
+      )
+    } finally {
+      p.child.kill('SIGCONT')
+    }
+    const after = c.observer.state(c.missions.a)!.workItems[item.workItemId]!
+    return {
+      at,
+      target: item.workItemId,
+      measured: {
+        stoppedPid: p.child.pid ?? 0,
+        ownershipEpochBefore: item.ownershipEpoch,
+        ownershipEpochAfter: after.ownershipEpoch,
+        resumedAt: now(),
+      },
+    }
+  })
+}
+
+export function coordinatorReplacement(
+  c: InjectionContext,
+  coordinator: string,
+  standby: string,
+): Promise<FaultRecord> {
+  return guarded(
+    'coordinator-replacement',
+    `kill -9 ${coordinator}; after its lease expired, ${standby} appointed`,
+    async () => {
+      const g = c.missions.a
+      await c.observer.until(
+        () => stageItem(c.observer, g, 'requirements', 'active') !== undefined,
+        "Mission A's first WorkItem running",
+        c.timeoutMs,
+      )
+      const p = c.proc(coordinator)
+      const at = now()
+      p.child.kill('SIGKILL')
+      await p.exited
+      // The MissionOwner replaces a Coordinator that stopped renewing, not one that is merely slow.
+      await c.observer.until(
+        () => {
+          const lease = c.observer.state(g)?.mission.coordinator?.leaseExpiresAt
+          return lease !== null && lease !== undefined && Date.parse(lease) < Date.now()
+        },
+        "the dead Coordinator's lease expiring",
+        c.timeoutMs,
+      )
+      const expired = c.observer.state(g)!.mission.coordinator!
+      await c.assignCoordinator(g, standby)
+      await c.observer.until(
+        () => c.observer.state(g)?.mission.coordinator?.agentId === c.agentId(standby),
+        'the replacement in the log',
+        c.timeoutMs,
+      )
+      const stale = await c.staleCommand(g, coordinator)
+      return {
+        at,
+        target: g,
+        measured: {
+          killedPid: p.child.pid ?? 0,
+          signal: p.child.signalCode ?? 'none',
+          leaseExpiredAt: expired.leaseExpiresAt ?? '',
+          epochBefore: expired.coordinatorEpoch,
+          assignedAt: now(),
+          staleCommand: stale,
+        },
+      }
+    },
+  )
+}
+
+/**
+ * An Agent's local database under the Organization directory (config/dev-org.ts layout). The
+ * content-addressed blobs beside it are shared by the Organization's Agents and stay: a resumed
+ * run fetches its checkpoint from the authority's Artifact store when the disk lacks it.
+ */
+export function agentStateFiles(orgDir: string, name: string): string[] {
+  const db = join(orgDir, 'agents', `${name}.db`)
+  return [db, `${db}-wal`, `${db}-shm`]
+}
