@@ -28,7 +28,7 @@ export interface PocFacts {
   config: string
   organization: string
   groups: Map<string, GroupFacts>
-  missions: {a: string; b: string}
+  missions: {a: string; b: string; c?: string}
   procs: PocProcess[]
   plans: PocPlans
   seed: number
@@ -640,7 +640,59 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
         })
       }),
   },
+  {
+    id: 'fault.priority.preempted',
+    title: "The urgent Mission's arrival preempted a running WorkItem of the busy shared Worker at a checkpoint",
+    run: (f) =>
+      fault(f, 'high-priority-arrival', (r) => {
+        const {urgentRun, yielded} = preemption(f, r)
+        return ok(Number(r.measured.busySlotsAtArrival) >= 2 && yielded.length > 0 && urgentRun !== undefined, {
+          ...r.measured,
+          preempted: yielded.length,
+        })
+      }),
+  },
+  {
+    id: 'fault.priority.resumed',
+    title: 'The preempted WorkItem resumed from its checkpoint after the urgent work started, and was verified',
+    run: (f) =>
+      fault(f, 'high-priority-arrival', (r) => {
+        const {urgentRun, yielded} = preemption(f, r)
+        const v = yielded[0]
+        const resumed = v
+          ? allRuns(f).find((x) => x.workItemId === v.workItemId && x.resumed && x.startedAt >= (v.endedAt ?? ''))
+          : undefined
+        const state = v ? f.groups.get(v.groupId)?.state?.workItems[v.workItemId]?.state : undefined
+        return ok(
+          resumed !== undefined &&
+            urgentRun !== undefined &&
+            urgentRun.startedAt <= resumed.startedAt &&
+            state === 'verified',
+          {resumedRuns: resumed ? 1 : 0, state: state ?? 'none'},
+        )
+      }),
+  },
+  {
+    id: 'fault.priority.approved',
+    title: 'The urgent Mission reached human Approval',
+    run: (f) =>
+      fault(f, 'high-priority-arrival', (r) => {
+        const {c} = preemption(f, r)
+        return ok(c?.state?.mission.state === 'approved', {state: c?.state?.mission.state ?? 'none'})
+      }),
+  },
 ]
+
+/** The run a preemption ended on the shared Worker after the urgent arrival, and the urgent run. */
+function preemption(f: Facts, r: FaultRecord) {
+  const worker = f.agentId(SHARED_WORKER)
+  const c = f.missions.c !== undefined ? f.groups.get(f.missions.c) : undefined
+  const urgentRun = c?.runs.find((x) => x.agentId === worker)
+  const yielded = allRuns(f).filter(
+    (x) => x.agentId === worker && x.outcome === 'yielded' && Date.parse(x.endedAt ?? '') >= Date.parse(r.at),
+  )
+  return {c, urgentRun, yielded}
+}
 
 /** A check on one injected fault: fails when the fault was expected but not injected. */
 function fault(f: Facts, id: FaultId, judge: (r: FaultRecord) => Verdict): Verdict {

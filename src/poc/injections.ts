@@ -20,7 +20,7 @@ import type {PocProcess} from './cluster.js'
 import type {Observer} from './observe.js'
 import {pocStage} from './work/stage.js'
 
-export type FaultId = 'worker-restart' | 'lease-expiry' | 'coordinator-replacement'
+export type FaultId = 'worker-restart' | 'lease-expiry' | 'coordinator-replacement' | 'high-priority-arrival'
 
 export interface FaultRecord {
   id: FaultId
@@ -44,6 +44,12 @@ export interface InjectionContext {
   agentFiles(name: string): string[]
   /** The human appoints `agent` Coordinator of `groupId` (mission.assign_coordinator). */
   assignCoordinator(groupId: string, agentName: string): Promise<void>
+  /**
+   * The high-priority arrival: raises the new Mission's Group to a higher priority class in the
+   * shared Worker's scheduling policy (the Organization's, §11.1), creates the Mission, and has
+   * the human approve it once submitted; resolves with its Group ID.
+   */
+  urgentMission(): Promise<string>
   /** A Command of the replaced Coordinator's identity under its old epoch; the answer's code. */
   staleCommand(groupId: string, agentName: string): Promise<string>
   timeoutMs: number
@@ -188,6 +194,24 @@ export function coordinatorReplacement(
           staleCommand: stale,
         },
       }
+    },
+  )
+}
+
+export function highPriorityArrival(c: InjectionContext, worker: string): Promise<FaultRecord> {
+  return guarded(
+    'high-priority-arrival',
+    `an urgent Mission arrives while both of ${worker}'s slots are busy`,
+    async () => {
+      const id = c.agentId(worker)
+      const busy = () =>
+        Object.values(c.observer.state(c.missions.b)?.workItems ?? {}).filter(
+          (w) => w.state === 'active' && w.owner?.agentId === id,
+        ).length
+      await c.observer.until(() => busy() >= 2, `both slots of ${worker} busy`, c.timeoutMs)
+      const at = now()
+      const g = await c.urgentMission()
+      return {at, target: g, measured: {busySlotsAtArrival: busy()}}
     },
   )
 }

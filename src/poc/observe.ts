@@ -15,6 +15,8 @@ export interface ObservedRun {
   groupId: string
   workItemId: string
   leaseId: string
+  /** Started from a checkpoint (work.started resumeFrom, §11.3 step 5). */
+  resumed: boolean
   startedAt: string
   endedAt?: string
   outcome?: 'submitted' | 'yielded' | 'failed' | 'blocked' | 'lost'
@@ -151,7 +153,14 @@ export class Observer {
     switch (e.kind) {
       case 'work.started': {
         const lease = p.lease as {leaseId: string}
-        f.runs.push({agentId: e.actor.id, groupId: f.groupId, workItemId, leaseId: lease.leaseId, startedAt: at})
+        f.runs.push({
+          agentId: e.actor.id,
+          groupId: f.groupId,
+          workItemId,
+          leaseId: lease.leaseId,
+          resumed: p.resumeFrom !== undefined,
+          startedAt: at,
+        })
         break
       }
       case 'work.offer.created': {

@@ -68,12 +68,15 @@ export interface PocPlans {
   a: PocPlanDoc
   aDocs: PocPlanDoc
   b: PocPlanDoc
+  /** The high-priority arrival: a small urgent Mission while the shared Worker's slots are busy. */
+  c: PocPlanDoc
 }
 
 export const OBJECTIVES = {
   a: 'Build and ship the textkit string library',
   aDocs: 'Document the textkit string library',
   b: 'Build and ship the semver-lite version library',
+  c: 'Hotfix: restate the semver-lite requirements for a release blocker',
 }
 
 /** The three plans for seed `seed`. */
@@ -180,14 +183,14 @@ export function pocPlans(seed: number, options: {defect?: string} = {}): PocPlan
         stage('tests', 'Write the tests of semver-lite', b('tests'), {
           dependsOn: ['requirements'],
           prefer: [SHARED_WORKER],
-          stepMs: 1000,
+          stepMs: 2000,
           deliverable: ['tests', 'test/semver-lite.test.ts'],
           criteria: [['tests-declared', 'One test per acceptance criterion', null]],
         }),
         stage('docs', 'Document semver-lite', b('docs'), {
           dependsOn: ['requirements'],
           prefer: [SHARED_WORKER],
-          stepMs: 1000,
+          stepMs: 2000,
           deliverable: ['docs', 'README.md'],
           criteria: [['docs', 'The README names every function', 'docs']],
         }),
@@ -208,6 +211,17 @@ export function pocPlans(seed: number, options: {defect?: string} = {}): PocPlan
           prefer: [SHARED_WORKER],
           deliverable: ['package', 'the built package'],
           criteria: [['package', 'The built package matches its manifest and its tests pass', 'package']],
+        }),
+      ],
+    },
+    c: {
+      objective: OBJECTIVES.c,
+      defaults,
+      workItems: [
+        stage('hotfix', 'Restate the semver-lite requirements for the release blocker', b('requirements'), {
+          prefer: [SHARED_WORKER],
+          deliverable: ['requirements', 'requirements.json'],
+          criteria: [['requirements', 'Every acceptance criterion names a declared function', 'requirements']],
         }),
       ],
     },

@@ -19,11 +19,18 @@ import {join} from 'node:path'
 import {createDevOrganization} from '../config/dev-org.js'
 import {readKeyFile, type SigningKey} from '../crypto/keyfile.js'
 import {buildCommand, buildFinalApproval} from '../operator/command-builder.js'
-import {missionCreatePayload} from '../operator/mission-payloads.js'
+import {missionCreatePayload, newMissionIds} from '../operator/mission-payloads.js'
 import type {Transport} from '../operator/transport.js'
 import {openWireTransport} from '../operator/wire-transport.js'
 import {type PocProcess, spawnMwp, startAuthority, stop} from './cluster.js'
-import {type FaultRecord, agentStateFiles, coordinatorReplacement, leaseExpiry, workerRestart} from './injections.js'
+import {
+  type FaultRecord,
+  agentStateFiles,
+  coordinatorReplacement,
+  highPriorityArrival,
+  leaseExpiry,
+  workerRestart,
+} from './injections.js'
 import {Observer} from './observe.js'
 import {A_WORKER, B_WORKER, HANDLER_JS, OBJECTIVES, SHARED_WORKER, pocPlans} from './plans.js'
 import {type PocFacts, evaluate} from './checks.js'
@@ -109,7 +116,20 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
     // coordinator-3 is the standby the MissionOwner appoints when a Coordinator dies.
     for (const c of ['coordinator', 'coordinator-2', 'coordinator-3'])
       agent(c, ['--role', 'coordinator', '--coordinator-lease-seconds', String(COORDINATOR_LEASE_SECONDS), ...planArgs])
-    agent(SHARED_WORKER, ['--handler', HANDLER_JS, '--slots', '2'])
+    // The shared Worker's scheduling policy is the Organization's (§11.1): the high-priority
+    // arrival raises its Group's class here. A Group waiting 1 s with nothing running preempts.
+    const policyFile = join(dir, 'scheduling-policy.json')
+    writeFileSync(policyFile, JSON.stringify({default: {weight: 1, priorityClass: 0}}))
+    agent(SHARED_WORKER, [
+      '--handler',
+      HANDLER_JS,
+      '--slots',
+      '2',
+      '--scheduling-policy',
+      policyFile,
+      '--max-wait-ms',
+      '1000',
+    ])
     for (const w of [A_WORKER, B_WORKER]) agent(w, ['--handler', HANDLER_JS, '--slots', '1'])
     progress('3 Coordinators (one standby) and 3 Workers started (one process each)')
 
@@ -120,6 +140,9 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
     const a = await human.create(OBJECTIVES.a, `${org.organization}:agent:coordinator`)
     const b = await human.create(OBJECTIVES.b, `${org.organization}:agent:coordinator-2`)
     progress(`Missions created: A ${a}, B ${b}`)
+    let urgent: string | undefined
+    const awaiting = (g: string, n: number) => () =>
+      observer!.state(g)?.mission.state === 'awaiting_approval' && observer!.groups.get(g)!.submissions.length >= n
     const deadline = Date.now() + timeoutMs
     const left = () => Math.max(1000, deadline - Date.now())
     const agentId = (name: string) => `${org.organization}:agent:${name}`
@@ -137,6 +160,16 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
           ca,
           registry: org.registry,
         }),
+      urgentMission: async () => {
+        const {groupId} = newMissionIds(org.organization)
+        const policy = {default: {weight: 1, priorityClass: 0}, groups: {[groupId]: {weight: 1, priorityClass: 1}}}
+        writeFileSync(policyFile, JSON.stringify(policy))
+        const c = await human.create(OBJECTIVES.c, agentId('coordinator-2'), groupId)
+        urgent = c
+        await observer!.until(awaiting(c, 1), 'the urgent Mission submitted for approval', left())
+        await human.approve(c)
+        return c
+      },
       timeoutMs,
     }
     const told = (r: FaultRecord) => {
@@ -150,9 +183,8 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
             workerRestart(injecting, SHARED_WORKER).then(told),
             leaseExpiry(injecting, A_WORKER).then(told),
             coordinatorReplacement(injecting, 'coordinator', 'coordinator-3').then(told),
+            highPriorityArrival(injecting, SHARED_WORKER).then(told),
           ]
-    const awaiting = (g: string, n: number) => () =>
-      observer!.state(g)?.mission.state === 'awaiting_approval' && observer!.groups.get(g)!.submissions.length >= n
     if (o.interactive) {
       progress('interactive: approve or request changes with `mwp mission approve` / `mwp mission request-changes`')
       await observer.until(() => human.approved(a) && human.approved(b), 'both Missions approved', left())
@@ -169,6 +201,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
     }
     await observer.until(() => human.approved(a) && human.approved(b), 'both approvals in the log', left())
     const injected = await Promise.all(faults)
+    if (urgent !== undefined) await observer.until(() => human.approved(urgent!), 'the urgent Mission approved', left())
     // Quiesce: the Agents apply the last Events (Membership ends, Mission ends) before they stop.
     await new Promise((r) => setTimeout(r, 1500))
     for (const p of procs.slice(1).reverse()) await stop(p)
@@ -178,7 +211,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
       config: org.config,
       organization: org.organization,
       groups: observer.groups,
-      missions: {a, b},
+      missions: {a, b, ...(urgent !== undefined ? {c: urgent} : {})},
       procs,
       plans,
       seed: o.seed,
@@ -209,9 +242,14 @@ class Human {
     private readonly observer: Observer,
   ) {}
 
-  async create(objective: string, coordinatorAgentId: string): Promise<string> {
+  async create(objective: string, coordinatorAgentId: string, chosenGroupId?: string): Promise<string> {
     const organization = this.key.principal!.id.split(':human:')[0]!
-    const payload = missionCreatePayload({organization, objective, coordinatorAgentId})
+    const payload = missionCreatePayload({
+      organization,
+      objective,
+      coordinatorAgentId,
+      ...(chosenGroupId ? {groupId: chosenGroupId} : {}),
+    })
     const groupId = payload.groupId as string
     await this.#send('mission.create', groupId, payload)
     await this.observer.watch(groupId)
