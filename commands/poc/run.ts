@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 import {resolve} from 'node:path'
 import {exitCodesHelp, MwpCommand, type Outcome, environment} from '../../src/cli/base.js'
 import {runPoc} from '../../src/poc/run.js'
+import {selfTest} from '../../src/poc/self-test.js'
 import {renderSummary} from '../../src/poc/report/terminal.js'
 import {writeReport} from '../../src/poc/report/write.js'
 
@@ -12,7 +13,9 @@ export default class PocRun extends MwpCommand {
 
 Then every check runs (each records what it measured) and the summary is printed; progress goes to stderr. --report DIR writes report.json and a self-contained report.html (timeline of each Worker's slots, each Mission's WorkItem graph, the checks).
 
-${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: at least one check failed', environment: 'a process could not start, or the run did not finish in time'})}`
+--self-test then runs the whole proof of concept again once per deliberately broken runtime (a Coordinator whose review accepts anything, an Agent that never acknowledges its Cursor, preemption that kills instead of checkpointing, …), two at a time, and shows which checks catch each one.
+
+${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: at least one check failed, or a broken runtime passed every check', environment: 'a process could not start, or the run did not finish in time'})}`
 
   static examples = [
     '<%= config.bin %> poc run',
@@ -44,6 +47,11 @@ ${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: at least one check failed', envi
       default: false,
     }),
     'timeout-seconds': Flags.integer({description: 'Give up after this long.', default: 600, min: 30}),
+    'self-test': Flags.boolean({
+      description:
+        'Then run again against each deliberately broken runtime (src/mutants.ts) and show which checks catch it; fails when one is not caught.',
+      default: false,
+    }),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -62,10 +70,20 @@ ${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: at least one check failed', envi
     } catch (e) {
       throw environment(`the proof of concept did not finish: ${(e as Error).message}`, {cause: e})
     }
+    if (flags['self-test']) {
+      process.stderr.write('poc: self-test: the same run against each broken runtime\n')
+      run.trace.selfTest = await selfTest({
+        seed: flags.seed,
+        progress: (line) => process.stderr.write(`poc: ${line}\n`),
+      })
+    }
+    const uncaught = (run.trace.selfTest ?? []).filter((m) => m.caughtBy.length === 0).map((m) => m.mutant)
     const paths = flags.report ? writeReport(resolve(flags.report), run.trace) : undefined
     const failed = run.trace.checks.filter((c) => !c.passed)
+    const passed = run.passed && uncaught.length === 0
     const result = {
-      passed: run.passed,
+      passed,
+      ...(run.trace.selfTest ? {uncaughtMutants: uncaught} : {}),
       checks: run.trace.checks.length,
       failed: failed.map((c) => c.id),
       ...(paths ? {report: paths} : {}),
@@ -76,7 +94,7 @@ ${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: at least one check failed', envi
         color: !json && process.stdout.isTTY && !process.env.NO_COLOR,
         width: process.stdout.columns ?? 100,
       }) + (paths ? `\nreport: ${paths.html}` : '')
-    if (run.passed) return {status: 'ok', result, text}
+    if (passed) return {status: 'ok', result, text}
     return {status: 'rejected', code: 'PROTOCOL_VIOLATION', text, extra: {result}}
   }
 }

@@ -41,6 +41,7 @@ import {
   offlineBinding,
   rebaseBuffered,
 } from './offline-binding.js'
+import {mutated} from '../mutants.js'
 import {AgentStore, type Intent, type QueueEntry} from './local-store.js'
 import {Scheduler, type SchedulerOptions} from './scheduler.js'
 import {DEFAULT_GROUP_POLICY, type GroupPolicySource} from './scheduling-policy.js'
@@ -301,7 +302,7 @@ class AgentRuntime implements RunningAgent {
   async #onEvent(e: DeliveredEvent): Promise<void> {
     this.#store.apply(e)
     const cursor = this.#store.cursor(e.groupId)
-    if (cursor !== null) void this.#client.ack(e.groupId, cursor)
+    if (cursor !== null && !mutated('cursor-never-acked')) void this.#client.ack(e.groupId, cursor)
     this.#appliedTo(e.groupId)
     this.#wake()
   }
@@ -341,7 +342,8 @@ class AgentRuntime implements RunningAgent {
     }
     if (this.#stopping) return
     const victim = this.#scheduler.preemption(this.#now())
-    if (victim) this.#runs.get(key(victim.groupId, victim.workItemId))?.slot?.stop('yield')
+    if (victim)
+      this.#runs.get(key(victim.groupId, victim.workItemId))?.slot?.stop(mutated('preempt-unsafe') ? 'lease-lost' : 'yield')
     while (this.#runs.size < this.#slots) {
       const next = this.#scheduler.dispatch(this.#now())
       if (!next) break
@@ -415,7 +417,7 @@ class AgentRuntime implements RunningAgent {
       groupId: entry.groupId,
       workItemId: entry.workItemId,
       ...(entry.conversationId ? {conversationId: entry.conversationId} : {}),
-      sessionEpoch,
+      sessionEpoch: mutated('no-session-fencing') ? 1 : sessionEpoch,
       membershipEpoch,
     }
   }
@@ -810,6 +812,12 @@ class AgentRuntime implements RunningAgent {
     const {entry, target, lease} = run
     if (run.renewTimer) clearTimeout(run.renewTimer)
     const used = this.#now() - run.since
+    // §11.3: a result under a lease this Agent knows has expired is not sent (the process was
+    // stopped past it, say): the WorkItem is someone else's to finish now.
+    if (!run.rescue && run.leaseExpiresAt > 0 && run.leaseExpiresAt <= this.#now() && !mutated('stale-lease-local')) {
+      this.#log({level: 'warn', event: 'lease-lost', groupId: entry.groupId, workItemId: entry.workItemId, why: 'expired before the result'})
+      return this.#release(run, used, false)
+    }
     this.#log({level: 'info', event: 'run-ended', groupId: entry.groupId, workItemId: entry.workItemId, result})
     const charged = result.type === 'stopped' ? null : await this.#recordUsage(run)
     switch (result.type) {
@@ -958,7 +966,7 @@ class AgentRuntime implements RunningAgent {
     const now = this.#now()
     for (const run of [...this.#runs.values()]) {
       const end = this.#link === 'online' && !run.rescue ? run.leaseExpiresAt : this.#graceEnd(run)
-      if (run.leaseExpiresAt === 0 || end > now) continue
+      if (run.leaseExpiresAt === 0 || end > now || mutated('stale-lease-local')) continue
       if (run.held === null)
         this.#lost(run, end === run.leaseExpiresAt ? 'the lease expired' : 'the offline grace ended')
       else {
@@ -970,6 +978,7 @@ class AgentRuntime implements RunningAgent {
 
   #lost(run: Run, why: string): void {
     this.#log({level: 'warn', event: 'lease-lost', groupId: run.entry.groupId, workItemId: run.entry.workItemId, why})
+    if (mutated('stale-lease-local')) return
     if (run.renewTimer) clearTimeout(run.renewTimer)
     run.slot?.stop('lease-lost')
   }

@@ -36,6 +36,8 @@ export interface PocFacts {
   /** What the failure suite injected (injections.ts), and whether it was asked for. */
   faults: FaultRecord[]
   faultsExpected: boolean
+  /** Why the scripted run stopped before both Missions were approved, if it did. */
+  unfinished?: string
 }
 
 type Measured = TraceCheck['measured']
@@ -57,6 +59,11 @@ const ok = (passed: boolean, measured: Measured, detail?: string): Verdict =>
   detail === undefined ? {passed, measured} : {passed, measured, detail}
 
 const CHECKS: {id: string; title: string; run: CheckFn}[] = [
+  {
+    id: 'run.finished',
+    title: 'The run went through to the last approval within its time',
+    run: ({unfinished}) => ok(unfinished === undefined, {finished: unfinished === undefined}, unfinished),
+  },
   {
     id: 'mission.a.approved',
     title: 'Mission A (textkit) reached human Approval',
@@ -581,6 +588,31 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
             by !== f.agentId(A_WORKER),
           {...r.measured, completedBy: by ?? 'none'},
         )
+      }),
+  },
+  {
+    id: 'fault.worker-restart.same-owner',
+    title: 'The restarted Worker itself resumed its WorkItem under the same Ownership Epoch (it knew it owned it from replay)',
+    run: (f) =>
+      fault(f, 'worker-restart', (r) => {
+        const w = f.b.state?.workItems[String(r.target)]
+        return ok(w?.ownershipEpoch === Number(r.measured.ownershipEpochAtKill) && ownerOf(f.b, w) === f.agentId(SHARED_WORKER), {
+          ownershipEpochAtKill: Number(r.measured.ownershipEpochAtKill),
+          ownershipEpochAtEnd: w?.ownershipEpoch ?? 0,
+        })
+      }),
+  },
+  {
+    id: 'fault.lease-expiry.stopped',
+    title: 'The old owner, once resumed, knew its lease had lapsed and sent no result under it',
+    run: (f) =>
+      fault(f, 'lease-expiry', (r) => {
+        const old = f.agentId(A_WORKER)
+        const late = f.a.lateResults.filter((l) => l.workItemId === r.target && l.agentId === old).length
+        const refused = logs(f, A_WORKER).filter(
+          (l) => l.event === 'command-refused' && (l.what === 'submit' || l.what === 'publish'),
+        ).length
+        return ok(late === 0 && refused === 0, {lateResults: late, refusedCommands: refused})
       }),
   },
   {

@@ -29,12 +29,12 @@ const MAX_LINES = 20_000
 const TAIL = 8_000
 
 /** Starts `mwp ARGS` in `cwd`; its stderr also goes to cwd/logs/NAME.log. */
-export function spawnMwp(name: string, args: string[], cwd: string): PocProcess {
+export function spawnMwp(name: string, args: string[], cwd: string, env: Record<string, string> = {}): PocProcess {
   mkdirSync(join(cwd, 'logs'), {recursive: true})
   const file = createWriteStream(join(cwd, 'logs', `${name}.log`), {flags: 'a'})
   const child = spawn(process.execPath, [join(packageRoot(), 'bin/run.js'), ...args], {
     cwd,
-    env: {...process.env, NO_COLOR: '1'},
+    env: {...process.env, ...env, NO_COLOR: '1'},
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const logs: LogLine[] = []

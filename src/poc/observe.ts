@@ -81,8 +81,13 @@ export class Observer {
   readonly #subs: Subscription[] = []
   readonly #waiters = new Set<() => void>()
   readonly #ended = new Map<string, string>()
+  #lastEventAt = Date.now()
 
-  constructor(private readonly transport: Transport) {}
+  /** `stallMs`: every wait gives up once no Group has had a new Event for this long. */
+  constructor(
+    private readonly transport: Transport,
+    private readonly stallMs = Infinity,
+  ) {}
 
   /** Follows a Group from its first Event (once). */
   async watch(groupId: string): Promise<void> {
@@ -107,7 +112,12 @@ export class Observer {
         cleanup()
         resolve()
       }
-      const tick = setInterval(check, 1000)
+      const tick = setInterval(() => {
+        if (Date.now() - this.#lastEventAt > this.stallMs) {
+          cleanup()
+          reject(new Error(`no progress for ${this.stallMs / 1000} s while waiting for ${what}`))
+        } else check()
+      }, 1000)
       const timer = setTimeout(() => {
         cleanup()
         reject(new Error(`gave up waiting for ${what} after ${timeoutMs / 1000} s`))
@@ -132,6 +142,7 @@ export class Observer {
   #fold(e: EventDoc): void {
     const f = this.groups.get(e.groupId)
     if (f === undefined) return
+    this.#lastEventAt = Date.now()
     if (e.sequence !== f.lastSequence + 1) f.outOfOrder++
     f.count++
     f.lastSequence = Math.max(f.lastSequence, e.sequence)

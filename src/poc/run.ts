@@ -51,6 +51,8 @@ export interface PocOptions {
   timeoutMs?: number
   /** Inject the failure suite (default true). */
   faults?: boolean
+  /** Extra environment of every process started (the self-test's MWP_POC_MUTANT). */
+  env?: Record<string, string>
 }
 
 export interface PocResult {
@@ -68,6 +70,8 @@ const CHANGE_REQUEST = 'Add a usage example for every function to the README'
  */
 const LEASES = {executionSeconds: 8, ownershipSeconds: 60}
 const COORDINATOR_LEASE_SECONDS = 10
+/** A healthy run never goes this long without an Event (leases alone renew every few seconds). */
+const STALL_MS = 30_000
 
 export async function runPoc(o: PocOptions): Promise<PocResult> {
   const progress = o.progress ?? (() => undefined)
@@ -108,6 +112,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
         name,
         ['agent', 'run', '--config', org.config, '--agent', name, '--url', url, '--ca', ca, ...args],
         dir,
+        o.env,
       )
       procs.push(p)
       return p
@@ -135,7 +140,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
 
     const owner = readKeyFile(join(org.dir, 'keys', 'owner.key.json'))
     transport = await openWireTransport({url, key: owner, ca, registry: org.registry, reconnect: {maxAttempts: 20}})
-    observer = new Observer(transport)
+    observer = new Observer(transport, STALL_MS)
     const human = new Human(owner, transport, observer)
     const a = await human.create(OBJECTIVES.a, `${org.organization}:agent:coordinator`)
     const b = await human.create(OBJECTIVES.b, `${org.organization}:agent:coordinator-2`)
@@ -172,8 +177,10 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
       },
       timeoutMs,
     }
+    const injected: FaultRecord[] = []
     const told = (r: FaultRecord) => {
       progress(`fault: ${r.label}${r.error ? ` — not injected: ${r.error}` : ''}`)
+      injected.push(r)
       return r
     }
     const faults: Promise<FaultRecord>[] =
@@ -185,23 +192,30 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
             coordinatorReplacement(injecting, 'coordinator', 'coordinator-3').then(told),
             highPriorityArrival(injecting, SHARED_WORKER).then(told),
           ]
-    if (o.interactive) {
-      progress('interactive: approve or request changes with `mwp mission approve` / `mwp mission request-changes`')
-      await observer.until(() => human.approved(a) && human.approved(b), 'both Missions approved', left())
-    } else {
-      await observer.until(awaiting(a, 1), 'Mission A submitted for approval', left())
-      progress('Mission A submitted; the human requests a change')
-      await human.requestChanges(a, CHANGE_REQUEST)
-      await observer.until(awaiting(b, 1), 'Mission B submitted for approval', left())
-      await human.approve(b)
-      progress('Mission B approved')
-      await observer.until(awaiting(a, 2), 'Mission A submitted again after the change request', left())
-      await human.approve(a)
-      progress('Mission A approved')
+    // A run that does not finish still gets its checks (they say what did not happen) and its report.
+    let unfinished: string | undefined
+    try {
+      if (o.interactive) {
+        progress('interactive: approve or request changes with `mwp mission approve` / `mwp mission request-changes`')
+        await observer.until(() => human.approved(a) && human.approved(b), 'both Missions approved', left())
+      } else {
+        await observer.until(awaiting(a, 1), 'Mission A submitted for approval', left())
+        progress('Mission A submitted; the human requests a change')
+        await human.requestChanges(a, CHANGE_REQUEST)
+        await observer.until(awaiting(b, 1), 'Mission B submitted for approval', left())
+        await human.approve(b)
+        progress('Mission B approved')
+        await observer.until(awaiting(a, 2), 'Mission A submitted again after the change request', left())
+        await human.approve(a)
+        progress('Mission A approved')
+      }
+      await observer.until(() => human.approved(a) && human.approved(b), 'both approvals in the log', left())
+      await Promise.all(faults)
+      if (urgent !== undefined) await observer.until(() => human.approved(urgent!), 'the urgent Mission approved', left())
+    } catch (e) {
+      unfinished = (e as Error).message
+      progress(`did not finish: ${unfinished}`)
     }
-    await observer.until(() => human.approved(a) && human.approved(b), 'both approvals in the log', left())
-    const injected = await Promise.all(faults)
-    if (urgent !== undefined) await observer.until(() => human.approved(urgent!), 'the urgent Mission approved', left())
     // Quiesce: the Agents apply the last Events (Membership ends, Mission ends) before they stop.
     await new Promise((r) => setTimeout(r, 1500))
     for (const p of procs.slice(1).reverse()) await stop(p)
@@ -218,6 +232,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
       changeRequest: CHANGE_REQUEST,
       faults: injected,
       faultsExpected: o.faults !== false,
+      ...(unfinished !== undefined ? {unfinished} : {}),
     }
     const checks = await evaluate(facts)
     const trace = buildTrace(facts, checks, {

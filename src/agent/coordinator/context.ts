@@ -8,6 +8,7 @@ import type {SigningKey} from '../../crypto/keyfile.js'
 import type {JsonObject} from '../../json/parse.js'
 import {formatUtcNow} from '../../json/timestamp.js'
 import {newUrn} from '../../operator/command-builder.js'
+import {mutated} from '../../mutants.js'
 import {sign} from '../../signing/sign.js'
 import type {MissionView} from './mission-view.js'
 
@@ -27,7 +28,8 @@ export function offerContext(key: SigningKey, view: MissionView, item: WorkItemV
   const last = view.last!
   const failedEvents = view.failures.get(item.workItemId) ?? []
   const round = failedEvents.length
-  const findings = item.failure ? item.failure.reason.split('\n').filter((l) => l.length > 0) : []
+  const findings =
+    item.failure && !mutated('rework-without-findings') ? item.failure.reason.split('\n').filter((l) => l.length > 0) : []
   const cited = item.failure?.evidenceHashes ?? []
   const unsigned = {
     contextPackageId: newUrn(),

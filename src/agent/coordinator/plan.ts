@@ -109,7 +109,7 @@ export function parsePlan(text: string, where: string): Plan {
   validator ??= schemaCatalog().compileExternalFile(join(defaultSchemaDir(), 'config', 'plan.schema.json'))
   if (!validator(doc)) {
     const why = toSchemaErrors(validator.errors)
-      .map((e) => `${e.instancePath || '/'} ${e.message}`)
+      .map((e) => `${e.pointer || '/'} ${e.message}`)
       .join('; ')
     throw new PlanError(`${where} is not a valid plan: ${why}`)
   }

@@ -16,6 +16,7 @@
 import type {GroupState, WorkItemView} from '../../authority/model/state.js'
 import {lapsedOwnership} from '../../authority/model/work-leases.js'
 import {compareTimestampText} from '../../json/timestamp.js'
+import {mutated} from '../../mutants.js'
 import {type AgentEntry, type Ranked, rank} from './candidates.js'
 import type {ArtifactName} from './contract.js'
 import type {MissionView} from './mission-view.js'
@@ -72,7 +73,8 @@ export function nextSteps(ctx: PlanContext, view: MissionView): Step[] {
   const steps: Step[] = []
   const lease = mission.coordinator.leaseExpiresAt
   // §7.2: a lease created unbounded is bounded at once, so a replacement can tell when it stopped.
-  if (lease === null || Date.parse(lease) - ctx.nowMs < ctx.renewBeforeMs) steps.push({kind: 'renew'})
+  if ((lease === null || Date.parse(lease) - ctx.nowMs < ctx.renewBeforeMs) && !mutated('coordinator-no-renewal'))
+    steps.push({kind: 'renew'})
   const plan = planFor(ctx.plans, mission)
   if (plan === null) return [...steps, {kind: 'no-plan'}]
   const planned = instantiate(plan, mission.missionId, view.changeReasons)
@@ -103,20 +105,22 @@ function itemStep(
 ): Step | null {
   if (item === undefined) {
     const deps = p.dependsOn.map(itemOf)
-    if (!deps.every((d) => d?.state === 'verified')) return null
+    if (!deps.every((d) => d?.state === 'verified') && !mutated('planner-ignores-dependencies')) return null
     const inputs = p.inputsFrom
       .flatMap((i) => itemOf(i)?.submission?.artifactHashes ?? [])
       .map((hash) => {
         const name = ctx.names.get(hash)
         return name ? {hash, name} : {hash}
       })
-    return {kind: 'authorize', planned: p, inputs, dependencyWorkItemIds: deps.map((d) => d!.workItemId)}
+    const dependencyWorkItemIds = deps.filter((d) => d !== undefined).map((d) => d.workItemId)
+    return {kind: 'authorize', planned: p, inputs, dependencyWorkItemIds}
   }
   const now = stamp(ctx.nowMs)
   // §7.2/§13.2: whoever produced the results this WorkItem judges never gets it.
   const authors = p.independentOf.flatMap((i) => (itemOf(i)?.submission?.evidence ?? []).map((e) => e.generatedBy.id))
   const offer = (why: 'first' | 'next' | 'reassign' | 'rework', exclude: Iterable<string>): Step | null => {
-    const candidate = bestCandidate(ctx, state, item, p, new Set([...exclude, ...authors]))
+    const broken = mutated('offer-to-author')
+    const candidate = bestCandidate(ctx, state, item, broken ? {...p, item: {...p.item, prefer: authors}} : p, new Set(broken ? exclude : [...exclude, ...authors]))
     return candidate === null ? null : {kind: 'offer', planned: p, item, candidate, why}
   }
   const lapsedOwners = lapsed(item)
@@ -172,20 +176,20 @@ function bestCandidate(
     runMs: ctx.runMs,
   })
   // §8 just-in-time Membership: an Agent that is not yet a member holds at most one provisional
-  // Membership, for one offered WorkItem; a second offer would replace it, so it waits its turn.
+  // Membership, for one offered WorkItem; a second offer would replace it. So the best candidate
+  // waits its turn (its answer to the first offer takes a moment) rather than the WorkItem going
+  // to a lower-ranked one (§10.3: offered sequentially to the highest-ranked eligible Worker).
   const now = stamp(ctx.nowMs)
-  const free = ranked.filter((r) => {
-    const m = state.members[r.agent.agentId]
-    if (m?.active && m.provisional === undefined) return true
-    const held = m?.provisional
-    return (
-      held === undefined ||
-      held.workItemId === item.workItemId ||
-      compareTimestampText(held.expiresAt, now) <= 0 ||
-      state.workItems[held.workItemId]?.state !== 'offered'
-    )
-  })
-  return free[0] ?? null
+  const best = ranked[0]
+  if (best === undefined) return null
+  const m = state.members[best.agent.agentId]
+  const held = m?.active && m.provisional === undefined ? undefined : m?.provisional
+  const busy =
+    held !== undefined &&
+    held.workItemId !== item.workItemId &&
+    compareTimestampText(held.expiresAt, now) > 0 &&
+    state.workItems[held.workItemId]?.state === 'offered'
+  return busy ? null : best
 }
 
 /** Agents whose ownership of `item` lapsed (missed start, lease or blocked deadline), not ended by a verdict. */

@@ -13,6 +13,7 @@ import {tmpdir} from 'node:os'
 import {dirname, join, normalize} from 'node:path'
 import {sha256Hex} from '../../crypto/hash.js'
 import type {SubmittedEvidence} from '../../authority/model/state.js'
+import {mutated} from '../../mutants.js'
 import type {PlanCriterion} from './plan.js'
 
 export interface ReviewFile {
@@ -58,6 +59,15 @@ export interface ReviewInput {
 const OUTPUT_TAIL = 2000
 
 export async function reviewSubmission(r: ReviewInput): Promise<ReviewReport> {
+  if (mutated('review-accepts-anything'))
+    return {
+      workItemId: r.workItemId,
+      ownershipEpoch: r.ownershipEpoch,
+      artifacts: r.submitted.map((f) => ({name: f.name, hash: f.hash})),
+      integrity: {passed: true, mismatched: []},
+      criteria: [],
+      verdict: 'accept',
+    }
   const mismatched = [...r.submitted, ...r.inputs].filter((f) => `sha256:${sha256Hex(f.bytes)}` !== f.hash)
   const dir = mkdtempSync(join(tmpdir(), 'mwp-review-'))
   try {
