@@ -1,8 +1,9 @@
 // The Coordinator's pure modules one by one, with real parts: the real plan schema, the real
 // protocol schema catalog, real /bin/sh child processes for review checks, a real Ed25519 key bound
 // in a real registry for the signed Context Package, and the built CLI for the usage errors. The
-// end-to-end runs (test/agent/coordinator.test.ts, test/poc/poc-run.test.ts) cover how the
-// planner strings these together; here each piece is pinned down on its own, positive and negative.
+// planner's decisions are checked on hand-written Group states (a few WorkItems each); the
+// end-to-end runs (test/agent/coordinator.test.ts, test/poc/poc-run.test.ts) cover it on Groups
+// folded from real Events.
 
 import {spawnSync} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
@@ -15,14 +16,17 @@ import {type AgentEntry, type RankInput, rank} from '../../src/agent/coordinator
 import {reworkOf, offerContext} from '../../src/agent/coordinator/context.js'
 import {DEFAULT_CAPABILITY, contractFor} from '../../src/agent/coordinator/contract.js'
 import {type MissionView, newView} from '../../src/agent/coordinator/mission-view.js'
+import {type PlanContext, type Step, nextSteps} from '../../src/agent/coordinator/planner.js'
 import {type Plan, PlanError, parsePlan, planFor, readPlan} from '../../src/agent/coordinator/plan.js'
-import {derivedUrn, instantiate, submittedInstances} from '../../src/agent/coordinator/planned.js'
+import {type Planned, derivedUrn, instantiate, submittedInstances} from '../../src/agent/coordinator/planned.js'
 import {type ReviewFile, failures, reviewSubmission} from '../../src/agent/coordinator/review.js'
+import type {WorkContract} from '../../src/authority/model/payloads.generated.js'
 import type {GroupState, SubmittedEvidence, WorkItemView} from '../../src/authority/model/state.js'
 import {generateSigningKey} from '../../src/crypto/keyfile.js'
 import {sha256Hex} from '../../src/crypto/hash.js'
 import {MwpError} from '../../src/errors.js'
 import {schemaCatalog} from '../../src/schema/catalog.js'
+import type {Principal} from '../../src/signing/profiles.js'
 import {RegistryEvidence} from '../../src/signing/registry.js'
 import {addBinding, initRegistry} from '../../src/signing/registry-edit.js'
 import {verify} from '../../src/signing/verify.js'
@@ -53,6 +57,8 @@ const planDoc = () => ({
   submit: ['polish'],
 })
 
+type PlanDoc = ReturnType<typeof planDoc>
+
 const planErrorOf = (text: string, where = 'plan.json'): PlanError => {
   try {
     parsePlan(text, where)
@@ -62,7 +68,7 @@ const planErrorOf = (text: string, where = 'plan.json'): PlanError => {
   }
   throw new Error('the plan was accepted')
 }
-const invalid = (mutate: (doc: ReturnType<typeof planDoc>) => unknown) => planErrorOf(JSON.stringify(mutate(planDoc())))
+const invalid = (mutate: (doc: PlanDoc) => unknown) => planErrorOf(JSON.stringify(mutate(planDoc())))
 
 describe('plan', () => {
   it('parses the same plan from YAML and from JSON', () => {
@@ -82,7 +88,7 @@ describe('plan', () => {
     expect(e.code).toBe('plan-invalid')
   })
 
-  const misspelt = (d: ReturnType<typeof planDoc>) => ({
+  const misspelt = (d: PlanDoc) => ({
     ...d,
     workItems: [{...d.workItems[0], dependson: ['x']}, ...d.workItems.slice(1)],
   })
@@ -113,20 +119,16 @@ describe('plan', () => {
     expect(invalid((d) => ({...d, onChangeRequest: [item('polish')]})).message).toContain('"polish" is used twice')
   })
 
+  /** The plan with one more main WorkItem x. */
+  const withX = (extra: Record<string, unknown>) => (d: PlanDoc) => ({
+    ...d,
+    workItems: [...d.workItems, item('x', extra)],
+  })
   it.each([
-    [
-      'dependsOn',
-      (d: ReturnType<typeof planDoc>) => ({...d, workItems: [...d.workItems, item('x', {dependsOn: ['nope']})]}),
-    ],
-    [
-      'inputsFrom',
-      (d: ReturnType<typeof planDoc>) => ({...d, workItems: [...d.workItems, item('x', {inputsFrom: ['nope']})]}),
-    ],
-    [
-      'independentOf',
-      (d: ReturnType<typeof planDoc>) => ({...d, workItems: [...d.workItems, item('x', {independentOf: ['nope']})]}),
-    ],
-    ['replaces', (d: ReturnType<typeof planDoc>) => ({...d, onChangeRequest: [item('x', {replaces: 'nope'})]})],
+    ['dependsOn', withX({dependsOn: ['nope']})],
+    ['inputsFrom', withX({inputsFrom: ['nope']})],
+    ['independentOf', withX({independentOf: ['nope']})],
+    ['replaces', (d: PlanDoc) => ({...d, onChangeRequest: [item('x', {replaces: 'nope'})]})],
   ])('refuses an unknown %s reference', (_, mutate) => {
     expect(invalid(mutate).message).toBe('plan.json: x names an unknown WorkItem "nope"')
   })
@@ -573,6 +575,192 @@ describe('review', () => {
   })
 })
 
+// A Group as the Coordinator sees it, written out by hand: folding real Events would need a whole
+// authority, and these modules read only a few members. The rest hold what a folded Group would.
+const groupStateOf = (
+  m: {missionId: string; groupId: string; objective: string; coordinator: string; leaseExpiresAt?: string | null},
+  workItems: WorkItemView[],
+): GroupState => ({
+  groupId: m.groupId,
+  missionId: m.missionId,
+  revision: 5,
+  sequence: 9,
+  conversationId: derivedUrn(m.groupId, 'planning'),
+  mission: {
+    missionId: m.missionId,
+    state: 'active',
+    missionOwner: {type: 'human', id: 'urn:mwp:test:human:owner'},
+    objective: m.objective,
+    definitionOfDone: [],
+    deadline: '2026-02-01T00:00:00Z',
+    budget: {},
+    approvalPolicy: {},
+    createdAt: '2026-01-01T00:00:00Z',
+    coordinator: {
+      agentId: m.coordinator,
+      coordinatorEpoch: 1,
+      leaseId: derivedUrn(m.groupId, 'lease'),
+      leaseExpiresAt: m.leaseExpiresAt ?? null,
+    },
+    submission: null,
+  },
+  members: {},
+  proposals: {},
+  workItems: Object.fromEntries(workItems.map((w) => [w.workItemId, w])),
+})
+
+const workItemView = (
+  p: Planned,
+  contract: WorkContract,
+  by: Principal,
+  over: Partial<WorkItemView> = {},
+): WorkItemView => ({
+  workItemId: p.workItemId,
+  conversationId: derivedUrn(p.workItemId, 'conversation'),
+  revision: 3,
+  state: 'open',
+  exclusive: true,
+  contract,
+  createdBy: by,
+  authorizedBy: by,
+  createdAt: '2026-01-01T00:00:00Z',
+  offer: null,
+  owner: null,
+  ownershipEpoch: 0,
+  lease: null,
+  submission: null,
+  checkpoint: null,
+  blocker: null,
+  executionApproval: null,
+  failure: null,
+  ...over,
+})
+
+const missionView = (state: GroupState): MissionView => {
+  const view = newView(state.groupId)
+  view.state = state
+  view.first = {sequence: 1, eventId: derivedUrn(state.groupId, 'event', 'first')}
+  view.last = {sequence: state.sequence, eventId: derivedUrn(state.groupId, 'event', 'last')}
+  return view
+}
+
+describe('planner', () => {
+  const self = 'urn:mwp:test:agent:coordinator'
+  const coordinatorPrincipal: Principal = {type: 'agent', id: self}
+  const plan = parsePlan(JSON.stringify(planDoc()), 'plan.json')
+  const mission = {missionId: 'urn:mwp:test:mission:p', groupId: 'urn:mwp:test:group:p', objective: plan.objective}
+  const nowMs = Date.parse('2026-01-01T12:00:00Z')
+  const later = '2026-01-01T13:00:00Z'
+  const planned = new Map(instantiate(plan, mission.missionId, []).map((p) => [p.instance, p]))
+  const at = (instance: string) => planned.get(instance)!
+  const contractOf = (instance: string) =>
+    contractFor(plan, at(instance), {dependencyWorkItemIds: [], artifacts: []}, nowMs)
+  const cap = DEFAULT_CAPABILITY
+  const agent = (name: string): AgentEntry => ({
+    agentId: `urn:mwp:test:agent:${name}`,
+    name,
+    capabilities: [{...cap, verifiedEvidence: []}],
+    maxConcurrency: 1,
+    active: true,
+  })
+  const agents = [agent('coordinator'), agent('worker-a'), agent('worker-b')]
+  const hashOf = (text: string) => `sha256:${sha256Hex(text)}`
+  const ctx = (extra: Partial<PlanContext> = {}): PlanContext => ({
+    self,
+    plans: [plan],
+    agents,
+    names: new Map([[hashOf('draft'), {name: 'draft.txt', mediaType: 'text/plain'}]]),
+    load: new Map(),
+    nowMs,
+    renewBeforeMs: 60_000,
+    runMs: 60_000,
+    ...extra,
+  })
+  const workItemAt = (instance: string, over: Partial<WorkItemView> = {}) =>
+    workItemView(at(instance), contractOf(instance), coordinatorPrincipal, over)
+  const verified = (instance: string, text: string, author = 'worker-a') =>
+    workItemAt(instance, {
+      state: 'verified',
+      submission: {
+        artifactHashes: [hashOf(text)],
+        evidence: [
+          {
+            evidenceId: derivedUrn(instance, 'evidence'),
+            signingHash: hashOf(`${instance} evidence`),
+            type: 'deterministic_test',
+            subject: {type: 'work_item', id: at(instance).workItemId},
+            criterionIds: [`${instance}-ok`],
+            result: 'passed',
+            artifactHashes: [hashOf(text)],
+            generatedBy: {type: 'agent', id: agent(author).agentId},
+            createdAt: '2026-01-01T11:00:00Z',
+          },
+        ],
+      },
+    })
+  const steps = (items: WorkItemView[], extra: Partial<PlanContext> = {}, leaseExpiresAt: string | null = later) =>
+    nextSteps(ctx(extra), missionView(groupStateOf({...mission, coordinator: self, leaseExpiresAt}, items)))
+  const summary = (s: Step) => ('planned' in s ? `${s.kind} ${s.planned.instance}` : s.kind)
+
+  it('does nothing in a Group it does not coordinate, and says so when no plan fits', () => {
+    expect(
+      nextSteps(ctx({self: agent('worker-a').agentId}), missionView(groupStateOf({...mission, coordinator: self}, []))),
+    ).toEqual([])
+    expect(steps([], {plans: [{...plan, objective: 'Another objective'}]}).map(summary)).toEqual(['no-plan'])
+    // A lease with no expiry yet, or about to run out, is renewed first.
+    expect(steps([], {}, null).map(summary)).toEqual(['renew', 'authorize draft'])
+    expect(steps([], {}, '2026-01-01T12:00:30Z').map(summary)).toEqual(['renew', 'authorize draft'])
+  })
+
+  it('authorizes a WorkItem once its dependencies are verified, with their Artifacts as inputs', () => {
+    // Only draft has no dependencies; polish waits for it.
+    expect(steps([]).map(summary)).toEqual(['authorize draft'])
+    const s = steps([verified('draft', 'draft')])
+    expect(s.map(summary)).toEqual(['authorize polish'])
+    expect(s[0]).toMatchObject({
+      inputs: [{hash: hashOf('draft'), name: {name: 'draft.txt', mediaType: 'text/plain'}}],
+      dependencyWorkItemIds: [at('draft').workItemId],
+    })
+    // A dependency that is only submitted is not enough (a planner that checks for a submission fails here).
+    expect(steps([workItemAt('draft', {state: 'submitted'})]).map(summary)).toEqual(['review draft'])
+  })
+
+  it('offers an open WorkItem to the best candidate, never to itself nor to the author it must be independent of', () => {
+    const open = steps([verified('draft', 'draft'), verified('polish', 'polish', 'worker-a'), workItemAt('review')])
+    expect(open.map(summary)).toEqual(['offer review'])
+    const offer = open[0]
+    if (offer?.kind !== 'offer') throw new Error('no offer')
+    // worker-a wrote polish, which review is independentOf: a planner ignoring independentOf offers it to worker-a.
+    expect([offer.why, offer.candidate.agent.name]).toEqual(['first', 'worker-b'])
+    // Without that constraint worker-a (first by name) gets it; the Coordinator itself never does.
+    const first = steps([workItemAt('draft')])[0]
+    expect(first?.kind === 'offer' && first.candidate.agent.name).toBe('worker-a')
+    expect(steps([workItemAt('draft')], {agents: [agent('coordinator')]}).map(summary)).toEqual([])
+  })
+
+  it('sends a failed WorkItem back for rework while rounds are left, then gives it up', () => {
+    const failed = workItemAt('draft', {state: 'failed', failure: {reason: 'draft-ok: exit 1', evidenceHashes: []}})
+    const withFailures = (n: number) => {
+      const view = missionView(groupStateOf({...mission, coordinator: self, leaseExpiresAt: later}, [failed]))
+      view.failures.set(
+        failed.workItemId,
+        Array.from({length: n}, (_, i) => derivedUrn('failed', String(i))),
+      )
+      return nextSteps(ctx(), view)
+    }
+    const rework = withFailures(1)[0]
+    expect(rework?.kind === 'offer' && rework.why).toBe('rework')
+    // The plan's maxRounds is 2.
+    expect(withFailures(2).map(summary)).toEqual(['give-up draft'])
+  })
+
+  it('submits the planned Artifact set once every WorkItem is verified', () => {
+    const all = [verified('draft', 'draft'), verified('polish', 'polish'), verified('review', 'review', 'worker-b')]
+    expect(steps(all).at(-1)).toEqual({kind: 'submit', artifactHashes: [hashOf('polish')]})
+    expect(steps(all.slice(0, 2)).map(summary)).toEqual(['authorize review'])
+  })
+})
+
 describe('context', () => {
   const organization = `urn:mwp:test:org:${randomUUID()}`
   const principal = {type: 'agent' as const, id: `${organization}:agent:coordinator`}
@@ -598,55 +786,12 @@ describe('context', () => {
   const failedEvent = derivedUrn('event', 'failed')
   const reportHash = `sha256:${sha256Hex('report')}`
 
-  // Only the fields offerContext reads matter; the rest are what a folded Group would hold.
-  const workItem = (failure: WorkItemView['failure']): WorkItemView => ({
-    workItemId: planned.workItemId,
-    conversationId: derivedUrn('conversation'),
-    revision: 3,
-    state: failure ? 'failed' : 'open',
-    exclusive: true,
-    contract,
-    createdBy: principal,
-    authorizedBy: principal,
-    createdAt: '2026-01-01T00:00:00Z',
-    offer: null,
-    owner: null,
-    ownershipEpoch: failure ? 1 : 0,
-    lease: null,
-    submission: null,
-    checkpoint: null,
-    blocker: null,
-    executionApproval: null,
-    failure,
-  })
+  const workItem = (failure: WorkItemView['failure']): WorkItemView =>
+    workItemView(planned, contract, principal, failure ? {state: 'failed', ownershipEpoch: 1, failure} : {})
   const viewWith = (w: WorkItemView, failedEvents: string[]): MissionView => {
-    const state: GroupState = {
-      groupId,
-      missionId,
-      revision: 5,
-      sequence: 9,
-      conversationId: derivedUrn('planning'),
-      mission: {
-        missionId,
-        state: 'active',
-        missionOwner: {type: 'human', id: `${organization}:human:owner`},
-        objective: plan.objective,
-        definitionOfDone: [],
-        deadline: '2026-02-01T00:00:00Z',
-        budget: {},
-        approvalPolicy: {},
-        createdAt: '2026-01-01T00:00:00Z',
-        coordinator: {agentId: principal.id, coordinatorEpoch: 1, leaseId: derivedUrn('lease'), leaseExpiresAt: null},
-        submission: null,
-      },
-      members: {},
-      proposals: {},
-      workItems: {[w.workItemId]: w},
-    }
-    const view = newView(groupId)
-    view.state = state
-    view.first = {sequence: 1, eventId: derivedUrn('event', 'first')}
-    view.last = {sequence: 9, eventId: derivedUrn('event', 'last')}
+    const view = missionView(
+      groupStateOf({missionId, groupId, objective: plan.objective, coordinator: principal.id}, [w]),
+    )
     if (failedEvents.length > 0) view.failures.set(w.workItemId, failedEvents)
     return view
   }
