@@ -103,11 +103,10 @@ describe('plan', () => {
     )
   })
 
-  // BUG (reported to the lead): parsePlan formats schema errors with `instancePath`, which for an
-  // unexpected member is its parent object, so a misspelt `dependson` is never named; the catalog's
-  // SchemaError already carries `pointer` (/workItems/0/dependson) for exactly this. Using
-  // `e.pointer` in plan.ts makes this pass (then drop `.fails`).
-  it.fails('names the unknown member itself', () => {
+  // Regression: parsePlan formatted schema errors with `instancePath`, which for an unexpected
+  // member is its parent object, so a misspelt `dependson` was never named; it uses the
+  // SchemaError's `pointer` (/workItems/0/dependson) now.
+  it('names the unknown member itself', () => {
     expect(invalid(misspelt).message).toContain('/workItems/0/dependson')
     expect(invalid((d) => ({...d, owner: 'me'})).message).toContain('/owner')
   })
