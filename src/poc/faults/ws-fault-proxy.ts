@@ -33,8 +33,8 @@
 import {type IncomingMessage, type ServerResponse} from 'node:http'
 import {type Server, createServer, request as httpsRequest} from 'node:https'
 import WebSocket, {type RawData, WebSocketServer} from 'ws'
-import {DELIVERY_FRAME_PREFIX, RECEIPT_FRAME_PREFIX} from '../../src/wire/frames.js'
-import {writeDevTls} from '../../src/wire/dev-tls.js'
+import {DELIVERY_FRAME_PREFIX, RECEIPT_FRAME_PREFIX} from '../../wire/frames.js'
+import {writeDevTls} from '../../wire/dev-tls.js'
 import {mulberry32} from './prng.js'
 
 export interface WsFaultOptions {
