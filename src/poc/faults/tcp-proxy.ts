@@ -1,30 +1,50 @@
 // A real TCP proxy on loopback between an Agent and the authority, for faults injected from
 // outside the process under test: cut() resets every connection through it and refuses new
-// ones until restore() — to the Agent the Group service is unreachable. TLS passes through
-// untouched (the Agent still verifies the authority's certificate).
+// ones until restore() — to the Agent the Group service is unreachable (a temporary Group
+// disconnection). TLS passes through untouched (the Agent still verifies the authority's
+// certificate, so the proxy's URL keeps the target's host name). It lives in src/ because
+// `mwp poc run` cuts it at run time, as the offline tests do.
 
 import {type Server, type Socket, connect, createServer} from 'node:net'
+import {listenOn, loopbackTarget} from './loopback.js'
+
+export interface TcpProxyStats {
+  /** Connections accepted and forwarded (while restored). */
+  accepted: number
+  /** Connections refused (closed at once) while cut. */
+  refused: number
+  /** Cuts: cut() calls that took the proxy from restored to cut. */
+  cuts: number
+  /** Live connections the cuts reset. */
+  dropped: number
+}
 
 export interface TcpProxy {
   /** The Agent-side URL: the target's with the proxy's port. */
   url: string
+  /** Resets every live connection and refuses new ones until restore(). */
   cut(): void
   restore(): void
-  /** Connections accepted while restored. */
-  readonly connections: number
+  readonly isCut: boolean
+  readonly stats: Readonly<TcpProxyStats>
+  /** Stops listening and ends every connection. */
   close(): Promise<void>
 }
 
 export async function tcpProxy(targetUrl: string): Promise<TcpProxy> {
-  const target = new URL(targetUrl)
-  const targetPort = Number(target.port)
+  const target = loopbackTarget(targetUrl)
   const pairs = new Set<[Socket, Socket]>()
-  let cut = false
-  let connections = 0
+  const stats: TcpProxyStats = {accepted: 0, refused: 0, cuts: 0, dropped: 0}
+  let isCut = false
+  let closing = false
+
   const server: Server = createServer((client) => {
-    if (cut) return client.destroy()
-    connections++
-    const upstream = connect(targetPort, '127.0.0.1')
+    if (isCut || closing) {
+      if (!closing) stats.refused++
+      return void client.destroy()
+    }
+    stats.accepted++
+    const upstream = connect(target.port, target.host)
     const pair: [Socket, Socket] = [client, upstream]
     pairs.add(pair)
     const end = () => {
@@ -37,29 +57,42 @@ export async function tcpProxy(targetUrl: string): Promise<TcpProxy> {
     client.pipe(upstream)
     upstream.pipe(client)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as {port: number}).port
-  const proxy: TcpProxy = {
-    url: `${target.protocol}//${target.hostname}:${port}`,
-    cut() {
-      cut = true
-      // resetAndDestroy: the peer sees the connection reset, as when a network path drops.
-      for (const [client, upstream] of pairs) {
-        client.resetAndDestroy()
-        upstream.resetAndDestroy()
+
+  /** Resets both sides of every live connection; returns how many there were. */
+  const dropAll = (): number => {
+    const n = pairs.size
+    // resetAndDestroy: the peer sees the connection reset, as when a network path drops. A socket
+    // still connecting would only be reset once connected, so it is destroyed at once instead.
+    for (const pair of pairs)
+      for (const s of pair) {
+        if (s.connecting) s.destroy()
+        else s.resetAndDestroy()
       }
-      pairs.clear()
+    pairs.clear()
+    return n
+  }
+
+  // Listen where the URL's host resolves: the target's loopback address ('localhost' as IPv4).
+  const port = await listenOn(server, target.host === 'localhost' ? '127.0.0.1' : target.host)
+  return {
+    url: `${target.url.protocol}//${target.url.hostname}:${port}`,
+    cut() {
+      if (!isCut) stats.cuts++
+      isCut = true
+      stats.dropped += dropAll()
     },
     restore() {
-      cut = false
+      isCut = false
     },
-    get connections() {
-      return connections
+    get isCut() {
+      return isCut
     },
+    stats,
     async close() {
-      proxy.cut()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      closing = true
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      dropAll()
+      await closed
     },
   }
-  return proxy
 }
