@@ -10,7 +10,7 @@ import {connect as tcpConnect} from 'node:net'
 import {createServer} from 'node:https'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import WebSocket, {WebSocketServer} from 'ws'
 import {FaultProxyError} from '../../../src/poc/faults/loopback.js'
 import {type WsFaultProxy, wsFaultProxy} from '../../../src/poc/faults/ws-fault-proxy.js'
@@ -82,6 +82,13 @@ const label = (f: {frameType?: unknown; frameId?: unknown; event?: {sequence: nu
       ? `ack${(f.acknowledgements as {sequence: number}[])[0]!.sequence}`
       : String(f.frameType)
 
+type Client = Awaited<ReturnType<typeof client>>
+/** Clients not hung up yet: a failed test's are hung up after it, so the next test starts clean. */
+const open = new Set<Client>()
+afterEach(async () => {
+  for (const c of open) await hangUp(c)
+})
+
 /** A client through `via`, recording the label of every frame it receives, and the upstream end of it. */
 async function client(via: WsFaultProxy = proxy) {
   upstream = null
@@ -90,7 +97,9 @@ async function client(via: WsFaultProxy = proxy) {
   ws.on('message', (d) => got.push(label(JSON.parse(d.toString()))))
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
   await until(() => upstream !== null, 'the upstream connection')
-  return {ws, got, up: upstream!}
+  const c = {ws, got, up: upstream!}
+  open.add(c)
+  return c
 }
 
 /**
@@ -98,7 +107,7 @@ async function client(via: WsFaultProxy = proxy) {
  * client got up to the second. The first ACK releases the held window; the second releases the
  * late duplicates the first release deferred, so every copy is out by then.
  */
-async function deliver(c: Awaited<ReturnType<typeof client>>, from: number, to: number): Promise<string[]> {
+async function deliver(c: Client, from: number, to: number): Promise<string[]> {
   const start = c.got.length
   for (const s of range(from, to)) c.up.send(delivery(s))
   c.up.send(serverAck(to))
@@ -112,7 +121,8 @@ const onceInOrder = (labels: string[], from: number, to: number) =>
   JSON.stringify(labels) === JSON.stringify([...range(from, to).map(e), `ack${to}`, `ack${to}`])
 
 /** Closes a client and waits until both ends of its connection are closed. */
-async function hangUp(c: Awaited<ReturnType<typeof client>>): Promise<void> {
+async function hangUp(c: Client): Promise<void> {
+  open.delete(c)
   const closed = (ws: WebSocket) =>
     ws.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise((r) => ws.once('close', r))
   const both = Promise.all([closed(c.ws), closed(c.up)])
@@ -211,16 +221,15 @@ describe('wsFaultProxy: faults switched at run time', () => {
     proxy.setFaults({duplicate: true, reorder: true})
     const c = await client()
     const before = snapshot()
-    c.up.send(delivery(1))
-    c.up.send(delivery(2))
-    await until(() => proxy.stats.deliveryIn === before.deliveryIn + 2, 'the proxy taking in e1 and e2')
+    for (const s of range(1, 3)) c.up.send(delivery(s))
+    await until(() => proxy.stats.deliveryIn === before.deliveryIn + 3, 'the proxy taking in e1..e3')
     expect(c.got).toEqual([]) // held: the window of 4 is not full, and the hold time is long
     proxy.setFaults({duplicate: false, reorder: false})
     // Out with nothing behind them to push them: the switch itself released them, once each, in order.
-    await until(() => c.got.length === 2, 'e1 and e2 after the switch')
-    expect(c.got).toEqual(['e1', 'e2'])
-    await deliver(c, 3, 4)
-    expect(c.got).toEqual([...range(1, 4).map(e), 'ack4', 'ack4'])
+    await until(() => c.got.length === 3, 'e1..e3 after the switch')
+    expect(c.got).toEqual(['e1', 'e2', 'e3'])
+    await deliver(c, 4, 5)
+    expect(c.got).toEqual([...range(1, 5).map(e), 'ack5', 'ack5'])
     await hangUp(c)
   })
 
