@@ -2,7 +2,7 @@
 // two to three times and reordered within a window: the projection equals a clean run's; the
 // Cursor never passes a withheld sequence and advances once it arrives"). A real `mwp agent run`
 // process reaches the real authority process only through a fault-injecting WebSocket proxy
-// (support/ws-fault-proxy.ts) that terminates TLS itself: every delivery EVENT frame comes two to
+// (src/poc/faults/ws-fault-proxy.ts) that terminates TLS itself: every delivery EVENT frame comes two to
 // three times, shuffled within a window of four, some copies late; one chosen Group sequence can
 // be withheld and released. The faults are injected from outside: the Agent is an unchanged binary.
 
@@ -22,7 +22,7 @@ import {type DeliveredEvent, WireClient} from '../../src/wire/client.js'
 import {PROTOCOL_VERSION, frame} from '../../src/wire/frames.js'
 import {transcriptBytes} from '../../src/wire/hello.js'
 import {type AgentOrg, type Proc, agentOrg, cli, until} from '../support/agent-org.js'
-import {type WsFaultProxy, wsFaultProxy} from '../support/ws-fault-proxy.js'
+import {type WsFaultProxy, wsFaultProxy} from '../../src/poc/faults/ws-fault-proxy.js'
 
 const STEPS = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'steps-handler.mjs')
 const SEED = 0x5eed16

@@ -14,7 +14,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {BOUNDED_OFFLINE_EXECUTION, type OfflineBinding} from '../../src/agent/offline-binding.js'
 import type {EventDoc} from '../../src/operator/transport.js'
 import {type AgentOrg, agentOrg, until} from '../support/agent-org.js'
-import {type TcpProxy, tcpProxy} from '../support/tcp-proxy.js'
+import {type TcpProxy, tcpProxy} from '../../src/poc/faults/tcp-proxy.js'
 
 const STEPS = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'steps-handler.mjs')
 // Leases and grace short enough for a test, long enough that the client's reconnect backoff

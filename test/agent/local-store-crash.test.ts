@@ -12,7 +12,7 @@ import {AgentStore} from '../../src/agent/local-store.js'
 import type {DeliveredEvent} from '../../src/wire/client.js'
 import {sqliteSuite} from '../support/authority-helpers.js'
 import {AGENT, deliveredEvents, workHistory} from '../support/agent-history.js'
-import {mulberry32} from '../support/prng.js'
+import {mulberry32} from '../../src/poc/faults/prng.js'
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'agent-store-worker.mjs')
 const suite = sqliteSuite()

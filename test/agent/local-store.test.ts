@@ -10,7 +10,7 @@ import {AgentStore, type Intent} from '../../src/agent/local-store.js'
 import type {DeliveredEvent} from '../../src/wire/client.js'
 import {sqliteSuite} from '../support/authority-helpers.js'
 import {AGENT, deliveredEvents, workHistory} from '../support/agent-history.js'
-import {mulberry32} from '../support/prng.js'
+import {mulberry32} from '../../src/poc/faults/prng.js'
 
 const suite = sqliteSuite()
 // The property and fault runs open hundreds of stores: on tmpfs when there is one, so fsync is

@@ -12,7 +12,7 @@ import {
   type SchedulerOptions,
   type Urgency,
 } from '../../src/agent/scheduler.js'
-import {mulberry32 as prng} from '../support/prng.js'
+import {mulberry32 as prng} from '../../src/poc/faults/prng.js'
 import {DispatchCountFair, HighestPriorityFirst, UrgencyAcrossGroups} from './scheduler-mutants.js'
 import {type SchedulerLike, type SimJob, type SimSetup, share, simulate} from './scheduler-sim.js'
 

@@ -11,7 +11,7 @@ import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 import {JcsError, canonicalize} from '../../src/json/jcs.js'
 import {JsonParseError, MAX_DEPTH, parseJsonBytes, parseJsonText} from '../../src/json/parse.js'
-import {mulberry32 as prng} from '../support/prng.js'
+import {mulberry32 as prng} from '../../src/poc/faults/prng.js'
 
 const SEED = 4242
 const RUNS = 400

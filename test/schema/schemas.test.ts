@@ -18,7 +18,7 @@ import {Ajv2020} from 'ajv/dist/2020.js'
 import formatsModule from 'ajv-formats'
 import {defaultSchemaDir, schemaCatalog} from '../../src/schema/catalog.js'
 import type {SchemaCatalog} from '../../src/schema/catalog.js'
-import {mulberry32} from '../support/prng.js'
+import {mulberry32} from '../../src/poc/faults/prng.js'
 
 const UPSTREAM = '/work/shared/protocol'
 const UPSTREAM_SCHEMAS = join(UPSTREAM, 'schemas')

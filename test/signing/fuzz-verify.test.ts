@@ -27,7 +27,7 @@ import type {DocumentKind} from '../../src/signing/profiles.js'
 import {RegistryEvidence, RegistryFault, validateSnapshot} from '../../src/signing/registry.js'
 import {Rejection, STAGES, type Verified, type VerifyResult, verify} from '../../src/signing/verify.js'
 import {HAVE_UPSTREAM, UPSTREAM} from '../support/upstream.js'
-import {mulberry32 as prng} from '../support/prng.js'
+import {mulberry32 as prng} from '../../src/poc/faults/prng.js'
 
 const SEED = 0x5eed_4242
 const DOC_MUTATIONS_PER_CASE = 220

@@ -1,4 +1,4 @@
-// The fault-injecting WebSocket proxy's own contract (test/support/ws-fault-proxy.ts), against a
+// The fault-injecting WebSocket proxy's own contract (src/poc/faults/ws-fault-proxy.ts), against a
 // scripted upstream: what it faults (delivery EVENT frames: 2–3 copies, shuffled, some late), what it
 // keeps in order (command answers, in place), and what must not overtake what (a server ACK
 // "delivered through" never overtakes a held delivery it covers; one covering the withheld sequence
@@ -10,7 +10,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import WebSocket, {WebSocketServer} from 'ws'
-import {type WsFaultProxy, wsFaultProxy} from '../support/ws-fault-proxy.js'
+import {type WsFaultProxy, wsFaultProxy} from '../../src/poc/faults/ws-fault-proxy.js'
 import {tls} from '../support/wire-helpers.js'
 
 const G = 'urn:mwp:dev:org:example:group:g'

@@ -1,4 +1,6 @@
-// Seeded randomness for the property, fuzz and mutation suites: the same seed gives the same run.
+// Seeded randomness: the same seed gives the same draws. The fault proxies beside it draw their
+// duplicates and shuffles from it (arrival timing still varies from run to run), the property,
+// fuzz and mutation suites their inputs. It lives in src/ because src/ may not import from test/.
 
 /** mulberry32: a tiny deterministic PRNG; each call returns the next float in [0, 1). */
 export function mulberry32(seed: number): () => number {
