@@ -202,7 +202,8 @@ export type WireErrorCode = 'HANDSHAKE_FAILED' | 'CLOSED'
 export type ConformanceErrorCode = 'bundle-invalid' | 'results-invalid'
 
 /** The Agent runtime (src/agent/): its local blobs, its configuration and its environment. */
-export type AgentErrorCode = 'blob-integrity' | 'agent-invalid' | 'agent-unusable' | 'offline-buffer-refused' | 'plan-invalid'
+export type AgentErrorCode =
+  'blob-integrity' | 'agent-invalid' | 'agent-unusable' | 'offline-buffer-refused' | 'plan-invalid'
 
 /** Artifact content (src/store/artifact-blobs.ts, src/wire/artifact-client.ts): identity, size, integrity. */
 export type ArtifactErrorCode =

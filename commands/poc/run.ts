@@ -3,6 +3,8 @@ import {resolve} from 'node:path'
 import {exitCodesHelp, MwpCommand, type Outcome, environment} from '../../src/cli/base.js'
 import {runPoc} from '../../src/poc/run.js'
 import {selfTest} from '../../src/poc/self-test.js'
+import {MUTANTS, type Mutant} from '../../src/mutants.js'
+import {repeatable} from '../../src/cli/flags.js'
 import {renderSummary} from '../../src/poc/report/terminal.js'
 import {writeReport} from '../../src/poc/report/write.js'
 
@@ -47,6 +49,11 @@ ${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: at least one check failed, or a 
       default: false,
     }),
     'timeout-seconds': Flags.integer({description: 'Give up after this long.', default: 600, min: 30}),
+    mutant: Flags.string({
+      ...repeatable,
+      description: `With --self-test: only this broken runtime (repeatable; default all): ${Object.keys(MUTANTS).join(', ')}.`,
+      options: Object.keys(MUTANTS),
+    }),
     'self-test': Flags.boolean({
       description:
         'Then run again against each deliberately broken runtime (src/mutants.ts) and show which checks catch it; fails when one is not caught.',
@@ -74,6 +81,7 @@ ${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: at least one check failed, or a 
       process.stderr.write('poc: self-test: the same run against each broken runtime\n')
       run.trace.selfTest = await selfTest({
         seed: flags.seed,
+        ...(flags.mutant?.length ? {only: flags.mutant as Mutant[]} : {}),
         progress: (line) => process.stderr.write(`poc: ${line}\n`),
       })
     }

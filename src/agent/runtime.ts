@@ -343,7 +343,9 @@ class AgentRuntime implements RunningAgent {
     if (this.#stopping) return
     const victim = this.#scheduler.preemption(this.#now())
     if (victim)
-      this.#runs.get(key(victim.groupId, victim.workItemId))?.slot?.stop(mutated('preempt-unsafe') ? 'lease-lost' : 'yield')
+      this.#runs
+        .get(key(victim.groupId, victim.workItemId))
+        ?.slot?.stop(mutated('preempt-unsafe') ? 'lease-lost' : 'yield')
     while (this.#runs.size < this.#slots) {
       const next = this.#scheduler.dispatch(this.#now())
       if (!next) break
@@ -815,7 +817,13 @@ class AgentRuntime implements RunningAgent {
     // §11.3: a result under a lease this Agent knows has expired is not sent (the process was
     // stopped past it, say): the WorkItem is someone else's to finish now.
     if (!run.rescue && run.leaseExpiresAt > 0 && run.leaseExpiresAt <= this.#now() && !mutated('stale-lease-local')) {
-      this.#log({level: 'warn', event: 'lease-lost', groupId: entry.groupId, workItemId: entry.workItemId, why: 'expired before the result'})
+      this.#log({
+        level: 'warn',
+        event: 'lease-lost',
+        groupId: entry.groupId,
+        workItemId: entry.workItemId,
+        why: 'expired before the result',
+      })
       return this.#release(run, used, false)
     }
     this.#log({level: 'info', event: 'run-ended', groupId: entry.groupId, workItemId: entry.workItemId, result})

@@ -592,14 +592,18 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
   },
   {
     id: 'fault.worker-restart.same-owner',
-    title: 'The restarted Worker itself resumed its WorkItem under the same Ownership Epoch (it knew it owned it from replay)',
+    title:
+      'The restarted Worker itself resumed its WorkItem under the same Ownership Epoch (it knew it owned it from replay)',
     run: (f) =>
       fault(f, 'worker-restart', (r) => {
         const w = f.b.state?.workItems[String(r.target)]
-        return ok(w?.ownershipEpoch === Number(r.measured.ownershipEpochAtKill) && ownerOf(f.b, w) === f.agentId(SHARED_WORKER), {
-          ownershipEpochAtKill: Number(r.measured.ownershipEpochAtKill),
-          ownershipEpochAtEnd: w?.ownershipEpoch ?? 0,
-        })
+        return ok(
+          w?.ownershipEpoch === Number(r.measured.ownershipEpochAtKill) && ownerOf(f.b, w) === f.agentId(SHARED_WORKER),
+          {
+            ownershipEpochAtKill: Number(r.measured.ownershipEpochAtKill),
+            ownershipEpochAtEnd: w?.ownershipEpoch ?? 0,
+          },
+        )
       }),
   },
   {
@@ -669,6 +673,63 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
           workItems: instances.length,
           distinct: unique.size,
           commandsByReplacement: byReplacement,
+        })
+      }),
+  },
+  {
+    id: 'fault.delivery.faulted',
+    title: 'The delivery proxy really duplicated and reordered Events to the shared Worker and a Coordinator',
+    run: (f) =>
+      fault(f, 'delivery', (r) =>
+        ok(
+          Number(r.measured.duplicated) > 0 &&
+            Number(r.measured.reordered) > 0 &&
+            Number(r.measured.lateDuplicates) > 0,
+          r.measured,
+        ),
+      ),
+  },
+  {
+    id: 'fault.delivery.applied-once',
+    title:
+      'Under duplicated and reordered delivery, the shared Worker applied every Event once and in order (its Cursor is the Group head it may see)',
+    run: (f) =>
+      fault(f, 'delivery', () => {
+        const store = agentStore(f, SHARED_WORKER)
+        try {
+          const behind = store.groups().filter((g) => (store.buffered(g.groupId) ?? []).length > 0).length
+          const cursorB = store.cursor(f.missions.b) ?? 0
+          return ok(behind === 0 && cursorB > 0, {groups: store.groups().length, bufferedGaps: behind, cursorB})
+        } finally {
+          store.close()
+        }
+      }),
+  },
+  {
+    id: 'fault.disconnect.offline',
+    title: 'The cut-off Worker went offline mid-run, kept working within its grace, and reconciled on reconnect',
+    run: (f) =>
+      fault(f, 'disconnection', (r) => {
+        const l = logs(f, B_WORKER)
+        const after = (e: string) => l.filter((x) => x.event === e && String(x.at) >= r.at).length
+        return ok(Number(r.measured.dropped) > 0 && after('offline') > 0 && after('reconciled') > 0, {
+          ...r.measured,
+          offline: after('offline'),
+          buffered: after('offline-buffered'),
+          reconciled: after('reconciled'),
+        })
+      }),
+  },
+  {
+    id: 'fault.disconnect.completed',
+    title: 'The WorkItem running during the cut was verified, by the same Worker under the same ownership',
+    run: (f) =>
+      fault(f, 'disconnection', (r) => {
+        const g = [...f.groups.values()].find((x) => x.state?.workItems[String(r.target)] !== undefined)
+        const w = g?.state?.workItems[String(r.target)]
+        return ok(w?.state === 'verified' && w.ownershipEpoch === 1 && ownerOf(g!, w) === f.agentId(B_WORKER), {
+          state: w?.state ?? 'none',
+          ownershipEpoch: w?.ownershipEpoch ?? 0,
         })
       }),
   },

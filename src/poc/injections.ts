@@ -17,10 +17,13 @@ import {existsSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 import type {WorkItemView} from '../authority/model/state.js'
 import type {PocProcess} from './cluster.js'
+import type {TcpProxy} from './faults/tcp-proxy.js'
+import type {WsFaultProxy} from './faults/ws-fault-proxy.js'
 import type {Observer} from './observe.js'
 import {pocStage} from './work/stage.js'
 
-export type FaultId = 'worker-restart' | 'lease-expiry' | 'coordinator-replacement' | 'high-priority-arrival'
+export type FaultId =
+  'worker-restart' | 'lease-expiry' | 'coordinator-replacement' | 'high-priority-arrival' | 'disconnection' | 'delivery'
 
 export interface FaultRecord {
   id: FaultId
@@ -50,6 +53,8 @@ export interface InjectionContext {
    * the human approve it once submitted; resolves with its Group ID.
    */
   urgentMission(): Promise<string>
+  /** The TCP proxy between the disconnected Worker and the authority. */
+  link(): TcpProxy
   /** A Command of the replaced Coordinator's identity under its old epoch; the answer's code. */
   staleCommand(groupId: string, agentName: string): Promise<string>
   timeoutMs: number
@@ -214,6 +219,57 @@ export function highPriorityArrival(c: InjectionContext, worker: string): Promis
       return {at, target: g, measured: {busySlotsAtArrival: busy()}}
     },
   )
+}
+
+/** How long the disconnected Worker stays cut off: well inside its lease grace (§11.5). */
+const CUT_MS = 3_000
+
+export function disconnection(c: InjectionContext, worker: string): Promise<FaultRecord> {
+  return guarded('disconnection', `cut ${worker} off the authority for ${CUT_MS / 1000} s mid-run`, async () => {
+    const id = c.agentId(worker)
+    // The child Mission's documentation runs long enough to be cut in the middle.
+    const running = () => {
+      for (const g of c.observer.groups.values())
+        if (g.state?.mission.parent !== undefined)
+          for (const w of Object.values(g.state.workItems))
+            if (w.state === 'active' && w.owner?.agentId === id && pocStage(w.contract.constraints)?.stage === 'docs')
+              return w
+      return undefined
+    }
+    await c.observer.until(
+      () => running() !== undefined,
+      `${worker} running the child Mission's documentation`,
+      c.timeoutMs,
+    )
+    const item = running()!
+    const proxy = c.link()
+    const at = now()
+    proxy.cut()
+    await new Promise((r) => setTimeout(r, CUT_MS))
+    proxy.restore()
+    return {
+      at,
+      target: item.workItemId,
+      measured: {cutMs: CUT_MS, dropped: proxy.stats.dropped, refusedWhileCut: proxy.stats.refused},
+    }
+  })
+}
+
+/** The delivery proxy's counts over the whole run (it faults from the first Event on). */
+export function deliveryRecord(p: WsFaultProxy): FaultRecord {
+  const s = p.stats
+  return {
+    id: 'delivery',
+    label: "every Event to the shared Worker and to Mission B's Coordinator duplicated and reordered",
+    at: now(),
+    measured: {
+      eventsIn: s.deliveryIn,
+      eventsOut: s.deliveryOut,
+      duplicated: s.duplicated,
+      lateDuplicates: s.lateDuplicates,
+      reordered: s.reordered,
+    },
+  }
 }
 
 /**

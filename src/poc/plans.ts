@@ -164,6 +164,8 @@ export function pocPlans(seed: number, options: {defect?: string} = {}): PocPlan
         stage('docs', 'Write the textkit README', a('docs'), {
           dependsOn: ['requirements'],
           prefer: [B_WORKER],
+          // Long enough to be cut off the authority in the middle (the disconnection fault).
+          stepMs: 1500,
           deliverable: ['docs', 'README.md'],
           criteria: [['docs', 'The README names every function', 'docs']],
         }),

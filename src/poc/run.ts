@@ -23,10 +23,14 @@ import {missionCreatePayload, newMissionIds} from '../operator/mission-payloads.
 import type {Transport} from '../operator/transport.js'
 import {openWireTransport} from '../operator/wire-transport.js'
 import {type PocProcess, spawnMwp, startAuthority, stop} from './cluster.js'
+import {type TcpProxy, tcpProxy} from './faults/tcp-proxy.js'
+import {type WsFaultProxy, wsFaultProxy} from './faults/ws-fault-proxy.js'
 import {
   type FaultRecord,
   agentStateFiles,
   coordinatorReplacement,
+  deliveryRecord,
+  disconnection,
   highPriorityArrival,
   leaseExpiry,
   workerRestart,
@@ -81,6 +85,8 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
   const timeoutMs = o.timeoutMs ?? 10 * 60_000
   const procs: PocProcess[] = []
   let transport: Transport | null = null
+  let delivery: WsFaultProxy | undefined
+  let link: TcpProxy | undefined
   let observer: Observer | null = null
   try {
     progress(`organization in ${dir}`)
@@ -105,12 +111,25 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
     const {proc: authority, url, ca} = await startAuthority(org.config, dir, artifacts)
     procs.push(authority)
     progress(`authority listening on ${url}`)
+    // Faults from outside: the shared Worker and Mission B's Coordinator see every Event through
+    // a proxy that duplicates and reorders delivery (§16); the third Worker reaches the authority
+    // through a TCP proxy the suite cuts for a while (a temporary Group disconnection, §11.5).
+    if (o.faults !== false) {
+      delivery = await wsFaultProxy(url, {targetCa: readFileSync(ca), tlsDir: join(dir, 'proxy-tls'), seed: o.seed})
+      link = await tcpProxy(url)
+    }
+    const via = (name: string): string[] =>
+      delivery && (name === SHARED_WORKER || name === 'coordinator-2')
+        ? ['--url', delivery.url, '--ca', delivery.caFile]
+        : link && name === B_WORKER
+          ? ['--url', link.url, '--ca', ca]
+          : ['--url', url, '--ca', ca]
     const argsOf = new Map<string, string[]>()
     const agent = (name: string, args: string[]) => {
       argsOf.set(name, args)
       const p = spawnMwp(
         name,
-        ['agent', 'run', '--config', org.config, '--agent', name, '--url', url, '--ca', ca, ...args],
+        ['agent', 'run', '--config', org.config, '--agent', name, ...via(name), ...args],
         dir,
         o.env,
       )
@@ -165,6 +184,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
           ca,
           registry: org.registry,
         }),
+      link: () => link!,
       urgentMission: async () => {
         const {groupId} = newMissionIds(org.organization)
         const policy = {default: {weight: 1, priorityClass: 0}, groups: {[groupId]: {weight: 1, priorityClass: 1}}}
@@ -191,6 +211,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
             leaseExpiry(injecting, A_WORKER).then(told),
             coordinatorReplacement(injecting, 'coordinator', 'coordinator-3').then(told),
             highPriorityArrival(injecting, SHARED_WORKER).then(told),
+            disconnection(injecting, B_WORKER).then(told),
           ]
     // A run that does not finish still gets its checks (they say what did not happen) and its report.
     let unfinished: string | undefined
@@ -211,7 +232,8 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
       }
       await observer.until(() => human.approved(a) && human.approved(b), 'both approvals in the log', left())
       await Promise.all(faults)
-      if (urgent !== undefined) await observer.until(() => human.approved(urgent!), 'the urgent Mission approved', left())
+      if (urgent !== undefined)
+        await observer.until(() => human.approved(urgent!), 'the urgent Mission approved', left())
     } catch (e) {
       unfinished = (e as Error).message
       progress(`did not finish: ${unfinished}`)
@@ -230,7 +252,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
       plans,
       seed: o.seed,
       changeRequest: CHANGE_REQUEST,
-      faults: injected,
+      faults: delivery ? [...injected, deliveryRecord(delivery)] : injected,
       faultsExpected: o.faults !== false,
       ...(unfinished !== undefined ? {unfinished} : {}),
     }
@@ -244,6 +266,8 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
   } finally {
     await observer?.close().catch(() => undefined)
     await transport?.close().catch(() => undefined)
+    await delivery?.close().catch(() => undefined)
+    await link?.close().catch(() => undefined)
     for (const p of procs) await stop(p, 1000)
     if (o.dir === undefined && process.env.MWP_POC_KEEP !== '1') rmSync(dir, {recursive: true, force: true})
   }

@@ -27,7 +27,7 @@ describe('mwp poc run', () => {
     expect(code).toBe(0)
     expect(out.status).toBe('ok')
     const trace = out.result.trace
-    expect(trace.checks.length).toBeGreaterThanOrEqual(38)
+    expect(trace.checks.length).toBeGreaterThanOrEqual(48)
     expect(trace.checks.every((c) => c.passed)).toBe(true)
     // What the checks measured is in the report, e.g. the real failing tests that forced rework.
     const rework = trace.checks.find((c) => c.id === 'review.rejected-failing-test')!
@@ -55,4 +55,24 @@ describe.runIf(shouldRunPostgres('poc-run'))('mwp poc run --store postgres://', 
     expect(code).toBe(0)
     expect(out.result.trace.store).toMatch(/^postgres/)
   }, 300_000)
+})
+
+describe('mwp poc run --self-test', () => {
+  // Three of the broken runtimes, one per layer (the Coordinator's review, the Agent's Cursor, the
+  // Agent's lease handling): each must fail at least one named check, and the real run must pass.
+  // `mwp poc run --self-test` without --mutant runs all of src/mutants.ts (about 8 minutes here).
+  it('catches each broken runtime with a named check', async () => {
+    const mutants = ['review-accepts-anything', 'cursor-never-acked', 'stale-lease-local']
+    const p = cli(['poc', 'run', '--json', '--self-test', ...mutants.flatMap((m) => ['--mutant', m])])
+    const code = await p.exited
+    const {stdout, stderr} = p.out()
+    const out = JSON.parse(stdout) as {result: {passed: boolean; uncaughtMutants: string[]; trace: PocTrace}}
+    expect(out.result.uncaughtMutants, stderr.slice(-3000)).toEqual([])
+    expect(code).toBe(0)
+    const caught = Object.fromEntries(out.result.trace.selfTest!.map((m) => [m.mutant, m.caughtBy]))
+    expect(Object.keys(caught)).toEqual(mutants)
+    expect(caught['review-accepts-anything']).toContain('review.rejected-failing-test')
+    expect(caught['cursor-never-acked']).toContain('delivery.cursors-agree')
+    expect(caught['stale-lease-local']).toContain('fault.lease-expiry.stopped')
+  }, 600_000)
 })

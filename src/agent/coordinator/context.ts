@@ -29,7 +29,9 @@ export function offerContext(key: SigningKey, view: MissionView, item: WorkItemV
   const failedEvents = view.failures.get(item.workItemId) ?? []
   const round = failedEvents.length
   const findings =
-    item.failure && !mutated('rework-without-findings') ? item.failure.reason.split('\n').filter((l) => l.length > 0) : []
+    item.failure && !mutated('rework-without-findings')
+      ? item.failure.reason.split('\n').filter((l) => l.length > 0)
+      : []
   const cited = item.failure?.evidenceHashes ?? []
   const unsigned = {
     contextPackageId: newUrn(),

@@ -120,7 +120,13 @@ function itemStep(
   const authors = p.independentOf.flatMap((i) => (itemOf(i)?.submission?.evidence ?? []).map((e) => e.generatedBy.id))
   const offer = (why: 'first' | 'next' | 'reassign' | 'rework', exclude: Iterable<string>): Step | null => {
     const broken = mutated('offer-to-author')
-    const candidate = bestCandidate(ctx, state, item, broken ? {...p, item: {...p.item, prefer: authors}} : p, new Set(broken ? exclude : [...exclude, ...authors]))
+    const candidate = bestCandidate(
+      ctx,
+      state,
+      item,
+      broken ? {...p, item: {...p.item, prefer: authors}} : p,
+      new Set(broken ? exclude : [...exclude, ...authors]),
+    )
     return candidate === null ? null : {kind: 'offer', planned: p, item, candidate, why}
   }
   const lapsedOwners = lapsed(item)
