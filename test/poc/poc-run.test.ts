@@ -32,7 +32,8 @@ describe('mwp poc run', () => {
     // What the checks measured is in the report, e.g. the real failing tests that forced rework.
     const rework = trace.checks.find((c) => c.id === 'review.rejected-failing-test')!
     expect(rework.detail).toMatch(/^tests: failing: /)
-    expect(trace.missions.filter((m) => m.state === 'approved')).toHaveLength(3)
+    // A, its child Mission, B and the urgent Mission C.
+    expect(trace.missions.filter((m) => m.state === 'approved')).toHaveLength(4)
     expect(trace.runs.some((r) => r.agent === 'worker-1' && r.slot === 1)).toBe(true)
     // Progress went to stderr, the report to files.
     expect(stderr).toMatch(/poc: Mission A approved/)
