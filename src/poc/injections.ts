@@ -70,6 +70,18 @@ const stageItem = (obs: Observer, g: string, stage: string, state: string, owner
 
 const now = () => new Date().toISOString()
 
+/** Waits until the Agent `agentId` runs the WorkItem of `stage` in Group `g`; that WorkItem. */
+async function running(
+  c: InjectionContext,
+  g: string,
+  stage: string,
+  agentId: string,
+  what: string,
+): Promise<WorkItemView> {
+  await c.observer.until(() => stageItem(c.observer, g, stage, 'active', agentId) !== undefined, what, c.timeoutMs)
+  return stageItem(c.observer, g, stage, 'active', agentId)!
+}
+
 async function guarded(
   id: FaultId,
   label: string,
@@ -84,13 +96,13 @@ async function guarded(
 
 export function workerRestart(c: InjectionContext, worker: string): Promise<FaultRecord> {
   return guarded('worker-restart', `kill -9 ${worker}, delete its database, restart`, async () => {
-    const id = c.agentId(worker)
-    await c.observer.until(
-      () => stageItem(c.observer, c.missions.b, 'implement', 'active', id) !== undefined,
+    const item = await running(
+      c,
+      c.missions.b,
+      'implement',
+      c.agentId(worker),
       `${worker} running Mission B's implementation`,
-      c.timeoutMs,
     )
-    const item = stageItem(c.observer, c.missions.b, 'implement', 'active', id)!
     const old = c.proc(worker)
     const at = now()
     old.child.kill('SIGKILL')
@@ -115,12 +127,7 @@ export function workerRestart(c: InjectionContext, worker: string): Promise<Faul
 export function leaseExpiry(c: InjectionContext, worker: string): Promise<FaultRecord> {
   return guarded('lease-expiry', `SIGSTOP ${worker} past its Execution Lease, then SIGCONT`, async () => {
     const id = c.agentId(worker)
-    await c.observer.until(
-      () => stageItem(c.observer, c.missions.a, 'review', 'active', id) !== undefined,
-      `${worker} running Mission A's review`,
-      c.timeoutMs,
-    )
-    const item = stageItem(c.observer, c.missions.a, 'review', 'active', id)!
+    const item = await running(c, c.missions.a, 'review', id, `${worker} running Mission A's review`)
     const p = c.proc(worker)
     const at = now()
     p.child.kill('SIGSTOP')
@@ -228,7 +235,7 @@ export function disconnection(c: InjectionContext, worker: string): Promise<Faul
   return guarded('disconnection', `cut ${worker} off the authority for ${CUT_MS / 1000} s mid-run`, async () => {
     const id = c.agentId(worker)
     // The child Mission's documentation runs long enough to be cut in the middle.
-    const running = () => {
+    const docsRun = () => {
       for (const g of c.observer.groups.values())
         if (g.state?.mission.parent !== undefined)
           for (const w of Object.values(g.state.workItems))
@@ -237,11 +244,11 @@ export function disconnection(c: InjectionContext, worker: string): Promise<Faul
       return undefined
     }
     await c.observer.until(
-      () => running() !== undefined,
+      () => docsRun() !== undefined,
       `${worker} running the child Mission's documentation`,
       c.timeoutMs,
     )
-    const item = running()!
+    const item = docsRun()!
     const proxy = c.link()
     const at = now()
     proxy.cut()
