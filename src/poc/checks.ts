@@ -650,6 +650,29 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
       }),
   },
   {
+    id: 'fault.coordinator.handover',
+    title:
+      "The replacement's first act was a signed Mission-scoped Context Package of what it reconciled, before any assignment",
+    run: (f) =>
+      fault(f, 'coordinator-replacement', () => {
+        const by = f.agentId('coordinator-3')
+        const h = f.a.handovers.find((x) => x.actorId === by && x.coordinatorEpoch === 2)
+        const firstAssignment = f.a.firstAssignment.get(by)
+        return ok(
+          h?.verified === true &&
+            h.scope === 'mission' &&
+            firstAssignment !== undefined &&
+            h.sequence < firstAssignment,
+          {
+            handovers: f.a.handovers.length,
+            verified: h?.verified ?? false,
+            handoverSequence: h?.sequence ?? 0,
+            firstAssignmentSequence: firstAssignment ?? 0,
+          },
+        )
+      }),
+  },
+  {
     id: 'fault.coordinator.stale-refused',
     title: "The replaced Coordinator's Command under its old epoch was refused as stale",
     run: (f) =>

@@ -9,6 +9,10 @@ import type {AppliedEvent} from '../authority/model/events.js'
 import type {GroupState} from '../authority/model/state.js'
 import type {EventDoc, Subscription, Transport} from '../operator/transport.js'
 import {FILE_NAME_EXTENSION} from '../agent/artifact-manifest.js'
+import {handoverOf} from '../agent/coordinator/mission-view.js'
+import type {JsonObject} from '../json/parse.js'
+import type {RegistryEvidence} from '../signing/registry.js'
+import {Rejection, verify} from '../signing/verify.js'
 
 export interface ObservedRun {
   agentId: string
@@ -46,6 +50,17 @@ export interface GroupFacts {
   /** Per WorkItem, the sequence of its authorization and of its verification. */
   authorizedAt: Map<string, number>
   verifiedAt: Map<string, number>
+  /** §7.2 handovers: each Coordinator handover notice and whether its Context Package verified. */
+  handovers: {
+    at: string
+    sequence: number
+    actorId: string
+    coordinatorEpoch: number
+    verified?: boolean
+    scope?: string
+  }[]
+  /** Per actor, the sequence of its first assignment (work.authorized, work.offer.created, mission.child.created). */
+  firstAssignment: Map<string, number>
   /** Artifact content hash → file name, from the signed manifests. */
   names: Map<string, string>
 }
@@ -66,6 +81,8 @@ const newFacts = (groupId: string): GroupFacts => ({
   lateResults: [],
   authorizedAt: new Map(),
   verifiedAt: new Map(),
+  handovers: [],
+  firstAssignment: new Map(),
   names: new Map(),
 })
 
@@ -83,10 +100,14 @@ export class Observer {
   readonly #ended = new Map<string, string>()
   #lastEventAt = Date.now()
 
-  /** `stallMs`: every wait gives up once no Group has had a new Event for this long. */
+  /**
+   * `stallMs`: every wait gives up once no Group has had a new Event for this long. `registry`:
+   * verifies the Context Packages Coordinators hand over.
+   */
   constructor(
     private readonly transport: Transport,
     private readonly stallMs = Infinity,
+    private readonly registry?: RegistryEvidence,
   ) {}
 
   /** Follows a Group from its first Event (once). */
@@ -153,6 +174,28 @@ export class Observer {
     for (const w of [...this.#waiters]) w()
   }
 
+  /** Fetches a handed-over Context Package and checks it: six-stage verified, its generator, its Mission scope. */
+  async #verifyPackage(
+    groupId: string,
+    hash: string,
+    actorId: string,
+    record: GroupFacts['handovers'][number],
+  ): Promise<void> {
+    try {
+      const bytes = await this.transport.artifacts!.get(groupId, hash)
+      const r = this.registry ? verify('context-package', bytes, this.registry) : null
+      if (r === null || r instanceof Rejection) {
+        record.verified = false
+        return
+      }
+      const d = r.document as {generatedBy?: {id?: string}; groupId?: string; workItemId?: string}
+      record.verified = d.generatedBy?.id === actorId
+      record.scope = d.groupId === groupId && d.workItemId === undefined ? 'mission' : 'other'
+    } catch {
+      record.verified = false
+    }
+  }
+
   #facts(f: GroupFacts, e: EventDoc, before: GroupState | null): void {
     const p = e.payload
     const at = e.occurredAt
@@ -161,7 +204,25 @@ export class Observer {
     const after = f.state?.workItems[workItemId]
     if (after !== undefined && !f.authorizedAt.has(workItemId)) f.authorizedAt.set(workItemId, e.sequence)
     if (after?.state === 'verified' && !f.verifiedAt.has(workItemId)) f.verifiedAt.set(workItemId, e.sequence)
+    if (
+      (e.kind === 'work.authorized' || e.kind === 'work.offer.created' || e.kind === 'mission.child.created') &&
+      !f.firstAssignment.has(e.actor.id)
+    )
+      f.firstAssignment.set(e.actor.id, e.sequence)
     switch (e.kind) {
+      case 'message.posted': {
+        const h = handoverOf(p.message as JsonObject)
+        if (h === null) break
+        const record: GroupFacts['handovers'][number] = {
+          at,
+          sequence: e.sequence,
+          actorId: e.actor.id,
+          coordinatorEpoch: h.coordinatorEpoch,
+        }
+        f.handovers.push(record)
+        void this.#verifyPackage(f.groupId, h.contextPackageHash, e.actor.id, record)
+        break
+      }
       case 'work.started': {
         const lease = p.lease as {leaseId: string}
         f.runs.push({

@@ -22,6 +22,7 @@ import {buildCommand, buildFinalApproval} from '../operator/command-builder.js'
 import {missionCreatePayload, newMissionIds} from '../operator/mission-payloads.js'
 import type {Transport} from '../operator/transport.js'
 import {openWireTransport} from '../operator/wire-transport.js'
+import {RegistryEvidence} from '../signing/registry.js'
 import {type PocProcess, spawnMwp, startAuthority, stop} from './cluster.js'
 import {type TcpProxy, tcpProxy} from './faults/tcp-proxy.js'
 import {type WsFaultProxy, wsFaultProxy} from './faults/ws-fault-proxy.js'
@@ -159,7 +160,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
 
     const owner = readKeyFile(join(org.dir, 'keys', 'owner.key.json'))
     transport = await openWireTransport({url, key: owner, ca, registry: org.registry, reconnect: {maxAttempts: 20}})
-    observer = new Observer(transport, STALL_MS)
+    observer = new Observer(transport, STALL_MS, RegistryEvidence.fromBytes(readFileSync(org.registry)))
     const human = new Human(owner, transport, observer)
     const a = await human.create(OBJECTIVES.a, `${org.organization}:agent:coordinator`)
     const b = await human.create(OBJECTIVES.b, `${org.organization}:agent:coordinator-2`)

@@ -61,6 +61,51 @@ export function offerContext(key: SigningKey, view: MissionView, item: WorkItemV
   return sign('context-package', unsigned, key).document
 }
 
+/**
+ * §7.2 "The replacement MUST receive a signed Context Package and MUST reconcile current WorkItem
+ * state before issuing new assignments": the replacement Coordinator's own summary of what replay
+ * reconciled — every WorkItem's state, the Artifacts already verified, the Event range it read —
+ * signed and published before its first assignment, so the handover is in the Mission's history.
+ * (The old Coordinator cannot hand one over: it stopped.)
+ */
+export function handoverContext(key: SigningKey, view: MissionView): JsonObject {
+  const state = view.state!
+  const epoch = state.mission.coordinator!.coordinatorEpoch
+  const items = Object.values(state.workItems)
+  const counts = new Map<string, number>()
+  for (const w of items) counts.set(w.state, (counts.get(w.state) ?? 0) + 1)
+  const tally = [...counts.entries()].map(([s, n]) => `${n} ${s}`).join(', ') || 'no WorkItems'
+  const assigned = view.assignedBy.get(epoch) ?? view.last!.eventId
+  const unsigned = {
+    contextPackageId: newUrn(),
+    version: 1,
+    missionId: state.missionId,
+    groupId: state.groupId,
+    sourceEventRange: {
+      fromSequence: view.first!.sequence,
+      toSequence: view.last!.sequence,
+      eventIds: [...new Set([view.first!.eventId, assigned, view.last!.eventId])],
+    },
+    artifactHashes: [
+      ...new Set(items.flatMap((w) => (w.state === 'verified' ? (w.submission?.artifactHashes ?? []) : []))),
+    ],
+    summary: `Coordinator epoch ${epoch} took over "${state.mission.objective}" and reconciled by replay through sequence ${view.last!.sequence}: ${tally}.`,
+    decisions: [
+      {
+        description: `Coordinator epoch ${epoch} reconciled ${items.length} WorkItems by replay (${tally})`,
+        sourceEventIds: [assigned],
+      },
+    ],
+    constraints: [`Mission objective: ${state.mission.objective}`.slice(0, 4000)],
+    unresolvedQuestions: items
+      .filter((w) => w.state === 'blocked')
+      .map((w) => `blocked: ${w.contract.goal}`.slice(0, 4000)),
+    generatedBy: {type: 'agent', id: key.principal!.id},
+    generatedAt: formatUtcNow(),
+  }
+  return sign('context-package', unsigned, key).document
+}
+
 /** What a Worker reads back: the rework request in an offer's Context Package, or null for first work. */
 export function reworkOf(contextPackage: Record<string, unknown> | undefined): Rework | null {
   const decisions = Array.isArray(contextPackage?.decisions) ? (contextPackage.decisions as JsonObject[]) : []

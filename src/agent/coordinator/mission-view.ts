@@ -23,6 +23,9 @@ export interface MissionView {
   declined: Map<string, Set<string>>
   /** The work.failed Event IDs per WorkItem, newest last (a rework Context Package cites them). */
   failures: Map<string, string[]>
+  /** Coordinator Epochs whose holder posted its handover Context Package (context.ts), and the Event ID of each assignment. */
+  handedOver: Set<number>
+  assignedBy: Map<number, string>
 }
 
 export const newView = (groupId: string): MissionView => ({
@@ -33,6 +36,8 @@ export const newView = (groupId: string): MissionView => ({
   changeReasons: [],
   declined: new Map(),
   failures: new Map(),
+  handedOver: new Set(),
+  assignedBy: new Map(),
 })
 
 /** Applies one verified Event (in Group order) to the view; `names` collects Artifact file names. */
@@ -61,9 +66,17 @@ export function applyEvent(view: MissionView, doc: JsonObject, names: Map<string
       view.failures.set(w, [...(view.failures.get(w) ?? []), event.eventId])
       break
     }
+    case 'mission.coordinator.assigned': {
+      const c = p.coordinator as {coordinatorEpoch?: number} | undefined
+      if (typeof c?.coordinatorEpoch === 'number') view.assignedBy.set(c.coordinatorEpoch, event.eventId)
+      break
+    }
     case 'message.posted': {
       // The runtime's structured decline (agent/runtime.ts): {"offerDeclined": offerId, "reason": …}.
       const message = p.message as JsonObject
+      const handover = handoverOf(message)
+      if (handover !== null && event.actor?.id === view.state?.mission.coordinator?.agentId)
+        view.handedOver.add(handover.coordinatorEpoch)
       const w = workItemOfConversation(view, message.conversationId)
       if (w && event.actor && declineOf(message)) {
         const set = view.declined.get(w) ?? new Set<string>()
@@ -72,6 +85,33 @@ export function applyEvent(view: MissionView, doc: JsonObject, names: Map<string
       }
       break
     }
+  }
+}
+
+/** A Coordinator's handover notice: {"coordinatorHandover": {coordinatorEpoch, contextPackageId, contextPackageHash}}. */
+export interface Handover {
+  coordinatorEpoch: number
+  contextPackageId: string
+  contextPackageHash: string
+}
+
+export function handoverOf(message: JsonObject): Handover | null {
+  const first = Array.isArray(message.content) ? (message.content[0] as JsonObject | undefined) : undefined
+  const text = first?.text
+  if (typeof text !== 'string' || !text.startsWith('{"coordinatorHandover"')) return null
+  try {
+    const h = (JSON.parse(text) as {coordinatorHandover?: Partial<Handover>}).coordinatorHandover
+    return typeof h?.coordinatorEpoch === 'number' &&
+      typeof h.contextPackageId === 'string' &&
+      typeof h.contextPackageHash === 'string'
+      ? {
+          coordinatorEpoch: h.coordinatorEpoch,
+          contextPackageId: h.contextPackageId,
+          contextPackageHash: h.contextPackageHash,
+        }
+      : null
+  } catch {
+    return null
   }
 }
 

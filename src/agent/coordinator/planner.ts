@@ -44,6 +44,8 @@ export type Step =
   | {kind: 'give-up'; planned: Planned; item: WorkItemView}
   | {kind: 'submit'; artifactHashes: string[]}
   | {kind: 'approve-child'}
+  /** §7.2: a replacement Coordinator's first act: the signed Context Package of what it reconciled. */
+  | {kind: 'handover'}
 
 export interface PlanContext {
   self: string
@@ -75,6 +77,10 @@ export function nextSteps(ctx: PlanContext, view: MissionView): Step[] {
   // §7.2: a lease created unbounded is bounded at once, so a replacement can tell when it stopped.
   if ((lease === null || Date.parse(lease) - ctx.nowMs < ctx.renewBeforeMs) && !mutated('coordinator-no-renewal'))
     steps.push({kind: 'renew'})
+  // A replacement (epoch > 1) reconciled by replay first; before any assignment it hands over the
+  // signed Context Package of the state it found (once per epoch, even across its own restarts).
+  const epoch = mission.coordinator.coordinatorEpoch
+  if (epoch > 1 && !view.handedOver.has(epoch)) return [...steps, {kind: 'handover'}]
   const plan = planFor(ctx.plans, mission)
   if (plan === null) return [...steps, {kind: 'no-plan'}]
   const planned = instantiate(plan, mission.missionId, view.changeReasons)

@@ -20,7 +20,7 @@ import {buildCommand, buildFinalApproval} from '../../operator/command-builder.j
 import type {RegistryEvidence} from '../../signing/registry.js'
 import {type DeliveredEvent, WireClient} from '../../wire/client.js'
 import type {AgentEntry} from './candidates.js'
-import {offerContext} from './context.js'
+import {handoverContext, offerContext} from './context.js'
 import {type ArtifactName, contractFor} from './contract.js'
 import {type MissionView, applyEvent, newView} from './mission-view.js'
 import type {Plan} from './plan.js'
@@ -273,6 +273,17 @@ class Coordinator implements RunningCoordinator {
           artifactHashes: step.artifactHashes,
           summary: summaryOf(view),
         })
+      case 'handover': {
+        const pkg = handoverContext(this.#o.key, view)
+        const bytes = Buffer.from(canonicalize(pkg))
+        const contextPackageHash = await this.#client.putArtifact(g, bytes)
+        const coordinatorEpoch = state.mission.coordinator!.coordinatorEpoch
+        this.#log({level: 'info', event: 'handover', groupId: g, coordinatorEpoch, contextPackageHash})
+        const notice = {
+          coordinatorHandover: {coordinatorEpoch, contextPackageId: pkg.contextPackageId, contextPackageHash},
+        }
+        return this.#command(view, 'message.post', {text: JSON.stringify(notice)}, {revision: false})
+      }
       case 'approve-child': {
         // §14: the Parent Coordinator is the child's MissionOwner; the child Coordinator reviewed
         // every WorkItem, and the approved result becomes the parent WorkItem's Evidence.
