@@ -13,9 +13,9 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 import {stringify as toYaml} from 'yaml'
 import {type AgentEntry, type RankInput, rank} from '../../src/agent/coordinator/candidates.js'
-import {reworkOf, offerContext} from '../../src/agent/coordinator/context.js'
+import {handoverContext, reworkOf, offerContext} from '../../src/agent/coordinator/context.js'
 import {DEFAULT_CAPABILITY, contractFor} from '../../src/agent/coordinator/contract.js'
-import {type MissionView, newView} from '../../src/agent/coordinator/mission-view.js'
+import {type MissionView, handoverOf, newView} from '../../src/agent/coordinator/mission-view.js'
 import {type PlanContext, type Step, nextSteps} from '../../src/agent/coordinator/planner.js'
 import {type Plan, PlanError, parsePlan, planFor, readPlan} from '../../src/agent/coordinator/plan.js'
 import {type Planned, derivedUrn, instantiate, submittedInstances} from '../../src/agent/coordinator/planned.js'
@@ -29,7 +29,7 @@ import {schemaCatalog} from '../../src/schema/catalog.js'
 import type {Principal} from '../../src/signing/profiles.js'
 import {RegistryEvidence} from '../../src/signing/registry.js'
 import {addBinding, initRegistry} from '../../src/signing/registry-edit.js'
-import {verify} from '../../src/signing/verify.js'
+import {Rejection, verify} from '../../src/signing/verify.js'
 import {PROJECT_ROOT} from '../support/upstream.js'
 
 const criterion = (id: string, check?: string) => ({id, description: `criterion ${id}`, ...(check ? {check} : {})})
@@ -838,5 +838,71 @@ describe('context', () => {
     expect(reworkOf({decisions: [{description: 'use British spelling', sourceEventIds: []}]})).toBeNull()
     expect(reworkOf({decisions: [{description: 'rework round x: nope'}, {description: 7}]})).toBeNull()
     expect(reworkOf({decisions: 'not a list'})).toBeNull()
+  })
+})
+
+describe('handover (§7.2)', () => {
+  const organization = `urn:mwp:test:org:${randomUUID()}`
+  const principal = {type: 'agent' as const, id: `${organization}:agent:coordinator-3`}
+  const key = generateSigningKey({keyId: `${organization}:key:coordinator-3`, principal})
+  const registry = RegistryEvidence.fromSnapshot(
+    addBinding(initRegistry(organization), {
+      keyId: key.keyId,
+      principal,
+      publicKey: key.publicKeyB64,
+      validFrom: '2020-01-01T00:00:00Z',
+    }),
+  )
+  const plan = parsePlan(JSON.stringify(planDoc()), 'plan.json')
+  const mission = {
+    missionId: `${organization}:mission:h`,
+    groupId: `${organization}:group:h`,
+    objective: plan.objective,
+  }
+  const replacement = (epoch: number) => {
+    const state = groupStateOf({...mission, coordinator: principal.id, leaseExpiresAt: '2099-01-01T00:00:00Z'}, [])
+    state.mission.coordinator!.coordinatorEpoch = epoch
+    const view = missionView(state)
+    view.assignedBy.set(epoch, derivedUrn('assigned', String(epoch)))
+    return view
+  }
+  const ctx = {
+    self: principal.id,
+    plans: [plan],
+    agents: [],
+    names: new Map(),
+    load: new Map(),
+    nowMs: Date.parse('2026-01-01T12:00:00Z'),
+    renewBeforeMs: 1000,
+    runMs: 1000,
+  }
+
+  it('a replacement hands over before anything else, once per epoch; the first Coordinator never does', () => {
+    // A planner that lets a replacement assign straight away (no reconciliation record) fails the first line.
+    expect(nextSteps(ctx, replacement(2)).map((s) => s.kind)).toEqual(['handover'])
+    const done = replacement(2)
+    done.handedOver.add(2)
+    expect(nextSteps(ctx, done).map((s) => s.kind)).toContain('authorize')
+    expect(nextSteps(ctx, replacement(1)).map((s) => s.kind)).not.toContain('handover')
+  })
+
+  it('the handover Context Package verifies, is Mission-scoped and cites the assignment', () => {
+    const view = replacement(2)
+    const doc = handoverContext(key, view)
+    const r = verify('context-package', Buffer.from(JSON.stringify(doc)), registry)
+    expect(r).not.toBeInstanceOf(Rejection)
+    expect(doc.workItemId).toBeUndefined()
+    expect((doc.sourceEventRange as {eventIds: string[]}).eventIds).toContain(view.assignedBy.get(2))
+    expect(reworkOf(doc)).toBeNull()
+  })
+
+  it('reads a handover notice and nothing else', () => {
+    const message = (text: string) => ({content: [{type: 'text', text}]})
+    const notice = {
+      coordinatorHandover: {coordinatorEpoch: 2, contextPackageId: 'urn:uuid:x', contextPackageHash: 'sha256:y'},
+    }
+    expect(handoverOf(message(JSON.stringify(notice)))).toEqual(notice.coordinatorHandover)
+    expect(handoverOf(message('{"coordinatorHandover": {"coordinatorEpoch": "2"}}'))).toBeNull()
+    expect(handoverOf(message('hand over, please'))).toBeNull()
   })
 })
