@@ -32,7 +32,8 @@ ${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: at least one check failed, or a 
       min: 0,
     }),
     store: Flags.string({
-      description: "The authority's store URL (default: an embedded SQLite file in the run's directory).",
+      description:
+        "Store URL of the run's authority: sqlite:PATH or postgres://USER@HOST:PORT/DB (an empty database: the run makes its own Organization). Default: an embedded SQLite file in the run's directory.",
       env: 'MWP_STORE',
     }),
     report: Flags.string({
