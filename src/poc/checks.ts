@@ -16,7 +16,7 @@ import type {PocProcess} from './cluster.js'
 import type {FaultId, FaultRecord} from './injections.js'
 import {type GroupFacts, lastOf} from './observe.js'
 import type {PocPlans} from './plans.js'
-import {A_WORKER, B_WORKER, SHARED_WORKER} from './plans.js'
+import {A_WORKER, B_WORKER, SHARED_WORKER, WORKER_SLOTS} from './plans.js'
 import type {TraceCheck} from './report/trace.js'
 import {PROJECTS} from './work/projects.js'
 import {parseRequirements} from './work/requirements.js'
@@ -320,8 +320,7 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     id: 'slots.bounded',
     title: 'No Worker ran more WorkItems at once than it has slots',
     run: (f) => {
-      const slots: Record<string, number> = {[SHARED_WORKER]: 2, [A_WORKER]: 1, [B_WORKER]: 1}
-      const over = Object.entries(slots).filter(
+      const over = Object.entries(WORKER_SLOTS).filter(
         ([name, n]) => maxConcurrency(allRuns(f).filter((r) => r.agentId === f.agentId(name))) > n,
       )
       return ok(over.length === 0, {workers: 3, over: over.length})

@@ -14,6 +14,8 @@ import {PROJECTS} from './work/projects.js'
 export const SHARED_WORKER = 'worker-1'
 export const A_WORKER = 'worker-2'
 export const B_WORKER = 'worker-3'
+/** Each Worker's execution slots: the shared one has two (§22 "multiple execution slots"). */
+export const WORKER_SLOTS: Readonly<Record<string, number>> = {[SHARED_WORKER]: 2, [A_WORKER]: 1, [B_WORKER]: 1}
 
 export interface PocPlanDoc {
   objective: string

@@ -37,7 +37,7 @@ import {
   workerRestart,
 } from './injections.js'
 import {Observer} from './observe.js'
-import {A_WORKER, B_WORKER, HANDLER_JS, OBJECTIVES, SHARED_WORKER, pocPlans} from './plans.js'
+import {A_WORKER, B_WORKER, HANDLER_JS, OBJECTIVES, SHARED_WORKER, WORKER_SLOTS, pocPlans} from './plans.js'
 import {type PocFacts, evaluate} from './checks.js'
 import {buildTrace} from './trace-build.js'
 import type {PocTrace} from './report/trace.js'
@@ -145,17 +145,10 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
     // arrival raises its Group's class here. A Group waiting 1 s with nothing running preempts.
     const policyFile = join(dir, 'scheduling-policy.json')
     writeFileSync(policyFile, JSON.stringify({default: {weight: 1, priorityClass: 0}}))
-    agent(SHARED_WORKER, [
-      '--handler',
-      HANDLER_JS,
-      '--slots',
-      '2',
-      '--scheduling-policy',
-      policyFile,
-      '--max-wait-ms',
-      '1000',
-    ])
-    for (const w of [A_WORKER, B_WORKER]) agent(w, ['--handler', HANDLER_JS, '--slots', '1'])
+    const worker = (name: string, extra: string[] = []) =>
+      agent(name, ['--handler', HANDLER_JS, '--slots', String(WORKER_SLOTS[name]), ...extra])
+    worker(SHARED_WORKER, ['--scheduling-policy', policyFile, '--max-wait-ms', '1000'])
+    for (const w of [A_WORKER, B_WORKER]) worker(w)
     progress('3 Coordinators (one standby) and 3 Workers started (one process each)')
 
     const owner = readKeyFile(join(org.dir, 'keys', 'owner.key.json'))

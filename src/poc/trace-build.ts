@@ -6,11 +6,9 @@
 import type {WorkItemView} from '../authority/model/state.js'
 import type {PocFacts} from './checks.js'
 import type {GroupFacts} from './observe.js'
-import {A_WORKER, B_WORKER, SHARED_WORKER} from './plans.js'
+import {WORKER_SLOTS} from './plans.js'
 import type {PocTrace, TraceCheck, TraceMark, TraceMission, TraceRun} from './report/trace.js'
 import {pocStage} from './work/stage.js'
-
-const SLOTS: Record<string, number> = {[SHARED_WORKER]: 2, [A_WORKER]: 1, [B_WORKER]: 1}
 
 export function buildTrace(
   f: PocFacts,
@@ -21,7 +19,7 @@ export function buildTrace(
   const groups = [...f.groups.values()].filter((g) => g.state !== null)
   const missions: TraceMission[] = groups.map((g) => mission(g, nameOf))
   const runs: TraceRun[] = []
-  for (const [name, slots] of Object.entries(SLOTS)) {
+  for (const [name, slots] of Object.entries(WORKER_SLOTS)) {
     const free = Array.from({length: slots}, () => 0)
     const mine = groups
       .flatMap((g) => g.runs)
@@ -87,7 +85,7 @@ export function buildTrace(
         role: 'coordinator' as const,
         slots: 1,
       })),
-      ...Object.entries(SLOTS).map(([n, slots]) => ({
+      ...Object.entries(WORKER_SLOTS).map(([n, slots]) => ({
         agentId: `${f.organization}:agent:${n}`,
         name: n,
         role: 'worker' as const,
