@@ -229,7 +229,7 @@ export function highPriorityArrival(c: InjectionContext, worker: string): Promis
 }
 
 /** How long the disconnected Worker stays cut off: well inside its lease grace (§11.5). */
-const CUT_MS = 3_000
+const CUT_MS = 2_000
 
 export function disconnection(c: InjectionContext, worker: string): Promise<FaultRecord> {
   return guarded('disconnection', `cut ${worker} off the authority for ${CUT_MS / 1000} s mid-run`, async () => {
