@@ -121,6 +121,9 @@ export function formatUtcNow(date: Date = new Date()): string {
   return text
 }
 
+/** The instant `ms` as a whole-second protocol timestamp (`2027-01-31T00:00:00Z`): deadlines and lease ends people read. */
+export const formatUtcSeconds = (ms: number): string => formatUtcNow(new Date(ms)).replace(/\.\d{3}Z$/, 'Z')
+
 const DURATION = /^P(?!$)(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/
 
 /** Milliseconds of a common.schema.json `duration` (`P1D`, `PT10M`, `PT1.5S`), or null when it is not one. */

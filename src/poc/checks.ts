@@ -891,8 +891,7 @@ function agentStore(f: Facts, name: string): AgentStore {
   return AgentStore.open(path, {agentId: f.agentId(name)})
 }
 
-const same = (x: readonly string[], y: readonly string[]) =>
-  x.length === y.length && [...x].sort().every((h, i) => h === [...y].sort()[i])
+const same = (x: readonly string[], y: readonly string[]) => [...x].sort().join() === [...y].sort().join()
 
 /** `project/path` → content hash of every file the pure generators make for `seed`. */
 function expectedFiles(seed: number): Map<string, string> {

@@ -41,6 +41,7 @@ import {A_WORKER, B_WORKER, HANDLER_JS, OBJECTIVES, SHARED_WORKER, WORKER_SLOTS,
 import {type PocFacts, evaluate} from './checks.js'
 import {buildTrace} from './trace-build.js'
 import type {PocTrace} from './report/trace.js'
+import {formatUtcSeconds} from '../json/timestamp.js'
 
 export interface PocOptions {
   seed: number
@@ -332,7 +333,7 @@ async function staleCoordinatorCommand(
     const built = buildCommand(key, {
       kind: 'mission.renew_coordinator',
       groupId,
-      payload: {leaseExpiresAt: new Date(Date.now() + 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z')},
+      payload: {leaseExpiresAt: formatUtcSeconds(Date.now() + 60_000)},
       state,
       coordinatorEpoch: state.mission.coordinator!.coordinatorEpoch - 1,
       ...(t.sessionEpoch !== undefined ? {sessionEpoch: t.sessionEpoch} : {}),

@@ -9,6 +9,7 @@ import {readFileSync, readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import type {CapabilityRef} from '../../authority/model/payloads.generated.js'
 import type {JsonObject} from '../../json/parse.js'
+import {formatUtcSeconds} from '../../json/timestamp.js'
 import type {RegistryEvidence} from '../../signing/registry.js'
 import {Rejection, verify} from '../../signing/verify.js'
 
@@ -104,7 +105,7 @@ export function rank(agents: readonly AgentEntry[], r: RankInput): Ranked[] {
       basis: {
         verifiedMatches: matches.map((m) => ({id: m.id, version: m.version})),
         authorizationEligible: true,
-        availabilityEstimate: new Date(r.nowMs + waitMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        availabilityEstimate: formatUtcSeconds(r.nowMs + waitMs),
         expectedCost: r.cost,
         reliabilityEvidence: matches.flatMap((m) => m.verifiedEvidence),
         policyRulesApplied: rules,

@@ -22,43 +22,61 @@ export interface Rework {
   artifactHashes: string[]
 }
 
-export function offerContext(key: SigningKey, view: MissionView, item: WorkItemView): JsonObject {
+/** What a package says beyond the envelope every one of them shares (signPackage). */
+interface PackageBody {
+  workItemId?: string
+  /** Event IDs cited besides the first and the latest the Coordinator saw. */
+  cites: string[]
+  artifactHashes: string[]
+  summary: string
+  decisions: {description: string; sourceEventIds: string[]}[]
+  unresolvedQuestions: string[]
+}
+
+/** Signs a Context Package of `view`'s Group: this Mission's scope, the Events seen so far, the objective as a constraint. */
+function signPackage(key: SigningKey, view: MissionView, body: PackageBody): JsonObject {
   const state = view.state!
-  const first = view.first!
-  const last = view.last!
+  const {cites, ...rest} = body
+  const unsigned = {
+    contextPackageId: newUrn(),
+    version: 1,
+    missionId: state.missionId,
+    groupId: state.groupId,
+    ...(rest.workItemId !== undefined ? {workItemId: rest.workItemId} : {}),
+    sourceEventRange: {
+      fromSequence: view.first!.sequence,
+      toSequence: view.last!.sequence,
+      eventIds: [...new Set([view.first!.eventId, ...cites, view.last!.eventId])],
+    },
+    artifactHashes: [...new Set(rest.artifactHashes)],
+    summary: rest.summary,
+    decisions: rest.decisions.map((d) => ({...d, description: d.description.slice(0, 4000)})),
+    constraints: [`Mission objective: ${state.mission.objective}`.slice(0, 4000)],
+    unresolvedQuestions: rest.unresolvedQuestions.map((q) => q.slice(0, 4000)),
+    generatedBy: {type: 'agent', id: key.principal!.id},
+    generatedAt: formatUtcNow(),
+  }
+  return sign('context-package', unsigned, key).document
+}
+
+export function offerContext(key: SigningKey, view: MissionView, item: WorkItemView): JsonObject {
   const failedEvents = view.failures.get(item.workItemId) ?? []
   const round = failedEvents.length
   const findings =
     item.failure && !mutated('rework-without-findings')
       ? item.failure.reason.split('\n').filter((l) => l.length > 0)
       : []
-  const cited = item.failure?.evidenceHashes ?? []
-  const unsigned = {
-    contextPackageId: newUrn(),
-    version: 1,
-    missionId: state.missionId,
-    groupId: state.groupId,
+  return signPackage(key, view, {
     workItemId: item.workItemId,
-    sourceEventRange: {
-      fromSequence: first.sequence,
-      toSequence: last.sequence,
-      eventIds: [...new Set([first.eventId, last.eventId])],
-    },
-    artifactHashes: [...new Set([...item.contract.inputArtifacts, ...cited])],
+    cites: [],
+    artifactHashes: [...item.contract.inputArtifacts, ...(item.failure?.evidenceHashes ?? [])],
     summary: `${item.contract.goal}${round > 0 ? ` (rework round ${round}: the last result did not pass review)` : ''}`,
     decisions:
       round > 0
-        ? findings.map((f) => ({
-            description: `rework round ${round}: ${f}`.slice(0, 4000),
-            sourceEventIds: [failedEvents[failedEvents.length - 1]!],
-          }))
+        ? findings.map((f) => ({description: `rework round ${round}: ${f}`, sourceEventIds: [failedEvents.at(-1)!]}))
         : [],
-    constraints: [`Mission objective: ${state.mission.objective}`.slice(0, 4000)],
     unresolvedQuestions: [],
-    generatedBy: {type: 'agent', id: key.principal!.id},
-    generatedAt: formatUtcNow(),
-  }
-  return sign('context-package', unsigned, key).document
+  })
 }
 
 /**
@@ -76,19 +94,9 @@ export function handoverContext(key: SigningKey, view: MissionView): JsonObject 
   for (const w of items) counts.set(w.state, (counts.get(w.state) ?? 0) + 1)
   const tally = [...counts.entries()].map(([s, n]) => `${n} ${s}`).join(', ') || 'no WorkItems'
   const assigned = view.assignedBy.get(epoch) ?? view.last!.eventId
-  const unsigned = {
-    contextPackageId: newUrn(),
-    version: 1,
-    missionId: state.missionId,
-    groupId: state.groupId,
-    sourceEventRange: {
-      fromSequence: view.first!.sequence,
-      toSequence: view.last!.sequence,
-      eventIds: [...new Set([view.first!.eventId, assigned, view.last!.eventId])],
-    },
-    artifactHashes: [
-      ...new Set(items.flatMap((w) => (w.state === 'verified' ? (w.submission?.artifactHashes ?? []) : []))),
-    ],
+  return signPackage(key, view, {
+    cites: [assigned],
+    artifactHashes: items.flatMap((w) => (w.state === 'verified' ? (w.submission?.artifactHashes ?? []) : [])),
     summary: `Coordinator epoch ${epoch} took over "${state.mission.objective}" and reconciled by replay through sequence ${view.last!.sequence}: ${tally}.`,
     decisions: [
       {
@@ -96,14 +104,8 @@ export function handoverContext(key: SigningKey, view: MissionView): JsonObject 
         sourceEventIds: [assigned],
       },
     ],
-    constraints: [`Mission objective: ${state.mission.objective}`.slice(0, 4000)],
-    unresolvedQuestions: items
-      .filter((w) => w.state === 'blocked')
-      .map((w) => `blocked: ${w.contract.goal}`.slice(0, 4000)),
-    generatedBy: {type: 'agent', id: key.principal!.id},
-    generatedAt: formatUtcNow(),
-  }
-  return sign('context-package', unsigned, key).document
+    unresolvedQuestions: items.filter((w) => w.state === 'blocked').map((w) => `blocked: ${w.contract.goal}`),
+  })
 }
 
 /** What a Worker reads back: the rework request in an offer's Context Package, or null for first work. */

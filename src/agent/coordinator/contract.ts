@@ -5,6 +5,7 @@
 // inputs out as files without another lookup.
 
 import type {WorkContract} from '../../authority/model/payloads.generated.js'
+import {formatUtcSeconds} from '../../json/timestamp.js'
 import type {Plan} from './plan.js'
 import type {Planned} from './planned.js'
 
@@ -17,8 +18,6 @@ export interface ArtifactName {
 export const DEFAULT_CAPABILITY = {id: 'mwp.dev.general-work', version: '1.0.0'}
 const DEFAULT_DEADLINE_MINUTES = 60
 const DEFAULT_RETRY = {maxAttempts: 2, backoff: 'fixed', maxDelay: 'PT10S', retryableFailures: []} as const
-
-const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 
 export function contractFor(
   plan: Plan,
@@ -49,7 +48,7 @@ export function contractFor(
     dependencyWorkItemIds: inputs.dependencyWorkItemIds,
     allowedResources: [],
     requiredCapabilities: [i.capability ?? d.capability ?? DEFAULT_CAPABILITY],
-    deadline: stamp(nowMs + (i.deadlineMinutes ?? d.deadlineMinutes ?? DEFAULT_DEADLINE_MINUTES) * 60_000),
+    deadline: formatUtcSeconds(nowMs + (i.deadlineMinutes ?? d.deadlineMinutes ?? DEFAULT_DEADLINE_MINUTES) * 60_000),
     requestedUrgency: i.urgency ?? 'normal',
     businessImpact: i.businessImpact ?? `part of "${plan.objective}"`,
     retryPolicy: d.retryPolicy ?? {...DEFAULT_RETRY, retryableFailures: []},

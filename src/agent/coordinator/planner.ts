@@ -15,7 +15,7 @@
 
 import type {GroupState, WorkItemView} from '../../authority/model/state.js'
 import {lapsedOwnership} from '../../authority/model/work-leases.js'
-import {compareTimestampText} from '../../json/timestamp.js'
+import {compareTimestampText, formatUtcNow} from '../../json/timestamp.js'
 import {mutated} from '../../mutants.js'
 import {type AgentEntry, type Ranked, rank} from './candidates.js'
 import type {ArtifactName} from './contract.js'
@@ -62,8 +62,6 @@ export interface PlanContext {
 }
 
 const DEFAULT_MAX_ROUNDS = 3
-
-const stamp = (ms: number) => new Date(ms).toISOString()
 
 /** The steps to take in `view` now, most urgent first (the runtime sends one Command per Group at a time). */
 export function nextSteps(ctx: PlanContext, view: MissionView): Step[] {
@@ -121,7 +119,7 @@ function itemStep(
     const dependencyWorkItemIds = deps.filter((d) => d !== undefined).map((d) => d.workItemId)
     return {kind: 'authorize', planned: p, inputs, dependencyWorkItemIds}
   }
-  const now = stamp(ctx.nowMs)
+  const now = formatUtcNow(new Date(ctx.nowMs))
   // §7.2/§13.2: whoever produced the results this WorkItem judges never gets it.
   const authors = p.independentOf.flatMap((i) => (itemOf(i)?.submission?.evidence ?? []).map((e) => e.generatedBy.id))
   const offer = (why: 'first' | 'next' | 'reassign' | 'rework', exclude: Iterable<string>): Step | null => {
@@ -191,7 +189,7 @@ function bestCandidate(
   // Membership, for one offered WorkItem; a second offer would replace it. So the best candidate
   // waits its turn (its answer to the first offer takes a moment) rather than the WorkItem going
   // to a lower-ranked one (§10.3: offered sequentially to the highest-ranked eligible Worker).
-  const now = stamp(ctx.nowMs)
+  const now = formatUtcNow(new Date(ctx.nowMs))
   const best = ranked[0]
   if (best === undefined) return null
   const m = state.members[best.agent.agentId]

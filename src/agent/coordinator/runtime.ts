@@ -15,7 +15,7 @@ import type {WorkItemView} from '../../authority/model/state.js'
 import type {SigningKey} from '../../crypto/keyfile.js'
 import type {JsonObject} from '../../json/parse.js'
 import {canonicalize} from '../../json/jcs.js'
-import {formatUtcNow} from '../../json/timestamp.js'
+import {formatUtcNow, formatUtcSeconds} from '../../json/timestamp.js'
 import {buildCommand, buildFinalApproval} from '../../operator/command-builder.js'
 import type {RegistryEvidence} from '../../signing/registry.js'
 import {type DeliveredEvent, WireClient} from '../../wire/client.js'
@@ -23,7 +23,7 @@ import type {AgentEntry} from './candidates.js'
 import {handoverContext, offerContext} from './context.js'
 import {type ArtifactName, contractFor} from './contract.js'
 import {type MissionView, applyEvent, newView} from './mission-view.js'
-import type {Plan} from './plan.js'
+import {type Plan, planFor} from './plan.js'
 import {derivedUrn, instantiate} from './planned.js'
 import {type Step, loadOf, nextSteps} from './planner.js'
 import {type ReviewFile, type ReviewReport, failures, reviewSubmission} from './review.js'
@@ -203,7 +203,7 @@ class Coordinator implements RunningCoordinator {
     const g = view.groupId
     switch (step.kind) {
       case 'renew': {
-        const leaseExpiresAt = stamp(this.#now() + (this.#o.leaseSeconds ?? 60) * 1000)
+        const leaseExpiresAt = formatUtcSeconds(this.#now() + (this.#o.leaseSeconds ?? 60) * 1000)
         return this.#command(view, 'mission.renew_coordinator', {leaseExpiresAt}, {revision: false})
       }
       case 'authorize': {
@@ -217,7 +217,7 @@ class Coordinator implements RunningCoordinator {
         // Inputs made in another Group (a child Mission's result) are copied into this Group's
         // store first, so the Worker can fetch them here.
         await this.#ensureStored(
-          g,
+          view,
           step.inputs.map((i) => i.hash),
         )
         return this.#command(view, 'work.authorize', {workItemId: step.planned.workItemId, contract})
@@ -239,7 +239,7 @@ class Coordinator implements RunningCoordinator {
         return this.#command(view, 'work.offer', {
           workItemId: step.item.workItemId,
           candidates: [candidate],
-          expiresAt: stamp(this.#now() + seconds * 1000),
+          expiresAt: formatUtcSeconds(this.#now() + seconds * 1000),
           selectionBasis: {[candidate]: step.candidate.basis},
           contextPackage: offerContext(this.#o.key, view, step.item),
         })
@@ -414,22 +414,21 @@ class Coordinator implements RunningCoordinator {
     }
   }
 
-  async #ensureStored(groupId: string, hashes: readonly string[]): Promise<void> {
+  /** Copies into `view`'s Group the inputs published elsewhere (a child Mission's result); those published here are there. */
+  async #ensureStored(view: MissionView, hashes: readonly string[]): Promise<void> {
+    const here = new Set(Object.values(view.state!.artifacts ?? {}).map((a) => a.contentHash))
     for (const hash of hashes) {
+      if (here.has(hash)) continue
       try {
-        await this.#client.getArtifact(groupId, hash)
+        await this.#client.getArtifact(view.groupId, hash)
       } catch {
-        await this.#client.putArtifact(groupId, await this.#fetch(groupId, hash))
+        await this.#client.putArtifact(view.groupId, await this.#fetch(view.groupId, hash))
       }
     }
   }
 
-  #planOf(view: MissionView): Plan | undefined {
-    const m = view.state!.mission
-    return (
-      this.#o.plans.find((p) => p.missionId === m.missionId) ??
-      this.#o.plans.find((p) => p.missionId === undefined && p.objective === m.objective)
-    )
+  #planOf(view: MissionView): Plan | null {
+    return planFor(this.#o.plans, view.state!.mission)
   }
 
   #once(key: string, entry: Record<string, unknown>): void {
@@ -461,8 +460,6 @@ class Coordinator implements RunningCoordinator {
     await this.#client.close()
   }
 }
-
-const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 
 /** §7.3: a narrative summary beside the derived state — counts, never a percentage. */
 function summaryOf(view: MissionView): string {
