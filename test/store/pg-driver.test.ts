@@ -33,10 +33,14 @@ describe.runIf(shouldRunPostgres('pg-driver'))('the PostgreSQL client survives a
   // the reconnected connection (patch 6). Either way the process exits 1.
   it('the npm copy of postgres 3.4.9 crashes the process (the bugs this test guards)', () => {
     const r = drive(UPSTREAM, pg.url, 5)
-    expect(r.status).toBe(1)
-    expect(r.stderr).toMatch(
-      /TypeError: Cannot read properties of null \(reading 'write'\)\s+at Immediate\.nextWrite|PostgresError: terminating connection due to administrator command/,
-    )
+    // On a loaded machine (CI with the PoC's processes beside it) the npm copy once ended with no
+    // exit status: killed by spawnSync's 60 s timeout, so most likely hung. That is not getting
+    // through either; the vendored copy below must finish cleanly within the same bound.
+    expect([1, null]).toContain(r.status)
+    if (r.status === 1)
+      expect(r.stderr).toMatch(
+        /TypeError: Cannot read properties of null \(reading 'write'\)\s+at Immediate\.nextWrite|PostgresError: terminating connection due to administrator command/,
+      )
   }, 90_000)
 
   it('the vendored copy rejects each killed transaction and reconnects by itself', () => {
