@@ -17,6 +17,9 @@ export const MUTANTS = {
   'no-session-fencing': 'a restarted Agent keeps sending under its first Session Epoch',
   'rework-without-findings': "the Coordinator sends rejected work back without the review's findings",
   'coordinator-no-renewal': 'the Coordinator never bounds or renews its Coordinator lease',
+  'cursor-over-gaps': "an Agent's client moves its Cursor over a gap when a later Event arrives first",
+  'ignored-quotas': "the Worker drops each Group's quota of running items from its scheduling policy",
+  'slot-leaks-context': "a Worker's slots share one working directory, so one Group's files reach another Group's run",
 } as const
 
 export type Mutant = keyof typeof MUTANTS

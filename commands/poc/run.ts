@@ -49,6 +49,12 @@ ${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: at least one check failed, or a 
         'Stop at each approval: approve or request changes yourself with mwp mission approve / request-changes.',
       default: false,
     }),
+    faults: Flags.boolean({
+      description:
+        'Inject the failure suite (default). --no-faults: a fault-free run, whose approved Artifact hashes equal a faulted run with the same seed.',
+      default: true,
+      allowNo: true,
+    }),
     'timeout-seconds': Flags.integer({description: 'Give up after this long.', default: 600, min: 30}),
     mutant: Flags.string({
       ...repeatable,
@@ -72,6 +78,7 @@ ${exitCodesHelp({rejected: 'PROTOCOL_VIOLATION: at least one check failed, or a 
         ...(flags.store ? {store: flags.store} : {}),
         ...(flags.dir ? {dir: resolve(flags.dir)} : {}),
         interactive: flags.interactive,
+        faults: flags.faults,
         timeoutMs: flags['timeout-seconds'] * 1000,
         progress: (line) => process.stderr.write(`poc: ${line}\n`),
       })

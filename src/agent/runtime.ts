@@ -281,6 +281,7 @@ class AgentRuntime implements RunningAgent {
   /** The Group's policy into the Scheduler and its local queue rows; one the Scheduler refuses falls back to the default. */
   #applyPolicy(groupId: string): void {
     let policy = this.#groupPolicy(groupId)
+    if (mutated('ignored-quotas')) policy = {weight: policy.weight, priorityClass: policy.priorityClass}
     try {
       this.#scheduler.setGroup(groupId, policy)
     } catch (e) {
@@ -568,7 +569,8 @@ class AgentRuntime implements RunningAgent {
     const resume = await this.#resumeState(active)
     // Per Agent and WorkItem: Agents sharing a directory never share a slot's files, even when a
     // WorkItem moved from one to the other (a reassignment after a lapsed lease).
-    const workDir = join(dirname(this.#o.db), 'slots', sha256Hex(`${this.agentId}\u0000${k}`).slice(0, 32))
+    const slotKey = mutated('slot-leaks-context') ? this.agentId : `${this.agentId}\u0000${k}`
+    const workDir = join(dirname(this.#o.db), 'slots', sha256Hex(slotKey).slice(0, 32))
     const inputs = await this.#inputs(run, `${workDir}.inputs`)
     if (inputs === null) return
     const spec: WorkSpec = {

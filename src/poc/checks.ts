@@ -3,10 +3,12 @@
 // records the numbers with pass or fail. Every check runs even when an earlier one failed, and a
 // check that throws fails with the error as its detail.
 
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync, readFileSync, readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {AgentStore} from '../agent/local-store.js'
 import type {WorkItemView} from '../authority/model/state.js'
+import {type ReviewReport, failures} from '../agent/coordinator/review.js'
+import {ArtifactBlobs, artifactDirFor} from '../store/artifact-blobs.js'
 import {contentHash} from '../crypto/hash.js'
 import {loadOrgConfig, openAuthorityFromConfig} from '../config/org-config.js'
 import {schemaCatalog} from '../schema/catalog.js'
@@ -16,12 +18,13 @@ import type {PocProcess} from './cluster.js'
 import type {FaultId, FaultRecord} from './injections.js'
 import {type GroupFacts, lastOf} from './observe.js'
 import type {PocPlans} from './plans.js'
-import {A_WORKER, B_WORKER, SHARED_WORKER, WORKER_SLOTS} from './plans.js'
+import {A_WORKER, B_WORKER, SHARED_WORKER, URGENT_POLICY, WORKER_SLOTS} from './plans.js'
 import type {TraceCheck} from './report/trace.js'
 import {PROJECTS} from './work/projects.js'
 import {parseRequirements} from './work/requirements.js'
 import {REQUIREMENTS_PATH, docs, implement, requirements, tests} from './work/stages.js'
 import {pocStage} from './work/stage.js'
+import {SLOT_RUNS_FILE} from './work/handler.js'
 
 export interface PocFacts {
   dir: string
@@ -213,6 +216,40 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     },
   },
   {
+    id: 'review.findings-carried',
+    title: "Each offer of rejected work carried the review's findings to the next owner in its signed Context Package",
+    run: (f) => {
+      const reoffers = [f.a, f.b, f.child]
+        .filter((x) => x !== undefined)
+        .flatMap((g) => g.offers.filter((o) => o.afterRejection))
+      const without = reoffers.filter((o) => o.reworkFindings.length === 0)
+      return ok(
+        reoffers.length > 0 && without.length === 0,
+        {reoffers: reoffers.length, withoutFindings: without.length},
+        reoffers[0]?.reworkFindings[0],
+      )
+    },
+  },
+  {
+    id: 'review.report-published',
+    title: 'Each rejection cites a review report published as an Artifact of the Group, naming the failed checks',
+    run: async (f) => {
+      const blobs = new ArtifactBlobs(artifactDirOf(f))
+      const rejections = [f.a, f.b, f.child]
+        .filter((x) => x !== undefined)
+        .flatMap((g) => g.rejections.map((r) => ({g, r})))
+      const bad: string[] = []
+      for (const {g, r} of rejections) {
+        const hash = r.evidenceHashes[0]
+        const bytes = hash === undefined ? null : await blobs.get(g.groupId, hash).catch(() => null)
+        const report = bytes === null ? null : (JSON.parse(bytes.toString('utf8')) as ReviewReport)
+        if (report?.workItemId !== r.workItemId || report.verdict !== 'rework' || failures(report).length === 0)
+          bad.push(r.workItemId.slice(-8))
+      }
+      return ok(rejections.length > 0 && bad.length === 0, {rejections: rejections.length, withoutReport: bad.length})
+    },
+  },
+  {
     id: 'approval.human-signed',
     title: "Each root Approval is the human MissionOwner's, signed, and verifies",
     run: (f) => {
@@ -246,6 +283,24 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
         approvals: a.approvals.length + b.approvals.length,
         mismatched: mismatched.length,
       })
+    },
+  },
+  {
+    id: 'approval.after-verification',
+    title: 'Each Approval came after every WorkItem that produced an approved Artifact was verified',
+    run: (f) => {
+      let checked = 0
+      const early: string[] = []
+      for (const g of [f.a, f.b, f.child].filter((x) => x !== undefined)) {
+        const approvedAt = g.approvals.at(-1)?.sequence
+        const approved = new Set(g.approvals.at(-1)?.artifactHashes ?? [])
+        for (const w of f.items(g).filter((x) => x.submission?.artifactHashes.some((h) => approved.has(h)))) {
+          checked++
+          const verified = g.verifiedAt.get(w.workItemId)
+          if (approvedAt === undefined || verified === undefined || verified > approvedAt) early.push(w.contract.goal)
+        }
+      }
+      return ok(checked > 0 && early.length === 0, {workItems: checked, notVerifiedFirst: early.length})
     },
   },
   {
@@ -454,6 +509,125 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     },
   },
   {
+    id: 'artifacts.stored-intact',
+    title: "Every approved Artifact is in the authority's Artifact store and its bytes hash to the approved hash",
+    run: async (f) => {
+      const blobs = new ArtifactBlobs(artifactDirOf(f))
+      let read = 0
+      const bad: string[] = []
+      for (const g of [f.a, f.b, f.child].filter((x) => x !== undefined))
+        for (const h of g.approvals.at(-1)?.artifactHashes ?? []) {
+          const bytes = await blobs.get(g.groupId, h).catch(() => null)
+          if (bytes === null || contentHash(bytes) !== h) bad.push(h.slice(0, 15))
+          else read++
+        }
+      return ok(read >= 5 && bad.length === 0, {read, missingOrDamaged: bad.length}, bad.join(', ') || undefined)
+    },
+  },
+  {
+    id: 'events.contiguous',
+    title:
+      "Every Group's stored log runs from sequence 1 to its head without a gap or repeat, and the observer saw the head",
+    run: async (f) => {
+      const {store, close} = await openAuthorityFromConfig(loadOrgConfig(f.config))
+      let events = 0
+      const bad: string[] = []
+      try {
+        for (const g of f.groups.values()) {
+          let expected = 1
+          let head = 0
+          for (;;) {
+            const page = await store.read(g.groupId, expected - 1, 200)
+            head = page.head
+            for (const e of page.events) {
+              events++
+              if (e.sequence !== expected) bad.push(`${g.groupId.slice(-8)}: ${e.sequence} where ${expected} was due`)
+              expected = e.sequence + 1
+            }
+            if (page.events.length === 0 || expected > head) break
+          }
+          if (expected !== head + 1 || g.lastSequence !== head)
+            bad.push(`${g.groupId.slice(-8)}: head ${head}, read to ${expected - 1}, observed ${g.lastSequence}`)
+        }
+      } finally {
+        await close()
+      }
+      return ok(
+        events > 0 && bad.length === 0,
+        {groups: f.groups.size, events, problems: bad.length},
+        bad.slice(0, 3).join('; ') || undefined,
+      )
+    },
+  },
+  {
+    id: 'deadlines.met',
+    title: 'Every WorkItem was submitted before its contract deadline and every Mission approved before its deadline',
+    run: (f) => {
+      let items = 0
+      const late: string[] = []
+      const missions = [...f.groups.values()].filter((g) => g.state?.mission.state === 'approved')
+      for (const g of missions) {
+        if (Date.parse(g.approvals.at(-1)!.at) > Date.parse(g.state!.mission.deadline)) late.push(g.groupId)
+        for (const w of f.items(g).filter((x) => x.state === 'verified' && x.childMission === undefined)) {
+          items++
+          const submitted = lastOf(g.runs, (r) => r.workItemId === w.workItemId && r.outcome === 'submitted')
+          if (submitted === undefined || Date.parse(submitted.endedAt!) > Date.parse(w.contract.deadline))
+            late.push(w.contract.goal)
+        }
+      }
+      return ok(missions.length >= 3 && items > 0 && late.length === 0, {
+        missions: missions.length,
+        workItems: items,
+        late: late.length,
+      })
+    },
+  },
+  {
+    id: 'isolation.slot-dirs',
+    title:
+      "Each slot working directory held the runs of one WorkItem of one Group (a slot's files never reach another)",
+    run: (f) => {
+      const root = join(f.dir, 'org', 'agents', 'slots')
+      let dirs = 0
+      let runs = 0
+      const mixed: string[] = []
+      for (const d of existsSync(root) ? readdirSync(root, {withFileTypes: true}) : []) {
+        const file = join(root, d.name, SLOT_RUNS_FILE)
+        if (!d.isDirectory() || !existsSync(file)) continue
+        dirs++
+        const owners = new Set(
+          readFileSync(file, 'utf8')
+            .split('\n')
+            .filter((l) => l.length > 0)
+            .map((l) => {
+              runs++
+              const r = JSON.parse(l) as {groupId: string; workItemId: string}
+              return `${r.groupId} ${r.workItemId}`
+            }),
+        )
+        if (owners.size > 1) mixed.push(`${d.name.slice(0, 8)}: ${owners.size} WorkItems`)
+      }
+      return ok(
+        dirs >= 8 && mixed.length === 0,
+        {dirs, runs, shared: mixed.length},
+        mixed.slice(0, 3).join('; ') || undefined,
+      )
+    },
+  },
+  {
+    id: 'transport.wss-only',
+    title: 'Every Agent process talked to the authority only over wss:// (no store, no in-process shortcut)',
+    run: (f) => {
+      const agents = f.procs.filter((p) => p.name !== 'authority')
+      const bad = agents.filter((p) => {
+        const args = p.child.spawnargs
+        const url = args[args.indexOf('--url') + 1]
+        return !args.includes('--url') || !url?.startsWith('wss://') || args.includes('--store')
+      })
+      return ok(agents.length >= 6 && bad.length === 0, {agents: agents.length, other: bad.length})
+    },
+  },
+  {
     id: 'isolation.groups',
     title: "No Artifact of one Mission entered the other Mission's WorkItems (context isolation)",
     run: ({a, b}) => {
@@ -572,6 +746,20 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
         } finally {
           store.close()
         }
+      }),
+  },
+  {
+    id: 'fault.worker-restart.new-session',
+    title: 'The restarted Worker ran under a new, higher Session Epoch (its old session is fenced)',
+    run: (f) =>
+      fault(f, 'worker-restart', (r) => {
+        const runs = allRuns(f).filter((x) => x.agentId === f.agentId(SHARED_WORKER))
+        const before = Math.max(0, ...runs.filter((x) => x.startedAt < r.at).map((x) => x.sessionEpoch))
+        const after = runs.filter((x) => x.startedAt > r.at).map((x) => x.sessionEpoch)
+        return ok(before > 0 && after.length > 0 && Math.min(...after) > before, {
+          sessionEpochBefore: before,
+          sessionEpochAfter: after.length ? Math.min(...after) : 0,
+        })
       }),
   },
   {
@@ -794,6 +982,34 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
       }),
   },
   {
+    id: 'fault.priority.quota',
+    title:
+      "The urgent Group never ran more items at once on the shared Worker than its policy's quota, though it had more",
+    run: (f) =>
+      fault(f, 'high-priority-arrival', () => {
+        const c = f.missions.c !== undefined ? f.groups.get(f.missions.c) : undefined
+        const runs = (c?.runs ?? []).filter((x) => x.agentId === f.agentId(SHARED_WORKER))
+        const items = new Set(runs.map((x) => x.workItemId)).size
+        const most = maxConcurrency(runs)
+        return ok(items >= 2 && most <= URGENT_POLICY.quota, {quota: URGENT_POLICY.quota, items, maxConcurrent: most})
+      }),
+  },
+  {
+    id: 'fault.priority.policy-first',
+    title:
+      "The shared Worker took up the raised policy before the urgent Mission's first run (Organization policy, §11.1)",
+    run: (f) =>
+      fault(f, 'high-priority-arrival', (r) => {
+        const {urgentRun} = preemption(f, r)
+        const changed = logs(f, SHARED_WORKER).filter((l) => l.event === 'policy-changed' && String(l.at) >= r.at)
+        const first = changed[0]
+        return ok(first !== undefined && urgentRun !== undefined && String(first.at) <= urgentRun.startedAt, {
+          policyChanges: changed.length,
+          urgentRuns: urgentRun ? 1 : 0,
+        })
+      }),
+  },
+  {
     id: 'fault.priority.approved',
     title: 'The urgent Mission reached human Approval',
     run: (f) =>
@@ -862,7 +1078,8 @@ function lookups(p: PocFacts): Facts {
   }
 }
 
-const logs = (f: Facts, name: string) => f.proc(name)?.logs ?? []
+/** The log lines of every process that ran as `name` (a restarted Agent has two). */
+const logs = (f: Facts, name: string) => f.procs.filter((p) => p.name === name).flatMap((p) => p.logs)
 const coordinatorLogs = (f: Facts) => f.procs.filter((p) => p.name.startsWith('coordinator')).flatMap((p) => p.logs)
 
 function ownerOf(g: GroupFacts, w: WorkItemView | undefined): string | undefined {
@@ -889,6 +1106,11 @@ function agentStore(f: Facts, name: string): AgentStore {
   const path = join(f.dir, 'org', 'agents', `${name}.db`)
   if (!existsSync(path)) throw new Error(`no local store ${path}`)
   return AgentStore.open(path, {agentId: f.agentId(name)})
+}
+
+/** Where the run's authority kept Artifact bytes: beside a SQLite store, else the run's directory (run.ts). */
+function artifactDirOf(f: Facts): string {
+  return artifactDirFor(loadOrgConfig(f.config).store) ?? join(f.dir, 'artifacts')
 }
 
 const same = (x: readonly string[], y: readonly string[]) => [...x].sort().join() === [...y].sort().join()

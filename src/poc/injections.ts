@@ -222,8 +222,9 @@ export function highPriorityArrival(c: InjectionContext, worker: string): Promis
         ).length
       await c.observer.until(() => busy() >= 2, `both slots of ${worker} busy`, c.timeoutMs)
       const at = now()
+      const busySlotsAtArrival = busy()
       const g = await c.urgentMission()
-      return {at, target: g, measured: {busySlotsAtArrival: busy()}}
+      return {at, target: g, measured: {busySlotsAtArrival}}
     },
   )
 }

@@ -10,6 +10,8 @@ import type {GroupState} from '../authority/model/state.js'
 import type {EventDoc, Subscription, Transport} from '../operator/transport.js'
 import {FILE_NAME_EXTENSION} from '../agent/artifact-manifest.js'
 import {handoverOf} from '../agent/coordinator/mission-view.js'
+import {reworkOf} from '../agent/coordinator/context.js'
+import {isRecord} from './work/stage.js'
 import type {JsonObject} from '../json/parse.js'
 import type {RegistryEvidence} from '../signing/registry.js'
 import {Rejection, verify} from '../signing/verify.js'
@@ -19,6 +21,8 @@ export interface ObservedRun {
   groupId: string
   workItemId: string
   leaseId: string
+  /** The Session Epoch the lease is bound to (§6.3 fencing): a restarted Agent's is higher. */
+  sessionEpoch: number
   /** Started from a checkpoint (work.started resumeFrom, §11.3 step 5). */
   resumed: boolean
   startedAt: string
@@ -36,10 +40,21 @@ export interface GroupFacts {
   kinds: Map<string, number>
   runs: ObservedRun[]
   rejections: {workItemId: string; actorId: string; reason: string; evidenceHashes: string[]; at: string}[]
-  offers: {workItemId: string; candidates: string[]; basisFor: string[]; ownershipEpochBefore: number; at: string}[]
+  offers: {
+    workItemId: string
+    candidates: string[]
+    basisFor: string[]
+    ownershipEpochBefore: number
+    at: string
+    /** The WorkItem's last result had been rejected by review (work.fail Failure Evidence). */
+    afterRejection: boolean
+    /** The review findings the offer's Context Package carries for the rework (context.ts reworkOf). */
+    reworkFindings: string[]
+  }[]
   submissions: {at: string; missionRevision: number; artifactHashes: string[]}[]
   approvals: {
     at: string
+    sequence: number
     approverId: string
     artifactHashes: string[]
     missionRevision: number
@@ -224,12 +239,13 @@ export class Observer {
         break
       }
       case 'work.started': {
-        const lease = p.lease as {leaseId: string}
+        const lease = p.lease as {leaseId: string; sessionEpoch: number}
         f.runs.push({
           agentId: e.actor.id,
           groupId: f.groupId,
           workItemId,
           leaseId: lease.leaseId,
+          sessionEpoch: lease.sessionEpoch,
           resumed: p.resumeFrom !== undefined,
           startedAt: at,
         })
@@ -239,12 +255,16 @@ export class Observer {
         const offer = p.offer as {candidates?: string[]; selectionBasis?: Record<string, unknown>} | undefined
         const candidates = offer?.candidates ?? (p.candidates as string[] | undefined) ?? []
         const basis = offer?.selectionBasis ?? (p.selectionBasis as Record<string, unknown> | undefined) ?? {}
+        const pkg: unknown = (offer as {contextPackage?: unknown} | undefined)?.contextPackage ?? p.contextPackage
+        const prior = before?.workItems[workItemId]
         f.offers.push({
           workItemId,
           candidates,
           basisFor: Object.keys(basis),
-          ownershipEpochBefore: before?.workItems[workItemId]?.ownershipEpoch ?? 0,
+          ownershipEpochBefore: prior?.ownershipEpoch ?? 0,
           at,
+          afterRejection: prior?.failure != null && prior.failure.evidenceHashes.length > 0,
+          reworkFindings: reworkOf(isRecord(pkg) ? pkg : undefined)?.failures ?? [],
         })
         break
       }
@@ -259,6 +279,7 @@ export class Observer {
         const approval = p.approval as {approver?: {id: string}; artifactHashes?: string[]; missionRevision?: number}
         f.approvals.push({
           at,
+          sequence: e.sequence,
           approverId: approval?.approver?.id ?? e.actor.id,
           artifactHashes: approval?.artifactHashes ?? [],
           missionRevision: Number(approval?.missionRevision),

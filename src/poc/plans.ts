@@ -17,6 +17,12 @@ export const B_WORKER = 'worker-3'
 /** Each Worker's execution slots: the shared one has two (§22 "multiple execution slots"). */
 export const WORKER_SLOTS: Readonly<Record<string, number>> = {[SHARED_WORKER]: 2, [A_WORKER]: 1, [B_WORKER]: 1}
 
+/**
+ * The urgent Mission's entry in the shared Worker's scheduling policy (§11.1, the Organization's):
+ * a higher priority class, and at most one running item at once.
+ */
+export const URGENT_POLICY = {weight: 1, priorityClass: 1, quota: 1} as const
+
 export interface PocPlanDoc {
   objective: string
   defaults: Record<string, unknown>
@@ -221,13 +227,23 @@ export function pocPlans(seed: number, options: {defect?: string} = {}): PocPlan
     c: {
       objective: OBJECTIVES.c,
       defaults,
-      workItems: [
-        stage('hotfix', 'Restate the semver-lite requirements for the release blocker', b('requirements'), {
-          prefer: [SHARED_WORKER],
-          deliverable: ['requirements', 'requirements.json'],
-          criteria: [['requirements', 'Every acceptance criterion names a declared function', 'requirements']],
-        }),
-      ],
+      // Two independent items for the shared Worker under a quota of one (URGENT_POLICY): the
+      // second waits for the first even when a slot is free, which is what shows the quota holds.
+      workItems: ['hotfix', 'hotfix-recheck'].map((key, i) =>
+        stage(
+          key,
+          i === 0
+            ? 'Restate the semver-lite requirements for the release blocker'
+            : 'Re-check the semver-lite acceptance criteria for the release',
+          b('requirements'),
+          {
+            prefer: [SHARED_WORKER],
+            stepMs: 1000,
+            deliverable: ['requirements', 'requirements.json'],
+            criteria: [['requirements', 'Every acceptance criterion names a declared function', 'requirements']],
+          },
+        ),
+      ),
     },
   }
 }

@@ -37,7 +37,16 @@ import {
   workerRestart,
 } from './injections.js'
 import {Observer} from './observe.js'
-import {A_WORKER, B_WORKER, HANDLER_JS, OBJECTIVES, SHARED_WORKER, WORKER_SLOTS, pocPlans} from './plans.js'
+import {
+  A_WORKER,
+  B_WORKER,
+  HANDLER_JS,
+  OBJECTIVES,
+  SHARED_WORKER,
+  URGENT_POLICY,
+  WORKER_SLOTS,
+  pocPlans,
+} from './plans.js'
 import {type PocFacts, evaluate} from './checks.js'
 import {buildTrace} from './trace-build.js'
 import type {PocTrace} from './report/trace.js'
@@ -182,7 +191,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
       link: () => link!,
       urgentMission: async () => {
         const {groupId} = newMissionIds(org.organization)
-        const policy = {default: {weight: 1, priorityClass: 0}, groups: {[groupId]: {weight: 1, priorityClass: 1}}}
+        const policy = {default: {weight: 1, priorityClass: 0}, groups: {[groupId]: URGENT_POLICY}}
         writeFileSync(policyFile, JSON.stringify(policy))
         const c = await human.create(OBJECTIVES.c, agentId('coordinator-2'), groupId)
         urgent = c

@@ -100,7 +100,8 @@ export function buildTrace(
 
 function mission(g: GroupFacts, nameOf: (id: string) => string): TraceMission {
   const s = g.state!
-  const approvedAt = g.approvals.at(-1)?.at
+  const approval = g.approvals.at(-1)
+  const approvedAt = approval?.at
   return {
     missionId: s.missionId,
     groupId: g.groupId,
@@ -108,6 +109,9 @@ function mission(g: GroupFacts, nameOf: (id: string) => string): TraceMission {
     ...(s.mission.parent ? {parentMissionId: s.mission.parent.missionId} : {}),
     state: s.mission.state,
     ...(approvedAt ? {approvedAt} : {}),
+    ...(approval
+      ? {approvedArtifacts: approval.artifactHashes.map((hash) => ({name: g.names.get(hash) ?? hash, hash}))}
+      : {}),
     workItems: Object.values(s.workItems).map((w: WorkItemView) => {
       const owner = [...g.runs].reverse().find((r) => r.workItemId === w.workItemId)?.agentId
       return {

@@ -14,6 +14,16 @@ import {type PostgresInstance, shouldRunPostgres, startPostgres} from '../suppor
 const dir = mkdtempSync(join(tmpdir(), 'mwp-poc-test-'))
 afterAll(() => rmSync(dir, {recursive: true, force: true}))
 
+/** Each approved Mission's Artifact set by objective: file name → hash. */
+const approvedSets = (t: PocTrace) =>
+  Object.fromEntries(
+    t.missions
+      .filter((m) => m.approvedArtifacts !== undefined)
+      .map((m) => [m.title, Object.fromEntries(m.approvedArtifacts!.map((a) => [a.name, a.hash]))]),
+  )
+
+let faulted: PocTrace | undefined
+
 describe('mwp poc run', () => {
   it('approves both Missions and passes every check, with a JSON and an HTML report', async () => {
     const p = cli(['poc', 'run', '--json', '--seed', '3', '--report', join(dir, 'report'), '--timeout-seconds', '240'])
@@ -27,7 +37,8 @@ describe('mwp poc run', () => {
     expect(code).toBe(0)
     expect(out.status).toBe('ok')
     const trace = out.result.trace
-    expect(trace.checks.length).toBeGreaterThanOrEqual(48)
+    faulted = trace
+    expect(trace.checks.length).toBeGreaterThanOrEqual(60)
     expect(trace.checks.every((c) => c.passed)).toBe(true)
     // What the checks measured is in the report, e.g. the real failing tests that forced rework.
     const rework = trace.checks.find((c) => c.id === 'review.rejected-failing-test')!
@@ -39,6 +50,30 @@ describe('mwp poc run', () => {
     expect(stderr).toMatch(/poc: Mission A approved/)
     expect(JSON.parse(readFileSync(join(dir, 'report', 'report.json'), 'utf8')).seed).toBe(3)
     expect(existsSync(join(dir, 'report', 'report.html'))).toBe(true)
+  }, 300_000)
+})
+
+describe('mwp poc run --no-faults', () => {
+  // Acceptance of issue 17: the final Artifact hashes equal those of a fault-free run with the same seed.
+  it('approves the same Artifact hashes as the run with every fault, for the same seed', async () => {
+    const p = cli(['poc', 'run', '--json', '--no-faults', '--seed', '3', '--timeout-seconds', '240'])
+    const code = await p.exited
+    const {stdout, stderr} = p.out()
+    const out = JSON.parse(stdout) as {result: {failed: string[]; trace: PocTrace}}
+    expect(out.result.failed, stderr.slice(-3000)).toEqual([])
+    expect(code).toBe(0)
+    const faultChecks = out.result.trace.checks.filter((c) => c.id.startsWith('fault.'))
+    expect(faultChecks.length).toBeGreaterThan(10)
+    expect(faultChecks.every((c) => c.detail === 'faults off')).toBe(true)
+    expect(faulted, 'the faulted run (the test above) must have run').toBeDefined()
+    const clean = approvedSets(out.result.trace)
+    // A, its child Mission and B (the urgent Mission C is itself one of the faults).
+    expect(Object.keys(clean)).toHaveLength(3)
+    const withFaults = approvedSets(faulted!)
+    for (const [objective, files] of Object.entries(clean)) {
+      expect(Object.keys(files).length).toBeGreaterThan(0)
+      expect(withFaults[objective], objective).toEqual(files)
+    }
   }, 300_000)
 })
 

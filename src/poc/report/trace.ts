@@ -23,6 +23,8 @@ export interface TraceMission {
   parentMissionId?: string
   state: string // active | awaiting_approval | approved | ...
   approvedAt?: string
+  /** The approved Artifact set, by file name: a fault-free run with the same seed approves the same hashes. */
+  approvedArtifacts?: {name: string; hash: string}[]
   workItems: TraceWorkItem[]
 }
 

@@ -4,7 +4,7 @@
 // yielding at a safe point when preempted), stores every file it made as an Artifact and states
 // Evidence for each acceptance criterion from what its checks actually measured.
 
-import {mkdir, readFile, writeFile} from 'node:fs/promises'
+import {appendFile, mkdir, readFile, writeFile} from 'node:fs/promises'
 import {dirname, isAbsolute, join, normalize} from 'node:path'
 import {contentHash} from '../../crypto/hash.js'
 import type {AgentHandler, EvidenceClaim, Outcome, WorkContext, WorkSpec} from '../../agent/handler.js'
@@ -18,6 +18,13 @@ import {reworkOf} from '../../agent/coordinator/context.js'
 import {DEFAULT_STEPS, STAGE_NAMES, isRecord, pocStage, type PocStage} from './stage.js'
 import {REQUIREMENTS_PATH, docs, implement, requirements, reviewReport, tests, type Files} from './stages.js'
 import {writeFiles, type TestRun} from './toolchain.js'
+
+/**
+ * One line per run, appended in the run's working directory: which Group's WorkItem ran there. The
+ * proof of concept's isolation check reads every slot directory afterwards and must find one
+ * WorkItem of one Group in each (a slot's files never reach another Group's run).
+ */
+export const SLOT_RUNS_FILE = '.mwp-slot-runs.jsonl'
 
 /** What a checkpoint holds: the steps done, the files made so far and what their checks measured. */
 interface State {
@@ -261,6 +268,10 @@ async function execute(work: WorkSpec, ctx: WorkContext): Promise<Outcome | void
 
   // The slot host has already changed into the working directory: a relative workDir is the cwd.
   const dir = isAbsolute(ctx.workDir) ? ctx.workDir : process.cwd()
+  await appendFile(
+    join(dir, SLOT_RUNS_FILE),
+    `${JSON.stringify({groupId: work.groupId, workItemId: work.workItemId})}\n`,
+  )
   const refused = await materialize(work, poc, dir)
   if (refused !== undefined) return refused
   let req: Requirements | null = null
