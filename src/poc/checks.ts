@@ -7,6 +7,7 @@ import {existsSync, readFileSync, readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {AgentStore} from '../agent/local-store.js'
 import type {WorkItemView} from '../authority/model/state.js'
+import type {Store} from '../store/index.js'
 import {type ReviewReport, failures} from '../agent/coordinator/review.js'
 import {ArtifactBlobs, artifactDirFor} from '../store/artifact-blobs.js'
 import {contentHash} from '../crypto/hash.js'
@@ -56,6 +57,8 @@ interface Facts extends PocFacts {
   proc(name: string): PocProcess | undefined
   items(g: GroupFacts): WorkItemView[]
   stageOf(w: WorkItemView): string | undefined
+  /** The run's authority store, opened once for every check that reads it (closed by evaluate). */
+  authority(): Promise<{store: Store; registry: RegistryEvidence}>
 }
 
 const ok = (passed: boolean, measured: Measured, detail?: string): Verdict =>
@@ -307,7 +310,9 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     id: 'change-request.corrective-work',
     title: 'The human change request reopened Mission A, a corrective WorkItem ran, and A was submitted again',
     run: (f) => {
-      const corrective = f.items(f.a).filter((w) => w.contract.goal.includes(f.changeRequest))
+      // The reason the human gave (a person's own words with --interactive).
+      const reason = f.a.changeRequests[0]?.reason ?? f.changeRequest
+      const corrective = f.items(f.a).filter((w) => w.contract.goal.includes(reason))
       return ok(
         f.a.changeRequests.length === 1 &&
           corrective.length > 0 &&
@@ -411,6 +416,20 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     },
   },
   {
+    id: 'selection.presence',
+    title: "Every offer's selection basis recorded each candidate's Presence, read fresh from the authority (§6.2)",
+    run: (f) => {
+      const offers = [f.a, f.b, f.child].filter((x) => x !== undefined).flatMap((g) => g.offers)
+      const unrecorded = offers.filter((o) => o.presence.length === 0 || o.presence.includes('none')).length
+      const fresh = offers.filter((o) => o.presence.some((p) => p !== 'no fresh record')).length
+      return ok(offers.length > 0 && unrecorded === 0 && fresh > 0, {
+        offers: offers.length,
+        unrecorded,
+        withFreshPresence: fresh,
+      })
+    },
+  },
+  {
     id: 'delivery.in-order',
     title: 'The observer received every Event of every Group once, in order, with no gap',
     run: (f) => {
@@ -423,25 +442,21 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     id: 'delivery.cursors-agree',
     title: "For every Worker and Group: the authority's Cursor equals the Worker's own",
     run: async (f) => {
-      const {store, close} = await openAuthorityFromConfig(loadOrgConfig(f.config))
+      const {store} = await f.authority()
       let pairs = 0
       const bad: string[] = []
-      try {
-        for (const name of [SHARED_WORKER, A_WORKER, B_WORKER]) {
-          const local = agentStore(f, name)
-          try {
-            for (const g of local.groups()) {
-              pairs++
-              const server = await store.cursors().get(f.agentId(name), g.groupId)
-              const client = local.cursor(g.groupId)
-              if (server !== client) bad.push(`${name}: server ${server} client ${client}`)
-            }
-          } finally {
-            local.close()
+      for (const name of [SHARED_WORKER, A_WORKER, B_WORKER]) {
+        const local = agentStore(f, name)
+        try {
+          for (const g of local.groups()) {
+            pairs++
+            const server = await store.cursors().get(f.agentId(name), g.groupId)
+            const client = local.cursor(g.groupId)
+            if (server !== client) bad.push(`${name}: server ${server} client ${client}`)
           }
+        } finally {
+          local.close()
         }
-      } finally {
-        await close()
       }
       return ok(pairs > 0 && bad.length === 0, {pairs, disagree: bad.length}, bad.slice(0, 3).join('; ') || undefined)
     },
@@ -450,38 +465,34 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     id: 'events.verify',
     title: 'Every stored Event verifies (six stages) and no Action has two receipts',
     run: async (f) => {
-      const {store, registry, close} = await openAuthorityFromConfig(loadOrgConfig(f.config))
+      const {store, registry} = await f.authority()
       let events = 0
       let failed = 0
       let duplicates = 0
-      try {
-        for (const g of f.groups.values()) {
-          // One Command's Events are contiguous and share its cause: a cause seen again later is a second receipt.
-          const actions = new Set<string>()
-          let lastCause = ''
-          let after = 0
-          for (;;) {
-            const page = await store.read(g.groupId, after, 200)
-            for (const e of page.events) {
-              events++
-              const r = verify('event', e.bytes, registry)
-              if (r instanceof Rejection) failed++
-              else {
-                const cause = r.document.cause as {type?: string; id?: string} | undefined
-                const key = `${(r.document.actor as {id: string}).id} ${cause?.id}`
-                if (cause?.type === 'command' && key !== lastCause) {
-                  if (actions.has(key)) duplicates++
-                  actions.add(key)
-                }
-                lastCause = key
+      for (const g of f.groups.values()) {
+        // One Command's Events are contiguous and share its cause: a cause seen again later is a second receipt.
+        const actions = new Set<string>()
+        let lastCause = ''
+        let after = 0
+        for (;;) {
+          const page = await store.read(g.groupId, after, 200)
+          for (const e of page.events) {
+            events++
+            const r = verify('event', e.bytes, registry)
+            if (r instanceof Rejection) failed++
+            else {
+              const cause = r.document.cause as {type?: string; id?: string} | undefined
+              const key = `${(r.document.actor as {id: string}).id} ${cause?.id}`
+              if (cause?.type === 'command' && key !== lastCause) {
+                if (actions.has(key)) duplicates++
+                actions.add(key)
               }
-              after = e.sequence
+              lastCause = key
             }
-            if (page.events.length === 0 || after >= page.head) break
+            after = e.sequence
           }
+          if (page.events.length === 0 || after >= page.head) break
         }
-      } finally {
-        await close()
       }
       return ok(events > 0 && failed === 0 && duplicates === 0, {events, failed, duplicateReceipts: duplicates})
     },
@@ -529,28 +540,24 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
     title:
       "Every Group's stored log runs from sequence 1 to its head without a gap or repeat, and the observer saw the head",
     run: async (f) => {
-      const {store, close} = await openAuthorityFromConfig(loadOrgConfig(f.config))
+      const {store} = await f.authority()
       let events = 0
       const bad: string[] = []
-      try {
-        for (const g of f.groups.values()) {
-          let expected = 1
-          let head = 0
-          for (;;) {
-            const page = await store.read(g.groupId, expected - 1, 200)
-            head = page.head
-            for (const e of page.events) {
-              events++
-              if (e.sequence !== expected) bad.push(`${g.groupId.slice(-8)}: ${e.sequence} where ${expected} was due`)
-              expected = e.sequence + 1
-            }
-            if (page.events.length === 0 || expected > head) break
+      for (const g of f.groups.values()) {
+        let expected = 1
+        let head = 0
+        for (;;) {
+          const page = await store.read(g.groupId, expected - 1, 200)
+          head = page.head
+          for (const e of page.events) {
+            events++
+            if (e.sequence !== expected) bad.push(`${g.groupId.slice(-8)}: ${e.sequence} where ${expected} was due`)
+            expected = e.sequence + 1
           }
-          if (expected !== head + 1 || g.lastSequence !== head)
-            bad.push(`${g.groupId.slice(-8)}: head ${head}, read to ${expected - 1}, observed ${g.lastSequence}`)
+          if (page.events.length === 0 || expected > head) break
         }
-      } finally {
-        await close()
+        if (expected !== head + 1 || g.lastSequence !== head)
+          bad.push(`${g.groupId.slice(-8)}: head ${head}, read to ${expected - 1}, observed ${g.lastSequence}`)
       }
       return ok(
         events > 0 && bad.length === 0,
@@ -991,7 +998,21 @@ const CHECKS: {id: string; title: string; run: CheckFn}[] = [
         const runs = (c?.runs ?? []).filter((x) => x.agentId === f.agentId(SHARED_WORKER))
         const items = new Set(runs.map((x) => x.workItemId)).size
         const most = maxConcurrency(runs)
-        return ok(items >= 2 && most <= URGENT_POLICY.quota, {quota: URGENT_POLICY.quota, items, maxConcurrent: most})
+        // The quota held something back: while an accepted urgent item waited, the shared Worker
+        // started another Group's item — a slot the urgent Group's share would have taken at once.
+        const shared = allRuns(f).filter((x) => x.agentId === f.agentId(SHARED_WORKER) && x.groupId !== c?.groupId)
+        const startsWhileHeld = [...new Set(runs.map((x) => x.workItemId))].reduce((n, id) => {
+          const accepted = c?.acceptedAt.get(id)
+          const started = runs.find((x) => x.workItemId === id)?.startedAt
+          if (!accepted || !started) return n
+          return n + shared.filter((x) => x.startedAt > accepted && x.startedAt < started).length
+        }, 0)
+        return ok(items >= 2 && most <= URGENT_POLICY.quota && startsWhileHeld > 0, {
+          quota: URGENT_POLICY.quota,
+          items,
+          maxConcurrent: most,
+          otherStartsWhileHeld: startsWhileHeld,
+        })
       }),
   },
   {
@@ -1041,8 +1062,18 @@ function fault(f: Facts, id: FaultId, judge: (r: FaultRecord) => Verdict): Verdi
 }
 
 export async function evaluate(facts: PocFacts): Promise<TraceCheck[]> {
-  const f = lookups(facts)
+  let opened: ReturnType<typeof openAuthorityFromConfig> | undefined
+  const f = lookups(facts, () => (opened ??= openAuthorityFromConfig(loadOrgConfig(facts.config))))
   const out: TraceCheck[] = []
+  try {
+    await runChecks(f, out)
+  } finally {
+    if (opened) await (await opened.catch(() => null))?.close()
+  }
+  return out
+}
+
+async function runChecks(f: Facts, out: TraceCheck[]): Promise<void> {
   for (const c of CHECKS) {
     try {
       const v = await c.run(f)
@@ -1057,12 +1088,11 @@ export async function evaluate(facts: PocFacts): Promise<TraceCheck[]> {
       })
     }
   }
-  return out
 }
 
 export const CHECK_IDS = CHECKS.map((c) => c.id)
 
-function lookups(p: PocFacts): Facts {
+function lookups(p: PocFacts, authority: Facts['authority']): Facts {
   const a = p.groups.get(p.missions.a)!
   const b = p.groups.get(p.missions.b)!
   const childGroup = Object.values(a.state?.workItems ?? {}).find((w) => w.childMission)?.childMission?.groupId
@@ -1075,6 +1105,7 @@ function lookups(p: PocFacts): Facts {
     proc: (name) => p.procs.find((x) => x.name === name),
     items: (g) => Object.values(g.state?.workItems ?? {}),
     stageOf: (w) => pocStage(w.contract.constraints)?.stage,
+    authority,
   }
 }
 

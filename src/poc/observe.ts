@@ -50,6 +50,8 @@ export interface GroupFacts {
     afterRejection: boolean
     /** The review findings the offer's Context Package carries for the rework (context.ts reworkOf). */
     reworkFindings: string[]
+    /** Per candidate, the Presence its selection basis recorded ('no fresh record', or the reported state). */
+    presence: string[]
   }[]
   submissions: {at: string; missionRevision: number; artifactHashes: string[]}[]
   approvals: {
@@ -78,6 +80,8 @@ export interface GroupFacts {
   firstAssignment: Map<string, number>
   /** Artifact content hash → file name, from the signed manifests. */
   names: Map<string, string>
+  /** Per WorkItem, when an offer of it was last accepted (work.offer.accepted). */
+  acceptedAt: Map<string, string>
 }
 
 const newFacts = (groupId: string): GroupFacts => ({
@@ -99,6 +103,7 @@ const newFacts = (groupId: string): GroupFacts => ({
   handovers: [],
   firstAssignment: new Map(),
   names: new Map(),
+  acceptedAt: new Map(),
 })
 
 const END: Record<string, ObservedRun['outcome']> = {
@@ -265,9 +270,16 @@ export class Observer {
           at,
           afterRejection: prior?.failure != null && prior.failure.evidenceHashes.length > 0,
           reworkFindings: reworkOf(isRecord(pkg) ? pkg : undefined)?.failures ?? [],
+          presence: Object.values(basis).map((b) => {
+            const rules = isRecord(b) && Array.isArray(b.policyRulesApplied) ? b.policyRulesApplied.map(String) : []
+            return rules.find((r) => r.startsWith('presence: '))?.slice('presence: '.length) ?? 'none'
+          }),
         })
         break
       }
+      case 'work.offer.accepted':
+        f.acceptedAt.set(workItemId, at)
+        break
       case 'mission.submitted_for_approval':
         f.submissions.push({
           at,

@@ -19,9 +19,10 @@ export const WORKER_SLOTS: Readonly<Record<string, number>> = {[SHARED_WORKER]: 
 
 /**
  * The urgent Mission's entry in the shared Worker's scheduling policy (§11.1, the Organization's):
- * a higher priority class, and at most one running item at once.
+ * a higher priority class and a share large enough that its next item goes ahead of the others'
+ * whenever a slot frees — so only its quota of one running item holds the second one back.
  */
-export const URGENT_POLICY = {weight: 1, priorityClass: 1, quota: 1} as const
+export const URGENT_POLICY = {weight: 100, priorityClass: 1, quota: 1} as const
 
 export interface PocPlanDoc {
   objective: string
@@ -229,6 +230,7 @@ export function pocPlans(seed: number, options: {defect?: string} = {}): PocPlan
       defaults,
       // Two independent items for the shared Worker under a quota of one (URGENT_POLICY): the
       // second waits for the first even when a slot is free, which is what shows the quota holds.
+      // Each runs long enough (3 steps of 3 s) for the other slot's item to finish meanwhile.
       workItems: ['hotfix', 'hotfix-recheck'].map((key, i) =>
         stage(
           key,
@@ -238,7 +240,7 @@ export function pocPlans(seed: number, options: {defect?: string} = {}): PocPlan
           b('requirements'),
           {
             prefer: [SHARED_WORKER],
-            stepMs: 1000,
+            stepMs: 3000,
             deliverable: ['requirements', 'requirements.json'],
             criteria: [['requirements', 'Every acceptance criterion names a declared function', 'requirements']],
           },

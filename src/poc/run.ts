@@ -76,7 +76,7 @@ export interface PocResult {
   dir: string
 }
 
-const CHANGE_REQUEST = 'Add a usage example for every function to the README'
+export const CHANGE_REQUEST = 'Add a usage example for every function to the README'
 
 /**
  * Short leases, so that a stopped Worker or a dead Coordinator is noticed within seconds (the
@@ -221,8 +221,26 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
     let unfinished: string | undefined
     try {
       if (o.interactive) {
-        progress('interactive: approve or request changes with `mwp mission approve` / `mwp mission request-changes`')
-        await observer.until(() => human.approved(a) && human.approved(b), 'both Missions approved', left())
+        // The person is the human MissionOwner: the configuration's operator key, this run's server.
+        const as = `--config ${org.config} --url ${url} --ca ${ca}`
+        progress(`interactive: you are the MissionOwner; approve or request changes from another terminal`)
+        const told = new Set<string>()
+        const announce = (g: string, name: string) => {
+          const s = observer!.state(g)
+          if (s?.mission.state !== 'awaiting_approval' || told.has(`${g}#${s.revision}`)) return
+          told.add(`${g}#${s.revision}`)
+          progress(`${name} awaits your approval: mwp mission approve ${g} ${as}`)
+          progress(`  or: mwp mission request-changes ${g} ${as} --message "…"`)
+        }
+        await observer.until(
+          () => {
+            announce(a, 'Mission A')
+            announce(b, 'Mission B')
+            return human.approved(a) && human.approved(b)
+          },
+          'both Missions approved',
+          left(),
+        )
       } else {
         await observer.until(awaiting(a, 1), 'Mission A submitted for approval', left())
         progress('Mission A submitted; the human requests a change')

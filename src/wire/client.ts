@@ -37,7 +37,8 @@ import {transcriptBytes} from './hello.js'
 import type {OrganizationReceipt, OrganizationSubmitResult} from '../authority/ingress/organization.js'
 import {getArtifact, putArtifact} from './artifact-client.js'
 import {mutated} from '../mutants.js'
-import type {HttpsSession} from './https-exchange.js'
+import {type HttpsSession, exchange, refusal} from './https-exchange.js'
+import {PRESENCE_PATH} from './presence-routes.js'
 import {type IssuedToken, type TokenAsk, requestToken} from './token-client.js'
 
 export {FileCursorStore, MemoryCursorStore, type CursorStore} from './cursor-store.js'
@@ -237,6 +238,17 @@ export class WireClient {
   /** Artifact content of a Group, refused unless it hashes to `hash` (artifact-client.ts). */
   getArtifact(groupId: string, hash: string): Promise<Buffer> {
     return getArtifact(this.#httpsSession(), groupId, hash)
+  }
+
+  /** §6.2: the Organization's unexpired Presence Records, one per Agent (presence-routes.ts). */
+  async presence(): Promise<JsonObject[]> {
+    const answer = await exchange(this.#httpsSession(), 'GET', PRESENCE_PATH)
+    if (answer.status !== 200) throw refusal(answer)
+    const body: unknown = JSON.parse(answer.body.toString('utf8'))
+    const records = typeof body === 'object' && body !== null && 'presence' in body ? body.presence : []
+    return Array.isArray(records)
+      ? records.filter((r): r is JsonObject => typeof r === 'object' && r !== null && !Array.isArray(r))
+      : []
   }
 
   /** §12: the capability token of this session's current execution of the WorkItem (token-client.ts). */

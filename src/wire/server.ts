@@ -36,6 +36,7 @@ import {addArtifactRoutes} from './artifact-routes.js'
 import {AuthorizationService} from '../authz/issuer.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {addTokenRoutes} from './token-routes.js'
+import {addPresenceRoutes} from './presence-routes.js'
 import {HttpRoutes} from './http-routes.js'
 import {SessionTokens} from './session-tokens.js'
 
@@ -247,6 +248,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ? createHttpServer()
       : createHttpsServer({cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3'})
   const routes = new HttpRoutes(log)
+  const connections = new Set<Connection>()
+  addPresenceRoutes(routes, {
+    tokens: context.tokens,
+    records: () => [...connections].map((c) => c.presence),
+    nowMs: () => Date.parse(authority.clock()),
+  })
   const artifactDir = options.artifactDir ?? artifactDirFor(authority.store.url)
   if (artifactDir !== undefined) {
     const blobs = new ArtifactBlobs(artifactDir, options.artifactMaxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES)
@@ -269,7 +276,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // ws re-emits the listener's errors on the WebSocketServer; unhandled there they would end the
   // process with a raw stack (EADDRINUSE) instead of rejecting the listen below.
   wss.on('error', (e: Error) => log({level: 'warn', event: 'listener-error', reason: e.message}))
-  const connections = new Set<Connection>()
   wss.on('connection', (ws, req) => {
     const c = new Connection(context, ws, `${req.socket.remoteAddress}:${req.socket.remotePort}`, req.socket)
     connections.add(c)

@@ -12,7 +12,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 import {stringify as toYaml} from 'yaml'
-import {type AgentEntry, type RankInput, rank} from '../../src/agent/coordinator/candidates.js'
+import {type AgentEntry, type RankInput, presenceViews, rank} from '../../src/agent/coordinator/candidates.js'
 import {handoverContext, reworkOf, offerContext} from '../../src/agent/coordinator/context.js'
 import {DEFAULT_CAPABILITY, contractFor} from '../../src/agent/coordinator/contract.js'
 import {type MissionView, handoverOf, newView} from '../../src/agent/coordinator/mission-view.js'
@@ -430,10 +430,49 @@ describe('candidates', () => {
       availabilityEstimate: '2026-01-01T00:02:00Z',
       expectedCost: 3,
       reliabilityEvidence: ['urn:mwp:test:evidence:b'],
-      policyRulesApplied: ['plan preference #1', 'capability-match: id and exact version', 'least-loaded first'],
+      policyRulesApplied: [
+        'plan preference #1',
+        'capability-match: id and exact version',
+        'presence: no fresh record',
+        'least-loaded first',
+      ],
     })
     expect(second!.basis.availabilityEstimate).toBe('2026-01-01T00:00:00Z')
-    expect(second!.basis.policyRulesApplied).toEqual(['capability-match: id and exact version', 'least-loaded first'])
+    expect(second!.basis.policyRulesApplied).toEqual([
+      'capability-match: id and exact version',
+      'presence: no fresh record',
+      'least-loaded first',
+    ])
+  })
+
+  it('ranks by Presence after preference: free slots, busy, no record, then away / draining / offline', () => {
+    const agents = ['free', 'busy', 'unknown', 'offline', 'draining'].map((n) => agent(n))
+    const records = [
+      {agentId: agent('free').agentId, status: 'online', capacity: {maxSlots: 2, availableSlots: 1, queuedItems: 0}},
+      {agentId: agent('busy').agentId, status: 'busy', capacity: {maxSlots: 2, availableSlots: 0, queuedItems: 3}},
+      {
+        agentId: agent('offline').agentId,
+        status: 'offline',
+        capacity: {maxSlots: 1, availableSlots: 1, queuedItems: 0},
+      },
+      {
+        agentId: agent('draining').agentId,
+        status: 'draining',
+        capacity: {maxSlots: 1, availableSlots: 1, queuedItems: 0},
+      },
+    ]
+    const presence = presenceViews(records)
+    // Load alone would put 'free' last; Presence ranks before it.
+    const load = new Map([[agent('free').agentId, 4]])
+    expect(names(agents, {presence, load})).toEqual(['free', 'busy', 'unknown', 'draining', 'offline'])
+    // The plan's preference still comes first: an offline Worker may get a durable offer (§10.3).
+    expect(names(agents, {presence, prefer: ['offline']})[0]).toBe('offline')
+    const [free, busy] = rank(agents, input({presence, load}))
+    // A free slot now: available now, whatever the Coordinator's own count says.
+    expect(free!.basis.availabilityEstimate).toBe('2026-01-01T00:00:00Z')
+    expect(free!.basis.policyRulesApplied).toContain('presence: online, 1 of 2 slots free, 0 queued')
+    // 3 queued and no slot free: 4 ahead over 2 slots, two runs of 60 s.
+    expect(busy!.basis.availabilityEstimate).toBe('2026-01-01T00:02:00Z')
   })
 })
 

@@ -7,7 +7,8 @@ import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
-import {cli} from '../support/agent-org.js'
+import {type Proc, cli} from '../support/agent-org.js'
+import {CHANGE_REQUEST} from '../../src/poc/run.js'
 import type {PocTrace} from '../../src/poc/report/trace.js'
 import {type PostgresInstance, shouldRunPostgres, startPostgres} from '../support/postgres-harness.js'
 
@@ -53,10 +54,33 @@ describe('mwp poc run', () => {
   }, 300_000)
 })
 
-describe('mwp poc run --no-faults', () => {
-  // Acceptance of issue 17: the final Artifact hashes equal those of a fault-free run with the same seed.
-  it('approves the same Artifact hashes as the run with every fault, for the same seed', async () => {
-    const p = cli(['poc', 'run', '--json', '--no-faults', '--seed', '3', '--timeout-seconds', '240'])
+describe('mwp poc run --interactive --no-faults', () => {
+  /** Waits for the run to print the `nth` (0-based) approval prompt of `mission`; its Group and flags. */
+  async function prompt(p: Proc, mission: 'A' | 'B', nth: number): Promise<{group: string; as: string[]}> {
+    const pattern = new RegExp(`Mission ${mission} awaits your approval: mwp mission approve (\\S+) (.*)$`, 'gm')
+    let found: RegExpExecArray[] = []
+    await expect
+      .poll(() => (found = [...p.out().stderr.matchAll(pattern)]).length > nth, {timeout: 200_000, interval: 500})
+      .toBe(true)
+    return {group: found[nth]![1]!, as: found[nth]![2]!.split(' ')}
+  }
+  /** A person's command in another terminal: a separate process of the CLI. */
+  async function person(args: string[]): Promise<void> {
+    const c = cli([...args, '--json'])
+    expect(await c.exited, c.out().stderr).toBe(0)
+  }
+
+  // The person's side of --interactive (issue 17), and its acceptance: the final Artifact hashes
+  // equal those of a fault-free run with the same seed.
+  it('waits for a person at each approval and approves the same Artifact hashes as the faulted run', async () => {
+    const p = cli(['poc', 'run', '--json', '--interactive', '--no-faults', '--seed', '3', '--timeout-seconds', '240'])
+    const a1 = await prompt(p, 'A', 0)
+    await person(['mission', 'request-changes', a1.group, ...a1.as, '--message', CHANGE_REQUEST])
+    const b = await prompt(p, 'B', 0)
+    await person(['mission', 'approve', b.group, ...b.as, '--yes'])
+    const a2 = await prompt(p, 'A', 1)
+    expect(a2.group).toBe(a1.group)
+    await person(['mission', 'approve', a2.group, ...a2.as, '--yes'])
     const code = await p.exited
     const {stdout, stderr} = p.out()
     const out = JSON.parse(stdout) as {result: {failed: string[]; trace: PocTrace}}

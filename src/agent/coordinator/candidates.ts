@@ -1,7 +1,9 @@
 // Who may be offered a WorkItem, and why (§10.3): the Organization's verified Agent Cards with the
 // required capability at the required version, active and not expired, ranked by the plan's
-// preference, then by how much work the Coordinator already has with each (its own offers and
-// owned, unfinished WorkItems across the Missions it coordinates), then by name. Every offer
+// preference, then by Presence (§6.2: free slots now, then busy, then no fresh record, then away,
+// draining or offline — an offline Worker may still get a durable offer, §10.3, just last), then by
+// how much work the Coordinator already has with each (its own offers and owned, unfinished
+// WorkItems across the Missions it coordinates), then by name. Every offer
 // records the structured selection basis — matches, eligibility, availability estimate, expected
 // cost, reliability Evidence and the rules applied — never free-form reasoning.
 
@@ -63,6 +65,38 @@ function entryOf(card: JsonObject, name: string): AgentEntry {
   }
 }
 
+/** An Agent's fresh Presence as the Coordinator last read it (wire/presence-routes.ts). */
+export interface PresenceView {
+  status: string
+  availableSlots: number
+  maxSlots: number
+  queuedItems: number
+}
+
+/** The Presence Records by Agent ID (the server sends only unexpired ones). */
+export function presenceViews(records: readonly JsonObject[]): Map<string, PresenceView> {
+  const out = new Map<string, PresenceView>()
+  for (const r of records) {
+    const c = (r.capacity ?? {}) as JsonObject
+    out.set(String(r.agentId), {
+      status: String(r.status),
+      availableSlots: Number(c.availableSlots) || 0,
+      maxSlots: Number(c.maxSlots) || 1,
+      queuedItems: Number(c.queuedItems) || 0,
+    })
+  }
+  return out
+}
+
+const UNAVAILABLE = new Set(['away', 'draining', 'offline'])
+
+/** 0 free slots now, 1 busy, 2 no fresh Presence, 3 away / draining / offline. */
+function presenceTier(p: PresenceView | undefined): number {
+  if (p === undefined) return 2
+  if (UNAVAILABLE.has(p.status)) return 3
+  return p.availableSlots > 0 ? 0 : 1
+}
+
 export interface RankInput {
   required: readonly CapabilityRef[]
   /** Plan preference: Agent names or IDs, best first. */
@@ -76,6 +110,8 @@ export interface RankInput {
   nowMs: number
   /** Typical run length, for the availability estimate. */
   runMs: number
+  /** Fresh Presence by Agent ID; an Agent without is ranked as "no fresh record". */
+  presence?: ReadonlyMap<string, PresenceView>
 }
 
 export function rank(agents: readonly AgentEntry[], r: RankInput): Ranked[] {
@@ -90,15 +126,29 @@ export function rank(agents: readonly AgentEntry[], r: RankInput): Ranked[] {
       r.required.every((c) => a.capabilities.some((x) => x.id === c.id && x.version === c.version)),
   )
   const loadOf = (a: AgentEntry) => r.load.get(a.agentId) ?? 0
+  const presenceOf = (a: AgentEntry) => r.presence?.get(a.agentId)
+  const tierOf = (a: AgentEntry) => presenceTier(presenceOf(a))
   eligible.sort(
     (a, b) =>
-      preferIndex(a) - preferIndex(b) || loadOf(a) - loadOf(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+      preferIndex(a) - preferIndex(b) ||
+      tierOf(a) - tierOf(b) ||
+      loadOf(a) - loadOf(b) ||
+      (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
   )
   return eligible.map((agent) => {
     const matches = agent.capabilities.filter((x) => r.required.some((c) => c.id === x.id && c.version === x.version))
-    // Work ahead of this one per slot, times a typical run: when a slot should be free for it.
-    const waitMs = Math.floor(loadOf(agent) / Math.max(1, agent.maxConcurrency)) * r.runMs
-    const rules = ['capability-match: id and exact version', 'least-loaded first']
+    // Work ahead of this one per slot, times a typical run: when a slot should be free for it. With
+    // fresh Presence, what the Worker reports queued (and a free slot) rather than our own count.
+    const p = presenceOf(agent)
+    const ahead = p === undefined ? loadOf(agent) : p.queuedItems + (p.availableSlots > 0 ? 0 : 1)
+    const waitMs = Math.floor(ahead / Math.max(1, p?.maxSlots ?? agent.maxConcurrency)) * r.runMs
+    const rules = [
+      'capability-match: id and exact version',
+      p === undefined
+        ? 'presence: no fresh record'
+        : `presence: ${p.status}, ${p.availableSlots} of ${p.maxSlots} slots free, ${p.queuedItems} queued`,
+      'least-loaded first',
+    ]
     if (preferIndex(agent) !== Number.MAX_SAFE_INTEGER) rules.unshift(`plan preference #${preferIndex(agent) + 1}`)
     return {
       agent,

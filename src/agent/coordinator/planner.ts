@@ -17,7 +17,7 @@ import type {GroupState, WorkItemView} from '../../authority/model/state.js'
 import {lapsedOwnership} from '../../authority/model/work-leases.js'
 import {compareTimestampText, formatUtcNow} from '../../json/timestamp.js'
 import {mutated} from '../../mutants.js'
-import {type AgentEntry, type Ranked, rank} from './candidates.js'
+import {type AgentEntry, type PresenceView, type Ranked, rank} from './candidates.js'
 import type {ArtifactName} from './contract.js'
 import type {MissionView} from './mission-view.js'
 import {type Plan, planFor} from './plan.js'
@@ -59,6 +59,8 @@ export interface PlanContext {
   renewBeforeMs: number
   /** Typical run length for availability estimates. */
   runMs: number
+  /** Fresh Presence of the Organization's Agents (candidates.ts presenceViews). */
+  presence?: ReadonlyMap<string, PresenceView>
 }
 
 const DEFAULT_MAX_ROUNDS = 3
@@ -184,6 +186,7 @@ function bestCandidate(
     cost: item.contract.budget.financialLimit ?? 0,
     nowMs: ctx.nowMs,
     runMs: ctx.runMs,
+    ...(ctx.presence ? {presence: ctx.presence} : {}),
   })
   // §8 just-in-time Membership: an Agent that is not yet a member holds at most one provisional
   // Membership, for one offered WorkItem; a second offer would replace it. So the best candidate

@@ -19,7 +19,7 @@ import {formatUtcNow, formatUtcSeconds} from '../../json/timestamp.js'
 import {buildCommand, buildFinalApproval} from '../../operator/command-builder.js'
 import type {RegistryEvidence} from '../../signing/registry.js'
 import {type DeliveredEvent, WireClient} from '../../wire/client.js'
-import type {AgentEntry} from './candidates.js'
+import {type AgentEntry, type PresenceView, presenceViews} from './candidates.js'
 import {handoverContext, offerContext} from './context.js'
 import {type ArtifactName, contractFor} from './contract.js'
 import {type MissionView, applyEvent, newView} from './mission-view.js'
@@ -60,6 +60,8 @@ export interface RunningCoordinator {
 
 const TICK_MS = 500
 const RUN_MS = 30_000
+/** How often the Organization's Presence is read again for the selection basis (§6.2 records live 30 s). */
+const PRESENCE_REFRESH_MS = 5_000
 const REFUSAL_BACKOFF_MS = 2_000
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<RunningCoordinator> {
@@ -93,6 +95,10 @@ class Coordinator implements RunningCoordinator {
   readonly #said = new Set<string>()
   /** Per Group, no new Command before this time after a refusal other than a revision conflict. */
   readonly #backoff = new Map<string, number>()
+  /** The last Presence read (wire/presence-routes.ts), when, and whether a read is under way. */
+  #presence = new Map<string, PresenceView>()
+  #presenceAt = -Infinity
+  #presenceReading = false
   #tick: NodeJS.Timeout | null = null
   #passing: Promise<void> | null = null
   #again = false
@@ -126,7 +132,11 @@ class Coordinator implements RunningCoordinator {
       this.#log({level: 'info', event: 'group-announced', groupId, afterSequence})
       void this.#client.subscribe(groupId, {afterSequence}, (e) => this.#onEvent(e))
     })
-    this.#tick = setInterval(() => this.#wake(), TICK_MS)
+    this.#refreshPresence()
+    this.#tick = setInterval(() => {
+      this.#refreshPresence()
+      this.#wake()
+    }, TICK_MS)
     this.#tick.unref()
   }
 
@@ -156,6 +166,20 @@ class Coordinator implements RunningCoordinator {
     })()
   }
 
+  /** Reads the Organization's Presence in the background (every tick, once connected); a pass uses what was last read. */
+  #refreshPresence(): void {
+    if (this.#presenceReading || this.#now() - this.#presenceAt < PRESENCE_REFRESH_MS) return
+    this.#presenceReading = true
+    this.#client
+      .presence()
+      .then((records) => {
+        this.#presence = presenceViews(records)
+        this.#presenceAt = this.#now()
+      })
+      .catch((e: Error) => this.#log({level: 'warn', event: 'presence-unavailable', why: e.message}))
+      .finally(() => (this.#presenceReading = false))
+  }
+
   async #pass(): Promise<void> {
     const ctx = {
       self: this.agentId,
@@ -166,6 +190,7 @@ class Coordinator implements RunningCoordinator {
       nowMs: this.#now(),
       renewBeforeMs: ((this.#o.leaseSeconds ?? 60) * 1000) / 2,
       runMs: RUN_MS,
+      presence: this.#presence,
     }
     // Groups in parallel: one Group's Command never waits for another's.
     await Promise.all(
@@ -397,20 +422,16 @@ class Coordinator implements RunningCoordinator {
     return out
   }
 
-  /** Artifact bytes from this Group's store, else from another Group this Coordinator sees. */
+  /** Artifact bytes from this Group's store, else from the Group this Coordinator saw publish them. */
   async #fetch(groupId: string, hash: string): Promise<Buffer> {
     try {
       return await this.#client.getArtifact(groupId, hash)
     } catch (first) {
-      for (const g of this.#views.keys()) {
-        if (g === groupId) continue
-        try {
-          return await this.#client.getArtifact(g, hash)
-        } catch {
-          // not there either
-        }
-      }
-      throw first
+      const publisher = [...this.#views.values()].find(
+        (v) => v.groupId !== groupId && Object.values(v.state?.artifacts ?? {}).some((a) => a.contentHash === hash),
+      )
+      if (publisher === undefined) throw first
+      return await this.#client.getArtifact(publisher.groupId, hash)
     }
   }
 

@@ -28,6 +28,11 @@ export const SLOT_RUNS_FILE = '.mwp-slot-runs.jsonl'
 
 /** What a checkpoint holds: the steps done, the files made so far and what their checks measured. */
 interface State {
+  /**
+   * The rework round the checkpoint was made in (0: the first attempt). A rework never resumes from
+   * an earlier round's checkpoint: that one holds the rejected files, all steps done.
+   */
+  round: number
   step: number
   files: Files
   checks: CheckResult[]
@@ -40,6 +45,7 @@ interface State {
 function isState(value: unknown): value is State {
   return (
     isRecord(value) &&
+    typeof value.round === 'number' &&
     typeof value.step === 'number' &&
     Number.isSafeInteger(value.step) &&
     isRecord(value.files) &&
@@ -283,7 +289,11 @@ async function execute(work: WorkSpec, ctx: WorkContext): Promise<Outcome | void
   const job: Job = {dir, poc, project, requirements: req}
 
   const resumed = work.resume === null ? undefined : work.resume.state
-  const state: State = isState(resumed) ? resumed : {step: 0, files: {}, checks: [], tests: {}, declared: []}
+  const round = poc.rework?.round ?? 0
+  const state: State =
+    isState(resumed) && resumed.round === round
+      ? resumed
+      : {round, step: 0, files: {}, checks: [], tests: {}, declared: []}
   await writeFiles(dir, state.files) // a resumed run (perhaps a new slot) continues from the checkpointed files
   const steps = spread(PLANS[poc.stage], poc.steps ?? DEFAULT_STEPS)
   for (let i = state.step; i < steps.length; i++) {

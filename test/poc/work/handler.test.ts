@@ -178,6 +178,32 @@ describe('the poc worker handler', () => {
     expect(resumed.evidence).toEqual(whole.evidence)
   })
 
+  // Regression (PoC run under heavy preemption): a rework offered with the rejected round's last
+  // checkpoint as resumeFrom resumed at "all steps done" and submitted the rejected files again.
+  it("a rework never resumes from an earlier round's checkpoint: it starts over and fixes the defect", async () => {
+    const req = await run(spec({project: 'textkit', seed: SEED, stage: 'requirements', files: {}}, []))
+    const tests = await run(spec({project: 'textkit', seed: SEED, stage: 'tests', files: files(req)}, []))
+    const poc = {
+      project: 'textkit',
+      seed: SEED,
+      stage: 'implement',
+      files: {...files(req), ...files(tests)},
+      defect: 'truncate-off-by-one',
+    }
+    const criteria = ['typecheck', 'rule', 'tests'].map((id) => criterion(id))
+    const first = await run(spec(poc, criteria))
+    expect(results(first).tests).toBe('failed')
+    const last = first.checkpoints.at(-1)
+    const resume = {state: last, checkpointHash: contentHash(JSON.stringify(last))}
+    const rework = {round: 1, failures: ['tests: truncate-cuts-with-ellipsis']}
+    const fixed = await run(spec({...poc, rework}, criteria, resume))
+    expect(fixed.progress.length).toBeGreaterThan(0)
+    expect(Object.values(results(fixed)).every((r) => r === 'passed')).toBe(true)
+    // Within one round a checkpoint is still resumed from (nothing redone).
+    const again = await run(spec(poc, criteria, resume))
+    expect(again.progress).toEqual([])
+  })
+
   it('preempted after its last step, yields; resumed, only stores the outputs and states the Evidence', async () => {
     const req = await run(spec({project: 'semver-lite', seed: SEED, stage: 'requirements', files: {}}, []))
     const poc = {project: 'semver-lite', seed: SEED, stage: 'docs', files: files(req), steps: 2}
