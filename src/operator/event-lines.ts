@@ -45,6 +45,12 @@ export class EventLines {
     return fit(`#${e.sequence} ${time} ${shortName(e.actor.id)} ${this.#what(e)}`, columns)
   }
 
+  /** What `e` says happened, in words, without the sequence, time and actor line() puts before it. */
+  what(e: EventDoc): string {
+    this.learnFrom(e)
+    return this.#what(e)
+  }
+
   #remember(id: string, goal: string): void {
     this.#goals.delete(id) // re-inserted last: the most recently learnt
     this.#goals.set(id, goal)

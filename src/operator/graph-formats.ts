@@ -94,7 +94,7 @@ export function depths(items: readonly WorkNode[]): Map<string, number> {
 }
 
 const NODE_W = 240
-const NODE_H = 64
+const NODE_H = 88
 const GAP_X = 80
 const GAP_Y = 24
 const MARGIN = 20
@@ -111,7 +111,23 @@ const STATE_FILL: Record<string, string> = {
   cancelled: '#eeeeee',
 }
 
-export function toSvg(g: WorkGraph): string {
+/** A principal's short name (the last segment of its ID) for a node label. */
+const short = (id: string) => id.slice(id.lastIndexOf(':') + 1) || id
+
+/** The fourth line of a node: what holds it (a blocker, a pending execution approval) or its deadline. */
+function holdLine(n: WorkNode): string {
+  if (n.blockers.length) return n.blockers[0]!
+  if (n.approval === 'pending') return 'awaiting execution approval'
+  return n.deadline ? `due ${n.deadline.slice(0, 16).replace('T', ' ')}${n.overdue ? ' OVERDUE' : ''}` : ''
+}
+
+/**
+ * The SVG picture. `standalone` (the default, for a file) adds the XML prolog and a <style>; an
+ * inline picture (the console, whose Content Security Policy allows only its own stylesheet) has
+ * neither and is styled by the page through the same classes.
+ */
+export function toSvg(g: WorkGraph, options: {standalone?: boolean} = {}): string {
+  const standalone = options.standalone ?? true
   const depth = depths(g.items)
   const rowIn = new Map<number, number>()
   const at = new Map<string, {x: number; y: number}>()
@@ -135,28 +151,46 @@ export function toSvg(g: WorkGraph): string {
   const nodes = g.items.map((n) => {
     const {x, y} = at.get(n.workItemId)!
     const fill = STATE_FILL[n.state] ?? '#ffffff'
+    const held = n.blockers.length > 0 || n.overdue || n.approval === 'pending'
+    const title = [
+      n.workItemId,
+      n.goal,
+      `[${n.state}]${n.owner ? ` owner ${n.owner}` : ''}`,
+      ...n.blockers,
+      ...(n.deadline ? [`deadline ${n.deadline}${n.overdue ? ' (overdue)' : ''}`] : []),
+      ...(n.critical ? ['on the critical path'] : []),
+    ].join('\n')
     return [
-      `  <g class="workitem${n.critical ? ' critical' : ''}" data-workitem="${xml(n.workItemId)}" transform="translate(${x},${y})">`,
-      `    <title>${xml(`${n.workItemId}\n${n.goal}\n[${n.state}]`)}</title>`,
+      `  <g class="workitem state-${xml(n.state)}${n.critical ? ' critical' : ''}${held ? ' held' : ''}" data-workitem="${xml(n.workItemId)}" transform="translate(${x},${y})">`,
+      `    <title>${xml(title)}</title>`,
       `    <rect width="${NODE_W}" height="${NODE_H}" rx="8" fill="${fill}"/>`,
-      `    <text x="10" y="22" class="goal">${xml(fit(n.goal, 32))}</text>`,
-      `    <text x="10" y="40" class="id">${xml(fit(n.workItemId, 40))}</text>`,
-      `    <text x="10" y="56" class="state">${xml(n.state)}</text>`,
+      `    <text x="10" y="20" class="goal">${xml(fit(n.goal, 32))}</text>`,
+      `    <text x="10" y="37" class="id">${xml(fit(n.workItemId, 40))}</text>`,
+      `    <text x="10" y="56" class="state">${xml(fit(`${n.state}${n.owner ? ` · ${short(n.owner)}` : ''}${n.critical ? ' · critical' : ''}`, 40))}</text>`,
+      `    <text x="10" y="75" class="hold">${xml(fit(holdLine(n), 40))}</text>`,
       '  </g>',
     ].join('\n')
   })
+  const head = standalone
+    ? [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
+        `  <title>${xml(`WorkItems of ${g.groupId}`)}</title>`,
+        '  <style>',
+        '    .workitem rect { stroke: #555; stroke-width: 1; }',
+        '    .workitem.critical rect { stroke: #c00; stroke-width: 3; }',
+        '    .edge { fill: none; stroke: #777; stroke-width: 1.5; }',
+        '    .edge.critical { stroke: #c00; stroke-width: 3; }',
+        '    text { font-family: sans-serif; font-size: 12px; fill: #222; }',
+        '    text.id, text.state, text.hold { font-size: 10px; fill: #555; }',
+        '  </style>',
+      ]
+    : [
+        `<svg xmlns="http://www.w3.org/2000/svg" class="workgraph" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="workgraph-title">`,
+        `  <title id="workgraph-title">${xml(`WorkItems of ${g.groupId}: ${g.items.length} item(s), critical path ${g.summary.criticalPath.length}`)}</title>`,
+      ]
   return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
-    `  <title>${xml(`WorkItems of ${g.groupId}`)}</title>`,
-    '  <style>',
-    '    .workitem rect { stroke: #555; stroke-width: 1; }',
-    '    .workitem.critical rect { stroke: #c00; stroke-width: 3; }',
-    '    .edge { fill: none; stroke: #777; stroke-width: 1.5; }',
-    '    .edge.critical { stroke: #c00; stroke-width: 3; }',
-    '    text { font-family: sans-serif; font-size: 12px; fill: #222; }',
-    '    text.id, text.state { font-size: 10px; fill: #555; }',
-    '  </style>',
+    ...head,
     '  <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#777"/></marker></defs>',
     ...edges,
     ...nodes,

@@ -1,0 +1,394 @@
+// `mwp console` in a real browser: a real authority (startServer, TLS 1.3 on loopback, a dev
+// Organization), the console server in this process as the dev MissionOwner over wss, and Debian's
+// Chromium headless through playwright-core (no browser download). The setup steps (creating
+// Missions, the Coordinator's work and submissions, Messages "sent elsewhere") go through the
+// operator library as other principals, over their own wire sessions.
+//
+// Without Chromium the browser tests are skipped locally and FAIL under CI=true (.ci/run installs it).
+
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {request} from 'node:http'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {type Browser, type Page, chromium} from 'playwright-core'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {createDevOrganization, type DevOrganization} from '../../src/config/dev-org.js'
+import {devTlsHook} from '../../src/config/dev-tls-hook.js'
+import {type ConfiguredAuthority, loadOrgConfig, openAuthorityFromConfig} from '../../src/config/org-config.js'
+import {readKeyFile} from '../../src/crypto/keyfile.js'
+import {type RunningConsole, startConsole} from '../../src/console/server.js'
+import {OperatorContext} from '../../src/operator/cli-context.js'
+import {buildCommand} from '../../src/operator/command-builder.js'
+import {missionCreatePayload} from '../../src/operator/mission-payloads.js'
+import type {EventDoc, Transport} from '../../src/operator/transport.js'
+import {foldGroup} from '../../src/operator/views.js'
+import {openWireTransport} from '../../src/operator/wire-transport.js'
+import {type RunningServer, startServer} from '../../src/wire/server.js'
+import {contract} from '../support/authority-helpers.js'
+import {mwpAsync} from '../support/cli.js'
+import {PROJECT_ROOT} from '../support/upstream.js'
+
+const CHROMIUM = process.env.MWP_CHROMIUM ?? '/usr/bin/chromium'
+const HAVE_CHROMIUM = existsSync(CHROMIUM)
+const SHOTS = join(PROJECT_ROOT, 'test-results', 'console')
+const ORG = 'urn:mwp:test:org:console'
+const H1 = `sha256:${'a'.repeat(64)}`
+const H2 = `sha256:${'b'.repeat(64)}`
+
+let dir: string
+let org: DevOrganization
+let opened: ConfiguredAuthority
+let server: RunningServer
+let ctx: OperatorContext
+let consoleServer: RunningConsole
+let browser: Browser | undefined
+const transports: Transport[] = []
+let owner: Transport
+let coordinator: Transport
+
+const keyOf = (name: string) => readKeyFile(join(org.dir, 'keys', `${name}.key.json`))
+
+async function connect(name: string): Promise<Transport> {
+  const config = loadOrgConfig(org.config)
+  const t = await openWireTransport({
+    url: server.url,
+    key: keyOf(name),
+    ca: config.server.tls!.ca,
+    registry: config.registry,
+  })
+  transports.push(t)
+  return t
+}
+
+async function events(g: string): Promise<EventDoc[]> {
+  const e = await owner.events(g)
+  if (e === null) throw new Error(`${g}: GROUP_NOT_FOUND`)
+  return e
+}
+
+/** Signs `kind` as `signer` (epochs and revision from the Group's current state) and submits it on `t`. */
+async function send(
+  t: Transport,
+  signer: string,
+  kind: string,
+  g: string,
+  payload: Record<string, unknown>,
+  guard = false,
+) {
+  const state = kind === 'mission.create' ? null : foldGroup(await events(g))
+  const built = buildCommand(keyOf(signer), {
+    kind,
+    groupId: g,
+    payload,
+    state,
+    ...(t.sessionEpoch !== undefined ? {sessionEpoch: t.sessionEpoch} : {}),
+    ...(guard && state ? {expectedRevision: state.revision} : {}),
+  })
+  const r = await t.submit(built.bytes)
+  if ('error' in r) throw new Error(`setup ${kind} rejected: ${r.error.code}`)
+  return r.receipt
+}
+
+async function mission(objective: string): Promise<string> {
+  const payload = missionCreatePayload({organization: ORG, objective, coordinatorAgentId: `${ORG}:agent:coordinator`})
+  await send(owner, 'owner', 'mission.create', payload.groupId as string, payload)
+  return payload.groupId as string
+}
+
+const wi = (n: number) => `urn:uuid:dddddddd-0000-4000-8000-${String(n).padStart(12, '0')}`
+const devContract = (extra: Record<string, unknown>) =>
+  contract({requiredCapabilities: [{id: 'mwp.dev.general-work', version: '1.0.0'}], ...extra})
+
+async function work(g: string, items: [string, string, string[]][]) {
+  for (const [workItemId, goal, deps] of items)
+    await send(coordinator, 'coordinator', 'work.authorize', g, {
+      workItemId,
+      contract: devContract({goal, dependencyWorkItemIds: deps}),
+    })
+}
+
+beforeAll(async () => {
+  if (!HAVE_CHROMIUM && process.env.CI === 'true')
+    throw new Error(`Chromium is missing at ${CHROMIUM}: CI must run the console's browser tests (.ci/run installs it)`)
+  dir = mkdtempSync(join(tmpdir(), 'mwp-console-'))
+  org = await createDevOrganization(join(dir, 'org'), {organization: ORG, workers: 1, devTls: devTlsHook})
+  const config = loadOrgConfig(org.config)
+  opened = await openAuthorityFromConfig(config)
+  server = await startServer({
+    authority: opened.authority,
+    host: '127.0.0.1',
+    port: 0,
+    tls: {cert: readFileSync(config.server.tls!.cert, 'utf8'), key: readFileSync(config.server.tls!.key, 'utf8')},
+    log: () => undefined,
+  })
+  owner = await connect('owner')
+  coordinator = await connect('coordinator')
+  // The console acts as the configuration's operator (the dev MissionOwner) over wss.
+  ctx = new OperatorContext({config: org.config, url: server.url}, config)
+  consoleServer = await startConsole({ctx, host: '127.0.0.1', port: 0})
+  if (HAVE_CHROMIUM) browser = await chromium.launch({executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true})
+  mkdirSync(SHOTS, {recursive: true})
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await consoleServer?.close()
+  await ctx?.close()
+  for (const t of transports) await t.close()
+  await server?.close()
+  await opened?.close()
+  if (dir) rmSync(dir, {recursive: true, force: true})
+})
+
+/** A fresh page that has traded the token for the cookie, at `path`. */
+async function open(path = '/', width = 1280, height = 800): Promise<Page> {
+  const page = await browser!.newPage({viewport: {width, height}})
+  await page.goto(consoleServer.url)
+  await page.goto(`${consoleServer.origin}${path}`)
+  return page
+}
+
+const missionPath = (g: string) => `/mission?group=${encodeURIComponent(g)}`
+
+/** A raw HTTP request to the console (headers as given, no browser rules). */
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body = '',
+): Promise<{status: number; headers: Record<string, string | string[] | undefined>; body: string}> {
+  const url = new URL(path, consoleServer.origin)
+  return new Promise((resolve, reject) => {
+    const req = request(url, {method, headers}, (res) => {
+      let data = ''
+      res.on('data', (d) => (data += d))
+      res.on('end', () => resolve({status: res.statusCode ?? 0, headers: res.headers, body: data}))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+const cookie = () => `mwp_console=${consoleServer.token}`
+
+describe('access', () => {
+  it('403 without the token or its cookie; the token is traded for an HttpOnly SameSite=Strict cookie and left out of the address', async () => {
+    expect((await raw('GET', '/')).status).toBe(403)
+    expect((await raw('GET', '/', {cookie: 'mwp_console=wrong'})).status).toBe(403)
+    expect((await raw('GET', '/?token=wrong')).status).toBe(403)
+    expect((await raw('GET', '/events')).status).toBe(403)
+    const first = await raw('GET', `/?token=${consoleServer.token}`)
+    expect(first.status).toBe(303)
+    expect(first.headers.location).toBe('/')
+    expect(String(first.headers['set-cookie'])).toMatch(/^mwp_console=[\w-]+; HttpOnly; SameSite=Strict; Path=\//)
+    const again = await raw('GET', '/', {cookie: cookie()})
+    expect(again.status).toBe(200)
+    expect(again.headers['content-security-policy']).toContain("script-src 'self'")
+    // Another Host (a DNS-rebinding page) is refused even with the cookie.
+    expect(
+      (await raw('GET', '/', {cookie: cookie(), host: `evil.example:${new URL(consoleServer.origin).port}`})).status,
+    ).toBe(403)
+  })
+
+  it('a POST from another origin, or with no Origin, is refused before anything is signed', async () => {
+    const g = await mission('Refuse foreign posts')
+    const body = new URLSearchParams({group: g, text: 'from elsewhere'}).toString()
+    const form = {cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded'}
+    expect((await raw('POST', '/action/direct', {...form, origin: 'http://evil.example'}, body)).status).toBe(403)
+    expect((await raw('POST', '/action/direct', form, body)).status).toBe(403)
+    expect((await events(g)).some((e) => e.kind === 'message.posted')).toBe(false)
+    // The same POST from the console's own origin goes through (so the refusals above are the check).
+    await waitFor(() => consoleServer.live.get(g)?.state !== null && consoleServer.live.get(g) !== undefined)
+    const ok = await raw('POST', '/action/direct', {...form, origin: consoleServer.origin}, body)
+    expect(ok.status, ok.body).toBe(200)
+    expect((await events(g)).some((e) => e.kind === 'message.posted')).toBe(true)
+  })
+})
+
+async function waitFor(check: () => boolean, ms = 10_000): Promise<void> {
+  const until = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > until) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+describe('server-sent events', () => {
+  it('a reconnecting stream resumes after Last-Event-ID: the next Changes in order, no gap, no duplicate; an unknown ID is a reset', async () => {
+    const g = await mission('Resume the stream')
+    for (const t of ['one', 'two', 'three']) await send(owner, 'owner', 'message.post', g, {text: t})
+    await waitFor(() => (consoleServer.live.get(g)?.state?.sequence ?? 0) >= 5)
+    const read = (last: string) =>
+      new Promise<string>((resolve, reject) => {
+        const req = request(
+          new URL(`/events?group=${encodeURIComponent(g)}`, consoleServer.origin),
+          {headers: {cookie: cookie(), 'last-event-id': last}},
+          (res) => {
+            let data = ''
+            res.on('data', (d) => {
+              data += d
+              if (data.includes(`id: ${g}:5`) || data.includes('event: reset')) {
+                req.destroy()
+                resolve(data)
+              }
+            })
+          },
+        )
+        req.on('error', (e) => (String(e).includes('socket hang up') ? undefined : reject(e)))
+        req.end()
+      })
+    const ids = [...(await read(`${g}:2`)).matchAll(/^id: (.+)$/gm)].map((m) => m[1])
+    expect(ids).toEqual([`${g}:3`, `${g}:4`, `${g}:5`])
+    expect(await read(`${g}:999`)).toContain('event: reset')
+  })
+})
+
+describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () => {
+  it('the Mission list shows a created Mission, with what it awaits', async () => {
+    const g = await mission('Write the release notes')
+    const page = await open('/')
+    const row = page.locator(`tr[data-group="${g}"]`)
+    await row.waitFor()
+    await expect(row.getByRole('link', {name: 'Write the release notes'}).isVisible()).resolves.toBe(true)
+    expect(await row.textContent()).toContain('active')
+    await send(coordinator, 'coordinator', 'mission.submit_for_approval', g, {artifactHashes: [H1]})
+    // Live: the row now says the Mission awaits this operator.
+    await page.locator(`tr[data-group="${g}"].yours`).waitFor()
+    expect(await page.locator(`tr[data-group="${g}"] .awaits`).textContent()).toBe('awaiting your approval')
+    await page.close()
+  })
+
+  it('the timeline updates live when a Command is accepted elsewhere; "deploy immediately" is conversation only', async () => {
+    const g = await mission('Roll out the feature flag')
+    const page = await open(missionPath(g))
+    await page.locator('#f-timeline li').first().waitFor()
+    expect(await page.locator('#f-timeline').textContent()).not.toContain('deploy immediately')
+    await send(coordinator, 'coordinator', 'message.post', g, {text: 'deploy immediately'})
+    const bubble = page.locator('#f-timeline li.message', {hasText: 'deploy immediately'})
+    await bubble.waitFor()
+    expect(await bubble.locator('.msg-label').textContent()).toBe('message — not an instruction')
+    // Only in the timeline: not in the actions, the approval panel, the WorkItems or the header.
+    const everywhere = await page.locator('body').textContent()
+    const timeline = await page.locator('#f-timeline').textContent()
+    expect(everywhere!.split('deploy immediately').length).toBe(2)
+    expect(timeline).toContain('deploy immediately')
+    for (const area of ['#actions', '#f-graph', '#f-header', '#f-leases'])
+      expect(await page.locator(area).textContent()).not.toContain('deploy immediately')
+    expect(await page.locator('form', {hasText: 'deploy immediately'}).count()).toBe(0)
+    await page.close()
+  })
+
+  it('the graph shows the critical path; screenshots of the Mission view and the graph at 1280×800 and ~420 px', async () => {
+    const g = await mission('Publish the migration guide')
+    const [A, B, C, D, E] = [1, 2, 3, 4, 5].map(wi)
+    await work(g, [
+      [A!, 'Collect the breaking changes', []],
+      [B!, 'Draft the guide', [A!]],
+      [C!, 'Review the guide', [B!]],
+      [D!, 'Write the changelog entry', [A!]],
+      [E!, 'Update the website banner', []],
+    ])
+    await send(owner, 'owner', 'message.post', g, {text: 'Please keep the guide short; the release is on Friday.'})
+    const page = await open(missionPath(g))
+    await page.locator('svg.workgraph g.workitem').nth(4).waitFor()
+    const critical = await page
+      .locator('svg.workgraph g.workitem.critical')
+      .evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-workitem')))
+    expect(critical).toEqual([A, B, C])
+    expect(await page.locator('svg.workgraph path.edge.critical').count()).toBe(2)
+    expect(await page.locator('svg.workgraph path.edge').count()).toBe(3)
+    // Drawn red and thick, as the legend says (the page's stylesheet, not the SVG's).
+    const stroke = await page.evaluate<string>(
+      "getComputedStyle(document.querySelector('svg.workgraph g.workitem.critical rect')).strokeWidth",
+    )
+    expect(stroke).toBe('3px')
+    expect(await page.locator('#f-graph .progress').textContent()).toBe(
+      '0 of 5 verified; 5 open; critical path 3 item(s)',
+    )
+    await page.screenshot({path: join(SHOTS, 'mission-1280x800.png')})
+    await page.screenshot({path: join(SHOTS, 'mission-full-1280.png'), fullPage: true})
+    await page.locator('#f-graph figure').screenshot({path: join(SHOTS, 'graph-1280.png')})
+    await page.setViewportSize({width: 420, height: 800})
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')
+    expect(overflow).toBeLessThanOrEqual(0) // the graph scrolls in its own box, the page does not
+    await page.screenshot({path: join(SHOTS, 'mission-420.png'), fullPage: true})
+    await page.close()
+  })
+
+  it('approving from the page appends mission.approved with the operator signature, which mwp verify accepts', async () => {
+    const g = await mission('Approve the quarterly report')
+    await send(coordinator, 'coordinator', 'mission.submit_for_approval', g, {
+      artifactHashes: [H1, H2],
+      summary: 'Report and figures',
+    })
+    const page = await open(missionPath(g))
+    const panel = page.locator('#approval')
+    await panel.waitFor()
+    const revision = foldGroup(await events(g))!.mission.submission!.missionRevision
+    expect(await panel.textContent()).toContain(`You are approving revision ${revision}`)
+    for (const h of [H1, H2]) expect(await panel.textContent()).toContain(h)
+    await page.getByRole('button', {name: `Approve revision ${revision}`}).press('Enter') // keyboard operable
+    await page.getByRole('heading', {name: 'Done'}).waitFor()
+    const approved = (await events(g)).find((e) => e.kind === 'mission.approved')!
+    expect(approved).toBeDefined()
+    const approval = approved.payload.approval as {
+      approver: {id: string}
+      artifactHashes: string[]
+      missionRevision: number
+      signature: {keyId: string}
+    }
+    expect(approval.approver.id).toBe(`${ORG}:human:owner`)
+    expect(approval.artifactHashes).toEqual([H1, H2])
+    expect(approval.missionRevision).toBe(revision)
+    expect(approval.signature.keyId).toBe(keyOf('owner').keyId)
+    // `mwp verify` on the Event document and on the Approval it carries.
+    const files = {event: join(dir, 'approved-event.json'), approval: join(dir, 'approval.json')}
+    writeFileSync(files.event, JSON.stringify(approved))
+    writeFileSync(files.approval, JSON.stringify(approved.payload.approval))
+    const registry = loadOrgConfig(org.config).registry
+    for (const [kind, file] of [
+      ['event', files.event],
+      ['approval', files.approval],
+    ] as const) {
+      const r = await mwpAsync(['verify', '--registry', registry, '--document-kind', kind, file, '--json'])
+      expect(r.status, r.stdout + r.stderr).toBe(0)
+    }
+    // A tampered copy fails the same check (so the check can fail).
+    writeFileSync(files.approval, JSON.stringify({...(approved.payload.approval as object), comments: 'changed'}))
+    expect(
+      (await mwpAsync(['verify', '--registry', registry, '--document-kind', 'approval', files.approval])).status,
+    ).toBe(1)
+    await page.close()
+  })
+
+  it('approving a revision that moved on shows REVISION_CONFLICT, and nothing is approved', async () => {
+    const g = await mission('Ship the installer')
+    await send(coordinator, 'coordinator', 'mission.submit_for_approval', g, {artifactHashes: [H1]})
+    const page = await open(missionPath(g))
+    const shown = foldGroup(await events(g))!.mission.submission!.missionRevision
+    await page.getByRole('button', {name: `Approve revision ${shown}`}).waitFor()
+    // Elsewhere: changes are requested and a new revision is submitted.
+    await send(owner, 'owner', 'mission.request_changes', g, {reason: 'Sign the binaries'}, true)
+    await send(coordinator, 'coordinator', 'mission.submit_for_approval', g, {artifactHashes: [H2]})
+    await page.locator('#stale:not([hidden])').waitFor() // the page says it is stale
+    await page.getByRole('button', {name: `Approve revision ${shown}`}).click()
+    await page.getByRole('heading', {name: 'Refused'}).waitFor()
+    expect(await page.locator('code.code').textContent()).toBe('REVISION_CONFLICT')
+    expect(await page.locator('main').textContent()).toContain('The Mission changed after the page showed it')
+    expect((await events(g)).some((e) => e.kind === 'mission.approved')).toBe(false)
+    await page.close()
+  })
+
+  it('cancel asks for confirmation first; confirming cancels the Mission', async () => {
+    const g = await mission('Cancel me')
+    const page = await open(missionPath(g))
+    await page.getByLabel('Why').fill('No longer needed')
+    await page.getByRole('button', {name: 'Cancel the Mission…'}).click()
+    await page.getByRole('heading', {name: /This cannot be undone/}).waitFor()
+    expect((await events(g)).some((e) => e.kind === 'mission.cancelled')).toBe(false)
+    await page.getByRole('button', {name: 'Yes, do it'}).click()
+    await page.getByRole('heading', {name: 'Done'}).waitFor()
+    expect((await events(g)).find((e) => e.kind === 'mission.cancelled')?.payload.reason).toBe('No longer needed')
+    await page.close()
+  })
+})
