@@ -47,7 +47,8 @@ table { border-collapse: collapse; width: 100%; font-size: .92rem; }
 caption { text-align: left; color: var(--muted); padding: 0 0 6px; }
 th, td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid #e2e2e2; }
 thead th { border-bottom: 2px solid var(--line); font-weight: 600; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.budget th[scope=row] { font-weight: 400; }
 .table-scroll, .graph-scroll { overflow-x: auto; max-width: 100%; }
 table.missions tr.yours { background: var(--warn-bg); }
 table.missions td.depth-1 { padding-left: 26px; } table.missions td.depth-2 { padding-left: 44px; }
@@ -63,7 +64,8 @@ tr.critical td:first-child { border-left: 4px solid var(--crit); }
 figure.graph { margin: 0 0 12px; }
 figure.graph figcaption { font-size: .86rem; color: var(--muted); margin-top: 6px; }
 .legend-critical { color: var(--crit); font-weight: 600; }
-.workgraph { display: block; }
+.workgraph { display: block; max-width: 100%; height: auto; }
+@media (max-width: 640px) { .workgraph { max-width: none; } }
 .workgraph .workitem rect { stroke: #5a5a5a; stroke-width: 1; }
 .workgraph .workitem.critical rect { stroke: var(--crit); stroke-width: 3; }
 .workgraph .edge { fill: none; stroke: #777; stroke-width: 1.5; }
@@ -106,7 +108,7 @@ pre.preview { background: #f4f4f4; padding: 10px; overflow: auto; max-height: 60
 ul.tree { padding-left: 18px; } ul.tree ul { padding-left: 18px; }
 .evidence li.uncovered { color: var(--crit); }
 .empty, .unavailable { color: var(--muted); }
-meter { width: 100px; }
+meter { width: 64px; }
 `
 
 export const CONSOLE_JS = `'use strict'
@@ -149,6 +151,10 @@ export const CONSOLE_JS = `'use strict'
   const es = new EventSource(stream)
   es.addEventListener('open', () => say('live', 'on'))
   es.addEventListener('error', () => say('reconnecting…', 'off'))
+  es.addEventListener('status', (m) => {
+    if (m.data === 'up') say('live', 'on')
+    else say(m.data === 'gave-up' ? 'authority unreachable' : 'authority connection lost, reconnecting…', 'off')
+  })
   es.addEventListener('change', (m) => { body.dataset.lastEvent = m.lastEventId; soon() })
   es.addEventListener('reset', (m) => { body.dataset.lastEvent = m.lastEventId; soon() })
 })()

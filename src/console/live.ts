@@ -20,7 +20,7 @@ import type {EventDoc, Subscription, Transport} from '../operator/transport.js'
 import {type InspectionFacts, emptyFacts, noteEvent, outsideVisibility} from '../operator/views.js'
 import {apply} from '../authority/apply/index.js'
 
-/** How many of a Group's latest Events the timeline shows without reading back. */
+/** How many of a Group's latest Events the timeline shows without reading back (the default). */
 export const TIMELINE_WINDOW = 50
 /** How many Changes an SSE stream can resume across. */
 export const MAX_CHANGES = 2000
@@ -32,7 +32,7 @@ export interface LiveGroup {
   /** The folded state; null before the first Event, or when the history is not all visible. */
   state: GroupState | null
   facts: InspectionFacts
-  /** The latest Events (at most TIMELINE_WINDOW), oldest first. */
+  /** The latest Events (at most the window, TIMELINE_WINDOW by default), oldest first. */
   window: EventDoc[]
   /** The Group this one is a child Mission of, when it was reached through the tree. */
   parentGroupId?: string
@@ -58,13 +58,16 @@ export class LiveGroups {
   readonly #changes: Change[] = []
   readonly #listeners = new Set<ChangeListener>()
   readonly #log: (line: string) => void
+  /** How many Events each Group's timeline window keeps. */
+  readonly window: number
   #poll: NodeJS.Timeout | undefined
   #closed = false
 
-  constructor(transport: Transport, me: string, log: (line: string) => void = () => undefined) {
+  constructor(transport: Transport, me: string, options: {log?: (line: string) => void; window?: number} = {}) {
     this.#transport = transport
     this.#me = me
-    this.#log = log
+    this.#log = options.log ?? (() => undefined)
+    this.window = options.window ?? TIMELINE_WINDOW
   }
 
   /** Starts following the operator's Groups: announced ones as they come, else listed every GROUP_POLL_MS. */
@@ -115,7 +118,7 @@ export class LiveGroups {
 
   #apply(live: LiveGroup, e: EventDoc): void {
     live.window.push(e)
-    if (live.window.length > TIMELINE_WINDOW) live.window.shift()
+    if (live.window.length > this.window) live.window.shift()
     if (live.unavailable === undefined) {
       if (live.state === null && e.sequence > 1) {
         // §8: a member whose visibility starts late cannot fold the Group from the middle.

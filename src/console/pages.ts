@@ -37,6 +37,9 @@ const input = (a: Parameters<typeof attrs>[0]) => `<input${attrs(a)}>`
 const text = (s: string | number) => escapeText(String(s))
 const time = (t: string | null | undefined) =>
   t ? el('time', {datetime: t}, text(t.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC'))) : '–'
+/** A time to the minute, for tables (the element keeps the exact instant). */
+const shortTime = (t: string | null | undefined) =>
+  t ? el('time', {datetime: t, title: t}, text(`${t.slice(0, 16).replace('T', ' ')} UTC`)) : '–'
 const badge = (state: string) => el('span', {class: `badge state-${state}`}, text(state.replace('_', ' ')))
 const dl = (rows: [string, string][]) =>
   el('dl', {class: 'facts'}, ...rows.map(([k, v]) => el('dt', {}, text(k)) + el('dd', {}, v)))
@@ -157,7 +160,7 @@ export function missionsFragment(live: LiveGroups, ctx: PageContext): string {
           ),
           el('td', {}, r.state ? badge(r.state) : '–'),
           el('td', {class: 'awaits'}, text(r.awaiting)),
-          el('td', {}, time(r.deadline) + (r.overdue ? ' ' + el('strong', {class: 'overdue'}, 'overdue') : '')),
+          el('td', {}, shortTime(r.deadline) + (r.overdue ? ' ' + el('strong', {class: 'overdue'}, 'overdue') : '')),
           el('td', {class: 'mono'}, text(r.groupId)),
         ),
       ),
@@ -256,16 +259,29 @@ function headerFragment(v: MissionInspection, state: GroupState, ctx: PageContex
 function graphFragment(graph: WorkGraph, v: MissionInspection, ctx: PageContext): string {
   const s = graph.summary
   const mine = v.missionOwner.id === ctx.me
+  const goals = new Map(graph.items.map((n) => [n.workItemId, n.goal]))
+  const named = (id: string) => goals.get(id) ?? shortId(id)
   const rows = graph.items.map((n) =>
     el(
       'tr',
       {class: n.critical ? 'critical' : undefined, 'data-workitem': n.workItemId},
-      el('td', {}, text(n.goal) + el('div', {class: 'mono small'}, text(n.workItemId))),
+      el('td', {}, text(n.goal) + el('div', {class: 'mono small', title: n.workItemId}, text(shortId(n.workItemId)))),
       el('td', {}, badge(n.state) + (n.critical ? ' ' + el('span', {class: 'crit-tag'}, 'critical path') : '')),
       el('td', {}, n.owner ? text(shortName(n.owner)) : '–'),
-      el('td', {class: 'small'}, text(n.dependsOn.length ? n.dependsOn.map(shortId).join(', ') : '–')),
-      el('td', {class: 'small'}, text(n.blockers.join('; ') || '–')),
-      el('td', {}, time(n.deadline) + (n.overdue ? ' ' + el('strong', {class: 'overdue'}, 'overdue') : '')),
+      el('td', {class: 'small'}, text(n.dependsOn.length ? n.dependsOn.map(named).join('; ') : '–')),
+      el(
+        'td',
+        {class: 'small'},
+        text(
+          [
+            ...n.blockers.filter((b) => !b.startsWith('waits for ')),
+            ...(n.waitingOn.length && n.state !== 'verified' && n.state !== 'cancelled'
+              ? [`waits for ${n.waitingOn.map(named).join('; ')}`]
+              : []),
+          ].join('; ') || '–',
+        ),
+      ),
+      el('td', {}, shortTime(n.deadline) + (n.overdue ? ' ' + el('strong', {class: 'overdue'}, 'overdue') : '')),
       el(
         'td',
         {},
@@ -417,7 +433,7 @@ function artifactsFragment(state: GroupState, v: MissionInspection): string {
         el('td', {class: 'mono'}, el('a', {href: artifactHref(state.groupId, a.contentHash)}, text(a.contentHash))),
         el('td', {}, text(goalOf(state, a.workItemId))),
         el('td', {}, text(shortName(a.producerAgentId))),
-        el('td', {}, time(a.publishedAt)),
+        el('td', {}, shortTime(a.publishedAt)),
         el('td', {}, submitted.has(a.contentHash) ? 'yes' : 'no'),
       ),
     ),

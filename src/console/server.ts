@@ -23,7 +23,7 @@ import type {Transport} from '../operator/transport.js'
 import {type Form, CONFIRMED, isAction, runAction} from './actions.js'
 import {CONSOLE_CSS, CONSOLE_JS} from './assets.js'
 import {HistoryReader} from './history.js'
-import {type Change, LiveGroups, TIMELINE_WINDOW} from './live.js'
+import {type Change, LiveGroups} from './live.js'
 import {
   MISSION_FRAGMENTS,
   type MissionFragment,
@@ -50,6 +50,8 @@ export interface ConsoleOptions {
   tls?: {cert: string | Buffer; key: string | Buffer}
   /** Log lines (stderr in the command). */
   log?: (line: string) => void
+  /** How many of a Group's latest Events the timeline keeps and a page of older ones holds (default TIMELINE_WINDOW). */
+  timelineWindow?: number
 }
 
 export interface RunningConsole {
@@ -83,13 +85,26 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const log = options.log ?? (() => undefined)
   const me = ctx.key().principal!.id
   const token = randomBytes(32).toString('base64url')
-  const transport = await ctx.transport({reconnect: {maxDelayMs: 5000}})
-  const live = new LiveGroups(transport, me, log)
+  const streams = new Set<ServerResponse>()
+  // The authority connection's state, told to every open page (the wire client reconnects by itself).
+  let connection: 'up' | 'lost' | 'retrying' | 'gave-up' = 'up'
+  const tell = (state: typeof connection) => {
+    connection = state
+    log(`console: authority connection ${state === 'up' ? 'restored' : state}`)
+    for (const s of streams) s.write(`event: status\ndata: ${state}\n\n`)
+  }
+  const transport = await ctx.transport({
+    reconnect: {maxDelayMs: 5000},
+    onConnection: (state) => tell(state === 'restored' ? 'up' : state),
+  })
+  const live = new LiveGroups(transport, me, {
+    log,
+    ...(options.timelineWindow !== undefined ? {window: options.timelineWindow} : {}),
+  })
   await live.start()
   const history = new HistoryReader(
     options.openReader ?? (() => new OperatorContext(ctx.flags, ctx.config).transport()),
   )
-  const streams = new Set<ServerResponse>()
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     void handle(req, res).catch((e: unknown) => {
@@ -171,7 +186,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
         const g = live.get(url.searchParams.get('group') ?? '')
         const before = Number(url.searchParams.get('before'))
         if (!g || !Number.isSafeInteger(before) || before < 2) return notFound(res)
-        const from = Math.max(1, before - TIMELINE_WINDOW)
+        const from = Math.max(1, before - live.window)
         const older = await history.page(g.groupId, from, before - 1)
         return html(res, 200, timelinePage(g, older, before, ctxNow))
       }
@@ -216,7 +231,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       res.write(
         `id: ${c.id}\nevent: change\ndata: ${JSON.stringify({groupId: c.groupId, sequence: c.sequence, kind: c.kind})}\n\n`,
       )
-    res.write('retry: 1000\n\n')
+    res.write(`retry: 1000\n\nevent: status\ndata: ${connection}\n\n`)
     const last = headerOf(req, 'last-event-id') ?? url.searchParams.get('after')
     if (last !== null && last !== '') {
       const missed = live.changesAfter(last, wanted)

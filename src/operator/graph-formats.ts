@@ -114,12 +114,25 @@ const STATE_FILL: Record<string, string> = {
 /** A principal's short name (the last segment of its ID) for a node label. */
 const short = (id: string) => id.slice(id.lastIndexOf(':') + 1) || id
 
-/** The fourth line of a node: what holds it (a blocker, a pending execution approval) or its deadline. */
-function holdLine(n: WorkNode): string {
-  if (n.blockers.length) return n.blockers[0]!
+/** A WorkItem ID as a node shows it: a urn:uuid cut to its first eight hex digits (the title has it whole). */
+const shortId = (id: string) => (id.startsWith('urn:uuid:') ? id.slice(9, 17) : id)
+
+/**
+ * The fourth line of a node: what holds it — its own blocker, the first dependency it waits for
+ * (by goal), a pending execution approval — or else its deadline.
+ */
+function holdLine(n: WorkNode, goals: ReadonlyMap<string, string>): string {
+  const own = n.blockers.find((b) => !b.startsWith('waits for '))
+  if (own) return own
+  if (n.waitingOn.length && !WORK_DONE.has(n.state)) {
+    const first = goals.get(n.waitingOn[0]!) ?? shortId(n.waitingOn[0]!)
+    return `waits for ${first}${n.waitingOn.length > 1 ? ` +${n.waitingOn.length - 1}` : ''}`
+  }
   if (n.approval === 'pending') return 'awaiting execution approval'
   return n.deadline ? `due ${n.deadline.slice(0, 16).replace('T', ' ')}${n.overdue ? ' OVERDUE' : ''}` : ''
 }
+
+const WORK_DONE: ReadonlySet<string> = new Set(['verified', 'cancelled'])
 
 /**
  * The SVG picture. `standalone` (the default, for a file) adds the XML prolog and a <style>; an
@@ -148,6 +161,7 @@ export function toSvg(g: WorkGraph, options: {standalone?: boolean} = {}): strin
     const mid = (x1 + x2) / 2
     return `  <path class="edge${e.critical ? ' critical' : ''}" d="M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}" marker-end="url(#arrow)"/>`
   })
+  const goals = new Map(g.items.map((n) => [n.workItemId, n.goal]))
   const nodes = g.items.map((n) => {
     const {x, y} = at.get(n.workItemId)!
     const fill = STATE_FILL[n.state] ?? '#ffffff'
@@ -165,9 +179,9 @@ export function toSvg(g: WorkGraph, options: {standalone?: boolean} = {}): strin
       `    <title>${xml(title)}</title>`,
       `    <rect width="${NODE_W}" height="${NODE_H}" rx="8" fill="${fill}"/>`,
       `    <text x="10" y="20" class="goal">${xml(fit(n.goal, 32))}</text>`,
-      `    <text x="10" y="37" class="id">${xml(fit(n.workItemId, 40))}</text>`,
+      `    <text x="10" y="37" class="id">${xml(fit(shortId(n.workItemId), 40))}</text>`,
       `    <text x="10" y="56" class="state">${xml(fit(`${n.state}${n.owner ? ` · ${short(n.owner)}` : ''}${n.critical ? ' · critical' : ''}`, 40))}</text>`,
-      `    <text x="10" y="75" class="hold">${xml(fit(holdLine(n), 40))}</text>`,
+      `    <text x="10" y="75" class="hold">${xml(fit(holdLine(n, goals), 34))}</text>`,
       '  </g>',
     ].join('\n')
   })
@@ -191,7 +205,7 @@ export function toSvg(g: WorkGraph, options: {standalone?: boolean} = {}): strin
       ]
   return [
     ...head,
-    '  <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#777"/></marker></defs>',
+    '  <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#777"/></marker></defs>',
     ...edges,
     ...nodes,
     '</svg>',

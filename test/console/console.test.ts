@@ -25,6 +25,7 @@ import {foldGroup} from '../../src/operator/views.js'
 import {openWireTransport} from '../../src/operator/wire-transport.js'
 import {type RunningServer, startServer} from '../../src/wire/server.js'
 import {contract} from '../support/authority-helpers.js'
+import {humanGatedChild} from '../support/operator-helpers.js'
 import {mwpAsync} from '../support/cli.js'
 import {PROJECT_ROOT} from '../support/upstream.js'
 
@@ -34,6 +35,7 @@ const SHOTS = join(PROJECT_ROOT, 'test-results', 'console')
 const ORG = 'urn:mwp:test:org:console'
 const H1 = `sha256:${'a'.repeat(64)}`
 const H2 = `sha256:${'b'.repeat(64)}`
+const WINDOW = 10
 
 let dir: string
 let org: DevOrganization
@@ -85,7 +87,7 @@ async function send(
     ...(guard && state ? {expectedRevision: state.revision} : {}),
   })
   const r = await t.submit(built.bytes)
-  if ('error' in r) throw new Error(`setup ${kind} rejected: ${r.error.code}`)
+  if ('error' in r) throw new Error(`setup ${kind} rejected: ${r.error.code} ${JSON.stringify(r.error)}`)
   return r.receipt
 }
 
@@ -125,7 +127,8 @@ beforeAll(async () => {
   coordinator = await connect('coordinator')
   // The console acts as the configuration's operator (the dev MissionOwner) over wss.
   ctx = new OperatorContext({config: org.config, url: server.url}, config)
-  consoleServer = await startConsole({ctx, host: '127.0.0.1', port: 0})
+  // A small timeline window, so a test can page back without posting fifty Events.
+  consoleServer = await startConsole({ctx, host: '127.0.0.1', port: 0, timelineWindow: WINDOW})
   if (HAVE_CHROMIUM) browser = await chromium.launch({executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true})
   mkdirSync(SHOTS, {recursive: true})
 }, 120_000)
@@ -255,6 +258,7 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     // Live: the row now says the Mission awaits this operator.
     await page.locator(`tr[data-group="${g}"].yours`).waitFor()
     expect(await page.locator(`tr[data-group="${g}"] .awaits`).textContent()).toBe('awaiting your approval')
+    await page.screenshot({path: join(SHOTS, 'missions-1280.png')})
     await page.close()
   })
 
@@ -327,6 +331,7 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     const revision = foldGroup(await events(g))!.mission.submission!.missionRevision
     expect(await panel.textContent()).toContain(`You are approving revision ${revision}`)
     for (const h of [H1, H2]) expect(await panel.textContent()).toContain(h)
+    await panel.screenshot({path: join(SHOTS, 'approval-panel.png')})
     await page.getByRole('button', {name: `Approve revision ${revision}`}).press('Enter') // keyboard operable
     await page.getByRole('heading', {name: 'Done'}).waitFor()
     const approved = (await events(g)).find((e) => e.kind === 'mission.approved')!
@@ -391,4 +396,100 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     expect((await events(g)).find((e) => e.kind === 'mission.cancelled')?.payload.reason).toBe('No longer needed')
     await page.close()
   })
+  it('a child Mission is listed right below its parent and shown in the Mission tree (§14)', async () => {
+    const g = await mission('Localize the product')
+    const w = wi(40)
+    await work(g, [[w, 'Translate the UI', []]])
+    const c = humanGatedChild(g, w, `${ORG}:agent:worker-1`)
+    await send(coordinator, 'coordinator', 'mission.create_child', g, c.payload)
+    const page = await open('/')
+    await page.locator(`tr[data-group="${c.cg}"]`).waitFor()
+    const order = await page
+      .locator('tr[data-group]')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-group')))
+    expect(order.indexOf(c.cg)).toBe(order.indexOf(g) + 1)
+    expect(await page.locator(`tr[data-group="${c.cg}"] .child-mark`).count()).toBe(1)
+    await page.goto(`${consoleServer.origin}${missionPath(g)}`)
+    const tree = page.locator('#f-tree ul.tree')
+    await tree.getByRole('link', {name: 'Draft the notes'}).waitFor()
+    expect(await tree.locator('[aria-current=page]').textContent()).toBe('Localize the product')
+    await page.close()
+  })
+
+  it(`the timeline keeps the latest ${WINDOW} Events and pages back by sequence range`, async () => {
+    const g = await mission('Keep the timeline bounded')
+    for (let i = 1; i <= 14; i++) await send(owner, 'owner', 'message.post', g, {text: `note ${i}`})
+    const head = 2 + 14
+    await waitFor(() => consoleServer.live.get(g)?.state?.sequence === head)
+    expect(consoleServer.live.get(g)!.window.map((e) => e.sequence)).toEqual(
+      Array.from({length: WINDOW}, (_, i) => head - WINDOW + 1 + i),
+    )
+    const page = await open(missionPath(g))
+    const seqs = () =>
+      page.locator('ol.timeline > li').evaluateAll((li) => li.map((x) => Number(x.getAttribute('data-sequence'))))
+    expect(await seqs()).toEqual(Array.from({length: WINDOW}, (_, i) => head - WINDOW + 1 + i))
+    const first = head - WINDOW + 1
+    await page.getByRole('link', {name: `Older Events (before #${first})`}).click()
+    await page.getByRole('heading', {name: `Events #1–#${first - 1}`}).waitFor()
+    expect(await seqs()).toEqual(Array.from({length: first - 1}, (_, i) => i + 1))
+    expect(await page.locator('ol.timeline').textContent()).toContain('note 1')
+    await page.close()
+  })
+
+  it('an Artifact opened from the page is fetched and checked against its hash; one the authority does not hold is not verified', async () => {
+    const g = await mission('Review the design document')
+    const bytes = Buffer.from('# Design\n\nThe <b>cache</b> is write-through.\n')
+    const hash = await coordinator.artifacts!.put(g, bytes)
+    const missing = `sha256:${'c'.repeat(64)}`
+    await send(coordinator, 'coordinator', 'mission.submit_for_approval', g, {artifactHashes: [hash, missing]})
+    const page = await open(missionPath(g))
+    await page.locator('#approval').getByRole('link', {name: hash}).click()
+    await page.locator('p.verified').waitFor()
+    expect(await page.locator('p.verified').textContent()).toBe(
+      `Verified: the ${bytes.length} byte(s) fetched hash to ${hash}.`,
+    )
+    expect(await page.locator('pre.preview').textContent()).toContain('The <b>cache</b> is write-through.') // as text
+    const download = await raw('GET', `/artifact/raw?group=${encodeURIComponent(g)}&hash=${encodeURIComponent(hash)}`, {
+      cookie: cookie(),
+    })
+    expect(download.body).toBe(bytes.toString())
+    expect(download.headers['content-disposition']).toMatch(/^attachment/)
+    await page.goBack()
+    await page.locator('#approval').getByRole('link', {name: missing}).click()
+    await page.locator('p.refused').waitFor()
+    expect(await page.locator('p.refused').textContent()).toMatch(/^Not verified: /)
+    await page.close()
+  })
+
+  it('the console resumes after the authority restarts: no gap, no duplicate in the live timeline', async () => {
+    const g = await mission('Survive a restart')
+    await send(owner, 'owner', 'message.post', g, {text: 'before the restart'})
+    const page = await open(missionPath(g))
+    await page.locator('li.message', {hasText: 'before the restart'}).waitFor()
+    const port = Number(new URL(server.url).port)
+    await server.close()
+    await page.locator('#live', {hasText: 'reconnecting'}).waitFor()
+    const config = loadOrgConfig(org.config)
+    server = await startServer({
+      authority: opened.authority,
+      host: '127.0.0.1',
+      port,
+      tls: {cert: readFileSync(config.server.tls!.cert, 'utf8'), key: readFileSync(config.server.tls!.key, 'utf8')},
+      log: () => undefined,
+    })
+    await page.locator('#live', {hasText: 'live'}).waitFor({timeout: 30_000})
+    const fresh = await connect('owner') // the old session may still be reconnecting
+    const state = foldGroup((await fresh.events(g))!)
+    const r = await fresh.submit(
+      buildCommand(keyOf('owner'), {kind: 'message.post', groupId: g, payload: {text: 'after the restart'}, state})
+        .bytes,
+    )
+    expect('receipt' in r).toBe(true)
+    await page.locator('li.message', {hasText: 'after the restart'}).waitFor({timeout: 30_000})
+    const seqs = await page
+      .locator('ol.timeline > li')
+      .evaluateAll((li) => li.map((x) => Number(x.getAttribute('data-sequence'))))
+    expect(seqs).toEqual(Array.from({length: seqs.length}, (_, i) => seqs[0]! + i))
+    await page.close()
+  }, 90_000)
 })
