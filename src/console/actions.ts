@@ -12,7 +12,9 @@ import {refusalText} from '../cli/rejections.js'
 import type {GroupState} from '../authority/model/state.js'
 import {detailsOf, MwpError} from '../errors.js'
 import {type OperatorContext, registeredAgent} from '../operator/cli-context.js'
-import {buildFinalApproval} from '../operator/command-builder.js'
+import {buildFinalApproval, newUrn} from '../operator/command-builder.js'
+import {LIMIT_POLICIES} from '../authority/decide/rate-limits.js'
+import {formatUtcSeconds} from '../json/timestamp.js'
 
 export type ActionOutcome =
   {ok: true; what: string; sequence?: number} | {ok: false; code: string; reason?: string; hint?: string}
@@ -27,6 +29,7 @@ export const ACTIONS = [
   'direct',
   'replace-coordinator',
   'execution-approval',
+  'override-grant',
 ] as const
 export type ActionName = (typeof ACTIONS)[number]
 export const isAction = (s: string): s is ActionName => (ACTIONS as readonly string[]).includes(s)
@@ -112,6 +115,30 @@ export async function runAction(
         workItemId,
       }
       what = `Execution of ${workItemId} approved.`
+      break
+    }
+    case 'override-grant': {
+      // §20: a one-shot Cooperation Override Grant for one refused Command (its Action ID) of one member.
+      const [policy, targetKind] = one(form, 'target').split(' ')
+      if (policy === undefined || targetKind === undefined || !LIMIT_POLICIES[policy]?.includes(targetKind))
+        throw new ActionInputError(`no policy and Command kind named ${one(form, 'target')}`)
+      const beneficiary = state.members[one(form, 'beneficiary')]
+      if (beneficiary === undefined) throw new ActionInputError('the beneficiary is no member of this Group')
+      const minutes = integer(form, 'minutes')
+      if (minutes < 1 || minutes > 7 * 24 * 60) throw new ActionInputError('the grant lasts 1 minute to 7 days')
+      spec = {
+        kind: 'policy.grant_cooperation_override',
+        payload: {
+          grantId: newUrn(),
+          policy,
+          beneficiary: {type: beneficiary.principal.type, id: beneficiary.principal.id},
+          targetKind,
+          targetActionId: one(form, 'targetActionId'),
+          reason: one(form, 'reason'),
+          expiresAt: formatUtcSeconds(Date.now() + minutes * 60_000),
+        },
+      }
+      what = `Override of ${policy} granted to ${beneficiary.principal.id} for ${targetKind} ${one(form, 'targetActionId')}.`
       break
     }
   }

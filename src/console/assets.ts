@@ -92,7 +92,7 @@ ol.timeline li.message { padding: 2px 0; }
 form.action { display: grid; gap: 6px; margin: 10px 0 14px; }
 .field { display: grid; gap: 3px; }
 label { font-size: .9rem; font-weight: 600; }
-textarea, input:not([type=hidden]) { font: inherit; padding: 6px 8px; border: 1px solid #767676; border-radius: 6px; width: 100%; }
+textarea, select, input:not([type=hidden]) { font: inherit; padding: 6px 8px; border: 1px solid #767676; border-radius: 6px; width: 100%; }
 button { font: inherit; justify-self: start; padding: 7px 14px; border-radius: 6px; border: 1px solid #3c4a57; background: #fff; color: var(--ink); cursor: pointer; }
 button:hover { background: #eef2f6; }
 button.primary { background: #1e6b24; border-color: #14501a; color: #fff; font-weight: 600; }
@@ -105,6 +105,7 @@ td form.action button { padding: 3px 8px; font-size: .85rem; }
 code.code { font-size: 1.05rem; font-weight: 700; color: var(--crit); }
 .verified { color: var(--ok); font-weight: 600; }
 pre.preview { background: #f4f4f4; padding: 10px; overflow: auto; max-height: 60vh; white-space: pre-wrap; overflow-wrap: anywhere; }
+details.override { margin: 6px 0 12px; } details.override summary { cursor: pointer; font-weight: 600; }
 ul.tree { padding-left: 18px; } ul.tree ul { padding-left: 18px; }
 .evidence li.uncovered { color: var(--crit); }
 .empty, .unavailable { color: var(--muted); }

@@ -7,6 +7,7 @@
 // not an instruction", never in the actions or the WorkItem areas, and nothing on the page turns
 // it into an assignment. §7.3: progress is the WorkItem graph's counts, never a percentage.
 
+import {LIMIT_POLICIES} from '../authority/decide/rate-limits.js'
 import type {GroupState} from '../authority/model/state.js'
 import type {Usage} from '../authority/model/mission-tree.js'
 import {EventLines, shortName} from '../operator/event-lines.js'
@@ -710,10 +711,9 @@ function approvalPanel(v: MissionInspection, state: GroupState, ctx: PageContext
     el(
       'p',
       {class: 'what'},
-      text(`You are approving revision ${s.missionRevision}`),
-      text(` (Mission revision ${state.revision}), submitted by ${shortName(s.submittedBy)} `),
+      text(`You are approving revision ${s.missionRevision} as ${shortName(s.submittedBy)} submitted it `),
       time(s.submittedAt),
-      text(`, with exactly ${s.artifactHashes.length} Artifact(s):`),
+      text(`, with exactly these ${s.artifactHashes.length} Artifact(s):`),
     ),
     s.summary ? el('p', {class: 'summary'}, text(`Summary: ${s.summary}`)) : '',
     el('ul', {class: 'approve-artifacts'}, ...artifacts),
@@ -724,6 +724,15 @@ function approvalPanel(v: MissionInspection, state: GroupState, ctx: PageContext
         `Acceptance criteria: ${s.criteria.map((c) => `${c.criterionId} (${c.evidenceRequired.join(', ') || 'no evidence kind'})`).join('; ')}`,
       ),
     ),
+    mine
+      ? el(
+          'p',
+          {class: 'small'},
+          text(
+            `The Approval is signed by this console with your key and sent guarded by Mission revision ${state.revision}: if the Mission changes before it arrives, the authority refuses it.`,
+          ),
+        )
+      : '',
     mine
       ? actionForm(
           'approve',
@@ -779,6 +788,58 @@ function actionsPanel(v: MissionInspection, state: GroupState): string {
         'new-coordinator',
         'New Coordinator (Agent ID or short name)',
         input({id: 'new-coordinator', name: 'agent', required: true, autocomplete: 'off'}),
+      ),
+    ),
+    el(
+      'details',
+      {class: 'override'},
+      el('summary', {}, 'Grant a cooperation override (§20)…'),
+      actionForm(
+        'override-grant',
+        v.groupId,
+        'Grant the override',
+        {},
+        field(
+          'override-beneficiary',
+          'For member',
+          el(
+            'select',
+            {id: 'override-beneficiary', name: 'beneficiary', required: true},
+            ...Object.values(state.members)
+              .filter((m) => m.active && m.principal.id !== v.missionOwner.id)
+              .map((m) => el('option', {value: m.principal.id}, text(`${shortName(m.principal.id)} (${m.role})`))),
+          ),
+        ) +
+          field(
+            'override-target',
+            'Limit and Command kind',
+            el(
+              'select',
+              {id: 'override-target', name: 'target', required: true},
+              ...Object.entries(LIMIT_POLICIES).flatMap(([policy, kinds]) =>
+                kinds.map((k) => el('option', {value: `${policy} ${k}`}, text(`${policy}: ${k}`))),
+              ),
+            ),
+          ) +
+          field(
+            'override-action',
+            'Action ID of the refused Command',
+            input({id: 'override-action', name: 'targetActionId', required: true, autocomplete: 'off'}),
+          ) +
+          field('override-reason', 'Reason', input({id: 'override-reason', name: 'reason', required: true})) +
+          field(
+            'override-minutes',
+            'Valid for (minutes)',
+            input({
+              id: 'override-minutes',
+              name: 'minutes',
+              type: 'number',
+              min: 1,
+              max: 10080,
+              value: 60,
+              required: true,
+            }),
+          ),
       ),
     ),
     actionForm(

@@ -25,7 +25,7 @@ import {foldGroup} from '../../src/operator/views.js'
 import {openWireTransport} from '../../src/operator/wire-transport.js'
 import {type RunningServer, startServer} from '../../src/wire/server.js'
 import {contract} from '../support/authority-helpers.js'
-import {humanGatedChild} from '../support/operator-helpers.js'
+import {devSelectionBasis, humanGatedChild} from '../support/operator-helpers.js'
 import {mwpAsync} from '../support/cli.js'
 import {PROJECT_ROOT} from '../support/upstream.js'
 
@@ -47,6 +47,7 @@ let browser: Browser | undefined
 const transports: Transport[] = []
 let owner: Transport
 let coordinator: Transport
+let worker: Transport
 
 const keyOf = (name: string) => readKeyFile(join(org.dir, 'keys', `${name}.key.json`))
 
@@ -125,6 +126,7 @@ beforeAll(async () => {
   })
   owner = await connect('owner')
   coordinator = await connect('coordinator')
+  worker = await connect('worker-1')
   // The console acts as the configuration's operator (the dev MissionOwner) over wss.
   ctx = new OperatorContext({config: org.config, url: server.url}, config)
   // A small timeline window, so a test can page back without posting fifty Events.
@@ -458,6 +460,56 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     await page.locator('#approval').getByRole('link', {name: missing}).click()
     await page.locator('p.refused').waitFor()
     expect(await page.locator('p.refused').textContent()).toMatch(/^Not verified: /)
+    await page.close()
+  })
+
+  it("a gated WorkItem is approved for execution from its row (§12); the event names the owner's Ownership Epoch", async () => {
+    const g = await mission('Publish the package')
+    const w = wi(50)
+    const agent = `${ORG}:agent:worker-1`
+    await send(coordinator, 'coordinator', 'work.authorize', g, {
+      workItemId: w,
+      contract: devContract({goal: 'Upload to the registry', executionApproval: 'human_required'}),
+    })
+    await send(coordinator, 'coordinator', 'work.offer', g, {
+      workItemId: w,
+      candidates: [agent],
+      expiresAt: new Date(Date.now() + 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      selectionBasis: devSelectionBasis(agent),
+      contextPackageId: 'urn:mwp:test:context-package:upload',
+    })
+    const offerId = foldGroup(await events(g))!.workItems[w]!.offer!.offerId
+    await send(worker, 'worker-1', 'work.accept_offer', g, {workItemId: w, offerId})
+    const page = await open(missionPath(g))
+    const row = page.locator(`#f-graph tr[data-workitem="${w}"]`)
+    await row.getByRole('button', {name: 'Approve execution'}).click()
+    await page.getByRole('heading', {name: 'Done'}).waitFor()
+    const granted = (await events(g)).find((e) => e.kind === 'approval.execution.granted')
+    expect(granted?.actor.id).toBe(`${ORG}:human:owner`)
+    expect(foldGroup(await events(g))!.workItems[w]!.executionApproval?.ownershipEpoch).toBe(1)
+    await page.close()
+  })
+
+  it('a cooperation override is granted from the page for one member, limit and refused Action ID (§20)', async () => {
+    const g = await mission('Grant an override')
+    const page = await open(missionPath(g))
+    await page.getByText('Grant a cooperation override (§20)…').click()
+    await page.getByLabel('For member').selectOption(`${ORG}:agent:coordinator`)
+    await page.getByLabel('Limit and Command kind').selectOption('message-rate message.post')
+    const target = 'urn:uuid:0f0f0f0f-0000-4000-8000-000000000001'
+    await page.getByLabel('Action ID of the refused Command').fill(target)
+    await page.getByLabel('Reason', {exact: true}).fill('Release day: status updates are expected')
+    await page.getByRole('button', {name: 'Grant the override'}).click()
+    await page.getByRole('heading', {name: 'Done'}).waitFor()
+    const grant = (await events(g)).find((e) => e.kind === 'policy.cooperation_override.granted')?.payload.grant as
+      Record<string, unknown> | undefined
+    expect(grant).toMatchObject({
+      policy: 'message-rate',
+      targetKind: 'message.post',
+      targetActionId: target,
+      beneficiary: {type: 'agent', id: `${ORG}:agent:coordinator`},
+      approver: {type: 'human', id: `${ORG}:human:owner`},
+    })
     await page.close()
   })
 
