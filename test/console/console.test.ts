@@ -281,6 +281,13 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     for (const area of ['#actions', '#f-graph', '#f-header', '#f-leases'])
       expect(await page.locator(area).textContent()).not.toContain('deploy immediately')
     expect(await page.locator('form', {hasText: 'deploy immediately'}).count()).toBe(0)
+    // Message text is text: markup in it is shown, never run (and the CSP would refuse it anyway).
+    await send(coordinator, 'coordinator', 'message.post', g, {
+      text: '<img src=x onerror="document.body.dataset.pwned=1">',
+    })
+    await page.locator('li.message', {hasText: '<img src=x onerror='}).waitFor()
+    expect(await page.locator('li.message img').count()).toBe(0)
+    expect(await page.locator('body[data-pwned]').count()).toBe(0)
     await page.close()
   })
 
@@ -311,6 +318,19 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     expect(await page.locator('#f-graph .progress').textContent()).toBe(
       '0 of 5 verified; 5 open; critical path 3 item(s)',
     )
+    // Budgets in all six dimensions against their limits (§12), and the Coordinator lease.
+    const budget = await page
+      .locator('#f-budget tbody tr')
+      .evaluateAll((rows) => rows.map((r) => [...r.children].slice(0, 3).map((c) => c.textContent)))
+    expect(budget).toEqual([
+      ['financial', '0 EUR', '100 EUR'],
+      ['model tokens', '0', 'no limit'],
+      ['tool calls', '0', 'no limit'],
+      ['compute seconds', '0', 'no limit'],
+      ['wall-clock seconds', '0', 'no limit'],
+      ['external side effects', '0', 'no limit'],
+    ])
+    expect(await page.locator('#f-leases').textContent()).toContain('Coordinator coordinator (epoch 1)')
     await page.screenshot({path: join(SHOTS, 'mission-1280x800.png')})
     await page.screenshot({path: join(SHOTS, 'mission-full-1280.png'), fullPage: true})
     await page.locator('#f-graph figure').screenshot({path: join(SHOTS, 'graph-1280.png')})
