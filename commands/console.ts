@@ -2,7 +2,8 @@ import {Flags} from '@oclif/core'
 import {readFileSync} from 'node:fs'
 import {type Outcome, environment, exitCodesHelp, usage} from '../src/cli/base.js'
 import {MwpError} from '../src/errors.js'
-import {isLoopback, startConsole} from '../src/console/server.js'
+import {startConsole} from '../src/console/server.js'
+import {isLoopbackHost} from '../src/wire/server.js'
 import {operatorFlags} from '../src/operator/cli-context.js'
 import {OperatorCommand} from '../src/operator/operator-command.js'
 
@@ -13,7 +14,7 @@ export default class Console extends OperatorCommand {
 
 The page updates live: the console follows the authority's Events (reconnecting and resuming like group tail --follow) and pushes them to the page as server-sent events.
 
-It prints its URL, with a per-start access token (?token=…), on stdout (--json: one JSON object with the url) and runs until SIGINT or SIGTERM (exit 0). Requests without the token, or the cookie the first request sets, are refused (403); so are POSTs from another origin. Loopback needs no TLS; any other --host needs --tls-cert and --tls-key.
+It prints its URL, with a per-start access token (?token=…), on stdout (--json: one JSON object with the url) and runs until SIGINT or SIGTERM (exit 0). Requests without the token, or the cookie the first request sets, are refused (403); so are POSTs from another origin. Loopback (127.0.0.0/8, ::1, localhost) needs no TLS; any other --host needs --tls-cert and --tls-key.
 
 ${exitCodesHelp({usage: 'a non-loopback --host without --tls-cert and --tls-key', environment: 'cannot read the configuration, a key or a TLS file; cannot reach the authority; cannot listen on the port'})}`
 
@@ -41,7 +42,7 @@ ${exitCodesHelp({usage: 'a non-loopback --host without --tls-cert and --tls-key'
 
   protected async execute(): Promise<Outcome> {
     const {flags} = await this.parse(Console)
-    if (!isLoopback(flags.host) && (flags['tls-cert'] === undefined || flags['tls-key'] === undefined))
+    if (!isLoopbackHost(flags.host) && (flags['tls-cert'] === undefined || flags['tls-key'] === undefined))
       throw usage(`--host ${flags.host} is not a loopback address: give --tls-cert and --tls-key`)
     const read = (path: string) => {
       try {

@@ -98,6 +98,7 @@ button:hover { background: #eef2f6; }
 button.primary { background: #1e6b24; border-color: #14501a; color: #fff; font-weight: 600; }
 button.primary:hover { background: #17561c; }
 button.danger { border-color: var(--crit); color: var(--crit); }
+#actions form.action + form.action, #actions details, #actions details + form.action { border-top: 1px solid #e2e2e2; padding-top: 10px; }
 td form.action { margin: 0; }
 td form.action button { padding: 3px 8px; font-size: .85rem; }
 .result.refused, .refused { border-color: var(--crit); background: var(--bad-bg); }

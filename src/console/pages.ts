@@ -10,7 +10,7 @@
 import {LIMIT_POLICIES} from '../authority/decide/rate-limits.js'
 import type {GroupState} from '../authority/model/state.js'
 import type {Usage} from '../authority/model/mission-tree.js'
-import {EventLines, shortName} from '../operator/event-lines.js'
+import {EventLines, shortId, shortName} from '../operator/event-lines.js'
 import {toSvg} from '../operator/graph-formats.js'
 import type {MissionListRow} from '../operator/mission-list.js'
 import {awaiting} from '../operator/next-step.js'
@@ -339,8 +339,6 @@ function graphFragment(graph: WorkGraph, v: MissionInspection, ctx: PageContext)
         ))
   )
 }
-
-const shortId = (id: string) => (id.startsWith('urn:uuid:') ? id.slice(9, 17) : id)
 
 /** §12: the six dimensions, the Mission's limit (budget) against what the ledger says is used. */
 const DIMENSIONS: [keyof Usage, string, string][] = [
@@ -847,7 +845,11 @@ function actionsPanel(v: MissionInspection, state: GroupState): string {
       v.groupId,
       'Cancel the Mission…',
       {expectedRevision: String(state.revision)},
-      field('cancel-reason', 'Why', input({id: 'cancel-reason', name: 'reason', required: true})),
+      field(
+        'cancel-reason',
+        'Why cancel (recorded in the Event)',
+        input({id: 'cancel-reason', name: 'reason', required: true}),
+      ),
       'danger',
     ),
   )

@@ -18,6 +18,7 @@ import {type IncomingMessage, type ServerResponse, createServer as createHttpSer
 import {createServer as createHttpsServer} from 'node:https'
 import type {AddressInfo} from 'node:net'
 import {MwpError} from '../errors.js'
+import {isLoopbackHost} from '../wire/server.js'
 import {OperatorContext} from '../operator/cli-context.js'
 import type {Transport} from '../operator/transport.js'
 import {type Form, CONFIRMED, isAction, runAction} from './actions.js'
@@ -70,10 +71,6 @@ const KEEPALIVE_MS = 15_000
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-/** Loopback hosts need no TLS; any other needs --tls-cert/--tls-key. */
-export const isLoopback = (host: string) =>
-  host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
-
 export class ConsoleError extends MwpError<'environment'> {
   constructor(message: string) {
     super('environment', message)
@@ -124,7 +121,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const scheme = options.tls ? 'https' : 'http'
   const hostInUrl = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host
   const origin = `${scheme}://${hostInUrl}:${port}`
-  const hosts = new Set([`${hostInUrl}:${port}`, ...(isLoopback(options.host) ? [`localhost:${port}`] : [])])
+  const hosts = new Set([`${hostInUrl}:${port}`, ...(isLoopbackHost(options.host) ? [`localhost:${port}`] : [])])
   const origins = new Set([...hosts].map((h) => `${scheme}://${h}`))
   const pageCtx = (): PageContext => ({me, now: new Date().toISOString()})
 

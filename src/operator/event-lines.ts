@@ -20,7 +20,7 @@ export const MAX_GOALS = 1000
 export const shortName = (id: string): string => id.slice(id.lastIndexOf(':') + 1) || id
 
 /** A WorkItem (or other urn:uuid) ID cut to its first eight hex digits: enough to tell items apart on screen. */
-const shortId = (id: string): string => (id.startsWith('urn:uuid:') ? id.slice(9, 17) : id)
+export const shortId = (id: string): string => (id.startsWith('urn:uuid:') ? id.slice(9, 17) : id)
 
 export class EventLines {
   readonly #goals = new Map<string, string>()

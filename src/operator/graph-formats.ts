@@ -9,6 +9,7 @@
 
 import type {WorkGraph, WorkNode} from './views.js'
 import {fit} from '../cli/output.js'
+import {shortId, shortName} from './event-lines.js'
 
 export const GRAPH_FORMATS = ['text', 'dot', 'mermaid', 'svg'] as const
 export type GraphFormat = (typeof GRAPH_FORMATS)[number]
@@ -111,12 +112,6 @@ const STATE_FILL: Record<string, string> = {
   cancelled: '#eeeeee',
 }
 
-/** A principal's short name (the last segment of its ID) for a node label. */
-const short = (id: string) => id.slice(id.lastIndexOf(':') + 1) || id
-
-/** A WorkItem ID as a node shows it: a urn:uuid cut to its first eight hex digits (the title has it whole). */
-const shortId = (id: string) => (id.startsWith('urn:uuid:') ? id.slice(9, 17) : id)
-
 /**
  * The fourth line of a node: what holds it — its own blocker, the first dependency it waits for
  * (by goal), a pending execution approval — or else its deadline.
@@ -180,7 +175,7 @@ export function toSvg(g: WorkGraph, options: {standalone?: boolean} = {}): strin
       `    <rect width="${NODE_W}" height="${NODE_H}" rx="8" fill="${fill}"/>`,
       `    <text x="10" y="20" class="goal">${xml(fit(n.goal, 32))}</text>`,
       `    <text x="10" y="37" class="id">${xml(fit(shortId(n.workItemId), 40))}</text>`,
-      `    <text x="10" y="56" class="state">${xml(fit(`${n.state}${n.owner ? ` · ${short(n.owner)}` : ''}${n.critical ? ' · critical' : ''}`, 40))}</text>`,
+      `    <text x="10" y="56" class="state">${xml(fit(`${n.state}${n.owner ? ` · ${shortName(n.owner)}` : ''}${n.critical ? ' · critical' : ''}`, 40))}</text>`,
       `    <text x="10" y="75" class="hold">${xml(fit(holdLine(n, goals), 34))}</text>`,
       '  </g>',
     ].join('\n')

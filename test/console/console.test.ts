@@ -409,7 +409,7 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
   it('cancel asks for confirmation first; confirming cancels the Mission', async () => {
     const g = await mission('Cancel me')
     const page = await open(missionPath(g))
-    await page.getByLabel('Why').fill('No longer needed')
+    await page.getByLabel('Why cancel').fill('No longer needed')
     await page.getByRole('button', {name: 'Cancel the Mission…'}).click()
     await page.getByRole('heading', {name: /This cannot be undone/}).waitFor()
     expect((await events(g)).some((e) => e.kind === 'mission.cancelled')).toBe(false)
