@@ -17,7 +17,8 @@ import {LIMIT_POLICIES} from '../authority/decide/rate-limits.js'
 import {formatUtcSeconds} from '../json/timestamp.js'
 
 export type ActionOutcome =
-  {ok: true; what: string; sequence?: number} | {ok: false; code: string; reason?: string; hint?: string}
+  | {ok: true; what: string; sequence?: number; document?: string}
+  | {ok: false; code: string; reason?: string; hint?: string}
 
 /** What the form posted: each name's values in order. */
 export type Form = Map<string, string[]>
@@ -30,6 +31,7 @@ export const ACTIONS = [
   'replace-coordinator',
   'execution-approval',
   'override-grant',
+  'root-approval',
 ] as const
 export type ActionName = (typeof ACTIONS)[number]
 export const isAction = (s: string): s is ActionName => (ACTIONS as readonly string[]).includes(s)
@@ -71,17 +73,33 @@ export async function runAction(
   form: Form,
 ): Promise<ActionOutcome> {
   const guard = () => ({expectedRevision: integer(form, 'expectedRevision')})
+  /** The state with the submission the page showed: an Approval names exactly that (§7.3). */
+  const shownSubmission = (): GroupState => ({
+    ...state,
+    mission: {
+      ...state.mission,
+      submission: {
+        missionRevision: integer(form, 'missionRevision'),
+        artifactHashes: [...(form.get('artifactHash') ?? [])],
+      },
+    },
+  })
+  if (action === 'root-approval') {
+    // §14: the root human's child_mission Approval, signed and handed over, not sent (mission approve --sign-only).
+    const approval = buildFinalApproval(ctx.key(), shownSubmission())
+    return {
+      ok: true,
+      what: `Your Approval of revision ${String(approval.missionRevision)} is signed. Give it to ${state.mission.missionOwner.id}: it goes with their mission.approve as rootApproval (mwp mission approve ${groupId} --root-approval FILE).`,
+      document: JSON.stringify(approval, null, 2),
+    }
+  }
   let spec: {kind: string; payload: Record<string, unknown>; expectedRevision?: number; workItemId?: string}
   let what: string
   switch (action) {
     case 'approve': {
-      const missionRevision = integer(form, 'missionRevision')
-      const artifactHashes = form.get('artifactHash') ?? []
       // The Approval names what the page showed; the authority checks it against the submission.
-      const shown: GroupState = {
-        ...state,
-        mission: {...state.mission, submission: {missionRevision, artifactHashes: [...artifactHashes]}},
-      }
+      const shown = shownSubmission()
+      const {missionRevision, artifactHashes} = shown.mission.submission!
       const comments = form.get('comments')?.[0]?.trim()
       const approval = buildFinalApproval(ctx.key(), shown, comments ? {comments} : {})
       spec = {kind: 'mission.approve', payload: {approval}, ...guard()}

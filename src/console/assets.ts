@@ -10,7 +10,8 @@ export const CONSOLE_CSS = `
 html { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--ink); background: var(--bg); }
 body { margin: 0; }
 a { color: var(--link); }
-a:focus-visible, button:focus-visible, textarea:focus-visible, input:focus-visible, [tabindex]:focus-visible {
+a:focus-visible, button:focus-visible, textarea:focus-visible, input:focus-visible, select:focus-visible,
+summary:focus-visible, [tabindex]:focus-visible {
   outline: 3px solid var(--focus); outline-offset: 2px; }
 .skip { position: absolute; left: -9999px; }
 .skip:focus { left: 8px; top: 8px; background: #fff; padding: 6px 10px; z-index: 10; }
@@ -105,6 +106,7 @@ td form.action button { padding: 3px 8px; font-size: .85rem; }
 .result.ok, .verified { border-color: var(--ok); }
 code.code { font-size: 1.05rem; font-weight: 700; color: var(--crit); }
 .verified { color: var(--ok); font-weight: 600; }
+textarea.signed { font-size: .8rem; }
 pre.preview { background: #f4f4f4; padding: 10px; overflow: auto; max-height: 60vh; white-space: pre-wrap; overflow-wrap: anywhere; }
 details.override { margin: 6px 0 12px; } details.override summary { cursor: pointer; font-weight: 600; }
 ul.tree { padding-left: 18px; } ul.tree ul { padding-left: 18px; }

@@ -102,16 +102,25 @@ export class LiveGroups {
       ...(parentGroupId !== undefined ? {parentGroupId} : {}),
     }
     this.#groups.set(groupId, live)
-    const sub = await this.#transport.follow(
-      groupId,
-      0,
-      (e) => this.#apply(live, e),
-      (code: ErrorCode) => {
-        live.unavailable =
-          code === 'GROUP_NOT_FOUND' ? 'unknown, or not visible to you' : `the subscription ended (${code})`
-        this.#announce(live, live.state?.sequence ?? 0, 'subscription.ended')
-      },
-    )
+    let sub: Subscription
+    try {
+      sub = await this.#transport.follow(
+        groupId,
+        0,
+        (e) => this.#apply(live, e),
+        (code: ErrorCode) => {
+          live.unavailable =
+            code === 'GROUP_NOT_FOUND' ? 'unknown, or not visible to you' : `the subscription ended (${code})`
+          this.#announce(live, live.state?.sequence ?? 0, 'subscription.ended')
+        },
+      )
+    } catch (e) {
+      // Called unawaited (a directory announcement, a child link): a failure is shown, never thrown.
+      live.unavailable = `cannot follow it: ${(e as Error).message}`
+      this.#log(`console: cannot follow ${groupId}: ${(e as Error).message}`)
+      this.#announce(live, 0, 'subscription.failed')
+      return
+    }
     if (this.#closed) await sub.close()
     else this.#subs.set(groupId, sub)
   }

@@ -680,6 +680,9 @@ function approvalPanel(v: MissionInspection, state: GroupState, ctx: PageContext
   const s = v.submission
   if (v.state !== 'awaiting_approval' || s === null) return ''
   const mine = v.missionOwner.id === ctx.me
+  // §14: a child Mission whose policy asks for final human approval needs the root human's
+  // Approval beside its MissionOwner's; the root human signs it here (mission approve --sign-only).
+  const rootSigner = !mine && v.approval.rootHumanApproval
   const artifacts = s.evidence.map((a) =>
     el(
       'li',
@@ -722,6 +725,19 @@ function approvalPanel(v: MissionInspection, state: GroupState, ctx: PageContext
         `Acceptance criteria: ${s.criteria.map((c) => `${c.criterionId} (${c.evidenceRequired.join(', ') || 'no evidence kind'})`).join('; ')}`,
       ),
     ),
+    rootSigner
+      ? el(
+          'p',
+          {class: 'small'},
+          text(
+            `This child Mission's policy asks for the root human's final Approval beside ${v.missionOwner.id}'s: sign yours here and hand it over (it is printed, not sent).`,
+          ),
+        ) +
+          actionForm('root-approval', v.groupId, `Sign your root Approval of revision ${s.missionRevision}`, {
+            missionRevision: String(s.missionRevision),
+            artifactHash: [...s.artifactHashes],
+          })
+      : '',
     mine
       ? el(
           'p',
@@ -933,7 +949,7 @@ export function timelinePage(g: LiveGroup, events: readonly EventDoc[], before: 
 export function resultPage(
   ctx: PageContext,
   groupId: string,
-  outcome: {ok: true; what: string} | {ok: false; code: string; reason?: string; hint?: string},
+  outcome: {ok: true; what: string; document?: string} | {ok: false; code: string; reason?: string; hint?: string},
 ): string {
   const back = el('p', {}, el('a', {href: missionHref(groupId)}, 'Back to the Mission'))
   const body = outcome.ok
@@ -942,6 +958,10 @@ export function resultPage(
         {class: 'panel result ok', role: 'status'},
         el('h1', {}, 'Done'),
         el('p', {}, text(outcome.what)),
+        outcome.document
+          ? el('label', {for: 'signed'}, 'The signed document') +
+              el('textarea', {id: 'signed', class: 'mono signed', rows: 14, readonly: true}, text(outcome.document))
+          : '',
         back,
       )
     : el(

@@ -18,6 +18,7 @@ import {type IncomingMessage, type ServerResponse, createServer as createHttpSer
 import {createServer as createHttpsServer} from 'node:https'
 import type {AddressInfo} from 'node:net'
 import {MwpError} from '../errors.js'
+import {el, escapeText} from '../poc/report/markup.js'
 import {isLoopbackHost} from '../wire/server.js'
 import {OperatorContext} from '../operator/cli-context.js'
 import type {Transport} from '../operator/transport.js'
@@ -172,26 +173,36 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
         const view = url.searchParams.get('view') ?? ''
         if (view === 'missions') return html(res, 200, missionsFragment(live, ctxNow))
         const g = live.get(url.searchParams.get('group') ?? '')
-        if (!g || !(MISSION_FRAGMENTS as readonly string[]).includes(view)) return notFound(res)
+        if (!g || !(MISSION_FRAGMENTS as readonly string[]).includes(view)) return notFound(res, pageCtx())
         return html(res, 200, missionFragment(view as MissionFragment, g, live, ctxNow))
       }
       case '/mission': {
         const g = live.get(url.searchParams.get('group') ?? '')
-        return g ? html(res, 200, missionPage(g, live, ctxNow)) : notFound(res)
+        return g ? html(res, 200, missionPage(g, live, ctxNow)) : notFound(res, pageCtx())
       }
       case '/timeline': {
         const g = live.get(url.searchParams.get('group') ?? '')
         const before = Number(url.searchParams.get('before'))
-        if (!g || !Number.isSafeInteger(before) || before < 2) return notFound(res)
+        if (!g || !Number.isSafeInteger(before) || before < 2) return notFound(res, pageCtx())
         const from = Math.max(1, before - live.window)
-        const older = await history.page(g.groupId, from, before - 1)
+        let older
+        try {
+          older = await history.page(g.groupId, from, before - 1)
+        } catch (e) {
+          const why = el(
+            'p',
+            {class: 'refused', role: 'alert'},
+            escapeText(`Cannot read the older Events: ${(e as Error).message}`),
+          )
+          return html(res, 502, page('Timeline', ctxNow, why, ''))
+        }
         return html(res, 200, timelinePage(g, older, before, ctxNow))
       }
       case '/artifact':
       case '/artifact/raw': {
         const groupId = url.searchParams.get('group') ?? ''
         const hash = url.searchParams.get('hash') ?? ''
-        if (!live.get(groupId) || !/^sha256:[0-9a-f]{64}$/.test(hash)) return notFound(res)
+        if (!live.get(groupId) || !/^sha256:[0-9a-f]{64}$/.test(hash)) return notFound(res, pageCtx())
         let bytes: Buffer
         try {
           if (!transport.artifacts) throw new ConsoleError('this authority serves no Artifacts (a local --store)')
@@ -210,7 +221,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
         return void res.end(bytes)
       }
       default:
-        return notFound(res)
+        return notFound(res, pageCtx())
     }
   }
 
@@ -251,7 +262,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
 
   async function post(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const action = url.pathname.startsWith('/action/') ? url.pathname.slice('/action/'.length) : ''
-    if (!isAction(action)) return notFound(res)
+    if (!isAction(action)) return notFound(res, pageCtx())
     let form: Form
     try {
       form = parseForm(await readBody(req))
@@ -261,7 +272,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     const groupId = form.get('group')?.[0] ?? ''
     const g = live.get(groupId)
     const ctxNow = pageCtx()
-    if (!g || g.state === null) return notFound(res)
+    if (!g || g.state === null) return notFound(res, pageCtx())
     if (CONFIRMED.has(action) && form.get('confirm')?.[0] !== 'yes') {
       const fields = Object.fromEntries([...form].filter(([k]) => k !== 'group').map(([k, v]) => [k, v[0] ?? '']))
       const question =
@@ -322,8 +333,8 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
 
 const html = (res: ServerResponse, status: number, body: string) => send(res, status, 'text/html; charset=utf-8', body)
 
-const notFound = (res: ServerResponse) =>
-  html(res, 404, page('Not found', {me: '', now: ''}, '<p>Not found (or not a Group you can see).</p>', ''))
+const notFound = (res: ServerResponse, ctx: PageContext) =>
+  html(res, 404, page('Not found', ctx, '<p>Not found (or not a Group you can see).</p>', ''))
 
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = []

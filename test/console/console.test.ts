@@ -18,7 +18,7 @@ import {type ConfiguredAuthority, loadOrgConfig, openAuthorityFromConfig} from '
 import {readKeyFile} from '../../src/crypto/keyfile.js'
 import {type RunningConsole, startConsole} from '../../src/console/server.js'
 import {OperatorContext} from '../../src/operator/cli-context.js'
-import {buildCommand} from '../../src/operator/command-builder.js'
+import {buildCommand, buildFinalApproval} from '../../src/operator/command-builder.js'
 import {missionCreatePayload} from '../../src/operator/mission-payloads.js'
 import type {EventDoc, Transport} from '../../src/operator/transport.js'
 import {foldGroup} from '../../src/operator/views.js'
@@ -530,6 +530,42 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
       beneficiary: {type: 'agent', id: `${ORG}:agent:coordinator`},
       approver: {type: 'human', id: `${ORG}:human:owner`},
     })
+    await page.close()
+  })
+
+  it("the root human signs a child Mission's root Approval on the page (§14); with it the child's MissionOwner approves", async () => {
+    const g = await mission('Localize the docs')
+    const w = wi(60)
+    await work(g, [[w, 'Translate the docs', []]])
+    const c = humanGatedChild(g, w, `${ORG}:agent:worker-1`)
+    await send(coordinator, 'coordinator', 'mission.create_child', g, c.payload)
+    await send(worker, 'worker-1', 'mission.submit_for_approval', c.cg, {artifactHashes: [H1]})
+    const page = await open(missionPath(c.cg))
+    const revision = foldGroup(await events(c.cg))!.mission.submission!.missionRevision
+    // Not this operator's to approve: no Approve button, the root Approval instead.
+    expect(await page.getByRole('button', {name: `Approve revision ${revision}`}).count()).toBe(0)
+    await page.getByRole('button', {name: `Sign your root Approval of revision ${revision}`}).click()
+    await page.getByRole('heading', {name: 'Done'}).waitFor()
+    const rootApproval = JSON.parse(await page.getByLabel('The signed document').inputValue()) as Record<
+      string,
+      unknown
+    >
+    expect(rootApproval).toMatchObject({kind: 'child_mission', missionRevision: revision, artifactHashes: [H1]})
+    expect((await events(c.cg)).some((e) => e.kind === 'mission.approved')).toBe(false) // signed, not sent
+    // The child's MissionOwner (the parent Coordinator) approves with it beside its own Approval.
+    const state = foldGroup(await events(c.cg))!
+    const approval = buildFinalApproval(keyOf('coordinator'), state)
+    const r = await coordinator.submit(
+      buildCommand(keyOf('coordinator'), {
+        kind: 'mission.approve',
+        groupId: c.cg,
+        payload: {approval, rootApproval},
+        state,
+        expectedRevision: state.revision,
+        ...(coordinator.sessionEpoch !== undefined ? {sessionEpoch: coordinator.sessionEpoch} : {}),
+      }).bytes,
+    )
+    expect('receipt' in r, JSON.stringify(r)).toBe(true)
     await page.close()
   })
 
