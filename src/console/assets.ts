@@ -58,6 +58,7 @@ table.missions td.depth-3, table.missions td.depth-4 { padding-left: 62px; }
   table.missions thead { display: none; }
   table.missions tr { display: block; padding: 8px 0; border-bottom: 1px solid var(--line); }
   table.missions td { display: block; border: 0; padding: 2px 4px; }
+  table.missions td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-family: system-ui, sans-serif; }
 }
 tr.critical td:first-child { border-left: 4px solid var(--crit); }
 .crit-tag { color: var(--crit); font-weight: 600; font-size: .82rem; }

@@ -21,7 +21,7 @@ import {OperatorContext} from '../../src/operator/cli-context.js'
 import {buildCommand, buildFinalApproval} from '../../src/operator/command-builder.js'
 import {missionCreatePayload} from '../../src/operator/mission-payloads.js'
 import type {EventDoc, Transport} from '../../src/operator/transport.js'
-import {foldGroup} from '../../src/operator/views.js'
+import {foldGroup, inspectFacts, inspectFolded} from '../../src/operator/views.js'
 import {openWireTransport} from '../../src/operator/wire-transport.js'
 import {type RunningServer, startServer} from '../../src/wire/server.js'
 import {contract} from '../support/authority-helpers.js'
@@ -261,6 +261,8 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     await page.locator(`tr[data-group="${g}"].yours`).waitFor()
     expect(await page.locator(`tr[data-group="${g}"] .awaits`).textContent()).toBe('awaiting your approval')
     await page.screenshot({path: join(SHOTS, 'missions-1280.png')})
+    await page.setViewportSize({width: 420, height: 800})
+    await page.screenshot({path: join(SHOTS, 'missions-420.png'), fullPage: true})
     await page.close()
   })
 
@@ -567,6 +569,19 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     )
     expect('receipt' in r, JSON.stringify(r)).toBe(true)
     await page.close()
+  })
+
+  it("the console's views, folded Event by Event, equal a fold of each Group's whole history", async () => {
+    const now = new Date().toISOString()
+    const groups = consoleServer.live.all().filter((g) => g.state !== null)
+    expect(groups.length).toBeGreaterThan(10)
+    for (const g of groups) {
+      const all = await events(g.groupId)
+      await waitFor(() => g.state!.sequence === all.at(-1)!.sequence)
+      expect(g.state).toEqual(foldGroup(all))
+      expect(inspectFacts(g.state!, g.facts, now)).toEqual(inspectFolded(foldGroup(all)!, all, now))
+      expect(g.window.length).toBeLessThanOrEqual(WINDOW) // and only a window of the Events is kept
+    }
   })
 
   it('the console resumes after the authority restarts: no gap, no duplicate in the live timeline', async () => {
