@@ -62,11 +62,12 @@ export interface RunningConsole {
   /** scheme://host:port */
   origin: string
   token: string
+  /** The name of the cookie the token is traded for (per port). */
+  cookieName: string
   live: LiveGroups
   close(): Promise<void>
 }
 
-const COOKIE = 'mwp_console'
 const MAX_BODY = 64 * 1024
 const KEEPALIVE_MS = 15_000
 const CSP =
@@ -114,11 +115,18 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const server = options.tls
     ? createHttpsServer({cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2'}, handler)
     : createHttpServer(handler)
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(options.port, options.host, () => resolve())
-  })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(options.port, options.host, () => resolve())
+    })
+  } catch (e) {
+    await live.close()
+    throw e
+  }
   const port = (server.address() as AddressInfo).port
+  // Cookies are not kept apart by port: two consoles on one host must not overwrite each other's.
+  const cookieName = `mwp_console_${port}`
   const scheme = options.tls ? 'https' : 'http'
   const hostInUrl = options.host.includes(':') && !options.host.startsWith('[') ? `[${options.host}]` : options.host
   const origin = `${scheme}://${hostInUrl}:${port}`
@@ -132,8 +140,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     const cookie = (req.headers.cookie ?? '')
       .split(';')
       .map((c) => c.trim())
-      .find((c) => c.startsWith(`${COOKIE}=`))
-    return cookie !== undefined && same(cookie.slice(COOKIE.length + 1), token) ? 'cookie' : false
+      .find((c) => c.startsWith(`${cookieName}=`))
+    return cookie !== undefined && same(cookie.slice(cookieName.length + 1), token) ? 'cookie' : false
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -146,7 +154,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       url.searchParams.delete('token')
       res.setHeader(
         'Set-Cookie',
-        `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/${options.tls ? '; Secure' : ''}`,
+        `${cookieName}=${token}; HttpOnly; SameSite=Strict; Path=/${options.tls ? '; Secure' : ''}`,
       )
       if (req.method === 'GET') {
         res.writeHead(303, {Location: url.pathname + url.search})
@@ -295,6 +303,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     url: `${origin}/?token=${token}`,
     origin,
     token,
+    cookieName,
     live,
     async close() {
       for (const s of streams) s.end()

@@ -174,18 +174,20 @@ function raw(
   })
 }
 
-const cookie = () => `mwp_console=${consoleServer.token}`
+const cookie = () => `${consoleServer.cookieName}=${consoleServer.token}`
 
 describe('access', () => {
   it('403 without the token or its cookie; the token is traded for an HttpOnly SameSite=Strict cookie and left out of the address', async () => {
     expect((await raw('GET', '/')).status).toBe(403)
-    expect((await raw('GET', '/', {cookie: 'mwp_console=wrong'})).status).toBe(403)
+    expect((await raw('GET', '/', {cookie: `${consoleServer.cookieName}=wrong`})).status).toBe(403)
     expect((await raw('GET', '/?token=wrong')).status).toBe(403)
     expect((await raw('GET', '/events')).status).toBe(403)
     const first = await raw('GET', `/?token=${consoleServer.token}`)
     expect(first.status).toBe(303)
     expect(first.headers.location).toBe('/')
-    expect(String(first.headers['set-cookie'])).toMatch(/^mwp_console=[\w-]+; HttpOnly; SameSite=Strict; Path=\//)
+    expect(String(first.headers['set-cookie'])).toMatch(
+      new RegExp(`^${consoleServer.cookieName}=[\\w-]+; HttpOnly; SameSite=Strict; Path=/`),
+    )
     const again = await raw('GET', '/', {cookie: cookie()})
     expect(again.status).toBe(200)
     expect(again.headers['content-security-policy']).toContain("script-src 'self'")
