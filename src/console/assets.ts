@@ -17,6 +17,9 @@ summary:focus-visible, [tabindex]:focus-visible {
 .skip:focus { left: 8px; top: 8px; background: #fff; padding: 6px 10px; z-index: 10; }
 header.top { display: flex; flex-wrap: wrap; gap: 6px 18px; align-items: center; padding: 10px 20px; background: #23313f; color: #fff; }
 header.top a.brand { color: #fff; font-weight: 700; text-decoration: none; font-size: 1.05rem; }
+header.top .top-nav a { color: #fff; margin-right: 12px; }
+[data-fragment] > .panel + .panel, main > .panel + .panel { margin-top: 16px; }
+.note { background: #eef3f8; border: 1px solid #b8c7d6; border-radius: 6px; padding: 8px 12px; }
 header.top .who { color: #e3e8ee; font-size: .9rem; overflow-wrap: anywhere; }
 header.top .live { margin-left: auto; font-size: .85rem; color: #e3e8ee; }
 header.top .live.on::before { content: "● "; color: #7ee787; }

@@ -69,6 +69,13 @@ export function page(title: string, ctx: PageContext, body: string, stream: stri
           'header',
           {class: 'top'},
           el('a', {href: '/', class: 'brand'}, 'mwp console'),
+          el(
+            'nav',
+            {class: 'top-nav', 'aria-label': 'Views'},
+            el('a', {href: '/'}, 'Missions'),
+            ' ',
+            el('a', {href: '/runtime'}, 'Runtime'),
+          ),
           el('span', {class: 'who'}, 'signed in as ', el('strong', {}, text(ctx.me))),
           el('span', {id: 'live', class: 'live', role: 'status', 'aria-live': 'polite'}, 'connecting…'),
         ),
@@ -1039,5 +1046,113 @@ export function artifactPage(
       el('p', {}, el('a', {href: missionHref(groupId)}, 'Back to the Mission')),
     ),
     '',
+  )
+}
+
+// ---------------------------------------------------------------- runtime (from Events)
+
+/**
+ * What the Agents hold, as the Events of the Groups this operator sees say it: per Agent its
+ * WorkItems by state (active ones with their Execution Lease: since when, until when), per Group
+ * the work not yet taken and the ownerships that ended without completing (fenced, preempted).
+ * Slots, Cursor lag, backpressure and slot-time shares come from Presence and the authority's
+ * metrics, which the authority does not serve to clients yet: the page says so.
+ */
+export function runtimeFragment(live: LiveGroups): string {
+  const groups = live.all().filter((g) => g.state !== null && g.unavailable === undefined)
+  const held = new Map<string, string[]>()
+  const groupRows: string[] = []
+  for (const g of groups) {
+    const state = g.state!
+    const link = el('a', {href: missionHref(g.groupId)}, text(state.mission.objective))
+    let waiting = 0
+    let ended = 0
+    for (const w of Object.values(state.workItems)) {
+      ended += w.endedOwnerships?.length ?? 0
+      if (w.owner === null || !['queued', 'active', 'blocked', 'submitted'].includes(w.state)) {
+        if (['open', 'offered'].includes(w.state)) waiting++
+        continue
+      }
+      const lease = w.lease?.state === 'active' ? w.lease : null
+      const row = el(
+        'tr',
+        {'data-workitem': w.workItemId},
+        el('td', {}, link),
+        el('td', {}, text(typeof w.contract.goal === 'string' ? w.contract.goal : w.workItemId)),
+        el('td', {}, badge(w.state)),
+        el('td', {class: 'num'}, text(String(w.owner.ownershipEpoch))),
+        el('td', {}, lease ? shortTime(lease.issuedAt) : '–'),
+        el('td', {}, shortTime(lease?.expiresAt ?? w.owner.leaseExpiresAt ?? null)),
+      )
+      held.set(w.owner.agentId, [...(held.get(w.owner.agentId) ?? []), row])
+    }
+    groupRows.push(
+      el(
+        'tr',
+        {'data-group': g.groupId},
+        el('td', {}, link),
+        el('td', {class: 'num'}, text(String(waiting))),
+        el('td', {class: 'num'}, text(String(ended))),
+        el('td', {}, state.mission.coordinator ? text(shortName(state.mission.coordinator.agentId)) : '–'),
+      ),
+    )
+  }
+  const head = (cols: string[]) => el('thead', {}, el('tr', {}, ...cols.map((h) => el('th', {scope: 'col'}, h))))
+  const agents = [...held.entries()].sort(([a], [b]) => a.localeCompare(b))
+  const body =
+    el('h1', {}, 'Runtime') +
+    el(
+      'p',
+      {class: 'note'},
+      "From the Events of the Groups you can see. Slots (busy or idle), Cursor lag, backpressure and slot-time shares need the Agents' Presence and the authority's metrics, which the authority does not serve to clients yet.",
+    ) +
+    el(
+      'section',
+      {class: 'panel', 'aria-labelledby': 'agents-h'},
+      el('h2', {id: 'agents-h'}, 'Work held by each Agent'),
+      agents.length === 0
+        ? el('p', {class: 'empty'}, 'No Agent holds a WorkItem.')
+        : agents
+            .map(
+              ([agent, rows]) =>
+                el('h3', {'data-agent': agent}, text(`${shortName(agent)} — ${rows.length} WorkItem(s)`)) +
+                el(
+                  'div',
+                  {class: 'table-scroll'},
+                  el(
+                    'table',
+                    {class: 'runtime', 'data-agent': agent},
+                    head(['Mission', 'WorkItem', 'state', 'Ownership Epoch', 'running since', 'lease expires']),
+                    el('tbody', {}, ...rows),
+                  ),
+                ),
+            )
+            .join(''),
+    ) +
+    el(
+      'section',
+      {class: 'panel', 'aria-labelledby': 'groups-h'},
+      el('h2', {id: 'groups-h'}, 'Groups'),
+      el(
+        'div',
+        {class: 'table-scroll'},
+        el(
+          'table',
+          {class: 'runtime-groups'},
+          head(['Mission', 'not yet taken', 'ended ownerships (fenced, preempted)', 'Coordinator']),
+          el('tbody', {}, ...groupRows),
+        ),
+      ),
+    )
+  return body
+}
+
+export function runtimePage(live: LiveGroups, ctx: PageContext): string {
+  const latest = live.latest()
+  return page(
+    'Runtime',
+    ctx,
+    el('div', {'data-fragment': fragmentHref('runtime')}, runtimeFragment(live)),
+    `/events${latest ? `?after=${encodeURIComponent(latest.id)}` : ''}`,
   )
 }

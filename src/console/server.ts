@@ -38,6 +38,8 @@ import {
   missionsPage,
   page,
   resultPage,
+  runtimeFragment,
+  runtimePage,
   timelinePage,
 } from './pages.js'
 
@@ -171,6 +173,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     switch (url.pathname) {
       case '/':
         return html(res, 200, missionsPage(live, ctxNow))
+      case '/runtime':
+        return html(res, 200, runtimePage(live, ctxNow))
       case '/static/console.css':
         return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS)
       case '/static/console.js':
@@ -180,6 +184,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       case '/fragment': {
         const view = url.searchParams.get('view') ?? ''
         if (view === 'missions') return html(res, 200, missionsFragment(live, ctxNow))
+        if (view === 'runtime') return html(res, 200, runtimeFragment(live))
         const g = live.get(url.searchParams.get('group') ?? '')
         if (!g || !(MISSION_FRAGMENTS as readonly string[]).includes(view)) return notFound(res, pageCtx())
         return html(res, 200, missionFragment(view as MissionFragment, g, live, ctxNow))

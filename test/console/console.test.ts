@@ -573,6 +573,36 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     await page.close()
   })
 
+  it('the runtime view shows what each Agent holds from the Events: an active WorkItem with its lease, by Agent', async () => {
+    const g = await mission('Run the nightly build')
+    const w = wi(70)
+    const agent = `${ORG}:agent:worker-1`
+    await send(coordinator, 'coordinator', 'work.authorize', g, {
+      workItemId: w,
+      contract: devContract({goal: 'Compile the sources'}),
+    })
+    await send(coordinator, 'coordinator', 'work.offer', g, {
+      workItemId: w,
+      candidates: [agent],
+      expiresAt: new Date(Date.now() + 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      selectionBasis: devSelectionBasis(agent),
+      contextPackageId: 'urn:mwp:test:context-package:build',
+    })
+    const offerId = foldGroup(await events(g))!.workItems[w]!.offer!.offerId
+    await send(worker, 'worker-1', 'work.accept_offer', g, {workItemId: w, offerId})
+    await send(worker, 'worker-1', 'work.start', g, {workItemId: w, ownershipEpoch: 1})
+    await waitFor(() => consoleServer.live.get(g)?.state?.workItems[w]?.state === 'active')
+    const page = await open('/runtime')
+    const row = page.locator(`table.runtime[data-agent="${agent}"] tr[data-workitem="${w}"]`)
+    await row.waitFor()
+    const cells = await row.locator('td').allTextContents()
+    expect(cells.slice(0, 4)).toEqual(['Run the nightly build', 'Compile the sources', 'active', '1'])
+    expect(cells[4]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/) // running since the lease was issued
+    expect(await page.locator('p.note').textContent()).toContain('Presence')
+    await page.screenshot({path: join(SHOTS, 'runtime-1280.png'), fullPage: true})
+    await page.close()
+  })
+
   it("the console's views, folded Event by Event, equal a fold of each Group's whole history", async () => {
     const now = new Date().toISOString()
     const groups = consoleServer.live.all().filter((g) => g.state !== null)
