@@ -25,6 +25,7 @@ import {foldGroup, inspectFacts, inspectFolded} from '../../src/operator/views.j
 import {openWireTransport} from '../../src/operator/wire-transport.js'
 import {type RunningServer, startServer} from '../../src/wire/server.js'
 import {contract} from '../support/authority-helpers.js'
+import {evidenceDoc} from '../support/evidence.js'
 import {devSelectionBasis, humanGatedChild} from '../support/operator-helpers.js'
 import {mwpAsync} from '../support/cli.js'
 import {PROJECT_ROOT} from '../support/upstream.js'
@@ -600,6 +601,58 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     expect(cells[4]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/) // running since the lease was issued
     expect(await page.locator('p.note').textContent()).toContain('Presence')
     await page.screenshot({path: join(SHOTS, 'runtime-1280.png'), fullPage: true})
+    await page.close()
+  })
+
+  it('Evidence submitted with a WorkItem is shown against the acceptance criteria it covers (§13.2)', async () => {
+    const g = await mission('Check the release notes')
+    const w = wi(80)
+    const agent = `${ORG}:agent:worker-1`
+    await send(coordinator, 'coordinator', 'work.authorize', g, {
+      workItemId: w,
+      contract: devContract({
+        goal: 'Verify the notes',
+        acceptanceCriteria: [
+          {criterionId: 'notes', description: 'Every change is listed', evidenceRequired: ['deterministic_test']},
+          {criterionId: 'links', description: 'Every change links its issue', evidenceRequired: ['deterministic_test']},
+        ],
+      }),
+    })
+    await send(coordinator, 'coordinator', 'work.offer', g, {
+      workItemId: w,
+      candidates: [agent],
+      expiresAt: new Date(Date.now() + 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      selectionBasis: devSelectionBasis(agent),
+      contextPackageId: 'urn:mwp:test:context-package:notes',
+    })
+    const offerId = foldGroup(await events(g))!.workItems[w]!.offer!.offerId
+    await send(worker, 'worker-1', 'work.accept_offer', g, {workItemId: w, offerId})
+    await send(worker, 'worker-1', 'work.start', g, {workItemId: w, ownershipEpoch: 1})
+    const state = foldGroup(await events(g))!
+    const tests = evidenceDoc(keyOf('worker-1'), {
+      missionId: state.missionId,
+      groupId: g,
+      workItemId: w,
+      criterionIds: ['notes', 'links'],
+      artifactHashes: [H1],
+    })
+    await send(worker, 'worker-1', 'work.submit', g, {
+      workItemId: w,
+      ownershipEpoch: 1,
+      leaseId: state.workItems[w]!.lease!.leaseId,
+      artifactHashes: [H1],
+      evidence: [tests],
+    })
+    const page = await open(missionPath(g))
+    const criteria = page.locator('#f-evidence .evidence li')
+    await criteria.first().waitFor()
+    const lines = await criteria.allTextContents()
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toBe(
+      `notes: Every change is listed — requires deterministic_test; covered by deterministic_test (passed) ${String(tests.evidenceId)}`,
+    )
+    expect(lines[1]).toContain('links: Every change links its issue')
+    expect(await page.locator('#f-evidence .uncovered').count()).toBe(0)
     await page.close()
   })
 
