@@ -21,7 +21,6 @@ import {MwpError} from '../errors.js'
 import {el, escapeText} from '../poc/report/markup.js'
 import {isLoopbackHost} from '../wire/server.js'
 import {OperatorContext} from '../operator/cli-context.js'
-import type {Transport} from '../operator/transport.js'
 import {type Form, CONFIRMED, isAction, runAction} from './actions.js'
 import {CONSOLE_CSS, CONSOLE_JS} from './assets.js'
 import {HistoryReader} from './history.js'
@@ -44,10 +43,12 @@ import {
 } from './pages.js'
 
 export interface ConsoleOptions {
-  /** The operator's context: its key signs, its transport reaches the authority. */
+  /**
+   * The operator's context: its key signs, its transport reaches the authority. Its transport is
+   * opened here (reconnecting, reporting the connection state to the pages): pass a context
+   * whose transport is not open yet.
+   */
   ctx: OperatorContext
-  /** Opens the second transport older timeline pages are read through (default: another context on the same flags). */
-  openReader?: () => Promise<Transport>
   host: string
   port: number
   /** Serve HTTPS with this certificate (required off loopback; the command checks that). */
@@ -103,9 +104,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     ...(options.timelineWindow !== undefined ? {window: options.timelineWindow} : {}),
   })
   await live.start()
-  const history = new HistoryReader(
-    options.openReader ?? (() => new OperatorContext(ctx.flags, ctx.config).transport()),
-  )
+  // Older timeline pages are read through a second session on the same flags (history.ts).
+  const history = new HistoryReader(() => new OperatorContext(ctx.flags, ctx.config).transport())
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     void handle(req, res).catch((e: unknown) => {
@@ -115,7 +115,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     })
   }
   const server = options.tls
-    ? createHttpsServer({cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2'}, handler)
+    ? createHttpsServer({cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.3'}, handler)
     : createHttpServer(handler)
   try {
     await new Promise<void>((resolve, reject) => {

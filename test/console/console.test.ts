@@ -8,6 +8,8 @@
 
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {request} from 'node:http'
+import {request as httpsRequest} from 'node:https'
+import type {TLSSocket} from 'node:tls'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {type Browser, type Page, chromium} from 'playwright-core'
@@ -220,6 +222,36 @@ async function waitFor(check: () => boolean, ms = 10_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 50))
   }
 }
+
+describe('HTTPS', () => {
+  it('served over HTTPS (TLS 1.3) when given a certificate; the cookie is then Secure', async () => {
+    const config = loadOrgConfig(org.config)
+    const other = new OperatorContext({config: org.config, url: server.url}, config)
+    const tls = {cert: readFileSync(config.server.tls!.cert), key: readFileSync(config.server.tls!.key)}
+    const secure = await startConsole({ctx: other, host: '127.0.0.1', port: 0, tls})
+    try {
+      expect(secure.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/\?token=/)
+      const got = await new Promise<{status: number; cookie: string; protocol: string}>((resolve, reject) => {
+        const req = httpsRequest(secure.url, {ca: readFileSync(config.server.tls!.ca!)}, (res) => {
+          res.resume()
+          resolve({
+            status: res.statusCode ?? 0,
+            cookie: String(res.headers['set-cookie']),
+            protocol: (res.socket as TLSSocket).getProtocol() ?? '',
+          })
+        })
+        req.on('error', reject)
+        req.end()
+      })
+      expect(got.status).toBe(303)
+      expect(got.cookie).toMatch(/; Secure$/)
+      expect(got.protocol).toBe('TLSv1.3')
+    } finally {
+      await secure.close()
+      await other.close()
+    }
+  })
+})
 
 describe('server-sent events', () => {
   it('a reconnecting stream resumes after Last-Event-ID: the next Changes in order, no gap, no duplicate; an unknown ID is a reset', async () => {
