@@ -956,6 +956,9 @@ export function timelinePage(g: LiveGroup, events: readonly EventDoc[], before: 
   )
 }
 
+/** The code of an action the console refused before signing anything. */
+export const NOT_SENT = 'NOT_SENT'
+
 /** The outcome of an action: what happened, or the protocol code and the authority's reason. */
 export function resultPage(
   ctx: PageContext,
@@ -978,8 +981,14 @@ export function resultPage(
     : el(
         'section',
         {class: 'panel result refused', role: 'alert'},
-        el('h1', {}, 'Refused'),
-        el('p', {}, 'The authority refused the Command: ', el('code', {class: 'code'}, text(outcome.code))),
+        // NOT_SENT: the console refused before signing (a malformed form, an unknown Agent).
+        el('h1', {}, outcome.code === NOT_SENT ? 'Not sent' : 'Refused'),
+        el(
+          'p',
+          {},
+          outcome.code === NOT_SENT ? 'Nothing was signed or sent: ' : 'The authority refused the Command: ',
+          el('code', {class: 'code'}, text(outcome.code)),
+        ),
         outcome.reason ? el('p', {class: 'reason'}, text(outcome.reason)) : '',
         outcome.hint ? el('p', {}, text(outcome.hint)) : '',
         back,

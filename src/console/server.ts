@@ -27,6 +27,7 @@ import {HistoryReader} from './history.js'
 import {type Change, LiveGroups} from './live.js'
 import {
   MISSION_FRAGMENTS,
+  NOT_SENT,
   type MissionFragment,
   type PageContext,
   artifactPage,
@@ -299,7 +300,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       outcome = await runAction(ctx, action, groupId, g.state, form)
     } catch (e) {
       // Nothing was sent: a malformed form, an unknown Agent, a key that cannot sign this.
-      outcome = {ok: false as const, code: 'NOT_SENT', reason: (e as Error).message}
+      outcome = {ok: false as const, code: NOT_SENT, reason: (e as Error).message}
     }
     return html(res, outcome.ok ? 200 : 409, resultPage(ctxNow, groupId, outcome))
   }

@@ -455,6 +455,36 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     expect((await events(g)).find((e) => e.kind === 'mission.cancelled')?.payload.reason).toBe('No longer needed')
     await page.close()
   })
+  it('request changes from the approval panel; replace the Coordinator after a confirmation step', async () => {
+    const g = await mission('Prepare the launch')
+    await send(coordinator, 'coordinator', 'mission.submit_for_approval', g, {artifactHashes: [H1]})
+    const page = await open(missionPath(g))
+    await page.getByLabel('What must change').fill('Add the pricing page')
+    await page.getByRole('button', {name: 'Request changes'}).click()
+    await page.getByRole('heading', {name: 'Done'}).waitFor()
+    expect((await events(g)).find((e) => e.kind === 'mission.changes_requested')?.payload.reason).toBe(
+      'Add the pricing page',
+    )
+    await page.goto(`${consoleServer.origin}${missionPath(g)}`)
+    await page.getByLabel('New Coordinator (Agent ID or short name)').fill('worker-1')
+    await page.getByRole('button', {name: 'Replace the Coordinator…'}).click()
+    await page.getByRole('heading', {name: /The current Coordinator is fenced/}).waitFor()
+    expect((await events(g)).filter((e) => e.kind === 'mission.coordinator.assigned')).toHaveLength(1)
+    await page.getByRole('button', {name: 'Yes, do it'}).click()
+    await page.getByRole('heading', {name: 'Done'}).waitFor()
+    const assigned = (await events(g)).filter((e) => e.kind === 'mission.coordinator.assigned').at(-1)!
+    expect(assigned.payload.coordinator).toMatchObject({agentId: `${ORG}:agent:worker-1`, coordinatorEpoch: 2})
+    // An unknown Agent is refused before anything is signed, saying why.
+    await page.goto(`${consoleServer.origin}${missionPath(g)}`)
+    await page.getByLabel('New Coordinator (Agent ID or short name)').fill('nobody')
+    await page.getByRole('button', {name: 'Replace the Coordinator…'}).click()
+    await page.getByRole('button', {name: 'Yes, do it'}).click()
+    await page.getByRole('heading', {name: 'Not sent'}).waitFor()
+    expect(await page.locator('code.code').textContent()).toBe('NOT_SENT')
+    expect(await page.locator('p.reason').textContent()).toContain('no Agent')
+    await page.close()
+  })
+
   it('a child Mission is listed right below its parent and shown in the Mission tree (§14)', async () => {
     const g = await mission('Localize the product')
     const w = wi(40)
