@@ -29,12 +29,12 @@ ${exitCodesHelp({usage: 'a non-loopback --host without --tls-cert and --tls-key'
     port: Flags.integer({description: 'Port to listen on (0: any free port).', default: 0, min: 0, max: 65535}),
     host: Flags.string({description: 'Address to listen on.', default: '127.0.0.1'}),
     'tls-cert': Flags.string({
-      description: 'PEM certificate chain for HTTPS (required off loopback).',
+      description: 'PEM certificate chain file.', // as authority serve's: one meaning per flag name
       dependsOn: ['tls-key'],
       env: 'MWP_CONSOLE_TLS_CERT',
     }),
     'tls-key': Flags.string({
-      description: 'PEM private key for HTTPS.',
+      description: 'PEM private key file.',
       dependsOn: ['tls-cert'],
       env: 'MWP_CONSOLE_TLS_KEY',
     }),
