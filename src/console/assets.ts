@@ -152,10 +152,11 @@ export const CONSOLE_JS = `'use strict'
     if (part) setTimeout(() => { if (!part.contains(document.activeElement)) void load(part) }, 0)
   })
   checkStale()
-  if (!stream) return
+  if (!stream) { say('', ''); return } // a result or confirmation page: nothing live on it
   if (!window.EventSource) { say('no live updates in this browser'); return }
   let timer = null
   const soon = () => { if (timer === null) timer = setTimeout(() => { timer = null; void refresh() }, 120) }
+  say('connecting…')
   const es = new EventSource(stream)
   es.addEventListener('open', () => say('live', 'on'))
   es.addEventListener('error', () => say('reconnecting…', 'off'))

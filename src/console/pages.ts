@@ -77,7 +77,7 @@ export function page(title: string, ctx: PageContext, body: string, stream: stri
             el('a', {href: '/runtime'}, 'Runtime'),
           ),
           el('span', {class: 'who'}, 'signed in as ', el('strong', {}, text(ctx.me))),
-          el('span', {id: 'live', class: 'live', role: 'status', 'aria-live': 'polite'}, 'connecting…'),
+          el('span', {id: 'live', class: 'live', role: 'status', 'aria-live': 'polite'}), // console.js says how live
         ),
         el('main', {id: 'main'}, body),
       ),
