@@ -20,7 +20,7 @@ export const MAX_GOALS = 1000
 export const shortName = (id: string): string => id.slice(id.lastIndexOf(':') + 1) || id
 
 /** A WorkItem (or other urn:uuid) ID cut to its first eight hex digits: enough to tell items apart on screen. */
-const shortId = (id: string): string => (id.startsWith('urn:uuid:') ? id.slice(9, 17) : id)
+export const shortId = (id: string): string => (id.startsWith('urn:uuid:') ? id.slice(9, 17) : id)
 
 export class EventLines {
   readonly #goals = new Map<string, string>()
@@ -43,6 +43,12 @@ export class EventLines {
     this.learnFrom(e)
     const time = e.occurredAt.slice(11, 19) // HH:MM:SS, UTC like every time mwp prints
     return fit(`#${e.sequence} ${time} ${shortName(e.actor.id)} ${this.#what(e)}`, columns)
+  }
+
+  /** What `e` says happened, in words, without the sequence, time and actor line() puts before it. */
+  what(e: EventDoc): string {
+    this.learnFrom(e)
+    return this.#what(e)
   }
 
   #remember(id: string, goal: string): void {

@@ -9,6 +9,7 @@
 
 import type {WorkGraph, WorkNode} from './views.js'
 import {fit} from '../cli/output.js'
+import {shortId, shortName} from './event-lines.js'
 
 export const GRAPH_FORMATS = ['text', 'dot', 'mermaid', 'svg'] as const
 export type GraphFormat = (typeof GRAPH_FORMATS)[number]
@@ -94,7 +95,7 @@ export function depths(items: readonly WorkNode[]): Map<string, number> {
 }
 
 const NODE_W = 240
-const NODE_H = 64
+const NODE_H = 88
 const GAP_X = 80
 const GAP_Y = 24
 const MARGIN = 20
@@ -111,7 +112,30 @@ const STATE_FILL: Record<string, string> = {
   cancelled: '#eeeeee',
 }
 
-export function toSvg(g: WorkGraph): string {
+/**
+ * The fourth line of a node: what holds it — its own blocker, the first dependency it waits for
+ * (by goal), a pending execution approval — or else its deadline.
+ */
+function holdLine(n: WorkNode, goals: ReadonlyMap<string, string>): string {
+  const own = n.blockers.find((b) => !b.startsWith('waits for '))
+  if (own) return own
+  if (n.waitingOn.length && !WORK_DONE.has(n.state)) {
+    const first = goals.get(n.waitingOn[0]!) ?? shortId(n.waitingOn[0]!)
+    return `waits for ${first}${n.waitingOn.length > 1 ? ` +${n.waitingOn.length - 1}` : ''}`
+  }
+  if (n.approval === 'pending') return 'awaiting execution approval'
+  return n.deadline ? `due ${n.deadline.slice(0, 16).replace('T', ' ')}${n.overdue ? ' OVERDUE' : ''}` : ''
+}
+
+const WORK_DONE: ReadonlySet<string> = new Set(['verified', 'cancelled'])
+
+/**
+ * The SVG picture. `standalone` (the default, for a file) adds the XML prolog and a <style>; an
+ * inline picture (the console, whose Content Security Policy allows only its own stylesheet) has
+ * neither and is styled by the page through the same classes.
+ */
+export function toSvg(g: WorkGraph, options: {standalone?: boolean} = {}): string {
+  const standalone = options.standalone ?? true
   const depth = depths(g.items)
   const rowIn = new Map<number, number>()
   const at = new Map<string, {x: number; y: number}>()
@@ -132,32 +156,51 @@ export function toSvg(g: WorkGraph): string {
     const mid = (x1 + x2) / 2
     return `  <path class="edge${e.critical ? ' critical' : ''}" d="M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}" marker-end="url(#arrow)"/>`
   })
+  const goals = new Map(g.items.map((n) => [n.workItemId, n.goal]))
   const nodes = g.items.map((n) => {
     const {x, y} = at.get(n.workItemId)!
     const fill = STATE_FILL[n.state] ?? '#ffffff'
+    const held = n.blockers.length > 0 || n.overdue || n.approval === 'pending'
+    const title = [
+      n.workItemId,
+      n.goal,
+      `[${n.state}]${n.owner ? ` owner ${n.owner}` : ''}`,
+      ...n.blockers,
+      ...(n.deadline ? [`deadline ${n.deadline}${n.overdue ? ' (overdue)' : ''}`] : []),
+      ...(n.critical ? ['on the critical path'] : []),
+    ].join('\n')
     return [
-      `  <g class="workitem${n.critical ? ' critical' : ''}" data-workitem="${xml(n.workItemId)}" transform="translate(${x},${y})">`,
-      `    <title>${xml(`${n.workItemId}\n${n.goal}\n[${n.state}]`)}</title>`,
+      `  <g class="workitem state-${xml(n.state)}${n.critical ? ' critical' : ''}${held ? ' held' : ''}" data-workitem="${xml(n.workItemId)}" transform="translate(${x},${y})">`,
+      `    <title>${xml(title)}</title>`,
       `    <rect width="${NODE_W}" height="${NODE_H}" rx="8" fill="${fill}"/>`,
-      `    <text x="10" y="22" class="goal">${xml(fit(n.goal, 32))}</text>`,
-      `    <text x="10" y="40" class="id">${xml(fit(n.workItemId, 40))}</text>`,
-      `    <text x="10" y="56" class="state">${xml(n.state)}</text>`,
+      `    <text x="10" y="20" class="goal">${xml(fit(n.goal, 32))}</text>`,
+      `    <text x="10" y="37" class="id">${xml(fit(shortId(n.workItemId), 40))}</text>`,
+      `    <text x="10" y="56" class="state">${xml(fit(`${n.state}${n.owner ? ` · ${shortName(n.owner)}` : ''}${n.critical ? ' · critical' : ''}`, 40))}</text>`,
+      `    <text x="10" y="75" class="hold">${xml(fit(holdLine(n, goals), 34))}</text>`,
       '  </g>',
     ].join('\n')
   })
+  const head = standalone
+    ? [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
+        `  <title>${xml(`WorkItems of ${g.groupId}`)}</title>`,
+        '  <style>',
+        '    .workitem rect { stroke: #555; stroke-width: 1; }',
+        '    .workitem.critical rect { stroke: #c00; stroke-width: 3; }',
+        '    .edge { fill: none; stroke: #777; stroke-width: 1.5; }',
+        '    .edge.critical { stroke: #c00; stroke-width: 3; }',
+        '    text { font-family: sans-serif; font-size: 12px; fill: #222; }',
+        '    text.id, text.state, text.hold { font-size: 10px; fill: #555; }',
+        '  </style>',
+      ]
+    : [
+        `<svg xmlns="http://www.w3.org/2000/svg" class="workgraph" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="workgraph-title">`,
+        `  <title id="workgraph-title">${xml(`WorkItems of ${g.groupId}: ${g.items.length} item(s), critical path ${g.summary.criticalPath.length}`)}</title>`,
+      ]
   return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
-    `  <title>${xml(`WorkItems of ${g.groupId}`)}</title>`,
-    '  <style>',
-    '    .workitem rect { stroke: #555; stroke-width: 1; }',
-    '    .workitem.critical rect { stroke: #c00; stroke-width: 3; }',
-    '    .edge { fill: none; stroke: #777; stroke-width: 1.5; }',
-    '    .edge.critical { stroke: #c00; stroke-width: 3; }',
-    '    text { font-family: sans-serif; font-size: 12px; fill: #222; }',
-    '    text.id, text.state { font-size: 10px; fill: #555; }',
-    '  </style>',
-    '  <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#777"/></marker></defs>',
+    ...head,
+    '  <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#777"/></marker></defs>',
     ...edges,
     ...nodes,
     '</svg>',

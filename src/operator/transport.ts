@@ -50,6 +50,13 @@ export interface Transport {
    */
   groups(principalId: string): Promise<string[]>
   /**
+   * Keeps announcing the Groups where the session's own principal holds a live Membership, the
+   * existing ones at once and new ones as they are granted (wire sessions: the directory
+   * subscription, wire/directory.ts; absent on the local transport, whose callers poll groups()).
+   * A long-running viewer (the console) uses it; it replaces what groups() watches on the session.
+   */
+  watchGroups?(onGroup: (groupId: string) => void): Promise<void>
+  /**
    * Delivers the Group's Events after `afterSequence` in order, then new ones as they are accepted,
    * until closed; `onEnd` reports why the peer or the store ended it (GROUP_NOT_FOUND for a Group
    * that is unknown or not visible, as `events` answers null).

@@ -150,13 +150,13 @@ const ENDINGS: Record<string, MissionEnd['state']> = {
   'mission.terminated': 'failed',
 }
 
-/** The Event that made the Mission terminal, if any (nothing follows it but archival). */
-function endOf(events: readonly EventDoc[]): MissionEnd | null {
-  const e = [...events].reverse().find((x) => ENDINGS[x.kind] !== undefined)
-  if (e === undefined) return null
+/** How the Event ends the Mission, when it is one that makes the Mission terminal. */
+function endingOf(e: EventDoc): MissionEnd | null {
+  const state = ENDINGS[e.kind]
+  if (state === undefined) return null
   const p = e.payload as {reason?: unknown; approval?: {approvalId?: unknown}}
   return {
-    state: ENDINGS[e.kind]!,
+    state,
     at: e.occurredAt,
     by: e.actor.id,
     sequence: e.sequence,
@@ -165,21 +165,12 @@ function endOf(events: readonly EventDoc[]): MissionEnd | null {
   }
 }
 
-/** §7.2: the Coordinator leases mission.coordinator.assigned gave, the last one current unless the lease is gone. */
-function coordinatorsOf(events: readonly EventDoc[], current: GroupState['mission']['coordinator']) {
-  return events.flatMap((e) => {
-    if (e.kind !== 'mission.coordinator.assigned') return []
-    const c = (e.payload as {coordinator?: {agentId?: unknown; coordinatorEpoch?: unknown}}).coordinator
-    if (typeof c?.agentId !== 'string' || typeof c.coordinatorEpoch !== 'number') return []
-    return [
-      {
-        agentId: c.agentId,
-        coordinatorEpoch: c.coordinatorEpoch,
-        current: current !== null && current.coordinatorEpoch === c.coordinatorEpoch,
-        sequence: e.sequence,
-      },
-    ]
-  })
+/** §7.2: the Coordinator lease a mission.coordinator.assigned Event gave. */
+function assignedCoordinator(e: EventDoc): InspectionFacts['coordinators'][number] | null {
+  if (e.kind !== 'mission.coordinator.assigned') return null
+  const c = (e.payload as {coordinator?: {agentId?: unknown; coordinatorEpoch?: unknown}}).coordinator
+  if (typeof c?.agentId !== 'string' || typeof c.coordinatorEpoch !== 'number') return null
+  return {agentId: c.agentId, coordinatorEpoch: c.coordinatorEpoch, sequence: e.sequence}
 }
 
 export interface ChildLink {
@@ -208,27 +199,77 @@ export function inspectMission(
   return state === null ? null : inspectFolded(state, events, now)
 }
 
+/**
+ * The facts of a Mission's view that apply() does not keep in the Group state, noted Event by Event
+ * (noteEvent): the last submission's summary, author and time, how the Mission ended, every
+ * Coordinator it had, its child Missions, and the time of the last Event. Each grows only with
+ * structured transitions (a submission, a Coordinator assignment, a child), never with Messages,
+ * so a long-running viewer (the console) keeps these and the state instead of the Events.
+ */
+export interface InspectionFacts {
+  submitted: {summary?: string; at: string; by: string} | null
+  ended: MissionEnd | null
+  coordinators: {agentId: string; coordinatorEpoch: number; sequence: number}[]
+  children: ChildLink[]
+  lastEventAt: string | null
+}
+
+export const emptyFacts = (): InspectionFacts => ({
+  submitted: null,
+  ended: null,
+  coordinators: [],
+  children: [],
+  lastEventAt: null,
+})
+
+/** Notes one Event (in Group order) into `facts`, in place. */
+export function noteEvent(facts: InspectionFacts, e: EventDoc): void {
+  facts.lastEventAt = e.occurredAt
+  if (e.kind === 'mission.submitted_for_approval') {
+    const summary = (e.payload as {summary?: unknown}).summary
+    facts.submitted = {...(typeof summary === 'string' ? {summary} : {}), at: e.occurredAt, by: e.actor.id}
+  }
+  const ending = endingOf(e)
+  if (ending) facts.ended = ending
+  const coordinator = assignedCoordinator(e)
+  if (coordinator) facts.coordinators.push(coordinator)
+  const child = childOf(e)
+  if (child) facts.children.push(child)
+}
+
+/** The facts of `events` (noteEvent over each). */
+export function factsOf(events: readonly EventDoc[]): InspectionFacts {
+  const facts = emptyFacts()
+  for (const e of events) noteEvent(facts, e)
+  return facts
+}
+
 /** inspectMission for a caller that already folded `events` into `state` (OperatorContext.folded). */
 export function inspectFolded(
   state: GroupState,
   events: readonly EventDoc[],
   now: string = new Date().toISOString(),
 ): MissionInspection {
+  return inspectFacts(state, factsOf(events), now)
+}
+
+/** The Mission's view from its folded state and the facts noted beside it (an incremental viewer's inspectFolded). */
+export function inspectFacts(
+  state: GroupState,
+  facts: InspectionFacts,
+  now: string = new Date().toISOString(),
+): MissionInspection {
   const m = state.mission
   let submission: SubmissionReview | null = null
   if (m.submission) {
-    const submitted = [...events].reverse().find((e) => e.kind === 'mission.submitted_for_approval')
-    const summary =
-      submitted && typeof (submitted.payload as {summary?: unknown}).summary === 'string'
-        ? (submitted.payload as {summary: string}).summary
-        : undefined
+    const submitted = facts.submitted
     const items = Object.values(state.workItems)
     submission = {
       missionRevision: m.submission.missionRevision,
       artifactHashes: [...m.submission.artifactHashes],
-      ...(summary !== undefined ? {summary} : {}),
-      submittedAt: submitted?.occurredAt ?? '',
-      submittedBy: submitted?.actor.id ?? '',
+      ...(submitted?.summary !== undefined ? {summary: submitted.summary} : {}),
+      submittedAt: submitted?.at ?? '',
+      submittedBy: submitted?.by ?? '',
       evidence: m.submission.artifactHashes.map((artifactHash) => ({
         artifactHash,
         producedBy: items
@@ -258,8 +299,11 @@ export function inspectFolded(
     overdue: !TERMINAL.has(m.state) && compareTimestampText(m.deadline, now) < 0,
     missionOwner: m.missionOwner,
     coordinator: m.coordinator,
-    coordinators: coordinatorsOf(events, m.coordinator),
-    ended: TERMINAL.has(m.state) ? endOf(events) : null,
+    coordinators: facts.coordinators.map((c) => ({
+      ...c,
+      current: m.coordinator !== null && m.coordinator.coordinatorEpoch === c.coordinatorEpoch,
+    })),
+    ended: TERMINAL.has(m.state) ? facts.ended : null,
     revision: state.revision,
     sequence: state.sequence,
     budget: m.budget,
@@ -279,8 +323,8 @@ export function inspectFolded(
     submission,
     workEvidence: workEvidence(state),
     work: workGraph(state, now).summary,
-    children: events.map(childOf).filter((c): c is ChildLink => c !== null),
-    lastEventAt: events.at(-1)?.occurredAt ?? null,
+    children: facts.children.map((c) => ({...c})),
+    lastEventAt: facts.lastEventAt,
   }
 }
 

@@ -118,6 +118,7 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
       await client.ping()
       return [...seen]
     },
+    watchGroups: (onGroup) => client.watchGroups((a) => onGroup(a.groupId)),
     async follow(groupId, afterSequence, onEvent, onEnd): Promise<Subscription> {
       // The client reports a subscription error only when it ended the subscription.
       await client.subscribe(groupId, {afterSequence, onError: (err) => onEnd(err.code)}, (e) => onEvent(doc(e)))
