@@ -117,6 +117,11 @@ ul.tree { padding-left: 18px; } ul.tree ul { padding-left: 18px; }
 .evidence li.uncovered { color: var(--crit); }
 .empty, .unavailable { color: var(--muted); }
 meter { width: 64px; }
+.presence { margin: 4px 0 8px; }
+.slots { display: inline-flex; gap: 3px; vertical-align: middle; }
+.slot { display: inline-block; width: 14px; height: 14px; border-radius: 3px; border: 1px solid #3c4a57; }
+.slot.busy { background: #1a5fb4; border-color: #0b3f7a; }
+.slot.idle { background: #fff; }
 `
 
 export const CONSOLE_JS = `'use strict'
@@ -151,6 +156,9 @@ export const CONSOLE_JS = `'use strict'
     const part = e.target instanceof Element ? e.target.closest('[data-fragment][data-pending]') : null
     if (part) setTimeout(() => { if (!part.contains(document.activeElement)) void load(part) }, 0)
   })
+  // A fragment with data-every is re-read on that period too: Presence changes without an Event.
+  for (const part of document.querySelectorAll('[data-fragment][data-every]'))
+    setInterval(() => { load(part).catch(() => undefined) }, Number(part.dataset.every))
   checkStale()
   if (!stream) { say('', ''); return } // a result or confirmation page: nothing live on it
   if (!window.EventSource) { say('no live updates in this browser'); return }

@@ -17,8 +17,9 @@ import {awaiting} from '../operator/next-step.js'
 import {messageText, progressLine} from '../operator/render.js'
 import type {EventDoc} from '../operator/transport.js'
 import {type MissionInspection, type WorkGraph, inspectFacts, workGraph} from '../operator/views.js'
-import {attrs, el, escapeText} from '../poc/report/markup.js'
+import {attrs, el, escapeText} from '../html/markup.js'
 import type {LiveGroup, LiveGroups} from './live.js'
+import {type AgentPresence, type PresenceView, PRESENCE_REFRESH_MS} from './presence.js'
 
 /** What every page needs to know about who is looking and when. */
 export interface PageContext {
@@ -1058,16 +1059,88 @@ export function artifactPage(
   )
 }
 
-// ---------------------------------------------------------------- runtime (from Events)
+// ---------------------------------------------------------------- runtime (Events and Presence)
+
+/** Up to this many slots are drawn one cell each; a larger Agent gets a meter. */
+const SLOT_CELLS = 24
+
+/** Seconds (or minutes) since `t`, at `now`. */
+function age(t: string, now: string): string {
+  const s = Math.max(0, Math.round((Date.parse(now) - Date.parse(t)) / 1000))
+  if (!Number.isFinite(s)) return '?'
+  return s < 120 ? `${s} s ago` : `${Math.round(s / 60)} min ago`
+}
+
+/** An Agent's Presence: its slots busy and idle, status, queue, heartbeat age, capabilities not available. */
+function presenceLine(agent: string, presence: PresenceView): string {
+  if (!presence.served)
+    return el('p', {class: 'presence empty', 'data-presence': agent}, 'No Presence shown (see the note above).')
+  const r = presence.records.find((p) => p.agentId === agent)
+  if (r === undefined)
+    return el(
+      'p',
+      {class: 'presence empty', 'data-presence': agent},
+      'No fresh Presence Record: the Agent has no live session that reported one, or it expired.',
+    )
+  return presenceOf(r, presence.at)
+}
+
+function presenceOf(r: AgentPresence, now: string): string {
+  const busy = Math.min(r.activeSlots, r.maxSlots)
+  const label = `${r.activeSlots} of ${r.maxSlots} slots busy, ${r.availableSlots} available`
+  const cells =
+    r.maxSlots <= SLOT_CELLS
+      ? el(
+          'span',
+          {class: 'slots', role: 'img', 'aria-label': label},
+          ...Array.from({length: r.maxSlots}, (_, i) =>
+            el('span', {class: i < busy ? 'slot busy' : 'slot idle', title: i < busy ? 'busy' : 'idle'}),
+          ),
+        )
+      : el('meter', {min: 0, max: r.maxSlots, value: busy, 'aria-label': label}, text(label))
+  const notAvailable = r.capabilities.filter((c) => c.status !== 'available')
+  return el(
+    'div',
+    {
+      class: 'presence',
+      'data-presence': r.agentId,
+      'data-busy': r.activeSlots,
+      'data-slots': r.maxSlots,
+      'data-queued': r.queuedItems,
+    },
+    cells,
+    ' ',
+    el('span', {class: 'slot-count'}, text(label)),
+    ' · ',
+    el('span', {class: `badge presence-${r.status}`}, text(r.status)),
+    ' · ',
+    el('span', {class: 'queued'}, text(`${r.queuedItems} queued`)),
+    ' · last heartbeat ',
+    el(
+      'time',
+      {datetime: r.lastHeartbeat, title: r.lastHeartbeat, class: 'heartbeat'},
+      text(age(r.lastHeartbeat, now)),
+    ),
+    notAvailable.length > 0
+      ? el(
+          'span',
+          {class: 'small'},
+          text(` · ${notAvailable.map((c) => `${c.id} ${c.version}: ${c.status}`).join(', ')}`),
+        )
+      : '',
+  )
+}
 
 /**
- * What the Agents hold, as the Events of the Groups this operator sees say it: per Agent its
- * WorkItems by state (active ones with their Execution Lease: since when, until when), per Group
+ * Per Agent: its Presence (slots busy and idle, status, queued items, the age of its last
+ * heartbeat; or that it has no fresh record) beside what the Events of the Groups this operator
+ * sees say it holds (its WorkItems by state, active ones with their Execution Lease). Per Group:
  * the work not yet taken and the ownerships that ended without completing (fenced, preempted).
- * Slots, Cursor lag, backpressure and slot-time shares come from Presence and the authority's
- * metrics, which the authority does not serve to clients yet: the page says so.
+ * Presence lists every Agent of the Organization that reported one; it carries no Group content.
+ * Cursor lag, backpressure and slot-time shares come from the authority's metrics, which it does
+ * not serve to clients yet: the page says so.
  */
-export function runtimeFragment(live: LiveGroups): string {
+export function runtimeFragment(live: LiveGroups, presence: PresenceView): string {
   const groups = live.all().filter((g) => g.state !== null && g.unavailable === undefined)
   const held = new Map<string, string[]>()
   const groupRows: string[] = []
@@ -1107,34 +1180,41 @@ export function runtimeFragment(live: LiveGroups): string {
     )
   }
   const head = (cols: string[]) => el('thead', {}, el('tr', {}, ...cols.map((h) => el('th', {scope: 'col'}, h))))
-  const agents = [...held.entries()].sort(([a], [b]) => a.localeCompare(b))
+  const agents = [...new Set([...held.keys(), ...(presence.served ? presence.records.map((r) => r.agentId) : [])])]
+    .sort((a, b) => a.localeCompare(b))
+    .map((agent): [string, string[]] => [agent, held.get(agent) ?? []])
   const body =
     el('h1', {}, 'Runtime') +
     el(
       'p',
       {class: 'note'},
-      "From the Events of the Groups you can see. Slots (busy or idle), Cursor lag, backpressure and slot-time shares need the Agents' Presence and the authority's metrics, which the authority does not serve to clients yet.",
+      text(
+        `Work held: from the Events of the Groups you can see. Slots, status and queue: from the Agents' Presence, re-read every ${PRESENCE_REFRESH_MS / 1000} s${presence.served ? '' : ` — ${presence.why}`}. Cursor lag, backpressure and slot-time shares need the authority's metrics, which it does not serve to clients yet.`,
+      ),
     ) +
     el(
       'section',
       {class: 'panel', 'aria-labelledby': 'agents-h'},
-      el('h2', {id: 'agents-h'}, 'Work held by each Agent'),
+      el('h2', {id: 'agents-h'}, 'Agents: Presence and work held'),
       agents.length === 0
-        ? el('p', {class: 'empty'}, 'No Agent holds a WorkItem.')
+        ? el('p', {class: 'empty'}, 'No Agent holds a WorkItem or reports Presence.')
         : agents
             .map(
               ([agent, rows]) =>
                 el('h3', {'data-agent': agent}, text(`${shortName(agent)} — ${rows.length} WorkItem(s)`)) +
-                el(
-                  'div',
-                  {class: 'table-scroll'},
-                  el(
-                    'table',
-                    {class: 'runtime', 'data-agent': agent},
-                    head(['Mission', 'WorkItem', 'state', 'Ownership Epoch', 'running since', 'lease expires']),
-                    el('tbody', {}, ...rows),
-                  ),
-                ),
+                presenceLine(agent, presence) +
+                (rows.length === 0
+                  ? el('p', {class: 'empty'}, 'Holds no WorkItem in the Groups you can see.')
+                  : el(
+                      'div',
+                      {class: 'table-scroll'},
+                      el(
+                        'table',
+                        {class: 'runtime', 'data-agent': agent},
+                        head(['Mission', 'WorkItem', 'state', 'Ownership Epoch', 'running since', 'lease expires']),
+                        el('tbody', {}, ...rows),
+                      ),
+                    )),
             )
             .join(''),
     ) +
@@ -1156,12 +1236,17 @@ export function runtimeFragment(live: LiveGroups): string {
   return body
 }
 
-export function runtimePage(live: LiveGroups, ctx: PageContext): string {
+export function runtimePage(live: LiveGroups, presence: PresenceView, ctx: PageContext): string {
   const latest = live.latest()
   return page(
     'Runtime',
     ctx,
-    el('div', {'data-fragment': fragmentHref('runtime')}, runtimeFragment(live)),
+    // data-every: the script re-reads the fragment on that period too, for the Presence (no Event says it changed).
+    el(
+      'div',
+      {'data-fragment': fragmentHref('runtime'), 'data-every': PRESENCE_REFRESH_MS},
+      runtimeFragment(live, presence),
+    ),
     `/events${latest ? `?after=${encodeURIComponent(latest.id)}` : ''}`,
   )
 }

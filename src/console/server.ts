@@ -18,13 +18,14 @@ import {type IncomingMessage, type ServerResponse, createServer as createHttpSer
 import {createServer as createHttpsServer} from 'node:https'
 import type {AddressInfo} from 'node:net'
 import {MwpError} from '../errors.js'
-import {el, escapeText} from '../poc/report/markup.js'
+import {el, escapeText} from '../html/markup.js'
 import {isLoopbackHost} from '../wire/server.js'
 import {OperatorContext} from '../operator/cli-context.js'
 import {type Form, CONFIRMED, isAction, runAction} from './actions.js'
 import {CONSOLE_CSS, CONSOLE_JS} from './assets.js'
 import {HistoryReader} from './history.js'
 import {type Change, LiveGroups} from './live.js'
+import {readPresence} from './presence.js'
 import {
   MISSION_FRAGMENTS,
   NOT_SENT,
@@ -175,7 +176,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       case '/':
         return html(res, 200, missionsPage(live, ctxNow))
       case '/runtime':
-        return html(res, 200, runtimePage(live, ctxNow))
+        return html(res, 200, runtimePage(live, await readPresence(transport), ctxNow))
       case '/static/console.css':
         return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS)
       case '/static/console.js':
@@ -185,7 +186,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       case '/fragment': {
         const view = url.searchParams.get('view') ?? ''
         if (view === 'missions') return html(res, 200, missionsFragment(live, ctxNow))
-        if (view === 'runtime') return html(res, 200, runtimeFragment(live))
+        if (view === 'runtime') return html(res, 200, runtimeFragment(live, await readPresence(transport)))
         const g = live.get(url.searchParams.get('group') ?? '')
         if (!g || !(MISSION_FRAGMENTS as readonly string[]).includes(view)) return notFound(res, pageCtx())
         return html(res, 200, missionFragment(view as MissionFragment, g, live, ctxNow))

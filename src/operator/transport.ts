@@ -9,6 +9,7 @@ import {type ErrorCode, MwpError} from '../errors.js'
 import type {SubmitResult} from '../authority/ingress/command.js'
 import {submit} from '../authority/ingress/command.js'
 import type {OrgConfig} from '../config/org-config.js'
+import type {JsonObject} from '../json/parse.js'
 import {openAuthorityFromConfig} from '../config/org-config.js'
 import type {RegistryEvidence} from '../signing/registry.js'
 import {Rejection, verify} from '../signing/verify.js'
@@ -67,6 +68,13 @@ export interface Transport {
     onEvent: (event: EventDoc) => void,
     onEnd: (code: ErrorCode) => void,
   ): Promise<Subscription>
+  /**
+   * The Organization's unexpired Presence Records, one per Agent (§6.2; wire sessions only: the
+   * server's GET /mwp/0.1/presence, wire/presence-routes.ts). Absent on the local transport: a
+   * store holds no Presence, only a live server's sessions do. A record carries capacity and
+   * capability availability, never a Group's content, so any viewer may see every record.
+   */
+  presence?(): Promise<JsonObject[]>
   /**
    * The Artifact store of the server (wire sessions only: it is served over HTTPS beside the
    * WebSocket binding, src/wire/artifact-client.ts); absent on the local transport.

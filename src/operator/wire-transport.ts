@@ -128,6 +128,7 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
         },
       }
     },
+    presence: () => client.presence(),
     artifacts: {
       put: (groupId, bytes) => client.putArtifact(groupId, bytes),
       get: (groupId, hash) => client.getArtifact(groupId, hash),

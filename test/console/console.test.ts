@@ -25,7 +25,9 @@ import {missionCreatePayload} from '../../src/operator/mission-payloads.js'
 import type {EventDoc, Transport} from '../../src/operator/transport.js'
 import {foldGroup, inspectFacts, inspectFolded} from '../../src/operator/views.js'
 import {openWireTransport} from '../../src/operator/wire-transport.js'
+import {WireClient} from '../../src/wire/client.js'
 import {type RunningServer, startServer} from '../../src/wire/server.js'
+import {RegistryEvidence} from '../../src/signing/registry.js'
 import {contract} from '../support/authority-helpers.js'
 import {evidenceDoc} from '../support/evidence.js'
 import {devSelectionBasis, humanGatedChild} from '../support/operator-helpers.js'
@@ -74,7 +76,7 @@ async function events(g: string): Promise<EventDoc[]> {
 
 /** Signs `kind` as `signer` (epochs and revision from the Group's current state) and submits it on `t`. */
 async function send(
-  t: Transport,
+  t: Pick<Transport, 'sessionEpoch' | 'submit'>,
   signer: string,
   kind: string,
   g: string,
@@ -636,7 +638,7 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     await page.close()
   })
 
-  it('the runtime view shows what each Agent holds from the Events: an active WorkItem with its lease, by Agent', async () => {
+  it("the runtime view shows each Agent's Presence (slots busy and idle, status, queue, heartbeat) beside what the Events say it holds, re-read every 5 s", async () => {
     const g = await mission('Run the nightly build')
     const w = wi(70)
     const agent = `${ORG}:agent:worker-1`
@@ -652,18 +654,64 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
       contextPackageId: 'urn:mwp:test:context-package:build',
     })
     const offerId = foldGroup(await events(g))!.workItems[w]!.offer!.offerId
-    await send(worker, 'worker-1', 'work.accept_offer', g, {workItemId: w, offerId})
-    await send(worker, 'worker-1', 'work.start', g, {workItemId: w, ownershipEpoch: 1})
-    await waitFor(() => consoleServer.live.get(g)?.state?.workItems[w]?.state === 'active')
-    const page = await open('/runtime')
-    const row = page.locator(`table.runtime[data-agent="${agent}"] tr[data-workitem="${w}"]`)
-    await row.waitFor()
-    const cells = await row.locator('td').allTextContents()
-    expect(cells.slice(0, 4)).toEqual(['Run the nightly build', 'Compile the sources', 'active', '1'])
-    expect(cells[4]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/) // running since the lease was issued
-    expect(await page.locator('p.note').textContent()).toContain('Presence')
-    await page.screenshot({path: join(SHOTS, 'runtime-1280.png'), fullPage: true})
-    await page.close()
+    // worker-1 works in a real Agent session of its own, which later reports its Presence on a PING
+    // (§6.2). Opening it fences the shared `worker` session (a new Session Epoch): reopened at the end.
+    const config = loadOrgConfig(org.config)
+    const session = await WireClient.connect({
+      url: server.url,
+      key: keyOf('worker-1'),
+      registry: RegistryEvidence.fromBytes(readFileSync(config.registry!)),
+      ca: readFileSync(config.server.tls!.ca!),
+      reconnect: false,
+    })
+    try {
+      await send(session, 'worker-1', 'work.accept_offer', g, {workItemId: w, offerId})
+      await send(session, 'worker-1', 'work.start', g, {workItemId: w, ownershipEpoch: 1})
+      await waitFor(() => consoleServer.live.get(g)?.state?.workItems[w]?.state === 'active')
+      const page = await open('/runtime')
+      const row = page.locator(`table.runtime[data-agent="${agent}"] tr[data-workitem="${w}"]`)
+      await row.waitFor()
+      const cells = await row.locator('td').allTextContents()
+      expect(cells.slice(0, 4)).toEqual(['Run the nightly build', 'Compile the sources', 'active', '1'])
+      expect(cells[4]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/) // running since the lease was issued
+      // No session of worker-1 has sent a Presence Record yet.
+      const presence = page.locator(`[data-presence="${agent}"]`)
+      expect(await presence.textContent()).toContain('No fresh Presence Record')
+      expect(await page.locator('p.note').textContent()).toContain('Presence, re-read every 5 s')
+
+      // It reports 3 slots, 2 busy, 4 items queued.
+      const now = Date.now()
+      const stamp = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z')
+      await session.ping({
+        agentId: agent,
+        sessionEpoch: session.sessionEpoch!,
+        status: 'busy',
+        capacity: {maxSlots: 3, activeSlots: 2, availableSlots: 1, queuedItems: 4},
+        capabilityAvailability: [{capability: {id: 'mwp.dev.general-work', version: '1.0.0'}, status: 'degraded'}],
+        lastHeartbeat: stamp(now),
+        expiresAt: stamp(now + 600_000),
+      })
+      // No Event announces it: the page's periodic re-read of the fragment brings it.
+      const shown = page.locator(`div.presence[data-presence="${agent}"]`)
+      await shown.waitFor({timeout: 15_000})
+      expect(await shown.locator('.slot.busy').count()).toBe(2)
+      expect(await shown.locator('.slot.idle').count()).toBe(1)
+      expect(await shown.locator('.slots').getAttribute('aria-label')).toBe('2 of 3 slots busy, 1 available')
+      expect(await shown.locator('.badge').textContent()).toBe('busy')
+      expect(await shown.locator('.queued').textContent()).toBe('4 queued')
+      expect(await shown.locator('time.heartbeat').textContent()).toMatch(/^\d+ s ago$/)
+      expect(await shown.textContent()).toContain('mwp.dev.general-work 1.0.0: degraded')
+      // Still beside the work the Events say it holds.
+      expect(await row.locator('td').nth(2).textContent()).toBe('active')
+      await page.screenshot({path: join(SHOTS, 'runtime-1280.png'), fullPage: true})
+      await session.close()
+      // Its session closed: the record is gone, and the page says so again.
+      await page.locator(`p.presence[data-presence="${agent}"]`).waitFor({timeout: 15_000})
+      await page.close()
+    } finally {
+      await session.close()
+      worker = await connect('worker-1')
+    }
   })
 
   it('Evidence submitted with a WorkItem is shown against the acceptance criteria it covers (§13.2)', async () => {

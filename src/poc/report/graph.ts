@@ -3,7 +3,7 @@
 
 import {layoutDag, type PlacedNode} from './layout.js'
 import {count} from './format.js'
-import {el, escapeText, fitText, num} from './markup.js'
+import {el, escapeText, fitText, num} from '../../html/markup.js'
 import {INK, LINK, MUTED, stateSwatch} from './palette.js'
 import type {TraceMission, TraceWorkItem} from './trace.js'
 

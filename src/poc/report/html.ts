@@ -5,7 +5,7 @@
 import {checksFailedFirst, durationMs, lookup, missionsInOrder, rootMissions, timeSpan, verdict} from './derive.js'
 import {count, formatDuration, formatMeasured, formatSince, parseTime} from './format.js'
 import {missionAnchor, renderGraph} from './graph.js'
-import {el, escapeText} from './markup.js'
+import {el, escapeText} from '../../html/markup.js'
 import {FAIL, FAIL_BG, INK, LINK, MARKS, MUTED, PASS, groupLetter, groupSwatch, stateSwatch} from './palette.js'
 import {groupIndex, renderTimeline} from './timeline.js'
 import type {PocTrace, SelfTestResult, TraceCheck, TraceMission} from './trace.js'

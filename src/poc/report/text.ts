@@ -2,7 +2,7 @@
 // to a width, and making trace strings safe to print (an Agent's title must not carry escape
 // sequences into the operator's terminal).
 
-import {isWide} from './markup.js'
+import {isWide} from '../../html/markup.js'
 
 /** `s` on one line with every control character (C0, DEL, C1: ESC among them) shown as U+FFFD. */
 export function printable(s: string): string {

@@ -3,7 +3,7 @@
 
 import {type Lane, type Lookup, type TimeSpan, lanes, lookup, timeSpan} from './derive.js'
 import {formatDuration, formatOffset, parseTime} from './format.js'
-import {el, escapeText, fitText, num, textWidth} from './markup.js'
+import {el, escapeText, fitText, num, textWidth} from '../../html/markup.js'
 import {INK, MARKS, MUTED, groupLetter, groupSwatch, FAIL} from './palette.js'
 import type {PocTrace, TraceMark, TraceRun} from './trace.js'
 

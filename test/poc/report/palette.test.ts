@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {escapeText, fitText, textWidth} from '../../../src/poc/report/markup.js'
+import {escapeText, fitText, textWidth} from '../../../src/html/markup.js'
 import {contrastRatio, groupLetter, textPairs} from '../../../src/poc/report/palette.js'
 
 describe('palette', () => {

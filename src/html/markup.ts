@@ -1,6 +1,7 @@
-// Markup helpers for the HTML page and its inline SVGs. Every string from a trace passes through
-// escapeText or an attribute value: the trace carries Agent-supplied titles, so a title such as
-// `<script>` must arrive as text. Children passed to el() are markup already built here.
+// Markup helpers for the server-built HTML of the PoC report (poc/report/, with its inline SVGs) and of
+// `mwp console` (console/). Every string from a trace or the authority passes through escapeText or an
+// attribute value: both carry Agent-supplied text, so a title such as `<script>` must arrive as text.
+// Children passed to el() are markup already built here.
 
 /**
  * Text or an attribute value made safe for HTML and XML alike: the five markup characters become
