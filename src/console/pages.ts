@@ -12,7 +12,7 @@ import type {GroupState} from '../authority/model/state.js'
 import type {Usage} from '../authority/model/mission-tree.js'
 import {EventLines, shortId, shortName} from '../operator/event-lines.js'
 import {toSvg} from '../operator/graph-formats.js'
-import type {MissionListRow} from '../operator/mission-list.js'
+import {type MissionListRow, unknownRow} from '../operator/mission-list.js'
 import {awaiting} from '../operator/next-step.js'
 import {messageText, progressLine} from '../operator/render.js'
 import type {EventDoc} from '../operator/transport.js'
@@ -100,17 +100,7 @@ export function missionRows(live: LiveGroups, ctx: PageContext): MissionListRow[
     const v = inspectionOf(g, ctx.now)
     if (v === null) {
       const why = g.unavailable ?? 'no Events yet'
-      rows.push({
-        groupId: g.groupId,
-        missionId: null,
-        state: null,
-        objective: null,
-        deadline: null,
-        overdue: false,
-        awaiting: `unavailable: ${why}`,
-        unavailable: why,
-        ...parent,
-      })
+      rows.push({...unknownRow(g.groupId, why), ...parent})
     } else {
       rows.push({
         groupId: g.groupId,

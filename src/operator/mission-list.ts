@@ -64,7 +64,8 @@ export async function missionList(
   return rows
 }
 
-const unknownRow = (groupId: string, why: string): MissionListRow => ({
+/** The row of a Group whose Mission cannot be shown, and why. */
+export const unknownRow = (groupId: string, why: string): MissionListRow => ({
   groupId,
   missionId: null,
   state: null,
