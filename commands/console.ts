@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 import {readFileSync} from 'node:fs'
 import {type Outcome, environment, exitCodesHelp, usage} from '../src/cli/base.js'
 import {MwpError} from '../src/errors.js'
+import {readSchedulingPolicy} from '../src/agent/scheduling-policy.js'
 import {startConsole} from '../src/console/server.js'
 import {isLoopbackHost} from '../src/wire/server.js'
 import {operatorFlags} from '../src/operator/cli-context.js'
@@ -16,7 +17,7 @@ The page updates live: the console follows the authority's Events (reconnecting 
 
 It prints its URL, with a per-start access token (?token=…), on stdout (--json: one JSON object with the url) and runs until SIGINT or SIGTERM (exit 0). Requests without the token, or the cookie the first request sets, are refused (403); so are POSTs from another origin. Loopback (127.0.0.0/8, ::1, localhost) needs no TLS; any other --host needs --tls-cert and --tls-key.
 
-${exitCodesHelp({usage: 'a non-loopback --host without --tls-cert and --tls-key', environment: 'cannot read the configuration, a key or a TLS file; cannot reach the authority; cannot listen on the port'})}`
+${exitCodesHelp({usage: 'a non-loopback --host without --tls-cert and --tls-key; an unusable --scheduling-policy file', environment: 'cannot read the configuration, a key or a TLS file; cannot reach the authority; cannot listen on the port'})}`
 
   static examples = [
     '<%= config.bin %> console',
@@ -38,6 +39,10 @@ ${exitCodesHelp({usage: 'a non-loopback --host without --tls-cert and --tls-key'
       dependsOn: ['tls-cert'],
       env: 'MWP_CONSOLE_TLS_KEY',
     }),
+    'scheduling-policy': Flags.string({
+      description:
+        "Organization scheduling policy (JSON) the Agents run under: the runtime view sets each Group's slot-time share against its weight.",
+    }),
   }
 
   protected async execute(): Promise<Outcome> {
@@ -55,6 +60,9 @@ ${exitCodesHelp({usage: 'a non-loopback --host without --tls-cert and --tls-key'
       flags['tls-cert'] !== undefined && flags['tls-key'] !== undefined
         ? {cert: read(flags['tls-cert']), key: read(flags['tls-key'])}
         : undefined
+    // An unusable policy file is the Agent's usage error (exit 2), here as there.
+    const policy =
+      flags['scheduling-policy'] !== undefined ? readSchedulingPolicy(flags['scheduling-policy']) : undefined
     return this.withContext(flags, async (ctx) => {
       const stopped = new Promise<string>((resolve) => {
         process.once('SIGINT', () => resolve('SIGINT'))
@@ -67,6 +75,7 @@ ${exitCodesHelp({usage: 'a non-loopback --host without --tls-cert and --tls-key'
           host: flags.host,
           port: flags.port,
           ...(tls ? {tls} : {}),
+          ...(policy ? {policy} : {}),
           log: (line) => process.stderr.write(`${line}\n`),
         })
       } catch (e) {

@@ -148,6 +148,14 @@ const byItemOrder = (a: ItemRecord, b: ItemRecord): boolean => {
   return a.workItemId < b.workItemId
 }
 
+/** The default of SchedulerOptions.classShareFactor (the runtime's). */
+export const DEFAULT_CLASS_SHARE_FACTOR = 2
+
+/** A Group's effective weight: its share of slot time against the others' (weight × factor^class). */
+export function effectiveWeight(policy: GroupPolicy, classShareFactor = DEFAULT_CLASS_SHARE_FACTOR): number {
+  return policy.weight * classShareFactor ** policy.priorityClass
+}
+
 const finite = (n: number) => typeof n === 'number' && Number.isFinite(n)
 
 export class Scheduler {
@@ -171,7 +179,7 @@ export class Scheduler {
     if (!finite(maxWaitMs) || maxWaitMs < 0) throw new RangeError('maxWaitMs must be a finite number ≥ 0')
     this.slots = slots
     this.maxWaitMs = maxWaitMs
-    this.classShareFactor = options.classShareFactor ?? 2
+    this.classShareFactor = options.classShareFactor ?? DEFAULT_CLASS_SHARE_FACTOR
     this.maxPriorityClass = options.maxPriorityClass ?? 3
     this.preemptLagMs = options.preemptLagMs
     this.granularityMs = options.disclosureGranularityMs ?? 1000
@@ -192,13 +200,13 @@ export class Scheduler {
       throw new RangeError(`priorityClass must be an integer 0 … ${this.maxPriorityClass}`)
     if (policy.quota !== undefined && (!Number.isInteger(policy.quota) || policy.quota < 1))
       throw new RangeError('quota must be a positive integer')
-    const effectiveWeight = policy.weight * this.classShareFactor ** cls
+    const weight = effectiveWeight(policy, this.classShareFactor)
     const existing = this.groups.get(groupId)
     if (existing === undefined) {
       const group: GroupState = {
         id: groupId,
         policy: {...policy},
-        effectiveWeight,
+        effectiveWeight: weight,
         tag: this.virtualTime,
         ready: new IndexedHeap(byItemOrder),
         items: new Map(),
@@ -215,9 +223,9 @@ export class Scheduler {
     // The Group's lead over virtual time is service it already received in normalized units:
     // rescaling it by the weight ratio makes the new share apply from the next decision on.
     if (existing.tag > this.virtualTime)
-      existing.tag = this.virtualTime + ((existing.tag - this.virtualTime) * existing.effectiveWeight) / effectiveWeight
+      existing.tag = this.virtualTime + ((existing.tag - this.virtualTime) * existing.effectiveWeight) / weight
     existing.policy = {...policy}
-    existing.effectiveWeight = effectiveWeight
+    existing.effectiveWeight = weight
   }
 
   /** Forgets a Group (the Worker left it); its queued items go with it. */

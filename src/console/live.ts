@@ -19,6 +19,7 @@ import type {ErrorCode} from '../errors.js'
 import type {EventDoc, Subscription, Transport} from '../operator/transport.js'
 import {type InspectionFacts, emptyFacts, noteEvent, outsideVisibility} from '../operator/views.js'
 import {apply} from '../authority/apply/index.js'
+import {SlotTime} from './slot-time.js'
 
 /** How many of a Group's latest Events the timeline shows without reading back (the default). */
 export const TIMELINE_WINDOW = 50
@@ -38,6 +39,25 @@ export interface LiveGroup {
   parentGroupId?: string
   /** Why the Mission cannot be shown (not visible, history outside visibility, unreadable). */
   unavailable?: string
+  /** Per WorkItem, the progress its lease holder last reported with a renewal (work.progressed, §11.4). */
+  progress: Map<string, ReportedProgress>
+}
+
+/** What a work.progressed Event said of a running WorkItem: under which lease, its phase and next checkpoint. */
+export interface ReportedProgress {
+  leaseId: string
+  phase: string
+  nextCheckpoint?: string
+  at: string
+}
+
+/** The progress a work.progressed Event reports, or null when its payload lacks the members shown. */
+function reportedProgress(e: EventDoc): ReportedProgress | null {
+  const {leaseId, progress} = e.payload
+  if (typeof leaseId !== 'string' || typeof progress !== 'object' || progress === null) return null
+  const {phase, nextCheckpoint} = progress as Record<string, unknown>
+  if (typeof phase !== 'string') return null
+  return {leaseId, phase, ...(typeof nextCheckpoint === 'string' ? {nextCheckpoint} : {}), at: e.occurredAt}
 }
 
 export interface Change {
@@ -60,14 +80,21 @@ export class LiveGroups {
   readonly #log: (line: string) => void
   /** How many Events each Group's timeline window keeps. */
   readonly window: number
+  /** Every Agent's slot time in the followed Groups, over the rolling window. */
+  readonly slotTime: SlotTime
   #poll: NodeJS.Timeout | undefined
   #closed = false
 
-  constructor(transport: Transport, me: string, options: {log?: (line: string) => void; window?: number} = {}) {
+  constructor(
+    transport: Transport,
+    me: string,
+    options: {log?: (line: string) => void; window?: number; slotTime?: SlotTime} = {},
+  ) {
     this.#transport = transport
     this.#me = me
     this.#log = options.log ?? (() => undefined)
     this.window = options.window ?? TIMELINE_WINDOW
+    this.slotTime = options.slotTime ?? new SlotTime()
   }
 
   /** Starts following the operator's Groups: announced ones as they come, else listed every GROUP_POLL_MS. */
@@ -99,6 +126,7 @@ export class LiveGroups {
       state: null,
       facts: emptyFacts(),
       window: [],
+      progress: new Map(),
       ...(parentGroupId !== undefined ? {parentGroupId} : {}),
     }
     this.#groups.set(groupId, live)
@@ -136,6 +164,17 @@ export class LiveGroups {
         try {
           live.state = apply(live.state, e)
           noteEvent(live.facts, e)
+          const workItemId = e.payload.workItemId
+          const reported = e.kind === 'work.progressed' ? reportedProgress(e) : null
+          if (typeof workItemId === 'string' && reported !== null) live.progress.set(workItemId, reported)
+          if (typeof workItemId === 'string')
+            this.slotTime.note(
+              live.groupId,
+              workItemId,
+              live.state.workItems[workItemId]?.lease ?? null,
+              e.occurredAt,
+              e.kind,
+            )
         } catch (err) {
           live.unavailable = `cannot fold Event ${e.sequence}: ${(err as Error).message}`
         }

@@ -19,7 +19,6 @@ import type {EventDoc} from '../operator/transport.js'
 import {type MissionInspection, type WorkGraph, inspectFacts, workGraph} from '../operator/views.js'
 import {attrs, el, escapeText} from '../html/markup.js'
 import type {LiveGroup, LiveGroups} from './live.js'
-import {type AgentPresence, type PresenceView, PRESENCE_REFRESH_MS} from './presence.js'
 
 /** What every page needs to know about who is looking and when. */
 export interface PageContext {
@@ -36,13 +35,13 @@ const artifactHref = (groupId: string, hash: string) =>
 
 /** An HTML void element (no end tag). */
 const input = (a: Parameters<typeof attrs>[0]) => `<input${attrs(a)}>`
-const text = (s: string | number) => escapeText(String(s))
+export const text = (s: string | number) => escapeText(String(s))
 const time = (t: string | null | undefined) =>
   t ? el('time', {datetime: t}, text(t.replace('T', ' ').replace(/(\.\d+)?Z$/, ' UTC'))) : '–'
 /** A time to the minute, for tables (the element keeps the exact instant). */
-const shortTime = (t: string | null | undefined) =>
+export const shortTime = (t: string | null | undefined) =>
   t ? el('time', {datetime: t, title: t}, text(`${t.slice(0, 16).replace('T', ' ')} UTC`)) : '–'
-const badge = (state: string) => el('span', {class: `badge state-${state}`}, text(state.replace('_', ' ')))
+export const badge = (state: string) => el('span', {class: `badge state-${state}`}, text(state.replace('_', ' ')))
 const dl = (rows: [string, string][]) =>
   el('dl', {class: 'facts'}, ...rows.map(([k, v]) => el('dt', {}, text(k)) + el('dd', {}, v)))
 
@@ -1046,197 +1045,5 @@ export function artifactPage(
       el('p', {}, el('a', {href: missionHref(groupId)}, 'Back to the Mission')),
     ),
     '',
-  )
-}
-
-// ---------------------------------------------------------------- runtime (Events and Presence)
-
-/** Up to this many slots are drawn one cell each; a larger Agent gets a meter. */
-const SLOT_CELLS = 24
-
-/** Seconds (or minutes) since `t`, at `now`. */
-function age(t: string, now: string): string {
-  const s = Math.max(0, Math.round((Date.parse(now) - Date.parse(t)) / 1000))
-  if (!Number.isFinite(s)) return '?'
-  return s < 120 ? `${s} s ago` : `${Math.round(s / 60)} min ago`
-}
-
-/** An Agent's Presence: its slots busy and idle, status, queue, heartbeat age, capabilities not available. */
-function presenceLine(agent: string, presence: PresenceView): string {
-  if (!presence.served)
-    return el('p', {class: 'presence empty', 'data-presence': agent}, 'No Presence shown (see the note above).')
-  const r = presence.records.find((p) => p.agentId === agent)
-  if (r === undefined)
-    return el(
-      'p',
-      {class: 'presence empty', 'data-presence': agent},
-      'No fresh Presence Record: the Agent has no live session that reported one, or it expired.',
-    )
-  return presenceOf(r, presence.at)
-}
-
-function presenceOf(r: AgentPresence, now: string): string {
-  const busy = Math.min(r.activeSlots, r.maxSlots)
-  const label = `${r.activeSlots} of ${r.maxSlots} slots busy, ${r.availableSlots} available`
-  const cells =
-    r.maxSlots <= SLOT_CELLS
-      ? el(
-          'span',
-          {class: 'slots', role: 'img', 'aria-label': label},
-          ...Array.from({length: r.maxSlots}, (_, i) =>
-            el('span', {class: i < busy ? 'slot busy' : 'slot idle', title: i < busy ? 'busy' : 'idle'}),
-          ),
-        )
-      : el('meter', {min: 0, max: r.maxSlots, value: busy, 'aria-label': label}, text(label))
-  const notAvailable = r.capabilities.filter((c) => c.status !== 'available')
-  return el(
-    'div',
-    {
-      class: 'presence',
-      'data-presence': r.agentId,
-      'data-busy': r.activeSlots,
-      'data-slots': r.maxSlots,
-      'data-queued': r.queuedItems,
-    },
-    cells,
-    ' ',
-    el('span', {class: 'slot-count'}, text(label)),
-    ' · ',
-    el('span', {class: `badge presence-${r.status}`}, text(r.status)),
-    ' · ',
-    el('span', {class: 'queued'}, text(`${r.queuedItems} queued`)),
-    ' · last heartbeat ',
-    el(
-      'time',
-      {datetime: r.lastHeartbeat, title: r.lastHeartbeat, class: 'heartbeat'},
-      text(age(r.lastHeartbeat, now)),
-    ),
-    notAvailable.length > 0
-      ? el(
-          'span',
-          {class: 'small'},
-          text(` · ${notAvailable.map((c) => `${c.id} ${c.version}: ${c.status}`).join(', ')}`),
-        )
-      : '',
-  )
-}
-
-/**
- * Per Agent: its Presence (slots busy and idle, status, queued items, the age of its last
- * heartbeat; or that it has no fresh record) beside what the Events of the Groups this operator
- * sees say it holds (its WorkItems by state, active ones with their Execution Lease). Per Group:
- * the work not yet taken and the ownerships that ended without completing (fenced, preempted).
- * Presence lists every Agent of the Organization that reported one; it carries no Group content.
- * Cursor lag, backpressure and slot-time shares come from the authority's metrics, which it does
- * not serve to clients yet: the page says so.
- */
-export function runtimeFragment(live: LiveGroups, presence: PresenceView): string {
-  const groups = live.all().filter((g) => g.state !== null && g.unavailable === undefined)
-  const held = new Map<string, string[]>()
-  const groupRows: string[] = []
-  for (const g of groups) {
-    const state = g.state!
-    const link = el('a', {href: missionHref(g.groupId)}, text(state.mission.objective))
-    let waiting = 0
-    let ended = 0
-    for (const w of Object.values(state.workItems)) {
-      ended += w.endedOwnerships?.length ?? 0
-      if (w.owner === null || !['queued', 'active', 'blocked', 'submitted'].includes(w.state)) {
-        if (['open', 'offered'].includes(w.state)) waiting++
-        continue
-      }
-      const lease = w.lease?.state === 'active' ? w.lease : null
-      const row = el(
-        'tr',
-        {'data-workitem': w.workItemId},
-        el('td', {}, link),
-        el('td', {}, text(typeof w.contract.goal === 'string' ? w.contract.goal : w.workItemId)),
-        el('td', {}, badge(w.state)),
-        el('td', {class: 'num'}, text(String(w.owner.ownershipEpoch))),
-        el('td', {}, lease ? shortTime(lease.issuedAt) : '–'),
-        el('td', {}, shortTime(lease?.expiresAt ?? w.owner.leaseExpiresAt ?? null)),
-      )
-      held.set(w.owner.agentId, [...(held.get(w.owner.agentId) ?? []), row])
-    }
-    groupRows.push(
-      el(
-        'tr',
-        {'data-group': g.groupId},
-        el('td', {}, link),
-        el('td', {class: 'num'}, text(String(waiting))),
-        el('td', {class: 'num'}, text(String(ended))),
-        el('td', {}, state.mission.coordinator ? text(shortName(state.mission.coordinator.agentId)) : '–'),
-      ),
-    )
-  }
-  const head = (cols: string[]) => el('thead', {}, el('tr', {}, ...cols.map((h) => el('th', {scope: 'col'}, h))))
-  const agents = [...new Set([...held.keys(), ...(presence.served ? presence.records.map((r) => r.agentId) : [])])]
-    .sort((a, b) => a.localeCompare(b))
-    .map((agent): [string, string[]] => [agent, held.get(agent) ?? []])
-  const body =
-    el('h1', {}, 'Runtime') +
-    el(
-      'p',
-      {class: 'note'},
-      text(
-        `Work held: from the Events of the Groups you can see. Slots, status and queue: from the Agents' Presence, re-read every ${PRESENCE_REFRESH_MS / 1000} s${presence.served ? '' : ` — ${presence.why}`}. Cursor lag, backpressure and slot-time shares need the authority's metrics, which it does not serve to clients yet.`,
-      ),
-    ) +
-    el(
-      'section',
-      {class: 'panel', 'aria-labelledby': 'agents-h'},
-      el('h2', {id: 'agents-h'}, 'Agents: Presence and work held'),
-      agents.length === 0
-        ? el('p', {class: 'empty'}, 'No Agent holds a WorkItem or reports Presence.')
-        : agents
-            .map(
-              ([agent, rows]) =>
-                el('h3', {'data-agent': agent}, text(`${shortName(agent)} — ${rows.length} WorkItem(s)`)) +
-                presenceLine(agent, presence) +
-                (rows.length === 0
-                  ? el('p', {class: 'empty'}, 'Holds no WorkItem in the Groups you can see.')
-                  : el(
-                      'div',
-                      {class: 'table-scroll'},
-                      el(
-                        'table',
-                        {class: 'runtime', 'data-agent': agent},
-                        head(['Mission', 'WorkItem', 'state', 'Ownership Epoch', 'running since', 'lease expires']),
-                        el('tbody', {}, ...rows),
-                      ),
-                    )),
-            )
-            .join(''),
-    ) +
-    el(
-      'section',
-      {class: 'panel', 'aria-labelledby': 'groups-h'},
-      el('h2', {id: 'groups-h'}, 'Groups'),
-      el(
-        'div',
-        {class: 'table-scroll'},
-        el(
-          'table',
-          {class: 'runtime-groups'},
-          head(['Mission', 'not yet taken', 'ended ownerships (fenced, preempted)', 'Coordinator']),
-          el('tbody', {}, ...groupRows),
-        ),
-      ),
-    )
-  return body
-}
-
-export function runtimePage(live: LiveGroups, presence: PresenceView, ctx: PageContext): string {
-  const latest = live.latest()
-  return page(
-    'Runtime',
-    ctx,
-    // data-every: the script re-reads the fragment on that period too, for the Presence (no Event says it changed).
-    el(
-      'div',
-      {'data-fragment': fragmentHref('runtime'), 'data-every': PRESENCE_REFRESH_MS},
-      runtimeFragment(live, presence),
-    ),
-    `/events${latest ? `?after=${encodeURIComponent(latest.id)}` : ''}`,
   )
 }

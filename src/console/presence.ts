@@ -1,11 +1,13 @@
-// The Agents' Presence for the runtime view (§6.2): read from the authority on every render of the
-// view (the page re-reads the fragment every few seconds), never kept, since a Presence Record is
-// ephemeral and a stale one is no evidence of anything. A record carries capacity and capability
-// availability only, never a Group's identity or content, so showing every Agent's record to this
-// operator shows nothing of a Group the operator cannot see.
+// The Agents' Presence (§6.2) and the authority's delivery metrics for the runtime view: read from
+// the authority on every render of the view (the page re-reads the fragment every few seconds),
+// never kept, since a Presence Record is ephemeral and a stale one is no evidence of anything. A
+// record carries capacity and capability availability only, never a Group's identity or content,
+// so showing every Agent's record to this operator shows nothing of a Group the operator cannot
+// see; the authority answers the delivery metrics of the Groups this operator may read only.
 
 import type {JsonObject} from '../json/parse.js'
 import type {Transport} from '../operator/transport.js'
+import type {GroupDelivery} from '../wire/metrics-routes.js'
 
 /** The fields of a Presence Record the page shows (presence-record.schema.json). */
 export interface AgentPresence {
@@ -20,8 +22,14 @@ export interface AgentPresence {
   capabilities: {id: string; version: string; status: string}[]
 }
 
+/**
+ * What the runtime view knows of one of the authority's runtime sources at one instant: its value,
+ * or why there is none to show (a local store serves none, or the read failed).
+ */
+export type Served<T> = {served: true; value: T; at: string} | {served: false; why: string}
+
 /** What the runtime view knows of Presence at one instant. */
-export type PresenceView = {served: true; records: AgentPresence[]; at: string} | {served: false; why: string}
+export type PresenceView = Served<AgentPresence[]>
 
 /** How often the page re-reads the runtime view, for the Presence (ms). */
 export const PRESENCE_REFRESH_MS = 5000
@@ -64,17 +72,27 @@ export function agentPresence(r: JsonObject): AgentPresence | null {
   return {agentId, status, maxSlots, activeSlots, availableSlots, queuedItems, lastHeartbeat, expiresAt, capabilities}
 }
 
-/** The Presence now: the server's records, or why there are none to show. */
-export async function readPresence(transport: Transport): Promise<PresenceView> {
-  if (!transport.presence)
-    return {
-      served: false,
-      why: 'Presence needs a server: this console reads a local store (--store), which keeps none.',
-    }
+/** `read`'s value now, or why there is none: `what` is what it reads, for the sentence. */
+export async function readServed<T>(what: string, read: (() => Promise<T>) | undefined): Promise<Served<T>> {
+  if (read === undefined)
+    return {served: false, why: `${what} needs a server: this console reads a local store (--store), which keeps none.`}
   try {
-    const records = (await transport.presence()).map(agentPresence).filter((r): r is AgentPresence => r !== null)
-    return {served: true, records, at: new Date().toISOString()}
+    return {served: true, value: await read(), at: new Date().toISOString()}
   } catch (e) {
-    return {served: false, why: `Cannot read the Presence from the authority: ${(e as Error).message}`}
+    return {served: false, why: `Cannot read ${what} from the authority: ${(e as Error).message}`}
   }
+}
+
+/** The Presence now: the server's records, or why there are none to show. */
+export function readPresence(transport: Transport): Promise<PresenceView> {
+  const {presence} = transport
+  return readServed(
+    'Presence',
+    presence && (async () => (await presence()).map(agentPresence).filter((r): r is AgentPresence => r !== null)),
+  )
+}
+
+/** The authority's delivery metrics now (Cursor lag, BACKPRESSURE), or why there are none. */
+export function readDelivery(transport: Transport): Promise<Served<GroupDelivery[]>> {
+  return readServed('the delivery metrics', transport.deliveryMetrics)
 }

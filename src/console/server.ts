@@ -21,11 +21,13 @@ import {MwpError} from '../errors.js'
 import {el, escapeText} from '../html/markup.js'
 import {isLoopbackHost} from '../wire/server.js'
 import {OperatorContext} from '../operator/cli-context.js'
+import type {GroupPolicySource} from '../agent/scheduling-policy.js'
 import {type Form, CONFIRMED, isAction, runAction} from './actions.js'
 import {CONSOLE_CSS, CONSOLE_JS} from './assets.js'
 import {HistoryReader} from './history.js'
 import {type Change, LiveGroups} from './live.js'
-import {readPresence} from './presence.js'
+import {readDelivery, readPresence} from './presence.js'
+import {type RuntimeSources, runtimeFragment, runtimePage} from './runtime-page.js'
 import {
   MISSION_FRAGMENTS,
   NOT_SENT,
@@ -39,8 +41,6 @@ import {
   missionsPage,
   page,
   resultPage,
-  runtimeFragment,
-  runtimePage,
   timelinePage,
 } from './pages.js'
 
@@ -59,6 +59,8 @@ export interface ConsoleOptions {
   log?: (line: string) => void
   /** How many of a Group's latest Events the timeline keeps and a page of older ones holds (default TIMELINE_WINDOW). */
   timelineWindow?: number
+  /** The Organization's scheduling policy the Agents run under: the runtime view's weights. */
+  policy?: GroupPolicySource
 }
 
 export interface RunningConsole {
@@ -106,6 +108,16 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     ...(options.timelineWindow !== undefined ? {window: options.timelineWindow} : {}),
   })
   await live.start()
+  const runtime = async (): Promise<RuntimeSources> => {
+    const [presence, delivery] = await Promise.all([readPresence(transport), readDelivery(transport)])
+    return {
+      presence,
+      delivery,
+      slotTime: live.slotTime.byAgent(),
+      windowMs: live.slotTime.windowMs,
+      ...(options.policy ? {policy: options.policy} : {}),
+    }
+  }
   // Older timeline pages are read through a second session on the same flags (history.ts).
   const history = new HistoryReader(() => new OperatorContext(ctx.flags, ctx.config).transport())
 
@@ -176,7 +188,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       case '/':
         return html(res, 200, missionsPage(live, ctxNow))
       case '/runtime':
-        return html(res, 200, runtimePage(live, await readPresence(transport), ctxNow))
+        return html(res, 200, runtimePage(live, await runtime(), ctxNow))
       case '/static/console.css':
         return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS)
       case '/static/console.js':
@@ -186,7 +198,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       case '/fragment': {
         const view = url.searchParams.get('view') ?? ''
         if (view === 'missions') return html(res, 200, missionsFragment(live, ctxNow))
-        if (view === 'runtime') return html(res, 200, runtimeFragment(live, await readPresence(transport)))
+        if (view === 'runtime') return html(res, 200, runtimeFragment(live, await runtime(), ctxNow.now))
         const g = live.get(url.searchParams.get('group') ?? '')
         if (!g || !(MISSION_FRAGMENTS as readonly string[]).includes(view)) return notFound(res, pageCtx())
         return html(res, 200, missionFragment(view as MissionFragment, g, live, ctxNow))

@@ -13,6 +13,7 @@ import type {JsonObject} from '../json/parse.js'
 import {openAuthorityFromConfig} from '../config/org-config.js'
 import type {RegistryEvidence} from '../signing/registry.js'
 import {Rejection, verify} from '../signing/verify.js'
+import type {GroupDelivery} from '../wire/metrics-routes.js'
 
 /** A verified Group Event document (the fields the views read, plus the rest). */
 export interface EventDoc {
@@ -75,6 +76,11 @@ export interface Transport {
    * capability availability, never a Group's content, so any viewer may see every record.
    */
   presence?(): Promise<JsonObject[]>
+  /**
+   * The authority's delivery metrics (Cursor lag, window, BACKPRESSURE) of the Groups this
+   * principal may read (wire sessions only: GET /mwp/0.1/metrics, wire/metrics-routes.ts).
+   */
+  deliveryMetrics?(): Promise<GroupDelivery[]>
   /**
    * The Artifact store of the server (wire sessions only: it is served over HTTPS beside the
    * WebSocket binding, src/wire/artifact-client.ts); absent on the local transport.

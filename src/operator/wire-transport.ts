@@ -61,7 +61,9 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
       registry,
       ...(ca ? {ca} : {}),
       reconnect: target.reconnect ?? {maxAttempts: 5},
-      autoAck: false,
+      // ACK what was processed (into the client's memory Cursors): it keeps the server's window open,
+      // with no BACKPRESSURE round trip every sendWindow Events of a long replay, and the authority's
+      // Cursor of this operator true, as its delivery metrics show it (wire/metrics-routes.ts).
       onDisconnected: () => target.onConnection?.('lost'),
       onNotice: ({code, detail}) => {
         if (code === 'RECONNECTING') target.onConnection?.('retrying', (detail as {attempt: number}).attempt)
@@ -129,6 +131,7 @@ export async function openWireTransport(target: WireTarget): Promise<Transport> 
       }
     },
     presence: () => client.presence(),
+    deliveryMetrics: () => client.deliveryMetrics(),
     artifacts: {
       put: (groupId, bytes) => client.putArtifact(groupId, bytes),
       get: (groupId, hash) => client.getArtifact(groupId, hash),

@@ -38,6 +38,7 @@ import type {OrganizationReceipt, OrganizationSubmitResult} from '../authority/i
 import {getArtifact, putArtifact} from './artifact-client.js'
 import {mutated} from '../mutants.js'
 import {type HttpsSession, exchange, refusal} from './https-exchange.js'
+import {type GroupDelivery, METRICS_PATH, parseDeliveryMetrics} from './metrics-routes.js'
 import {PRESENCE_PATH} from './presence-routes.js'
 import {type IssuedToken, type TokenAsk, requestToken} from './token-client.js'
 
@@ -249,6 +250,13 @@ export class WireClient {
     return Array.isArray(records)
       ? records.filter((r): r is JsonObject => typeof r === 'object' && r !== null && !Array.isArray(r))
       : []
+  }
+
+  /** The authority's delivery metrics of the Groups this session may read (metrics-routes.ts). */
+  async deliveryMetrics(): Promise<GroupDelivery[]> {
+    const answer = await exchange(this.#httpsSession(), 'GET', METRICS_PATH)
+    if (answer.status !== 200) throw refusal(answer)
+    return parseDeliveryMetrics(JSON.parse(answer.body.toString('utf8')))
   }
 
   /** §12: the capability token of this session's current execution of the WorkItem (token-client.ts). */

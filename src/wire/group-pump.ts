@@ -60,6 +60,10 @@ export class GroupPump {
   #draining: (() => void) | null = null
   /** This stall of the socket was announced with BACKPRESSURE. */
   #stallTold = false
+  /** The highest sequence the client ACKed here (its server Cursor), or the position it subscribed after. */
+  acknowledgedThrough: number
+  /** BACKPRESSURE frames sent for this Group on this connection (full window, stalled socket). */
+  backpressureSignals = 0
 
   constructor(
     private readonly context: ServerContext,
@@ -70,6 +74,17 @@ export class GroupPump {
     private readonly attention: AttentionFilter | undefined,
   ) {
     this.position = afterSequence
+    this.acknowledgedThrough = afterSequence
+  }
+
+  /** The subscribing principal's ID. */
+  get subscriberId(): string {
+    return this.sink.principalId
+  }
+
+  /** Delivered Events the client has not ACKed yet (at most the send window). */
+  get unacknowledged(): number {
+    return this.#delivered.length
   }
 
   stop(): void {
@@ -89,6 +104,7 @@ export class GroupPump {
 
   /** The client ACKed `sequence`: frees window space and resumes a paused Group. */
   acknowledged(sequence: number): void {
+    if (sequence > this.acknowledgedThrough) this.acknowledgedThrough = sequence
     let i = 0
     while (i < this.#delivered.length && this.#delivered[i]! <= sequence) i++
     if (i > 0) this.#delivered.splice(0, i)
@@ -158,6 +174,7 @@ export class GroupPump {
     if (room <= 0) {
       this.#paused = true
       const retryAfterMs = 250
+      this.backpressureSignals++
       this.sink.send(errorFrame(errorOf('BACKPRESSURE', {groupId: this.groupId, retryAfterMs})))
       this.context.log({level: 'info', event: 'backpressure', groupId: this.groupId, principal: this.sink.principalId})
       return null
@@ -187,6 +204,7 @@ export class GroupPump {
       if (stalled && !this.#stallTold && !this.#stopped) {
         this.#stallTold = true
         const retryAfterMs = SOCKET_STALL_MS
+        this.backpressureSignals++
         this.sink.send(errorFrame(errorOf('BACKPRESSURE', {groupId: this.groupId, retryAfterMs})))
         this.context.log({
           level: 'info',

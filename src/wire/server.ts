@@ -36,6 +36,7 @@ import {addArtifactRoutes} from './artifact-routes.js'
 import {AuthorizationService} from '../authz/issuer.js'
 import type {SigningKey} from '../crypto/keyfile.js'
 import {addTokenRoutes} from './token-routes.js'
+import {addMetricsRoutes} from './metrics-routes.js'
 import {addPresenceRoutes} from './presence-routes.js'
 import {HttpRoutes} from './http-routes.js'
 import {SessionTokens} from './session-tokens.js'
@@ -253,6 +254,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     tokens: context.tokens,
     records: () => [...connections].map((c) => c.presence),
     nowMs: () => Date.parse(authority.clock()),
+  })
+  addMetricsRoutes(routes, {
+    tokens: context.tokens,
+    pumps: () => pumps.entries(),
+    feed: (groupId) => feeds.get(groupId),
+    clock: authority.clock,
   })
   const artifactDir = options.artifactDir ?? artifactDirFor(authority.store.url)
   if (artifactDir !== undefined) {

@@ -38,6 +38,7 @@ const MEANING: Record<string, RegExp> = {
   config: /^Organization configuration file/,
   agent: /Agent/,
   url: /^Authority (server )?URL/,
+  'scheduling-policy': /^Organization scheduling policy \(JSON\)/,
   ca: /^CA certificate file to trust/,
   group: /^Group ID/,
   out: /file to (write|create)/i,

@@ -91,4 +91,19 @@ describe('mwp console', () => {
     expect(r.status, r.stderr).toBe(2)
     expect(r.stderr).toContain('--host 0.0.0.0 is not a loopback address: give --tls-cert and --tls-key')
   })
+
+  it('an unusable --scheduling-policy file is a usage error (exit 2), before anything is served', async () => {
+    const r = await mwpAsync([
+      'console',
+      '--config',
+      org.config,
+      '--url',
+      server.url,
+      '--scheduling-policy',
+      '/nonexistent/policy.json',
+    ])
+    expect(r.status, r.stderr).toBe(2)
+    expect(r.stderr).toContain('cannot read the scheduling policy /nonexistent/policy.json')
+    expect(r.stdout).toBe('')
+  })
 })

@@ -48,6 +48,8 @@ let opened: ConfiguredAuthority
 let server: RunningServer
 let ctx: OperatorContext
 let consoleServer: RunningConsole
+/** The Group the console's scheduling policy weighs (the runtime view's test). */
+let weighted = ''
 let browser: Browser | undefined
 const transports: Transport[] = []
 let owner: Transport
@@ -135,7 +137,10 @@ beforeAll(async () => {
   // The console acts as the configuration's operator (the dev MissionOwner) over wss.
   ctx = new OperatorContext({config: org.config, url: server.url}, config)
   // A small timeline window, so a test can page back without posting fifty Events.
-  consoleServer = await startConsole({ctx, host: '127.0.0.1', port: 0, timelineWindow: WINDOW})
+  // The runtime view's weights: the policy gives the runtime test's Group weight 3 in class 1.
+  const policy = (groupId: string) =>
+    groupId === weighted ? {weight: 3, priorityClass: 1} : {weight: 1, priorityClass: 0}
+  consoleServer = await startConsole({ctx, host: '127.0.0.1', port: 0, timelineWindow: WINDOW, policy})
   if (HAVE_CHROMIUM) browser = await chromium.launch({executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true})
   mkdirSync(SHOTS, {recursive: true})
 }, 120_000)
@@ -638,8 +643,9 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     await page.close()
   })
 
-  it("the runtime view shows each Agent's Presence (slots busy and idle, status, queue, heartbeat) beside what the Events say it holds, re-read every 5 s", async () => {
+  it("the runtime view shows each Agent's Presence (slots, status, queue, heartbeat, re-read every 5 s) beside the work the Events say it holds with its reported phase and next checkpoint, its slot time against the policy's weight, and the authority's delivery (Cursor lag, BACKPRESSURE)", async () => {
     const g = await mission('Run the nightly build')
+    weighted = g
     const w = wi(70)
     const agent = `${ORG}:agent:worker-1`
     await send(coordinator, 'coordinator', 'work.authorize', g, {
@@ -673,7 +679,19 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
       await row.waitFor()
       const cells = await row.locator('td').allTextContents()
       expect(cells.slice(0, 4)).toEqual(['Run the nightly build', 'Compile the sources', 'active', '1'])
-      expect(cells[4]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/) // running since the lease was issued
+      expect(cells[4]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC · \d+ s$/) // running since the lease was issued, for so long
+      expect(cells[5]).toBe('–') // no progress reported yet
+      // The holder renews its lease with structured progress (§11.4): the row shows its phase and next checkpoint.
+      const leaseId = foldGroup(await events(g))!.workItems[w]!.lease!.leaseId
+      await send(session, 'worker-1', 'ext.missionweaveprotocol.core.lease_renew', g, {
+        workItemId: w,
+        ownershipEpoch: 1,
+        leaseId,
+        progress: {phase: 'compiling', nextCheckpoint: 'after the object files are linked'},
+      })
+      await expect
+        .poll(() => row.locator('td.progress').textContent(), {timeout: 15_000})
+        .toBe('compiling · next checkpoint: after the object files are linked')
       // No session of worker-1 has sent a Presence Record yet.
       const presence = page.locator(`[data-presence="${agent}"]`)
       expect(await presence.textContent()).toContain('No fresh Presence Record')
@@ -703,6 +721,31 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
       expect(await shown.textContent()).toContain('mwp.dev.general-work 1.0.0: degraded')
       // Still beside the work the Events say it holds.
       expect(await row.locator('td').nth(2).textContent()).toBe('active')
+      // Its slot time over the window: all in this Group so far, against the weight the policy gives it.
+      const share = page.locator(`table.slot-time[data-agent="${agent}"] tr[data-group="${g}"]`)
+      const shareCells = await share.locator('td').allTextContents()
+      expect(shareCells[0]).toBe('Run the nightly build')
+      expect(shareCells[1]).toMatch(/^\d+(\.\d)? s$/)
+      expect(shareCells.slice(2)).toEqual(['100%', '3 · class 1', '100%', '0', '0'])
+      // The authority's delivery of the Group to the console's own subscription: caught up, no
+      // BACKPRESSURE. (The owner's test session has subscriptions of its own, one-shot reads.)
+      const me = `${ORG}:human:owner`
+      const delivery = page
+        .locator(`table.delivery tr[data-group="${g}"][data-subscriber="${me}"][data-lag="0"]`)
+        .first()
+      await delivery.waitFor({timeout: 15_000})
+      const head = foldGroup(await events(g))!.sequence
+      const deliveryCells = await delivery.locator('td').allTextContents()
+      expect(deliveryCells.slice(0, 8)).toEqual([
+        'Run the nightly build',
+        String(head),
+        'owner',
+        String(head),
+        String(head),
+        '0',
+        '0',
+        ' 0 signals',
+      ])
       await page.screenshot({path: join(SHOTS, 'runtime-1280.png'), fullPage: true})
       await session.close()
       // Its session closed: the record is gone, and the page says so again.
