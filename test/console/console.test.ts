@@ -757,6 +757,27 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     }
   })
 
+  it('readable contrast and no sideways scrolling: every text on the Missions, Mission and Runtime pages has at least 4.5:1 (3:1 when large), at 1280 px and at 420 px', async () => {
+    const g = await mission('Check the contrast of every page')
+    await work(g, [[wi(90), 'Measure the colours', []]])
+    await send(owner, 'owner', 'message.post', g, {text: 'Please check the badges too.'})
+    await send(coordinator, 'coordinator', 'mission.submit_for_approval', g, {artifactHashes: [H1]})
+    for (const path of ['/', missionPath(g), '/runtime'])
+      for (const width of [1280, 420]) {
+        const page = await open(path, width)
+        await page.locator('main').waitFor()
+        const {failures, texts, scrollWidth} = await page.evaluate<{
+          failures: string[]
+          texts: number
+          scrollWidth: number
+        }>(LOW_CONTRAST_TEXTS)
+        expect(texts, `${path} at ${width} px: texts measured`).toBeGreaterThan(10)
+        expect(failures, `${path} at ${width} px`).toEqual([])
+        expect(scrollWidth, `${path} at ${width} px: the page scrolls sideways`).toBeLessThanOrEqual(width)
+        await page.close()
+      }
+  })
+
   it('Evidence submitted with a WorkItem is shown against the acceptance criteria it covers (§13.2)', async () => {
     const g = await mission('Check the release notes')
     const w = wi(80)
@@ -854,3 +875,43 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     await page.close()
   }, 90_000)
 })
+
+/**
+ * Runs in the page (a script, since these tests compile without the DOM's types): every visible
+ * element with text of its own (outside SVG, whose text the graph colours with fill), its colour
+ * against the first opaque background behind it, by the WCAG 2 contrast ratio; the texts under
+ * 4.5:1, or 3:1 for large text (24 px, or 18.66 px bold).
+ */
+const LOW_CONTRAST_TEXTS = `(() => {
+  const rgba = (c) => {
+    const m = c.match(/rgba?\\(([^)]+)\\)/)
+    const [r = 0, g = 0, b = 0, a = 1] = m ? m[1].split(/[ ,/]+/).filter(Boolean).map(Number) : []
+    return {r, g, b, a}
+  }
+  const lin = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+  const luminance = ({r, g, b}) => 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+  const background = (el) => {
+    for (let e = el; e !== null; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor)
+      if (c.a > 0.5) return c
+    }
+    return {r: 255, g: 255, b: 255}
+  }
+  const failures = []
+  let texts = 0
+  for (const el of document.body.querySelectorAll('*')) {
+    if (el.closest('svg')) continue
+    if (![...el.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim() !== '')) continue
+    const style = getComputedStyle(el)
+    const box = el.getBoundingClientRect()
+    if (style.visibility === 'hidden' || box.width === 0 || box.height === 0 || box.left < -1000) continue
+    texts++
+    const [fg, bg] = [luminance(rgba(style.color)), luminance(background(el))]
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05)
+    const size = parseFloat(style.fontSize)
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700)
+    if (ratio < (large ? 3 : 4.5))
+      failures.push(el.tagName.toLowerCase() + '.' + el.className + ' "' + el.textContent.trim().slice(0, 40) + '": ' + ratio.toFixed(2) + ':1')
+  }
+  return {failures, texts, scrollWidth: document.documentElement.scrollWidth}
+})()`
