@@ -39,6 +39,8 @@ export interface LiveGroup {
   parentGroupId?: string
   /** Why the Mission cannot be shown (not visible, history outside visibility, unreadable). */
   unavailable?: string
+  /** §8: the first sequence this operator sees, when its visibility starts after the Group's start. */
+  visibleFrom?: number
   /** Per WorkItem, the progress its lease holder last reported with a renewal (work.progressed, §11.4). */
   progress: Map<string, ReportedProgress>
 }
@@ -160,6 +162,7 @@ export class LiveGroups {
       if (live.state === null && e.sequence > 1) {
         // §8: a member whose visibility starts late cannot fold the Group from the middle.
         live.unavailable = outsideVisibility(e.sequence)
+        live.visibleFrom = e.sequence
       } else {
         try {
           live.state = apply(live.state, e)

@@ -197,6 +197,8 @@ export const MISSION_FRAGMENTS = [
 export type MissionFragment = (typeof MISSION_FRAGMENTS)[number]
 
 export function missionFragment(view: MissionFragment, g: LiveGroup, live: LiveGroups, ctx: PageContext): string {
+  // §8: with its history outside this operator's visibility, a Group still has a timeline of what it sees.
+  if (view === 'timeline') return timelineFragment(g)
   const v = inspectionOf(g, ctx.now)
   if (v === null || g.state === null) return unavailableNote(g)
   const state = g.state
@@ -213,8 +215,6 @@ export function missionFragment(view: MissionFragment, g: LiveGroup, live: LiveG
       return artifactsFragment(state, v)
     case 'evidence':
       return evidenceFragment(v)
-    case 'timeline':
-      return timelineFragment(g)
     case 'tree':
       return treeFragment(g, live, ctx)
   }
@@ -598,7 +598,7 @@ export function timelineList(events: readonly EventDoc[], state: GroupState | nu
 function timelineFragment(g: LiveGroup): string {
   const first = g.window[0]?.sequence
   const older =
-    first !== undefined && first > 1
+    first !== undefined && first > (g.visibleFrom ?? 1)
       ? el(
           'p',
           {},
@@ -875,13 +875,14 @@ function actionsPanel(v: MissionInspection, state: GroupState): string {
 export function missionPage(g: LiveGroup, live: LiveGroups, ctx: PageContext): string {
   const v = inspectionOf(g, ctx.now)
   const stream = `/events?group=${encodeURIComponent(g.groupId)}${g.state ? `&after=${encodeURIComponent(`${g.groupId}:${g.state.sequence}`)}` : ''}`
-  if (v === null || g.state === null) return page(g.groupId, ctx, unavailableNote(g), stream)
   const frag = (view: MissionFragment, cls = 'panel') =>
     el(
       'section',
       {id: `f-${view}`, class: cls, 'data-fragment': fragmentHref(view, g.groupId)},
       missionFragment(view, g, live, ctx),
     )
+  if (v === null || g.state === null)
+    return page(g.groupId, ctx, unavailableNote(g) + (g.window.length > 0 ? frag('timeline') : ''), stream)
   const body =
     el(
       'nav',

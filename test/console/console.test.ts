@@ -843,6 +843,40 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     }
   })
 
+  it("a member whose visibility starts late (§8) sees the Mission's timeline from its grant on, live, with no way to page before it", async () => {
+    const g = await mission('Show a late member what it may see')
+    await send(owner, 'owner', 'message.post', g, {text: 'before you joined'})
+    const agent = `${ORG}:agent:worker-1`
+    await send(owner, 'owner', 'membership.change', g, {member: {type: 'agent', id: agent}, role: 'worker'})
+    await send(owner, 'owner', 'message.post', g, {text: 'after you joined'})
+    // A console of worker-1 (its session fences the shared `worker` one: reopened at the end).
+    const config = loadOrgConfig(org.config)
+    const late = new OperatorContext(
+      {config: org.config, url: server.url, key: join(org.dir, 'keys', 'worker-1.key.json')},
+      config,
+    )
+    const lateConsole = await startConsole({ctx: late, host: '127.0.0.1', port: 0})
+    try {
+      const page = await browser!.newPage({viewport: {width: 1280, height: 800}})
+      await page.goto(lateConsole.url)
+      await page.goto(`${lateConsole.origin}${missionPath(g)}`)
+      const timeline = page.locator('ol.timeline')
+      await timeline.locator('li.message').first().waitFor()
+      expect(await page.locator('p.unavailable').textContent()).toContain('outside your visibility')
+      const said = async () => (await timeline.locator('.msg-text').allTextContents()).map((t) => t.trim())
+      expect(await said()).toEqual(['after you joined'])
+      expect(await page.getByRole('link', {name: /Older Events/}).count()).toBe(0)
+      // Live, as for any member.
+      await send(owner, 'owner', 'message.post', g, {text: 'and later'})
+      await expect.poll(said, {timeout: 10_000}).toEqual(['after you joined', 'and later'])
+      expect(await page.content()).not.toContain('before you joined')
+      await page.close()
+    } finally {
+      await lateConsole.close()
+      worker = await connect('worker-1')
+    }
+  })
+
   it('the console resumes after the authority restarts: no gap, no duplicate in the live timeline', async () => {
     const g = await mission('Survive a restart')
     await send(owner, 'owner', 'message.post', g, {text: 'before the restart'})
