@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {readFileSync} from 'node:fs'
 import {type Outcome, environment, exitCodesHelp, usage} from '../src/cli/base.js'
 import {MwpError} from '../src/errors.js'
-import {readSchedulingPolicy} from '../src/agent/scheduling-policy.js'
+import {type GroupPolicySource, readSchedulingPolicy, watchSchedulingPolicy} from '../src/agent/scheduling-policy.js'
 import {startConsole} from '../src/console/server.js'
 import {isLoopbackHost} from '../src/wire/server.js'
 import {operatorFlags} from '../src/operator/cli-context.js'
@@ -60,35 +60,51 @@ ${exitCodesHelp({usage: 'a non-loopback --host without --tls-cert and --tls-key;
       flags['tls-cert'] !== undefined && flags['tls-key'] !== undefined
         ? {cert: read(flags['tls-cert']), key: read(flags['tls-key'])}
         : undefined
-    // An unusable policy file is the Agent's usage error (exit 2), here as there.
-    const policy =
-      flags['scheduling-policy'] !== undefined ? readSchedulingPolicy(flags['scheduling-policy']) : undefined
-    return this.withContext(flags, async (ctx) => {
-      const stopped = new Promise<string>((resolve) => {
-        process.once('SIGINT', () => resolve('SIGINT'))
-        process.once('SIGTERM', () => resolve('SIGTERM'))
-      })
-      let running
-      try {
-        running = await startConsole({
-          ctx,
-          host: flags.host,
-          port: flags.port,
-          ...(tls ? {tls} : {}),
-          ...(policy ? {policy} : {}),
-          log: (line) => process.stderr.write(`${line}\n`),
+    // An unusable policy file is the Agent's usage error (exit 2), here as there; like the Agent,
+    // the console re-reads it when it changes, and keeps the last good one over a broken edit.
+    const policyFile = flags['scheduling-policy']
+    let policy: GroupPolicySource | undefined
+    let unwatch: (() => void) | undefined
+    if (policyFile !== undefined) {
+      let current = readSchedulingPolicy(policyFile)
+      unwatch = watchSchedulingPolicy(
+        policyFile,
+        (p) => (current = p),
+        (why) => process.stderr.write(`mwp: console keeps the last good scheduling policy: ${why}\n`),
+      )
+      policy = (groupId) => current(groupId)
+    }
+    // The watch's poll would keep the process alive after an error: it ends with the command.
+    try {
+      return await this.withContext(flags, async (ctx) => {
+        const stopped = new Promise<string>((resolve) => {
+          process.once('SIGINT', () => resolve('SIGINT'))
+          process.once('SIGTERM', () => resolve('SIGTERM'))
         })
-      } catch (e) {
-        if (e instanceof MwpError) throw e // a usage or environment error already, by its code
-        throw environment(`cannot serve the console on ${flags.host}:${flags.port}: ${(e as Error).message}`)
-      }
-      // With --json this one line is the whole output (the envelope, printed as soon as there is a URL).
-      if (flags.json) this.printJson({status: 'ok', result: {url: running.url}})
-      else process.stdout.write(`${running.url}\n`)
-      const signal = await stopped
-      await running.close()
-      process.stderr.write(`mwp: console stopped (${signal})\n`)
-      return {status: 'streamed', exit: 'ok'}
-    })
+        let running
+        try {
+          running = await startConsole({
+            ctx,
+            host: flags.host,
+            port: flags.port,
+            ...(tls ? {tls} : {}),
+            ...(policy ? {policy} : {}),
+            log: (line) => process.stderr.write(`${line}\n`),
+          })
+        } catch (e) {
+          if (e instanceof MwpError) throw e // a usage or environment error already, by its code
+          throw environment(`cannot serve the console on ${flags.host}:${flags.port}: ${(e as Error).message}`)
+        }
+        // With --json this one line is the whole output (the envelope, printed as soon as there is a URL).
+        if (flags.json) this.printJson({status: 'ok', result: {url: running.url}})
+        else process.stdout.write(`${running.url}\n`)
+        const signal = await stopped
+        await running.close()
+        process.stderr.write(`mwp: console stopped (${signal})\n`)
+        return {status: 'streamed', exit: 'ok'}
+      })
+    } finally {
+      unwatch?.()
+    }
   }
 }

@@ -1,12 +1,11 @@
 import {Flags} from '@oclif/core'
-import {unwatchFile, watchFile} from 'node:fs'
 import {join, resolve} from 'node:path'
 import {exitCodesHelp, MwpCommand, type Outcome, environment, usage} from '../../src/cli/base.js'
 import {DEFAULT_CONFIG_FILE, loadOrgConfig} from '../../src/config/org-config.js'
 import {resolveAgent} from '../../src/agent/identity.js'
-import {type RunningAgent, startAgent} from '../../src/agent/runtime.js'
+import {startAgent} from '../../src/agent/runtime.js'
 import {leaseLengths} from '../../src/authority/model/work-leases.js'
-import {readSchedulingPolicy} from '../../src/agent/scheduling-policy.js'
+import {readSchedulingPolicy, watchSchedulingPolicy} from '../../src/agent/scheduling-policy.js'
 import {readAgentDirectory} from '../../src/agent/coordinator/candidates.js'
 import {readPlan} from '../../src/agent/coordinator/plan.js'
 import {startCoordinator} from '../../src/agent/coordinator/runtime.js'
@@ -118,9 +117,12 @@ ${exitCodesHelp({environment: 'cannot read the configuration, a key, the handler
     } catch (e) {
       throw environment(`cannot start ${id.name}: ${(e as Error).message}`, {cause: e})
     }
-    if (policyFile) watchPolicy(policyFile, agent)
+    // A broken edit of the policy is logged and the last good policy stays.
+    const unwatch = policyFile
+      ? watchSchedulingPolicy(policyFile, (p) => agent.setGroupPolicy(p), logPolicyUnreadable)
+      : undefined
     const signal = await stopSignal()
-    if (policyFile) unwatchFile(policyFile)
+    unwatch?.()
     await agent.stop()
     return {status: 'ok', result: {agentId: agent.agentId, stoppedBy: signal}, text: `stopped (${signal})`}
   }
@@ -168,26 +170,13 @@ ${exitCodesHelp({environment: 'cannot read the configuration, a key, the handler
   }
 }
 
+const logPolicyUnreadable = (why: string) =>
+  process.stderr.write(
+    JSON.stringify({at: new Date().toISOString(), level: 'warn', event: 'policy-unreadable', why}) + '\n',
+  )
+
 const stopSignal = () =>
   new Promise<string>((r) => {
     process.once('SIGINT', () => r('SIGINT'))
     process.once('SIGTERM', () => r('SIGTERM'))
   })
-
-/** Re-reads the policy file when it changes; a broken edit is logged and the last good policy stays. */
-function watchPolicy(file: string, agent: RunningAgent): void {
-  watchFile(file, {interval: 1000}, () => {
-    try {
-      agent.setGroupPolicy(readSchedulingPolicy(file))
-    } catch (e) {
-      process.stderr.write(
-        JSON.stringify({
-          at: new Date().toISOString(),
-          level: 'warn',
-          event: 'policy-unreadable',
-          why: (e as Error).message,
-        }) + '\n',
-      )
-    }
-  })
-}

@@ -9,7 +9,7 @@
 // change reorders queued work at the next decision (Scheduler.setGroup). A Coordinator's urgency
 // is not an input here: only this file (or the library's groupPolicy) moves a Group's share.
 
-import {readFileSync} from 'node:fs'
+import {readFileSync, unwatchFile, watchFile} from 'node:fs'
 import {MwpError} from '../errors.js'
 import type {GroupPolicy} from './scheduler.js'
 
@@ -53,6 +53,27 @@ export function readSchedulingPolicy(path: string): GroupPolicySource {
     throw new SchedulingPolicyError(`cannot read the scheduling policy ${path}: ${(e as Error).message}`)
   }
   return parseSchedulingPolicy(text, path)
+}
+
+/**
+ * Re-reads `file` when it changes (polled: an editor may replace the file rather than write it);
+ * `onChange` gets each good policy, `onError` why an edit is unusable, and the last good policy
+ * stays. Returns the function that stops watching.
+ */
+export function watchSchedulingPolicy(
+  file: string,
+  onChange: (source: GroupPolicySource) => void,
+  onError: (why: string) => void,
+): () => void {
+  const reread = () => {
+    try {
+      onChange(readSchedulingPolicy(file))
+    } catch (e) {
+      onError((e as Error).message)
+    }
+  }
+  watchFile(file, {interval: 1000}, reread)
+  return () => unwatchFile(file, reread)
 }
 
 function entry(value: unknown, where: string): Partial<GroupPolicy> {

@@ -224,6 +224,7 @@ export async function runPoc(o: PocOptions): Promise<PocResult> {
         // The person is the human MissionOwner: the configuration's operator key, this run's server.
         const as = `--config ${org.config} --url ${url} --ca ${ca}`
         progress(`interactive: you are the MissionOwner; approve or request changes from another terminal`)
+        progress(`  or in a browser: mwp console ${as} --scheduling-policy ${policyFile}   (prints the URL to open)`)
         const told = new Set<string>()
         const announce = (g: string, name: string) => {
           const s = observer!.state(g)

@@ -10,6 +10,7 @@ import {
   SchedulingPolicyError,
   parseSchedulingPolicy,
   readSchedulingPolicy,
+  watchSchedulingPolicy,
 } from '../../src/agent/scheduling-policy.js'
 import {cli} from '../support/agent-org.js'
 
@@ -63,5 +64,36 @@ describe('the scheduling policy file', () => {
     ])
     expect(await run.exited).toBe(2)
     expect(run.out().stderr).toContain('default.weight must be a number > 0')
+  })
+})
+
+describe('watchSchedulingPolicy', () => {
+  it('hands over each good edit of the file, reports a broken one (the last good policy stays with the caller), and stops', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'mwp-policy-')), 'policy.json')
+    writeFileSync(file, JSON.stringify({groups: {[G]: {weight: 2}}}))
+    const seen: number[] = []
+    const errors: string[] = []
+    const stop = watchSchedulingPolicy(
+      file,
+      (p) => seen.push(p(G).weight),
+      (why) => errors.push(why),
+    )
+    try {
+      // mtime has a one-second granularity on some file systems: an edit a second later is always seen.
+      await new Promise((r) => setTimeout(r, 1100))
+      writeFileSync(file, JSON.stringify({groups: {[G]: {weight: 5}}}))
+      await expect.poll(() => seen, {timeout: 10_000}).toEqual([5])
+      await new Promise((r) => setTimeout(r, 1100))
+      writeFileSync(file, '{"groups": ')
+      await expect.poll(() => errors.length, {timeout: 10_000}).toBe(1)
+      expect(errors[0]).toContain('is not JSON')
+      expect(seen).toEqual([5])
+    } finally {
+      stop()
+    }
+    await new Promise((r) => setTimeout(r, 1100))
+    writeFileSync(file, JSON.stringify({groups: {[G]: {weight: 7}}}))
+    await new Promise((r) => setTimeout(r, 2500))
+    expect(seen).toEqual([5]) // stopped: no more reads
   })
 })
