@@ -19,6 +19,7 @@ import type {ErrorCode} from '../errors.js'
 import type {EventDoc, Subscription, Transport} from '../operator/transport.js'
 import {type InspectionFacts, emptyFacts, noteEvent, outsideVisibility} from '../operator/views.js'
 import {apply} from '../authority/apply/index.js'
+import {type VisibleWork, foldVisibleEvent} from '../operator/visible-work.js'
 import {SlotTime} from './slot-time.js'
 
 /** How many of a Group's latest Events the timeline shows without reading back (the default). */
@@ -39,8 +40,8 @@ export interface LiveGroup {
   parentGroupId?: string
   /** Why the Mission cannot be shown (not visible, history outside visibility, unreadable). */
   unavailable?: string
-  /** §8: the first sequence this operator sees, when its visibility starts after the Group's start. */
-  visibleFrom?: number
+  /** §8: what this operator sees of a Group whose history before its visibility start it cannot see. */
+  visible?: VisibleWork
   /** Per WorkItem, the progress its lease holder last reported with a renewal (work.progressed, §11.4). */
   progress: Map<string, ReportedProgress>
 }
@@ -158,29 +159,17 @@ export class LiveGroups {
   #apply(live: LiveGroup, e: EventDoc): void {
     live.window.push(e)
     if (live.window.length > this.window) live.window.shift()
-    if (live.unavailable === undefined) {
-      if (live.state === null && e.sequence > 1) {
-        // §8: a member whose visibility starts late cannot fold the Group from the middle.
-        live.unavailable = outsideVisibility(e.sequence)
-        live.visibleFrom = e.sequence
-      } else {
-        try {
-          live.state = apply(live.state, e)
-          noteEvent(live.facts, e)
-          const workItemId = e.payload.workItemId
-          const reported = e.kind === 'work.progressed' ? reportedProgress(e) : null
-          if (typeof workItemId === 'string' && reported !== null) live.progress.set(workItemId, reported)
-          if (typeof workItemId === 'string')
-            this.slotTime.note(
-              live.groupId,
-              workItemId,
-              live.state.workItems[workItemId]?.lease ?? null,
-              e.occurredAt,
-              e.kind,
-            )
-        } catch (err) {
-          live.unavailable = `cannot fold Event ${e.sequence}: ${(err as Error).message}`
-        }
+    // §8: a member whose visibility starts late cannot fold the Group from the middle; it folds
+    // what it sees (operator/visible-work.ts), from its first Event on.
+    const late = live.visible !== undefined || (live.unavailable === undefined && live.state === null && e.sequence > 1)
+    if (late && live.visible === undefined) live.unavailable = outsideVisibility(e.sequence)
+    if (late || live.unavailable === undefined) {
+      try {
+        if (late) live.visible = foldVisibleEvent(live.visible ?? null, e)
+        else this.#fold(live, e)
+      } catch (err) {
+        live.unavailable = `cannot fold Event ${e.sequence}: ${(err as Error).message}`
+        delete live.visible
       }
     }
     if (e.kind === 'mission.child.created') {
@@ -188,6 +177,18 @@ export class LiveGroups {
       if (typeof child?.groupId === 'string') void this.follow(child.groupId, live.groupId)
     }
     this.#announce(live, e.sequence, e.kind)
+  }
+
+  /** One Event into the Group state, the inspection facts, the reported progress and the slot time. */
+  #fold(live: LiveGroup, e: EventDoc): void {
+    const state = apply(live.state, e)
+    live.state = state
+    noteEvent(live.facts, e)
+    const workItemId = e.payload.workItemId
+    if (typeof workItemId !== 'string') return
+    const reported = e.kind === 'work.progressed' ? reportedProgress(e) : null
+    if (reported !== null) live.progress.set(workItemId, reported)
+    this.slotTime.note(live.groupId, workItemId, state.workItems[workItemId]?.lease ?? null, e.occurredAt, e.kind)
   }
 
   #announce(live: LiveGroup, sequence: number, kind: string): void {

@@ -193,12 +193,15 @@ export const MISSION_FRAGMENTS = [
   'evidence',
   'timeline',
   'tree',
+  'visible',
 ] as const
 export type MissionFragment = (typeof MISSION_FRAGMENTS)[number]
 
 export function missionFragment(view: MissionFragment, g: LiveGroup, live: LiveGroups, ctx: PageContext): string {
-  // §8: with its history outside this operator's visibility, a Group still has a timeline of what it sees.
+  // §8: with its history outside this operator's visibility, a Group still has a timeline of what
+  // it sees, and the WorkItems those Events show.
   if (view === 'timeline') return timelineFragment(g)
+  if (view === 'visible') return visibleFragment(g)
   const v = inspectionOf(g, ctx.now)
   if (v === null || g.state === null) return unavailableNote(g)
   const state = g.state
@@ -381,6 +384,53 @@ function budgetFragment(budget: Record<string, unknown>, used: Usage | undefined
       el('thead', {}, el('tr', {}, ...['dimension', 'used', 'limit', ''].map((h) => el('th', {scope: 'col'}, h)))),
       el('tbody', {}, ...rows),
     )
+  )
+}
+
+/** §8: the WorkItems the Events from this operator's visibility start show, as they stand now. */
+function visibleFragment(g: LiveGroup): string {
+  const v = g.visible
+  if (v === undefined) return ''
+  const rows = Object.values(v.workItems).map((w) =>
+    el(
+      'tr',
+      {'data-workitem': w.workItemId},
+      el('td', {}, text(typeof w.contract.goal === 'string' ? w.contract.goal : w.workItemId)),
+      el('td', {}, badge(w.state)),
+      el('td', {}, w.owner ? text(shortName(w.owner.agentId)) : '–'),
+      el('td', {class: 'num'}, w.owner ? text(w.owner.ownershipEpoch) : '–'),
+      el('td', {}, shortTime(w.lease?.state === 'active' ? w.lease.expiresAt : w.owner?.leaseExpiresAt)),
+    ),
+  )
+  return (
+    el('h2', {}, 'WorkItems you can see') +
+    el(
+      'p',
+      {class: 'small'},
+      text(`As the Events from #${v.visibleFrom} on show them: your visibility starts there (§8).`),
+    ) +
+    (rows.length === 0
+      ? el('p', {class: 'empty'}, 'None of the Events you can see names a WorkItem.')
+      : el(
+          'div',
+          {class: 'table-scroll'},
+          el(
+            'table',
+            {class: 'visible-work'},
+            el(
+              'thead',
+              {},
+              el(
+                'tr',
+                {},
+                ...['WorkItem', 'state', 'owner', 'Ownership Epoch', 'lease expires'].map((h) =>
+                  el('th', {scope: 'col'}, h),
+                ),
+              ),
+            ),
+            el('tbody', {}, ...rows),
+          ),
+        ))
   )
 }
 
@@ -598,7 +648,7 @@ export function timelineList(events: readonly EventDoc[], state: GroupState | nu
 function timelineFragment(g: LiveGroup): string {
   const first = g.window[0]?.sequence
   const older =
-    first !== undefined && first > (g.visibleFrom ?? 1)
+    first !== undefined && first > (g.visible?.visibleFrom ?? 1)
       ? el(
           'p',
           {},
@@ -882,7 +932,12 @@ export function missionPage(g: LiveGroup, live: LiveGroups, ctx: PageContext): s
       missionFragment(view, g, live, ctx),
     )
   if (v === null || g.state === null)
-    return page(g.groupId, ctx, unavailableNote(g) + (g.window.length > 0 ? frag('timeline') : ''), stream)
+    return page(
+      g.groupId,
+      ctx,
+      unavailableNote(g) + (g.visible ? frag('visible') : '') + (g.window.length > 0 ? frag('timeline') : ''),
+      stream,
+    )
   const body =
     el(
       'nav',

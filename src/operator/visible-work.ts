@@ -47,19 +47,23 @@ export interface VisibleWork {
  * proposals and Memberships they show; null for no Events.
  */
 export function visibleWork(events: readonly EventDoc[]): VisibleWork | null {
-  const first = events[0]
-  if (first === undefined) return null
-  let view: VisibleWork = {
-    groupId: first.groupId,
-    visibleFrom: first.sequence,
-    sequence: first.sequence - 1,
-    revision: first.aggregateRevision,
+  let view: VisibleWork | null = null
+  for (const e of events) view = foldVisibleEvent(view, e)
+  return view
+}
+
+/** One more Event into `view` (null: `e` is the first Event the member sees, its visibility start). */
+export function foldVisibleEvent(view: VisibleWork | null, e: EventDoc): VisibleWork {
+  const start = view ?? {
+    groupId: e.groupId,
+    visibleFrom: e.sequence,
+    sequence: e.sequence - 1,
+    revision: e.aggregateRevision,
     workItems: {},
     proposals: {},
     members: {},
   }
-  for (const e of events) view = {...foldVisible(view, e), sequence: e.sequence, revision: e.aggregateRevision}
-  return view
+  return {...foldVisible(start, e), sequence: e.sequence, revision: e.aggregateRevision}
 }
 
 const put = (view: VisibleWork, item: WorkItemCore): VisibleWork => ({

@@ -843,12 +843,17 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
     }
   })
 
-  it("a member whose visibility starts late (§8) sees the Mission's timeline from its grant on, live, with no way to page before it", async () => {
+  it("a member whose visibility starts late (§8) sees the Mission's timeline and the WorkItems its Events show from its grant on, live, with no way to page before it", async () => {
     const g = await mission('Show a late member what it may see')
     await send(owner, 'owner', 'message.post', g, {text: 'before you joined'})
     const agent = `${ORG}:agent:worker-1`
     await send(owner, 'owner', 'membership.change', g, {member: {type: 'agent', id: agent}, role: 'worker'})
     await send(owner, 'owner', 'message.post', g, {text: 'after you joined'})
+    const w = wi(95)
+    await send(coordinator, 'coordinator', 'work.authorize', g, {
+      workItemId: w,
+      contract: devContract({goal: 'Tidy the changelog'}),
+    })
     // A console of worker-1 (its session fences the shared `worker` one: reopened at the end).
     const config = loadOrgConfig(org.config)
     const late = new OperatorContext(
@@ -866,9 +871,20 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
       const said = async () => (await timeline.locator('.msg-text').allTextContents()).map((t) => t.trim())
       expect(await said()).toEqual(['after you joined'])
       expect(await page.getByRole('link', {name: /Older Events/}).count()).toBe(0)
+      // The WorkItems its Events show, as they stand.
+      const item = page.locator(`table.visible-work tr[data-workitem="${w}"]`)
+      expect((await item.locator('td').allTextContents()).slice(0, 3)).toEqual(['Tidy the changelog', 'open', '–'])
       // Live, as for any member.
       await send(owner, 'owner', 'message.post', g, {text: 'and later'})
       await expect.poll(said, {timeout: 10_000}).toEqual(['after you joined', 'and later'])
+      await send(coordinator, 'coordinator', 'work.offer', g, {
+        workItemId: w,
+        candidates: [agent],
+        expiresAt: new Date(Date.now() + 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        selectionBasis: devSelectionBasis(agent),
+        contextPackageId: 'urn:mwp:test:context-package:changelog',
+      })
+      await expect.poll(() => item.locator('td').nth(1).textContent(), {timeout: 10_000}).toBe('offered')
       expect(await page.content()).not.toContain('before you joined')
       await page.close()
     } finally {
