@@ -11,24 +11,12 @@
 // only for Groups the operator may read (wire/metrics-routes.ts). Presence carries no Group at all.
 
 import {shortName} from '../operator/event-lines.js'
-import {type GroupPolicy, effectiveWeight} from '../agent/scheduler.js'
-import type {GroupDelivery} from '../wire/metrics-routes.js'
+import {effectiveWeight} from '../agent/scheduler.js'
 import {el} from '../html/markup.js'
 import type {LiveGroups} from './live.js'
 import {type PageContext, badge, fragmentHref, missionHref, page, shortTime, text} from './pages.js'
-import {type AgentPresence, type PresenceView, PRESENCE_REFRESH_MS, type Served} from './presence.js'
+import {type AgentPresence, type PresenceView, PRESENCE_REFRESH_MS, type RuntimeSources} from './runtime-sources.js'
 import type {AgentSlotTime} from './slot-time.js'
-
-/** What the runtime view is drawn from, beside the followed Groups. */
-export interface RuntimeSources {
-  presence: PresenceView
-  delivery: Served<GroupDelivery[]>
-  /** Each Agent's slot time over the window (LiveGroups.slotTime). */
-  slotTime: Map<string, AgentSlotTime>
-  windowMs: number
-  /** The Organization's scheduling policy the Agents run under (--scheduling-policy), when given. */
-  policy?: (groupId: string) => GroupPolicy
-}
 
 /** Up to this many slots are drawn one cell each; a larger Agent gets a meter. */
 const SLOT_CELLS = 24

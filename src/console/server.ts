@@ -26,8 +26,8 @@ import {type Form, CONFIRMED, isAction, runAction} from './actions.js'
 import {CONSOLE_CSS, CONSOLE_JS} from './assets.js'
 import {HistoryReader} from './history.js'
 import {type Change, LiveGroups} from './live.js'
-import {readDelivery, readPresence} from './presence.js'
-import {type RuntimeSources, runtimeFragment, runtimePage} from './runtime-page.js'
+import {readRuntime} from './runtime-sources.js'
+import {runtimeFragment, runtimePage} from './runtime-page.js'
 import {
   MISSION_FRAGMENTS,
   NOT_SENT,
@@ -108,16 +108,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     ...(options.timelineWindow !== undefined ? {window: options.timelineWindow} : {}),
   })
   await live.start()
-  const runtime = async (): Promise<RuntimeSources> => {
-    const [presence, delivery] = await Promise.all([readPresence(transport), readDelivery(transport)])
-    return {
-      presence,
-      delivery,
-      slotTime: live.slotTime.byAgent(),
-      windowMs: live.slotTime.windowMs,
-      ...(options.policy ? {policy: options.policy} : {}),
-    }
-  }
+  const runtime = () => readRuntime(transport, live, options.policy)
   // Older timeline pages are read through a second session on the same flags (history.ts).
   const history = new HistoryReader(() => new OperatorContext(ctx.flags, ctx.config).transport())
 

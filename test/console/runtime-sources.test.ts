@@ -1,6 +1,7 @@
-// The runtime view's Presence without a server: the local transport (an in-process authority over
-// a store) keeps no Presence, and the view says it needs a server instead of showing none as if
-// every Agent had gone quiet. Real parts: a dev Organization, its SQLite store, the local transport.
+// The runtime view's sources without a server: the local transport (an in-process authority over
+// a store) keeps no Presence and serves no delivery metrics, and the view says they need a server
+// instead of showing none as if every Agent had gone quiet. Real parts: a dev Organization, its
+// SQLite store, the local transport.
 
 import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -8,7 +9,8 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {createDevOrganization} from '../../src/config/dev-org.js'
 import {loadOrgConfig} from '../../src/config/org-config.js'
-import {agentPresence, readPresence} from '../../src/console/presence.js'
+import {LiveGroups} from '../../src/console/live.js'
+import {agentPresence, readPresence, readRuntime} from '../../src/console/runtime-sources.js'
 import {type Transport, openLocalTransport} from '../../src/operator/transport.js'
 
 let dir: string
@@ -28,7 +30,17 @@ describe('readPresence', () => {
   it('on a local --store: not served, and why (Presence needs a server)', async () => {
     expect(local.presence).toBeUndefined()
     const view = await readPresence(local)
-    expect(view).toEqual({served: false, why: expect.stringContaining('Presence needs a server')})
+    expect(view).toEqual({served: false, why: expect.stringContaining('No Presence here: that needs a server')})
+  })
+
+  it('readRuntime on a local --store: neither Presence nor delivery metrics, no slot time yet, no policy', async () => {
+    const live = new LiveGroups(local, 'urn:mwp:test:org:presence:human:owner')
+    const sources = await readRuntime(local, live, undefined)
+    expect(sources.presence.served).toBe(false)
+    expect(sources.delivery).toEqual({served: false, why: expect.stringContaining('No delivery metrics here')})
+    expect(sources.slotTime.size).toBe(0)
+    expect(sources.policy).toBeUndefined()
+    await live.close()
   })
 })
 

@@ -1,13 +1,18 @@
-// The Agents' Presence (§6.2) and the authority's delivery metrics for the runtime view: read from
-// the authority on every render of the view (the page re-reads the fragment every few seconds),
-// never kept, since a Presence Record is ephemeral and a stale one is no evidence of anything. A
-// record carries capacity and capability availability only, never a Group's identity or content,
-// so showing every Agent's record to this operator shows nothing of a Group the operator cannot
-// see; the authority answers the delivery metrics of the Groups this operator may read only.
+// What the runtime view (runtime-page.ts) is drawn from, beside the followed Groups: the Agents'
+// Presence (§6.2) and the authority's delivery metrics, read from the authority on every render of
+// the view (the page re-reads the fragment every few seconds) and never kept, since a Presence
+// Record is ephemeral and a stale one is no evidence of anything; and the slot time the followed
+// Groups' Events show (slot-time.ts). A Presence Record carries capacity and capability
+// availability only, never a Group's identity or content, so showing every Agent's record to this
+// operator shows nothing of a Group the operator cannot see; the authority answers the delivery
+// metrics of the Groups this operator may read only.
 
+import type {GroupPolicySource} from '../agent/scheduling-policy.js'
 import type {JsonObject} from '../json/parse.js'
 import type {Transport} from '../operator/transport.js'
 import type {GroupDelivery} from '../wire/metrics-routes.js'
+import type {LiveGroups} from './live.js'
+import type {AgentSlotTime} from './slot-time.js'
 
 /** The fields of a Presence Record the page shows (presence-record.schema.json). */
 export interface AgentPresence {
@@ -75,11 +80,14 @@ export function agentPresence(r: JsonObject): AgentPresence | null {
 /** `read`'s value now, or why there is none: `what` is what it reads, for the sentence. */
 export async function readServed<T>(what: string, read: (() => Promise<T>) | undefined): Promise<Served<T>> {
   if (read === undefined)
-    return {served: false, why: `${what} needs a server: this console reads a local store (--store), which keeps none.`}
+    return {
+      served: false,
+      why: `No ${what} here: that needs a server, and this console reads a local store (--store), which keeps none.`,
+    }
   try {
     return {served: true, value: await read(), at: new Date().toISOString()}
   } catch (e) {
-    return {served: false, why: `Cannot read ${what} from the authority: ${(e as Error).message}`}
+    return {served: false, why: `Cannot read the ${what} from the authority: ${(e as Error).message}`}
   }
 }
 
@@ -92,7 +100,32 @@ export function readPresence(transport: Transport): Promise<PresenceView> {
   )
 }
 
-/** The authority's delivery metrics now (Cursor lag, BACKPRESSURE), or why there are none. */
-export function readDelivery(transport: Transport): Promise<Served<GroupDelivery[]>> {
-  return readServed('the delivery metrics', transport.deliveryMetrics)
+/** What the runtime view is drawn from, beside the followed Groups. */
+export interface RuntimeSources {
+  presence: PresenceView
+  delivery: Served<GroupDelivery[]>
+  /** Each Agent's slot time over the window (LiveGroups.slotTime). */
+  slotTime: Map<string, AgentSlotTime>
+  windowMs: number
+  /** The Organization's scheduling policy the Agents run under (--scheduling-policy), when given. */
+  policy?: GroupPolicySource
+}
+
+/** Everything the runtime view shows beside the Groups, now. */
+export async function readRuntime(
+  transport: Transport,
+  live: LiveGroups,
+  policy: GroupPolicySource | undefined,
+): Promise<RuntimeSources> {
+  const [presence, delivery] = await Promise.all([
+    readPresence(transport),
+    readServed('delivery metrics', transport.deliveryMetrics),
+  ])
+  return {
+    presence,
+    delivery,
+    slotTime: live.slotTime.byAgent(),
+    windowMs: live.slotTime.windowMs,
+    ...(policy ? {policy} : {}),
+  }
 }
