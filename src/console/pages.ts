@@ -42,6 +42,18 @@ const time = (t: string | null | undefined) =>
 export const shortTime = (t: string | null | undefined) =>
   t ? el('time', {datetime: t, title: t}, text(`${t.slice(0, 16).replace('T', ' ')} UTC`)) : '–'
 export const badge = (state: string) => el('span', {class: `badge state-${state}`}, text(state.replace('_', ' ')))
+/** A table that scrolls sideways in its own box on a narrow window, with a header row of `cols`. */
+export const table = (cls: string, attrs: Record<string, string>, cols: string[], rows: string[]) =>
+  el(
+    'div',
+    {class: 'table-scroll'},
+    el(
+      'table',
+      {class: cls, ...attrs},
+      el('thead', {}, el('tr', {}, ...cols.map((h) => el('th', {scope: 'col'}, h)))),
+      el('tbody', {}, ...rows),
+    ),
+  )
 const dl = (rows: [string, string][]) =>
   el('dl', {class: 'facts'}, ...rows.map(([k, v]) => el('dt', {}, text(k)) + el('dd', {}, v)))
 
@@ -411,26 +423,7 @@ function visibleFragment(g: LiveGroup): string {
     ) +
     (rows.length === 0
       ? el('p', {class: 'empty'}, 'None of the Events you can see names a WorkItem.')
-      : el(
-          'div',
-          {class: 'table-scroll'},
-          el(
-            'table',
-            {class: 'visible-work'},
-            el(
-              'thead',
-              {},
-              el(
-                'tr',
-                {},
-                ...['WorkItem', 'state', 'owner', 'Ownership Epoch', 'lease expires'].map((h) =>
-                  el('th', {scope: 'col'}, h),
-                ),
-              ),
-            ),
-            el('tbody', {}, ...rows),
-          ),
-        ))
+      : table('visible-work', {}, ['WorkItem', 'state', 'owner', 'Ownership Epoch', 'lease expires'], rows))
   )
 }
 
@@ -509,27 +502,7 @@ function artifactsFragment(state: GroupState, v: MissionInspection): string {
           'p',
           {class: 'small'},
           'Opening one fetches it from the authority and checks its content against the hash.',
-        ) +
-        el(
-          'div',
-          {class: 'table-scroll'},
-          el(
-            'table',
-            {class: 'artifacts'},
-            el(
-              'thead',
-              {},
-              el(
-                'tr',
-                {},
-                ...['content hash', 'WorkItem', 'producer', 'published', 'submitted'].map((h) =>
-                  el('th', {scope: 'col'}, h),
-                ),
-              ),
-            ),
-            el('tbody', {}, ...rows),
-          ),
-        ))
+        ) + table('artifacts', {}, ['content hash', 'WorkItem', 'producer', 'published', 'submitted'], rows))
   )
 }
 

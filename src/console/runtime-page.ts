@@ -14,7 +14,7 @@ import {shortName} from '../operator/event-lines.js'
 import {effectiveWeight} from '../agent/scheduler.js'
 import {el} from '../html/markup.js'
 import type {LiveGroups} from './live.js'
-import {type PageContext, badge, fragmentHref, missionHref, page, shortTime, text} from './pages.js'
+import {type PageContext, badge, fragmentHref, missionHref, page, shortTime, table, text} from './pages.js'
 import {type AgentPresence, type PresenceView, PRESENCE_REFRESH_MS, type RuntimeSources} from './runtime-sources.js'
 import type {AgentSlotTime} from './slot-time.js'
 
@@ -30,9 +30,6 @@ function age(t: string, now: string): string {
 
 const percent = (part: number, whole: number) => (whole > 0 ? `${Math.round((100 * part) / whole)}%` : '–')
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`
-const head = (cols: string[]) => el('thead', {}, el('tr', {}, ...cols.map((h) => el('th', {scope: 'col'}, h))))
-const table = (cls: string, attrs: Record<string, string>, cols: string[], rows: string[]) =>
-  el('div', {class: 'table-scroll'}, el('table', {class: cls, ...attrs}, head(cols), el('tbody', {}, ...rows)))
 
 /** An Agent's Presence: its slots busy and idle, status, queue, heartbeat age, capabilities not available. */
 function presenceLine(agent: string, presence: PresenceView): string {
@@ -169,8 +166,8 @@ function deliveryPanel(sources: RuntimeSources, objective: (groupId: string) => 
                 el(
                   'td',
                   {class: 'backpressure'},
-                  s.paused ? badge('paused') : '',
-                  text(` ${s.backpressureSignals} signal${s.backpressureSignals === 1 ? '' : 's'}`),
+                  s.paused ? `${badge('paused')} ` : '',
+                  text(`${s.backpressureSignals} signal${s.backpressureSignals === 1 ? '' : 's'}`),
                 ),
               ),
             ),

@@ -744,7 +744,7 @@ describe.skipIf(!HAVE_CHROMIUM && process.env.CI !== 'true')('in Chromium', () =
         String(head),
         '0',
         '0',
-        ' 0 signals',
+        '0 signals',
       ])
       await page.screenshot({path: join(SHOTS, 'runtime-1280.png'), fullPage: true})
       await session.close()
