@@ -937,7 +937,9 @@ class AgentRuntime implements RunningAgent {
    * the end of the grace; once reconnected nothing is (the new session closed this lease).
    */
   #scheduleRenewal(run: Run): void {
-    const until = this.#link === 'online' ? run.leaseExpiresAt : this.#graceEnd(run)
+    // Reconciling, the run holds the lease the new session was just issued (#resume): renew against
+    // it. Against the grace end the renewal would fall due after that lease expired.
+    const until = this.#link === 'offline' ? this.#graceEnd(run) : run.leaseExpiresAt
     run.renewTimer = setTimeout(
       async () => {
         if (!this.#runs.has(key(run.entry.groupId, run.entry.workItemId))) return

@@ -98,7 +98,15 @@ describe('mwp agent run: offline bounded execution through a cut TCP proxy (§11
     // Work offered while the Agent is away: it learns of it only after reconnecting and must not
     // act on it before its buffered progress is reconciled.
     const b = await o.offerWork(groupId, missionId, worker, stepsContract({steps: 5, stepLog, label: 'b'}))
-    await sleep(2500)
+    // The cut lasts until the Agent has buffered its progress: its next renewal falls due while it is
+    // offline, at most half the lease after the renewal the cut followed, well inside the lease. (A
+    // fixed 2.5 s cut raced that renewal: a reconnect before it left nothing to reconcile.)
+    await sleep(1000)
+    await until(
+      async () => logged(agent.out().stderr, 'offline-buffered'),
+      (buffered) => buffered.length > 0,
+      `a progress buffered while offline (agent stderr: ${agent.out().stderr.slice(-2000)})`,
+    )
     const atRestore = lines(stepLog).length
     proxy.restore()
     const events = await until(
@@ -167,6 +175,33 @@ describe('mwp agent run: offline bounded execution through a cut TCP proxy (§11
     const submitted = about(events, a).find((e) => e.kind === 'work.submitted')!
     expect((submitted.payload as {leaseId: string}).leaseId).toBe(second.leaseId)
   }, 120_000)
+
+  it('a cut too short to buffer anything: the run resumes under a new lease, renews that lease in time and finishes (B9)', async () => {
+    // Regression: the renewal after the resume was scheduled against the grace end, and fell due
+    // after the new lease had expired; the run lost its lease and never finished.
+    const {stepLog, agent, groupId, w, firstLease} = await cutAfterRenewal('brief', {steps: 400})
+    await sleep(300)
+    proxy.restore()
+    const events = await until(
+      () => o.events(groupId),
+      (es) => about(es, w).some((e) => e.kind === 'work.submitted'),
+      `the submission (agent stderr: ${agent.out().stderr.slice(-3000)})`,
+      400,
+    )
+    agent.child.kill('SIGTERM')
+    expect(await agent.exited).toBe(0)
+    const stderr = agent.out().stderr
+    expect(logged(stderr, 'offline-buffered')).toEqual([])
+    expect(logged(stderr, 'run-resumed')).toHaveLength(1)
+    expect(logged(stderr, 'lease-lost')).toEqual([])
+    const second = leaseOf(about(events, w).filter((e) => e.kind === 'work.started')[1]!)
+    expect(second.leaseId).not.toBe(firstLease.leaseId)
+    const renewedSecond = about(events, w).filter(
+      (e) => e.kind === 'work.progressed' && (e.payload as {leaseId?: string}).leaseId === second.leaseId,
+    )
+    expect(renewedSecond.length).toBeGreaterThan(0)
+    expect(lines(stepLog).filter((l) => l.startsWith('brief '))).toEqual(steps(400, 'brief'))
+  })
 
   it('a cut past the lease but inside the grace: the checkpoint under the historical lease requeues the work, which resumes; an overflowing buffered Message is refused whole (F12, F13, F14)', async () => {
     // 1 tool call per step, and a burst of 500 at step 100 (offline) against a limit of 600.
