@@ -88,16 +88,12 @@ export class LiveGroups {
   #poll: NodeJS.Timeout | undefined
   #closed = false
 
-  constructor(
-    transport: Transport,
-    me: string,
-    options: {log?: (line: string) => void; window?: number; slotTime?: SlotTime} = {},
-  ) {
+  constructor(transport: Transport, me: string, options: {log?: (line: string) => void; window?: number} = {}) {
     this.#transport = transport
     this.#me = me
     this.#log = options.log ?? (() => undefined)
     this.window = options.window ?? TIMELINE_WINDOW
-    this.slotTime = options.slotTime ?? new SlotTime()
+    this.slotTime = new SlotTime()
   }
 
   /** Starts following the operator's Groups: announced ones as they come, else listed every GROUP_POLL_MS. */

@@ -228,7 +228,9 @@ export function runtimeFragment(live: LiveGroups, sources: RuntimeSources, now: 
         ),
         el('td', {}, shortTime(lease?.expiresAt ?? w.owner.leaseExpiresAt ?? null)),
       )
-      held.set(w.owner.agentId, [...(held.get(w.owner.agentId) ?? []), row])
+      const rows = held.get(w.owner.agentId)
+      if (rows === undefined) held.set(w.owner.agentId, [row])
+      else rows.push(row)
     }
     groupRows.push(
       el(

@@ -8,7 +8,7 @@
 // metrics of the Groups this operator may read only.
 
 import type {GroupPolicySource} from '../agent/scheduling-policy.js'
-import type {JsonObject} from '../json/parse.js'
+import {type JsonObject, countOf as count, isJsonObject as isObject} from '../json/parse.js'
 import type {Transport} from '../operator/transport.js'
 import type {GroupDelivery} from '../wire/metrics-routes.js'
 import type {LiveGroups} from './live.js'
@@ -38,9 +38,6 @@ export type PresenceView = Served<AgentPresence[]>
 
 /** How often the page re-reads the runtime view, for the Presence (ms). */
 export const PRESENCE_REFRESH_MS = 5000
-
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v)
-const count = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null)
 
 /** The record's shown fields, or null when it lacks one (the server validated it; this only types it). */
 export function agentPresence(r: JsonObject): AgentPresence | null {

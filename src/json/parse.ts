@@ -21,6 +21,13 @@ export interface JsonObject {
   [key: string]: JsonValue
 }
 
+/** A JSON object: not null, not an array (for typing a parsed answer member by member). */
+export const isJsonObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** `v` when it is a count (a non-negative safe integer), else null. */
+export const countOf = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null
+
 /**
  * Maximum nesting of arrays and objects. PROTOCOL.md names no nesting limit; 512 is what both
  * official SDKs sign and verify (issue #15: a 129-deep extension value verified there and failed

@@ -15,6 +15,7 @@
 // describes a Group to a caller who cannot see it.
 
 import {mayRead} from '../authority/decide/common.js'
+import {countOf as count, isJsonObject as isObject} from '../json/parse.js'
 import type {Principal} from '../signing/profiles.js'
 import type {GroupFeed} from './group-feed.js'
 import type {GroupPump} from './group-pump.js'
@@ -69,10 +70,10 @@ export function deliveryMetrics(context: Omit<MetricsContext, 'tokens'>, viewer:
         paused: p.paused,
         backpressureSignals: p.backpressureSignals,
       }))
-      .sort((a, b) => (a.principalId < b.principalId ? -1 : a.principalId > b.principalId ? 1 : 0))
+      .sort((a, b) => idOrder(a.principalId, b.principalId))
     groups.push({groupId, head, subscribers})
   }
-  return groups.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0))
+  return groups.sort((a, b) => idOrder(a.groupId, b.groupId))
 }
 
 /** The route's answer typed, or an Error naming what does not fit (a client's check of a server's reply). */
@@ -113,8 +114,8 @@ export function parseDeliveryMetrics(body: unknown): GroupDelivery[] {
   })
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-const count = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null)
+/** Code-unit order of IDs: the same order on every server and client, whatever the locale. */
+const idOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 export function addMetricsRoutes(routes: HttpRoutes, context: MetricsContext): void {
   routes.add('GET', /^\/mwp\/0\.1\/metrics$/, async (req, res) => {
